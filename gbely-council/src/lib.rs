@@ -1,0 +1,1 @@
+//! The Council (placeholder until its own issue).

@@ -1,0 +1,373 @@
+//! Playing a match: players (in-process or processes) around the pure [`Match`], and the replay.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use gbely_rules::{Command, Decide, DiscardReason, Grid, Observation};
+use gbely_world::replay::{
+    Answer, CellChange, Discarded, FinalState, MapRecord, MatchResult, SeatRecord, SideResult, Turn,
+    Violation, REPLAY_FORMAT, REPLAY_VERSION,
+};
+use gbely_world::{Map, Replay};
+use serde_json::Value;
+
+use crate::protocol::{command_to_value, parse_commands};
+use crate::sim::{Match, MatchConfig, RoundReport, SideInput, SideOutcome, NEUTRAL};
+
+/// Why a round counted as a violation (SPEC §8).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ViolationKind {
+    /// No full answer within the round limit.
+    Timeout,
+    /// The process crashed or exited (or, in-process, the agent raised).
+    Crash,
+    /// The answer is not a JSON object with a `prikazy` list, nor a list.
+    Unreadable,
+}
+
+impl ViolationKind {
+    pub fn wire(self) -> &'static str {
+        match self {
+            ViolationKind::Timeout => "timeout",
+            ViolationKind::Crash => "crash",
+            ViolationKind::Unreadable => "unreadable",
+        }
+    }
+}
+
+/// A player's answer for one round.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PlayerAnswer {
+    /// Typed commands from an in-process agent.
+    Commands(Vec<Command>),
+    /// The command list as received on the wire (each item parsed on its own).
+    Raw(Vec<Value>),
+    Violation { kind: ViolationKind, detail: String },
+}
+
+/// Someone who plays a seat. Deciding is split in two so that agent processes of all seats
+/// can think at the same time: `begin` hands over the observation, `finish` collects the answer.
+pub trait Player {
+    /// A short name for tables and replays.
+    fn name(&self) -> String;
+    fn begin(&mut self, obs: &Observation, grid: &Grid);
+    fn finish(&mut self) -> PlayerAnswer;
+    /// Called once when the match is over (agent processes are stopped here).
+    fn end(&mut self) {}
+}
+
+/// Plays a seat with an in-process [`Decide`].
+#[derive(Debug)]
+pub struct DecidePlayer<D> {
+    name: String,
+    agent: D,
+    answer: Option<Vec<Command>>,
+}
+
+impl<D: Decide> DecidePlayer<D> {
+    pub fn new(name: impl Into<String>, agent: D) -> Self {
+        DecidePlayer { name: name.into(), agent, answer: None }
+    }
+}
+
+impl<D: Decide> Player for DecidePlayer<D> {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+    fn begin(&mut self, obs: &Observation, _grid: &Grid) {
+        self.answer = Some(self.agent.decide(obs));
+    }
+    fn finish(&mut self) -> PlayerAnswer {
+        PlayerAnswer::Commands(self.answer.take().unwrap_or_default())
+    }
+}
+
+/// Plays back the answers a replay recorded for one seat.
+#[derive(Debug)]
+pub struct ReplayPlayer {
+    name: String,
+    answers: std::vec::IntoIter<Answer>,
+}
+
+impl ReplayPlayer {
+    pub fn new(name: impl Into<String>, answers: Vec<Answer>) -> Self {
+        ReplayPlayer { name: name.into(), answers: answers.into_iter() }
+    }
+}
+
+impl Player for ReplayPlayer {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+    fn begin(&mut self, _obs: &Observation, _grid: &Grid) {}
+    fn finish(&mut self) -> PlayerAnswer {
+        match self.answers.next() {
+            Some(Answer::Commands(list)) => PlayerAnswer::Raw(list),
+            Some(Answer::Violation(v)) => PlayerAnswer::Violation {
+                kind: match v.kind.as_str() {
+                    "timeout" => ViolationKind::Timeout,
+                    "crash" => ViolationKind::Crash,
+                    _ => ViolationKind::Unreadable,
+                },
+                detail: v.detail,
+            },
+            Some(Answer::Out) | None => PlayerAnswer::Raw(Vec::new()),
+        }
+    }
+}
+
+/// Options of [`play`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PlayOptions {
+    pub config: MatchConfig,
+    /// Build the replay document while playing.
+    pub record: bool,
+}
+
+/// Discarded commands of one seat by reason.
+pub type DiscardDigest = BTreeMap<DiscardReason, u32>;
+
+/// Everything a played match leaves behind.
+#[derive(Debug)]
+pub struct GameRecord {
+    pub names: Vec<String>,
+    pub outcome: Vec<SideOutcome>,
+    pub last_round: u32,
+    pub end_reason: crate::sim::EndReason,
+    pub council_fell: Option<u32>,
+    pub discards: Vec<DiscardDigest>,
+    /// Violations per seat: (round, kind, detail).
+    pub violations: Vec<Vec<(u32, ViolationKind, String)>>,
+    pub replay: Option<Replay>,
+}
+
+/// Watches a match round by round (progress bars, logs).
+pub trait Observer {
+    fn round_done(&mut self, _m: &Match, _report: &RoundReport) {}
+}
+
+impl Observer for () {}
+
+/// Builds a replay while a match is played.
+#[derive(Debug)]
+pub struct Recorder {
+    after_production: (Vec<u8>, Vec<f64>, Vec<f64>),
+    turns: Vec<Turn>,
+}
+
+impl Recorder {
+    pub fn new() -> Recorder {
+        Recorder { after_production: (Vec::new(), Vec::new(), Vec::new()), turns: Vec::new() }
+    }
+
+    /// Call after production, before resolution.
+    pub fn before_resolution(&mut self, m: &Match) {
+        let (o, u, f) = &mut self.after_production;
+        o.clear();
+        o.extend_from_slice(m.owners());
+        u.clear();
+        u.extend_from_slice(m.all_units());
+        f.clear();
+        f.extend_from_slice(m.all_fortifications());
+    }
+
+    /// Call after resolution with the answers as received.
+    pub fn after_resolution(&mut self, m: &Match, answers: Vec<Answer>, report: &RoundReport) {
+        let (o, u, f) = &self.after_production;
+        let mut changes = Vec::new();
+        for i in 0..o.len() {
+            let (no, nu, nf) = (m.owners()[i], m.all_units()[i], m.all_fortifications()[i]);
+            if no != o[i] || nu.to_bits() != u[i].to_bits() || nf.to_bits() != f[i].to_bits() {
+                changes.push(CellChange(i as u32, owner_code(no), nu, nf));
+            }
+        }
+        let seats = m.seats() as u8;
+        self.turns.push(Turn {
+            round: report.round,
+            answers,
+            discarded: report
+                .discarded
+                .iter()
+                .map(|d| Discarded { seat: d.seat, index: d.index, reason: d.reason.code().to_string() })
+                .collect(),
+            cells: (0..seats).map(|s| m.cell_count(s)).collect(),
+            units: (0..seats).map(|s| m.unit_total(s)).collect(),
+            changes,
+        });
+    }
+
+    pub fn finish(self, m: &Match, names: &[String], result: MatchResult) -> Replay {
+        let map = m.map();
+        Replay {
+            format: REPLAY_FORMAT.to_string(),
+            version: REPLAY_VERSION,
+            engine: format!("gbely-engine {}", env!("CARGO_PKG_VERSION")),
+            map: MapRecord::of(map),
+            mode: m.mode().wire().to_string(),
+            rounds: m.rounds(),
+            seats: map
+                .seats()
+                .iter()
+                .enumerate()
+                .map(|(k, s)| SeatRecord {
+                    seat: k as u8,
+                    name: names[k].clone(),
+                    role: s.role.wire().to_string(),
+                    base: map.grid().id(s.base),
+                })
+                .collect(),
+            turns: self.turns,
+            final_state: FinalState {
+                owner: m.owners().iter().map(|&o| owner_code(o)).collect(),
+                units: m.all_units().to_vec(),
+                fortification: m.all_fortifications().to_vec(),
+            },
+            result,
+        }
+    }
+}
+
+impl Default for Recorder {
+    fn default() -> Self {
+        Recorder::new()
+    }
+}
+
+/// Owner as written in replays: the seat, or -1 for neutral.
+pub fn owner_code(o: u8) -> i8 {
+    if o == NEUTRAL {
+        -1
+    } else {
+        o as i8
+    }
+}
+
+/// The result section of a replay.
+pub fn match_result(m: &Match, names: &[String]) -> MatchResult {
+    MatchResult {
+        last_round: m.round(),
+        ended_by: m.end_reason().map_or("unfinished", |e| e.wire()).to_string(),
+        council_fell: m.council_fell(),
+        sides: m
+            .outcome()
+            .into_iter()
+            .map(|o| SideResult {
+                seat: o.seat,
+                name: names[o.seat as usize].clone(),
+                cells: o.cells,
+                score: o.score,
+                tiebreak_round: o.tiebreak_round,
+                violations: o.violations,
+                disqualified: o.disqualified.is_some(),
+                eliminated: o.eliminated,
+            })
+            .collect(),
+    }
+}
+
+/// Plays a whole match: one player per seat, in seat order.
+pub fn play(map: Arc<Map>, players: &mut [&mut dyn Player], opts: PlayOptions, observer: &mut dyn Observer) -> GameRecord {
+    let seats = map.seats().len();
+    assert_eq!(players.len(), seats, "one player per seat");
+    let names: Vec<String> = players.iter().map(|p| p.name()).collect();
+    let mut m = Match::new(map.clone(), opts.config);
+    let mut obs: Vec<Observation> = vec![Observation::default(); seats];
+    let mut inputs: Vec<SideInput> = vec![SideInput::Nothing; seats];
+    let mut report = RoundReport::default();
+    let mut recorder = opts.record.then(Recorder::new);
+    let mut discards = vec![DiscardDigest::new(); seats];
+    let mut violations = vec![Vec::new(); seats];
+    let grid = map.grid();
+    while !m.is_over() {
+        m.start_round();
+        if let Some(r) = recorder.as_mut() {
+            r.before_resolution(&m);
+        }
+        let active: Vec<bool> = (0..seats).map(|s| m.is_active(s as u8)).collect();
+        for s in 0..seats {
+            if active[s] {
+                m.observe_into(s as u8, &mut obs[s]);
+                players[s].begin(&obs[s], grid);
+            }
+        }
+        let mut answers = Vec::with_capacity(if recorder.is_some() { seats } else { 0 });
+        for s in 0..seats {
+            if !active[s] {
+                inputs[s] = SideInput::Nothing;
+                if recorder.is_some() {
+                    answers.push(Answer::Out);
+                }
+                continue;
+            }
+            match players[s].finish() {
+                PlayerAnswer::Commands(cmds) => {
+                    if recorder.is_some() {
+                        answers.push(Answer::Commands(cmds.iter().map(|c| command_to_value(c, grid)).collect()));
+                    }
+                    inputs[s] = SideInput::Orders(cmds.into_iter().map(Ok).collect());
+                }
+                PlayerAnswer::Raw(list) => {
+                    inputs[s] = SideInput::Orders(parse_commands(&list, grid));
+                    if recorder.is_some() {
+                        answers.push(Answer::Commands(list));
+                    }
+                }
+                PlayerAnswer::Violation { kind, detail } => {
+                    violations[s].push((m.round(), kind, detail.clone()));
+                    inputs[s] = SideInput::Violation;
+                    if recorder.is_some() {
+                        answers.push(Answer::Violation(Violation { kind: kind.wire().to_string(), detail }));
+                    }
+                }
+            }
+        }
+        m.resolve_round(&inputs, &mut report);
+        for d in &report.discarded {
+            *discards[d.seat as usize].entry(d.reason).or_default() += 1;
+        }
+        if let Some(r) = recorder.as_mut() {
+            r.after_resolution(&m, answers, &report);
+        }
+        observer.round_done(&m, &report);
+    }
+    for p in players.iter_mut() {
+        p.end();
+    }
+    let result = match_result(&m, &names);
+    let replay = recorder.map(|r| r.finish(&m, &names, result));
+    GameRecord {
+        outcome: m.outcome(),
+        last_round: m.round(),
+        end_reason: m.end_reason().expect("the match is over"),
+        council_fell: m.council_fell(),
+        names,
+        discards,
+        violations,
+        replay,
+    }
+}
+
+/// Re-plays a replay's recorded answers on its map, producing a fresh replay.
+pub fn replay_again(replay: &Replay) -> Result<Replay, gbely_world::replay::ReplayError> {
+    let map = Arc::new(replay.map.to_map()?);
+    let seats = map.seats().len();
+    let mut per_seat: Vec<Vec<Answer>> = vec![Vec::new(); seats];
+    for t in &replay.turns {
+        for (s, a) in t.answers.iter().enumerate().take(seats) {
+            if !matches!(a, Answer::Out) {
+                per_seat[s].push(a.clone());
+            }
+        }
+    }
+    let mut players: Vec<ReplayPlayer> = per_seat
+        .into_iter()
+        .enumerate()
+        .map(|(s, a)| ReplayPlayer::new(replay.seats.get(s).map_or(String::new(), |r| r.name.clone()), a))
+        .collect();
+    let mut refs: Vec<&mut dyn Player> = players.iter_mut().map(|p| p as &mut dyn Player).collect();
+    let opts = PlayOptions { config: MatchConfig { rounds: replay.rounds }, record: true };
+    let rec = play(map, &mut refs, opts, &mut ());
+    let mut fresh = rec.replay.expect("recorded");
+    fresh.engine = replay.engine.clone();
+    Ok(fresh)
+}

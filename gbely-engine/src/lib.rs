@@ -1,0 +1,28 @@
+//! # gbely-engine
+//!
+//! The Gbely simulation ([`sim::Match`]), the wire protocol, playing matches with in-process or
+//! process agents, and replays.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use gbely_engine::game::{play, DecidePlayer, PlayOptions, Player};
+//! use gbely_rules::{Command, Decide, Observation};
+//!
+//! struct Idle;
+//! impl Decide for Idle {
+//!     fn decide(&mut self, _: &Observation) -> Vec<Command> { Vec::new() }
+//! }
+//! let map = Arc::new(gbely_world::reference_map());
+//! let (mut a, mut b) = (DecidePlayer::new("idle", Idle), DecidePlayer::new("idle", Idle));
+//! let mut players: [&mut dyn Player; 2] = [&mut a, &mut b];
+//! let rec = play(map, &mut players, PlayOptions::default(), &mut ());
+//! assert_eq!(rec.last_round, 149);
+//! assert_eq!(rec.outcome[0].cells, 1);
+//! ```
+
+mod bits;
+pub mod game;
+pub mod protocol;
+pub mod sim;
+
+pub use sim::{Match, MatchConfig, Mode, SideInput, NEUTRAL};

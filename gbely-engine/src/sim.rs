@@ -1,0 +1,630 @@
+//! The simulation: one match of N sides on any map, exactly as SPEC §3–§10 say.
+//!
+//! The match is a pure state machine: production, observations, resolution of the sides'
+//! commands, the end check. It does no IO and reads no clock; agents' mistakes are events.
+
+use std::sync::Arc;
+
+use gbely_rules::constants::{ALLOWED_VIOLATIONS, BASE_BONUS, FORTIFY_EFFICIENCY, ROUNDS, STARTING_UNITS};
+use gbely_rules::{round_tenth, Cell, Command, DiscardReason, Observation, OwnCell, Owner, Terrain, VisibleCell};
+use gbely_world::{Map, SeatRole};
+
+use crate::bits::Territory;
+
+/// The owner value of a neutral (`hbp`) cell.
+pub const NEUTRAL: u8 = u8::MAX;
+
+/// What rules of play a map's seats imply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Two sides; each sees the other as `zastupitelstvo`; either side's elimination or
+    /// disqualification ends the match.
+    Duel,
+    /// Finalists (seats with the army role) and the Council (SPEC §9): finalists cannot attack
+    /// each other, labels are relative, the match ends when the Council has no cell.
+    Final,
+}
+
+impl Mode {
+    pub fn wire(self) -> &'static str {
+        match self {
+            Mode::Duel => "duel",
+            Mode::Final => "final",
+        }
+    }
+}
+
+/// Settings of a match.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MatchConfig {
+    /// Rounds to play (SPEC: 150).
+    pub rounds: u32,
+}
+
+impl Default for MatchConfig {
+    fn default() -> Self {
+        MatchConfig { rounds: ROUNDS }
+    }
+}
+
+/// One side's commands for a round, as the engine resolves them.
+pub type Order = Result<Command, DiscardReason>;
+
+/// What a side handed in for a round.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SideInput {
+    /// Its commands, in order (well-formed or already discarded at parsing).
+    Orders(Vec<Order>),
+    /// A violation (timeout, crash, unreadable answer): no commands this round.
+    Violation,
+    /// Nothing: the side is out of the game (or simply sent no answer to record).
+    Nothing,
+}
+
+/// Why the match ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EndReason {
+    Rounds,
+    Elimination,
+    Disqualification,
+    CouncilFell,
+}
+
+impl EndReason {
+    pub fn wire(self) -> &'static str {
+        match self {
+            EndReason::Rounds => "rounds",
+            EndReason::Elimination => "elimination",
+            EndReason::Disqualification => "disqualification",
+            EndReason::CouncilFell => "council_fell",
+        }
+    }
+}
+
+/// A discarded command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DiscardEvent {
+    pub seat: u8,
+    pub index: u32,
+    pub reason: DiscardReason,
+}
+
+/// A capture in the round: `seat` took `cell` from `from` (a seat or [`NEUTRAL`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CaptureEvent {
+    pub seat: u8,
+    pub cell: Cell,
+    pub from: u8,
+}
+
+/// What happened in one round, besides the state change.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RoundReport {
+    pub round: u32,
+    pub discarded: Vec<DiscardEvent>,
+    pub captures: Vec<CaptureEvent>,
+    /// Seats with a violation this round.
+    pub violations: Vec<u8>,
+    /// Seats disqualified this round.
+    pub disqualified: Vec<u8>,
+    /// Seats eliminated at the end of this round.
+    pub eliminated: Vec<u8>,
+}
+
+#[derive(Clone, Debug, Default)]
+struct SideState {
+    violations: u32,
+    disqualified: Option<u32>,
+    eliminated: Option<u32>,
+    /// Cells owned at the end of each round played.
+    history: Vec<u32>,
+}
+
+/// One side's standing at the end (SPEC §10).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SideOutcome {
+    pub seat: u8,
+    pub cells: u32,
+    /// `owned / cells × 100`; `None` when disqualified.
+    pub score: Option<f64>,
+    pub tiebreak_round: Option<u32>,
+    pub violations: u32,
+    pub disqualified: Option<u32>,
+    pub eliminated: Option<u32>,
+}
+
+/// A match in progress.
+#[derive(Clone, Debug)]
+pub struct Match {
+    map: Arc<Map>,
+    mode: Mode,
+    rounds: u32,
+    round: u32,
+    produced: bool,
+    ended: Option<EndReason>,
+    council_fell: Option<u32>,
+    owner: Vec<u8>,
+    units: Vec<f64>,
+    fort: Vec<f64>,
+    production: Vec<f64>,
+    is_base: Vec<bool>,
+    territory: Vec<Territory>,
+    counts: Vec<u32>,
+    ready: Vec<f64>,
+    ready_stamp: Vec<u32>,
+    step: u32,
+    sides: Vec<SideState>,
+    council_seat: Option<u8>,
+}
+
+#[inline]
+fn nonneg(x: f64) -> f64 {
+    if x < 0.0 {
+        0.0
+    } else {
+        x
+    }
+}
+
+impl Match {
+    /// A match at the start of round 0 (production not yet applied).
+    pub fn new(map: Arc<Map>, config: MatchConfig) -> Match {
+        let n = map.len();
+        let seats = map.seats().len();
+        let armies = map.seats().iter().filter(|s| s.role == SeatRole::Army).count();
+        let mode = if seats == 2 { Mode::Duel } else { Mode::Final };
+        let council_seat = map.seats().iter().position(|s| s.role == SeatRole::Council).map(|k| k as u8);
+        debug_assert!(mode == Mode::Duel || armies + 1 == seats);
+        let mut owner = vec![NEUTRAL; n];
+        let mut units = vec![0.0; n];
+        let mut territory = vec![Territory::new(map.width(), map.height()); seats];
+        let mut counts = vec![0; seats];
+        for c in map.grid().cells() {
+            let i = c.index();
+            units[i] = map.garrison(c) as f64;
+            if let Some(s) = map.start_owner(c) {
+                owner[i] = s;
+                territory[s as usize].set(c.0);
+                counts[s as usize] += 1;
+            }
+        }
+        for s in map.seats() {
+            units[s.base.index()] = STARTING_UNITS;
+        }
+        let production = map.terrains().iter().map(|t| t.production()).collect();
+        let is_base = map.grid().cells().map(|c| map.is_base(c)).collect();
+        Match {
+            mode,
+            rounds: config.rounds,
+            round: 0,
+            produced: false,
+            ended: if config.rounds == 0 { Some(EndReason::Rounds) } else { None },
+            council_fell: None,
+            owner,
+            units,
+            fort: vec![0.0; n],
+            production,
+            is_base,
+            territory,
+            counts,
+            ready: vec![0.0; n],
+            ready_stamp: vec![0; n],
+            step: 0,
+            sides: vec![SideState::default(); seats],
+            council_seat,
+            map,
+        }
+    }
+
+    pub fn map(&self) -> &Arc<Map> {
+        &self.map
+    }
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+    /// The current round (the last one played once the match is over).
+    pub fn round(&self) -> u32 {
+        self.round
+    }
+    pub fn rounds(&self) -> u32 {
+        self.rounds
+    }
+    pub fn seats(&self) -> usize {
+        self.sides.len()
+    }
+    pub fn is_over(&self) -> bool {
+        self.ended.is_some()
+    }
+    pub fn end_reason(&self) -> Option<EndReason> {
+        self.ended
+    }
+    /// The round in which the Council's seat lost its last cell (blitz record).
+    pub fn council_fell(&self) -> Option<u32> {
+        self.council_fell
+    }
+    pub fn owner(&self, c: Cell) -> u8 {
+        self.owner[c.index()]
+    }
+    pub fn units(&self, c: Cell) -> f64 {
+        self.units[c.index()]
+    }
+    pub fn fortification(&self, c: Cell) -> f64 {
+        self.fort[c.index()]
+    }
+    pub fn owners(&self) -> &[u8] {
+        &self.owner
+    }
+    pub fn all_units(&self) -> &[f64] {
+        &self.units
+    }
+    pub fn all_fortifications(&self) -> &[f64] {
+        &self.fort
+    }
+    /// Cells owned by a seat now.
+    pub fn cell_count(&self, seat: u8) -> u32 {
+        self.counts[seat as usize]
+    }
+    /// Units of a seat now (sum over its cells, in row-major order).
+    pub fn unit_total(&self, seat: u8) -> f64 {
+        let mut sum = 0.0;
+        self.territory[seat as usize].for_each(|c| sum += self.units[c as usize]);
+        sum
+    }
+    pub fn violations(&self, seat: u8) -> u32 {
+        self.sides[seat as usize].violations
+    }
+    /// Whether the side still decides: neither eliminated nor disqualified.
+    pub fn is_active(&self, seat: u8) -> bool {
+        let s = &self.sides[seat as usize];
+        s.eliminated.is_none() && s.disqualified.is_none()
+    }
+    /// Cells owned per round end so far.
+    pub fn history(&self, seat: u8) -> &[u32] {
+        &self.sides[seat as usize].history
+    }
+
+    /// Sets a cell's state directly: for crafted positions in tests and tools.
+    pub fn set_cell(&mut self, c: Cell, owner: u8, units: f64, fortification: f64) {
+        let i = c.index();
+        let old = self.owner[i];
+        if old != NEUTRAL {
+            self.territory[old as usize].clear(c.0);
+            self.counts[old as usize] -= 1;
+        }
+        if owner != NEUTRAL {
+            self.territory[owner as usize].set(c.0);
+            self.counts[owner as usize] += 1;
+        }
+        self.owner[i] = owner;
+        self.units[i] = units;
+        self.fort[i] = fortification;
+    }
+
+    /// Step 1 of a round: production (idempotent within a round; called by `observe` and
+    /// `resolve_round` when needed).
+    pub fn start_round(&mut self) {
+        if self.produced || self.ended.is_some() {
+            return;
+        }
+        self.produced = true;
+        for (s, t) in self.territory.iter().enumerate() {
+            let _ = s;
+            t.for_each(|c| {
+                let i = c as usize;
+                // Two separate additions, in that order (SPEC §6.6).
+                self.units[i] += self.production[i];
+                if self.is_base[i] {
+                    self.units[i] += BASE_BONUS;
+                }
+            });
+        }
+    }
+
+    /// Whether this round's production has been applied.
+    pub fn is_produced(&self) -> bool {
+        self.produced
+    }
+
+    /// How `observer` sees the owner `owner` (SPEC §1, §9).
+    pub fn label(&self, observer: u8, owner: u8) -> Owner {
+        if owner == NEUTRAL {
+            return Owner::Neutral;
+        }
+        match self.mode {
+            Mode::Duel => Owner::Council,
+            Mode::Final => {
+                let council = self.council_seat.unwrap_or(u8::MAX);
+                if owner == council {
+                    Owner::Council
+                } else if observer == council {
+                    Owner::Army(owner + 1)
+                } else {
+                    let armies = self.sides.len() as i32 - 1;
+                    let rel = (owner as i32 - observer as i32).rem_euclid(armies);
+                    Owner::Army(rel as u8 + 1)
+                }
+            }
+        }
+    }
+
+    /// Fills `obs` with what `seat` sees now (SPEC §5), reusing its buffers.
+    pub fn observe_into(&mut self, seat: u8, obs: &mut Observation) {
+        self.start_round();
+        let grid = self.map.grid();
+        obs.round = self.round;
+        obs.base = self.map.seats()[seat as usize].base;
+        obs.own.clear();
+        obs.visible.clear();
+        let terrains = self.map.terrains();
+        let t = &self.territory[seat as usize];
+        t.for_each(|c| {
+            let i = c as usize;
+            obs.own.push(OwnCell {
+                cell: Cell(c),
+                terrain: terrains[i],
+                units: round_tenth(self.units[i]),
+                fortification: round_tenth(self.fort[i]),
+                neighbours: *grid.neighbours(Cell(c)),
+            });
+        });
+        t.for_each_border(|c| {
+            let i = c as usize;
+            obs.visible.push(VisibleCell {
+                cell: Cell(c),
+                owner: self.label(seat, self.owner[i]),
+                garrison: round_tenth(self.units[i]),
+                fortification: round_tenth(self.fort[i]),
+                terrain: terrains[i],
+            });
+        });
+    }
+
+    /// What `seat` sees now.
+    pub fn observe(&mut self, seat: u8) -> Observation {
+        let mut obs = Observation::default();
+        self.observe_into(seat, &mut obs);
+        obs
+    }
+
+    /// The seats in resolution order this round: starting at `round mod n`, cyclically (SPEC §4).
+    pub fn resolution_order(&self) -> impl Iterator<Item = u8> {
+        let n = self.sides.len() as u32;
+        let start = self.round % n;
+        (0..n).map(move |k| ((start + k) % n) as u8)
+    }
+
+    /// Steps 3 and 4 of a round: resolves every side's input, then the end check.
+    /// `inputs[seat]` is that seat's input; inactive seats are skipped whatever they hold.
+    pub fn resolve_round(&mut self, inputs: &[SideInput], report: &mut RoundReport) {
+        assert!(!self.is_over(), "the match is over");
+        assert_eq!(inputs.len(), self.sides.len(), "one input per seat");
+        self.start_round();
+        report.round = self.round;
+        report.discarded.clear();
+        report.captures.clear();
+        report.violations.clear();
+        report.disqualified.clear();
+        report.eliminated.clear();
+        let round = self.round;
+        for (seat, input) in inputs.iter().enumerate() {
+            if self.is_active(seat as u8) && matches!(input, SideInput::Violation) {
+                let side = &mut self.sides[seat];
+                side.violations += 1;
+                report.violations.push(seat as u8);
+                if side.violations > ALLOWED_VIOLATIONS {
+                    side.disqualified = Some(round);
+                    report.disqualified.push(seat as u8);
+                }
+            }
+        }
+        let order: Vec<u8> = self.resolution_order().collect();
+        for seat in order {
+            let s = &self.sides[seat as usize];
+            if s.eliminated.is_some() || s.disqualified.is_some() {
+                continue;
+            }
+            if let SideInput::Orders(orders) = &inputs[seat as usize] {
+                self.step += 1;
+                for (index, order) in orders.iter().enumerate() {
+                    let outcome = match order {
+                        Ok(cmd) => self.apply(seat, cmd, report),
+                        Err(reason) => Err(*reason),
+                    };
+                    if let Err(reason) = outcome {
+                        report.discarded.push(DiscardEvent { seat, index: index as u32, reason });
+                    }
+                }
+            }
+        }
+        self.end_round(report);
+    }
+
+    fn end_round(&mut self, report: &mut RoundReport) {
+        let round = self.round;
+        let mut ended = None;
+        for seat in 0..self.sides.len() {
+            let count = self.counts[seat];
+            let side = &mut self.sides[seat];
+            side.history.push(count);
+            if count == 0 && side.eliminated.is_none() {
+                side.eliminated = Some(round);
+                report.eliminated.push(seat as u8);
+                if self.council_seat == Some(seat as u8) && self.council_fell.is_none() {
+                    self.council_fell = Some(round);
+                }
+            }
+        }
+        match self.mode {
+            Mode::Duel => {
+                if !report.eliminated.is_empty() {
+                    ended = Some(EndReason::Elimination);
+                } else if !report.disqualified.is_empty() {
+                    ended = Some(EndReason::Disqualification);
+                }
+            }
+            Mode::Final => {
+                if self.council_fell.is_some() {
+                    ended = Some(EndReason::CouncilFell);
+                }
+            }
+        }
+        if ended.is_none() && round + 1 >= self.rounds {
+            ended = Some(EndReason::Rounds);
+        }
+        if ended.is_some() {
+            self.ended = ended;
+        } else {
+            self.round += 1;
+            self.produced = false;
+        }
+    }
+
+    /// The ready units of an own cell in this side's step (SPEC §6.1), initialised on first use:
+    /// every modification of an own cell's units goes through here first.
+    #[inline]
+    fn ready_of(&mut self, i: usize) -> f64 {
+        if self.ready_stamp[i] != self.step {
+            self.ready_stamp[i] = self.step;
+            self.ready[i] = self.units[i];
+        }
+        self.ready[i]
+    }
+
+    /// Applies one well-formed command for `seat`, or says why it is discarded.
+    fn apply(&mut self, seat: u8, cmd: &Command, report: &mut RoundReport) -> Result<(), DiscardReason> {
+        let n = self.owner.len() as u32;
+        let amount = cmd.amount();
+        // Typed commands from in-process agents are checked as the wire form is.
+        let cells_ok = match *cmd {
+            Command::Move { from, to, .. } | Command::Attack { from, to, .. } => from.0 < n && to.0 < n,
+            Command::Fortify { cell, .. } => cell.0 < n,
+        };
+        if !cells_ok {
+            return Err(DiscardReason::UnknownCell);
+        }
+        if !(amount.is_finite() && amount > 0.0) {
+            return Err(DiscardReason::InvalidAmount);
+        }
+        let grid = self.map.grid();
+        match *cmd {
+            Command::Move { from, to, amount } => {
+                let (z, na) = (from.index(), to.index());
+                if self.owner[z] != seat {
+                    return Err(DiscardReason::SourceNotOwned);
+                }
+                if self.owner[na] != seat {
+                    return Err(DiscardReason::TargetNotOwned);
+                }
+                if !grid.are_neighbours(from, to) {
+                    return Err(DiscardReason::NotAdjacent);
+                }
+                let ready = self.ready_of(z);
+                if ready <= 0.0 {
+                    return Err(DiscardReason::NoReadyUnits);
+                }
+                let k = amount.min(ready);
+                self.ready[z] = nonneg(ready - k);
+                self.units[z] = nonneg(self.units[z] - k);
+                let arrive = k * self.map.terrain(to).passability();
+                self.ready_of(na); // fix the target's ready before units arrive
+                self.units[na] += arrive;
+                self.units[z] += k - arrive;
+            }
+            Command::Attack { from, to, amount } => {
+                let (z, na) = (from.index(), to.index());
+                if self.owner[z] != seat {
+                    return Err(DiscardReason::SourceNotOwned);
+                }
+                if !grid.are_neighbours(from, to) {
+                    return Err(DiscardReason::NotAdjacent);
+                }
+                let target_owner = self.owner[na];
+                if target_owner == seat {
+                    return Err(DiscardReason::TargetOwnCell);
+                }
+                if self.mode == Mode::Final
+                    && target_owner != NEUTRAL
+                    && Some(seat) != self.council_seat
+                    && Some(target_owner) != self.council_seat
+                {
+                    return Err(DiscardReason::TargetFinalist);
+                }
+                let ready = self.ready_of(z);
+                if ready <= 0.0 {
+                    return Err(DiscardReason::NoReadyUnits);
+                }
+                let k = amount.min(ready);
+                self.ready[z] = nonneg(ready - k);
+                self.units[z] = nonneg(self.units[z] - k);
+                let bonus = self.map.terrain(to).defence_bonus();
+                let defence = self.units[na] * bonus + self.fort[na];
+                if k > defence {
+                    if target_owner != NEUTRAL {
+                        self.territory[target_owner as usize].clear(to.0);
+                        self.counts[target_owner as usize] -= 1;
+                    }
+                    self.territory[seat as usize].set(to.0);
+                    self.counts[seat as usize] += 1;
+                    self.owner[na] = seat;
+                    self.units[na] = k - defence;
+                    self.fort[na] = 0.0;
+                    // Units that arrive by capture do not act again this round.
+                    self.ready_stamp[na] = self.step;
+                    self.ready[na] = 0.0;
+                    report.captures.push(CaptureEvent { seat, cell: to, from: target_owner });
+                } else if k <= self.units[na] * bonus {
+                    self.units[na] = nonneg(self.units[na] - k / bonus);
+                } else {
+                    self.fort[na] = nonneg(self.fort[na] - (k - self.units[na] * bonus));
+                    self.units[na] = 0.0;
+                }
+            }
+            Command::Fortify { cell, amount } => {
+                let i = cell.index();
+                if self.owner[i] != seat {
+                    return Err(DiscardReason::SourceNotOwned);
+                }
+                let ready = self.ready_of(i);
+                if ready <= 0.0 {
+                    return Err(DiscardReason::NoReadyUnits);
+                }
+                let k = amount.min(ready);
+                self.ready[i] = nonneg(ready - k);
+                self.units[i] = nonneg(self.units[i] - k);
+                self.fort[i] += FORTIFY_EFFICIENCY * k;
+            }
+        }
+        Ok(())
+    }
+
+    /// The standings now (final once the match is over).
+    pub fn outcome(&self) -> Vec<SideOutcome> {
+        let total = self.owner.len() as f64;
+        self.sides
+            .iter()
+            .enumerate()
+            .map(|(seat, s)| {
+                let cells = self.counts[seat];
+                let dq = s.disqualified.is_some();
+                SideOutcome {
+                    seat: seat as u8,
+                    cells,
+                    score: (!dq).then(|| cells as f64 / total * 100.0),
+                    tiebreak_round: if dq {
+                        None
+                    } else {
+                        s.history.iter().position(|&h| h >= cells).map(|r| r as u32)
+                    },
+                    violations: s.violations,
+                    disqualified: s.disqualified,
+                    eliminated: s.eliminated,
+                }
+            })
+            .collect()
+    }
+
+    /// Terrain of a cell (shortcut for callers holding only the match).
+    pub fn terrain(&self, c: Cell) -> Terrain {
+        self.map.terrain(c)
+    }
+}

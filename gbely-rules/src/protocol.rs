@@ -1,0 +1,303 @@
+//! The protocol of SPEC §5 and §6 in typed form.
+//!
+//! Rust agents get an [`Observation`] with cell indices instead of strings; the JSON form with the
+//! exact wire names is produced at the process boundary by the engine.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+use crate::{Cell, Neighbours, Terrain};
+
+/// The owner of a foreign cell as one side sees it (the `vlastnik` field).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Owner {
+    /// `hbp`: neutral mines, never act.
+    Neutral,
+    /// `zastupitelstvo`: the Council (in a duel of two agents: the other agent).
+    Council,
+    /// `armada` (1) or `armada_2` … `armada_8`: finalists by seat relative to the observer
+    /// (SPEC §9). An agent never sees `Army(1)` among foreign cells; the Council sees seat 0 so.
+    Army(u8),
+}
+
+impl Owner {
+    /// The wire name: `hbp`, `zastupitelstvo`, `armada`, `armada_2` … `armada_8`.
+    pub fn wire(self) -> &'static str {
+        const ARMIES: [&str; 9] = [
+            "armada", "armada", "armada_2", "armada_3", "armada_4", "armada_5", "armada_6",
+            "armada_7", "armada_8",
+        ];
+        match self {
+            Owner::Neutral => "hbp",
+            Owner::Council => "zastupitelstvo",
+            Owner::Army(n) => ARMIES.get(n as usize).copied().unwrap_or("armada"),
+        }
+    }
+
+    pub fn from_wire(s: &str) -> Option<Owner> {
+        match s {
+            "hbp" => Some(Owner::Neutral),
+            "zastupitelstvo" => Some(Owner::Council),
+            "armada" => Some(Owner::Army(1)),
+            _ => {
+                let n: u8 = s.strip_prefix("armada_")?.parse().ok()?;
+                (2..=8).contains(&n).then_some(Owner::Army(n))
+            }
+        }
+    }
+
+    /// Whether this owner is an army (`armada*`).
+    pub fn is_army(self) -> bool {
+        matches!(self, Owner::Army(_))
+    }
+}
+
+impl Serialize for Owner {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.wire())
+    }
+}
+
+impl<'de> Deserialize<'de> for Owner {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Owner::from_wire(&s).ok_or_else(|| serde::de::Error::custom(format!("unknown owner `{s}`")))
+    }
+}
+
+/// Rounds a value for the observation: `(x × 10).round() / 10`, halves away from zero (SPEC §6.6).
+#[inline]
+pub fn round_tenth(x: f64) -> f64 {
+    (x * 10.0).round() / 10.0
+}
+
+/// One of the observer's own cells (`moje_pola`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct OwnCell {
+    pub cell: Cell,
+    pub terrain: Terrain,
+    /// `jednotky`, rounded to one decimal.
+    pub units: f64,
+    /// `opevnenie`, rounded to one decimal.
+    pub fortification: f64,
+    /// `susedia`: all neighbours, own and foreign, north, south, west, east.
+    pub neighbours: Neighbours,
+}
+
+/// A foreign cell next to the observer's territory (`viditelne_susedne_pola`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct VisibleCell {
+    pub cell: Cell,
+    pub owner: Owner,
+    /// `posadka`: raw units (not defence), rounded to one decimal.
+    pub garrison: f64,
+    /// `opevnenie`, rounded to one decimal.
+    pub fortification: f64,
+    pub terrain: Terrain,
+}
+
+/// What one side sees at the start of its decision (SPEC §5).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Observation {
+    /// `kolo`: 0 … 149.
+    pub round: u32,
+    /// `moja_zakladna`: the home base, also after it was lost.
+    pub base: Cell,
+    /// Own cells, row-major.
+    pub own: Vec<OwnCell>,
+    /// Foreign cells neighbouring own cells, each once, row-major.
+    pub visible: Vec<VisibleCell>,
+}
+
+impl Observation {
+    /// The own cell `c`, if owned (binary search: `own` is sorted).
+    pub fn own_cell(&self, c: Cell) -> Option<&OwnCell> {
+        self.own.binary_search_by_key(&c, |o| o.cell).ok().map(|i| &self.own[i])
+    }
+    /// The visible foreign cell `c`, if visible.
+    pub fn visible_cell(&self, c: Cell) -> Option<&VisibleCell> {
+        self.visible.binary_search_by_key(&c, |v| v.cell).ok().map(|i| &self.visible[i])
+    }
+}
+
+/// A well-formed command (SPEC §6). Whether it is *valid* is decided when its turn comes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Command {
+    /// `MOVE z → na`, `pocet` units.
+    Move { from: Cell, to: Cell, amount: f64 },
+    /// `ATTACK z → na`, `pocet` units.
+    Attack { from: Cell, to: Cell, amount: f64 },
+    /// `FORTIFY pole`, `investicia` units.
+    Fortify { cell: Cell, amount: f64 },
+}
+
+impl Command {
+    /// The cell whose ready units the command draws on.
+    pub fn source(&self) -> Cell {
+        match *self {
+            Command::Move { from, .. } | Command::Attack { from, .. } => from,
+            Command::Fortify { cell, .. } => cell,
+        }
+    }
+    pub fn amount(&self) -> f64 {
+        match *self {
+            Command::Move { amount, .. }
+            | Command::Attack { amount, .. }
+            | Command::Fortify { amount, .. } => amount,
+        }
+    }
+    /// The wire name of the command type.
+    pub fn wire_type(&self) -> &'static str {
+        match self {
+            Command::Move { .. } => "MOVE",
+            Command::Attack { .. } => "ATTACK",
+            Command::Fortify { .. } => "FORTIFY",
+        }
+    }
+}
+
+/// Why a command was discarded (SPEC §6.2). A discarded command is never a violation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DiscardReason {
+    /// An item of the list that is not a JSON object.
+    NotAnObject,
+    /// `typ` is not exactly `MOVE`, `ATTACK` or `FORTIFY`.
+    UnknownType,
+    /// A required field is missing.
+    MissingField,
+    /// A field has the wrong JSON type.
+    WrongFieldType,
+    /// An id is not a cell of the map.
+    UnknownCell,
+    /// The amount is not a finite number `> 0`.
+    InvalidAmount,
+    /// The source cell (`z` / `pole`) is not owned by the side.
+    SourceNotOwned,
+    /// MOVE: the target is not owned by the side.
+    TargetNotOwned,
+    /// The two cells are not neighbours.
+    NotAdjacent,
+    /// ATTACK on a cell the side owns (e.g. captured earlier in the same step).
+    TargetOwnCell,
+    /// ATTACK on another finalist's cell (final mode); its units are not spent.
+    TargetFinalist,
+    /// The source cell has no ready units left this round.
+    NoReadyUnits,
+}
+
+impl DiscardReason {
+    pub const ALL: [DiscardReason; 12] = [
+        DiscardReason::NotAnObject,
+        DiscardReason::UnknownType,
+        DiscardReason::MissingField,
+        DiscardReason::WrongFieldType,
+        DiscardReason::UnknownCell,
+        DiscardReason::InvalidAmount,
+        DiscardReason::SourceNotOwned,
+        DiscardReason::TargetNotOwned,
+        DiscardReason::NotAdjacent,
+        DiscardReason::TargetOwnCell,
+        DiscardReason::TargetFinalist,
+        DiscardReason::NoReadyUnits,
+    ];
+
+    /// A stable snake_case code (as in replays).
+    pub fn code(self) -> &'static str {
+        match self {
+            DiscardReason::NotAnObject => "not_an_object",
+            DiscardReason::UnknownType => "unknown_type",
+            DiscardReason::MissingField => "missing_field",
+            DiscardReason::WrongFieldType => "wrong_field_type",
+            DiscardReason::UnknownCell => "unknown_cell",
+            DiscardReason::InvalidAmount => "invalid_amount",
+            DiscardReason::SourceNotOwned => "source_not_owned",
+            DiscardReason::TargetNotOwned => "target_not_owned",
+            DiscardReason::NotAdjacent => "not_adjacent",
+            DiscardReason::TargetOwnCell => "target_own_cell",
+            DiscardReason::TargetFinalist => "target_finalist",
+            DiscardReason::NoReadyUnits => "no_ready_units",
+        }
+    }
+}
+
+impl fmt::Display for DiscardReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            DiscardReason::NotAnObject => "not a JSON object",
+            DiscardReason::UnknownType => "unknown command type (not MOVE, ATTACK or FORTIFY)",
+            DiscardReason::MissingField => "a required field is missing",
+            DiscardReason::WrongFieldType => "a field has the wrong JSON type",
+            DiscardReason::UnknownCell => "cell id not on the map",
+            DiscardReason::InvalidAmount => "amount is not a finite number > 0",
+            DiscardReason::SourceNotOwned => "source cell not owned",
+            DiscardReason::TargetNotOwned => "MOVE target not owned",
+            DiscardReason::NotAdjacent => "target not adjacent",
+            DiscardReason::TargetOwnCell => "ATTACK on an own cell",
+            DiscardReason::TargetFinalist => "ATTACK on another finalist",
+            DiscardReason::NoReadyUnits => "not enough ready units (0 ready)",
+        })
+    }
+}
+
+/// An agent that decides in-process from its observation alone.
+///
+/// ```
+/// use gbely_rules::{Command, Decide, Observation};
+///
+/// /// Attacks nothing, moves nothing: the smallest possible agent.
+/// struct Idle;
+/// impl Decide for Idle {
+///     fn decide(&mut self, _obs: &Observation) -> Vec<Command> {
+///         Vec::new()
+///     }
+/// }
+/// assert!(Idle.decide(&Observation::default()).is_empty());
+/// ```
+pub trait Decide {
+    /// The commands for this round, resolved in the order given.
+    fn decide(&mut self, obs: &Observation) -> Vec<Command>;
+}
+
+impl<D: Decide + ?Sized> Decide for Box<D> {
+    fn decide(&mut self, obs: &Observation) -> Vec<Command> {
+        (**self).decide(obs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn observation_rounding_is_halves_away_from_zero_in_f64() {
+        assert_eq!(round_tenth(14.0), 14.0);
+        assert_eq!(round_tenth(0.15), 0.2); // 0.15 * 10 = 1.5 exactly in f64 → 2
+        assert_eq!(round_tenth(0.25), 0.3);
+        assert_eq!(round_tenth(2.04999), 2.0);
+        assert_eq!(round_tenth(1.9999999999954965), 2.0);
+        assert_eq!(round_tenth(6.6000000000000005), 6.6);
+        assert_eq!(round_tenth(0.04), 0.0);
+    }
+
+    #[test]
+    fn owner_wire_names() {
+        assert_eq!(Owner::Neutral.wire(), "hbp");
+        assert_eq!(Owner::Council.wire(), "zastupitelstvo");
+        assert_eq!(Owner::Army(1).wire(), "armada");
+        assert_eq!(Owner::Army(8).wire(), "armada_8");
+        for o in [Owner::Neutral, Owner::Council, Owner::Army(1), Owner::Army(2), Owner::Army(8)] {
+            assert_eq!(Owner::from_wire(o.wire()), Some(o));
+        }
+        assert_eq!(Owner::from_wire("armada_1"), None);
+        assert_eq!(Owner::from_wire("armada_9"), None);
+    }
+
+    #[test]
+    fn discard_codes_are_distinct() {
+        let mut codes: Vec<_> = DiscardReason::ALL.iter().map(|r| r.code()).collect();
+        codes.sort();
+        codes.dedup();
+        assert_eq!(codes.len(), DiscardReason::ALL.len());
+    }
+}
