@@ -1,1 +1,306 @@
-//! The Council (placeholder until its own issue).
+//! # gbely-council
+//!
+//! The Council (Mestské zastupiteľstvo, SPEC §11): the built-in deterministic opponent.
+//!
+//! **Architecture Invariant:** the Council does no IO, reads no clock, uses no randomness and never
+//! sees the engine's state: it decides from its observation alone, like any agent. The same
+//! observation always gives the same commands.
+//!
+//! Its strategy, in the order it decides each round:
+//! 1. **Expand** to the weaker neighbouring cells, best value per unit first (meadow > hill >
+//!    river, enemy cells worth more), each with the smallest force that surely wins
+//!    (`floor(defence) + 1`, allowing for the observation's rounding). A cell makes at most one
+//!    attack a round, and a cell facing an enemy keeps enough units to hold it.
+//! 2. **Concentrate** now and then: when no single cell can take a valuable target (a meadow or
+//!    an enemy cell) but the neighbouring cells together can, they strike together.
+//! 3. **Fortify**, sparingly: at most one cell a round, only where an enemy neighbour is strong
+//!    enough to take it, and only a small part of its units (FORTIFY is a bad trade).
+//! 4. **Move** units from the interior to the front along shortest paths through its own
+//!    territory, where entering a hill costs more (only 60 % get through in a round).
+//!
+//! It works unchanged with several enemies: every cell that is neither its own nor neutral
+//! (`zastupitelstvo` as seen from a duel seat, `armada*` in the final) is an enemy.
+//!
+//! ```
+//! use gbely_council::Council;
+//! use gbely_rules::{Decide, Observation};
+//! let mut council = Council::new();
+//! assert!(council.decide(&Observation::default()).is_empty());
+//! ```
+
+use gbely_rules::{sure_win, Cell, CellLookup, Command, Decide, Observation, Owner, Terrain};
+
+/// How the Council plays. The defaults are the Council of the leaderboard.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CouncilConfig {
+    /// Extra value of taking an enemy cell over a neutral one of the same terrain.
+    pub enemy_value: f64,
+    /// Share of a threatened cell's spare units put into FORTIFY.
+    pub fortify_share: f64,
+    /// At most this many units into FORTIFY per round.
+    pub fortify_cap: f64,
+}
+
+impl Default for CouncilConfig {
+    fn default() -> Self {
+        CouncilConfig { enemy_value: 2.0, fortify_share: 0.25, fortify_cap: 5.0 }
+    }
+}
+
+/// The Council. Keeps scratch buffers between rounds (it allocates nothing once warm) but no
+/// memory of earlier rounds: its decision depends on the observation only.
+#[derive(Clone, Debug, Default)]
+pub struct Council {
+    config: CouncilConfig,
+    lookup: CellLookup,
+    spare: Vec<f64>,
+    used: Vec<bool>,
+    threat: Vec<f64>,
+    frontier: Vec<bool>,
+    dist: Vec<u32>,
+    buckets: [Vec<u32>; 3],
+    // Visible cell → own neighbours, as a compressed list.
+    adj_start: Vec<u32>,
+    adj: Vec<u32>,
+    targets: Vec<(f64, f64, u32)>,
+    helpers: Vec<u32>,
+}
+
+const FAR: u32 = u32::MAX;
+
+fn is_enemy(o: Owner) -> bool {
+    o != Owner::Neutral
+}
+
+fn step_cost(t: Terrain) -> u32 {
+    if t == Terrain::Hill {
+        2
+    } else {
+        1
+    }
+}
+
+impl Council {
+    pub fn new() -> Council {
+        Council::with_config(CouncilConfig::default())
+    }
+
+    pub fn with_config(config: CouncilConfig) -> Council {
+        Council { config, ..Council::default() }
+    }
+
+    fn index(&mut self, obs: &Observation) {
+        self.lookup.rebuild(obs);
+        let (n_own, n_vis) = (obs.own.len(), obs.visible.len());
+        self.threat.clear();
+        self.threat.resize(n_own, 0.0);
+        self.frontier.clear();
+        self.frontier.resize(n_own, false);
+        self.adj_start.clear();
+        self.adj_start.resize(n_vis + 1, 0);
+        for (i, o) in obs.own.iter().enumerate() {
+            for nb in o.neighbours.iter() {
+                if let Some(v) = self.lookup.visible(nb) {
+                    self.frontier[i] = true;
+                    self.adj_start[v + 1] += 1;
+                    let vc = &obs.visible[v];
+                    if is_enemy(vc.owner) {
+                        self.threat[i] = self.threat[i].max(vc.garrison);
+                    }
+                }
+            }
+        }
+        for v in 0..n_vis {
+            self.adj_start[v + 1] += self.adj_start[v];
+        }
+        self.adj.clear();
+        self.adj.resize(self.adj_start[n_vis] as usize, 0);
+        let mut fill: Vec<u32> = self.adj_start[..n_vis].to_vec();
+        for (i, o) in obs.own.iter().enumerate() {
+            for nb in o.neighbours.iter() {
+                if let Some(v) = self.lookup.visible(nb) {
+                    self.adj[fill[v] as usize] = i as u32;
+                    fill[v] += 1;
+                }
+            }
+        }
+    }
+
+    fn attackers(&self, v: usize) -> &[u32] {
+        &self.adj[self.adj_start[v] as usize..self.adj_start[v + 1] as usize]
+    }
+
+    fn expand(&mut self, obs: &Observation, out: &mut Vec<Command>) {
+        let n_own = obs.own.len();
+        self.spare.clear();
+        self.used.clear();
+        self.used.resize(n_own, false);
+        for (i, o) in obs.own.iter().enumerate() {
+            // Keep enough to hold against the strongest enemy neighbour; 0.05 covers rounding.
+            let keep = self.threat[i] / o.terrain.defence_bonus();
+            self.spare.push((o.units - 0.05 - keep).max(0.0));
+        }
+        self.targets.clear();
+        for (v, c) in obs.visible.iter().enumerate() {
+            let mut value = c.terrain.production();
+            if is_enemy(c.owner) {
+                value += self.config.enemy_value;
+            }
+            let need = sure_win(c.garrison, c.fortification, c.terrain);
+            self.targets.push((value / need, need, v as u32));
+        }
+        // Best value per unit first; ties: the cheaper, then row-major.
+        self.targets.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.total_cmp(&b.1)).then(a.2.cmp(&b.2)));
+        for k in 0..self.targets.len() {
+            let (_, need, v) = self.targets[k];
+            let v = v as usize;
+            let target = &obs.visible[v];
+            let mut best: Option<u32> = None;
+            for &a in self.attackers(v) {
+                if self.used[a as usize] {
+                    continue;
+                }
+                if best.is_none_or(|b| self.spare[a as usize] > self.spare[b as usize]) {
+                    best = Some(a);
+                }
+            }
+            let Some(best) = best else { continue };
+            if self.spare[best as usize] >= need {
+                out.push(Command::Attack { from: obs.own[best as usize].cell, to: target.cell, amount: need });
+                self.spare[best as usize] -= need;
+                self.used[best as usize] = true;
+                continue;
+            }
+            let valuable = target.terrain == Terrain::Meadow || is_enemy(target.owner);
+            if !valuable {
+                continue;
+            }
+            self.helpers.clear();
+            let mut total = 0.0;
+            let (from, to) = (self.adj_start[v] as usize, self.adj_start[v + 1] as usize);
+            for &a in &self.adj[from..to] {
+                if !self.used[a as usize] && self.spare[a as usize] >= 1.0 {
+                    self.helpers.push(a);
+                    total += self.spare[a as usize];
+                }
+            }
+            if self.helpers.len() < 2 || total < need {
+                continue;
+            }
+            // Strongest first, each sends what is still missing.
+            let spare = &self.spare;
+            self.helpers.sort_by(|&a, &b| spare[b as usize].total_cmp(&spare[a as usize]).then(a.cmp(&b)));
+            let mut missing = need;
+            for h in 0..self.helpers.len() {
+                if missing <= 0.0 {
+                    break;
+                }
+                let a = self.helpers[h] as usize;
+                let send = self.spare[a].min(missing);
+                out.push(Command::Attack { from: obs.own[a].cell, to: target.cell, amount: send });
+                self.spare[a] -= send;
+                self.used[a] = true;
+                missing -= send;
+            }
+        }
+    }
+
+    fn fortify(&mut self, obs: &Observation, out: &mut Vec<Command>) {
+        // At most one cell: the one whose strongest enemy neighbour exceeds its defence the most.
+        let mut pick: Option<(f64, usize)> = None;
+        for (i, o) in obs.own.iter().enumerate() {
+            if self.threat[i] <= 0.0 {
+                continue;
+            }
+            let defence = (o.units - 0.05).max(0.0) * o.terrain.defence_bonus() + o.fortification;
+            let excess = self.threat[i] - defence;
+            if excess > 0.0 && pick.is_none_or(|(e, _)| excess > e) {
+                pick = Some((excess, i));
+            }
+        }
+        if let Some((_, i)) = pick {
+            let amount = (obs.own[i].units * self.config.fortify_share).min(self.config.fortify_cap).floor();
+            if amount >= 1.0 && !self.used[i] {
+                out.push(Command::Fortify { cell: obs.own[i].cell, amount });
+                self.used[i] = true;
+            }
+        }
+    }
+
+    fn move_to_front(&mut self, obs: &Observation, out: &mut Vec<Command>) {
+        let n_own = obs.own.len();
+        self.dist.clear();
+        self.dist.resize(n_own, FAR);
+        for b in self.buckets.iter_mut() {
+            b.clear();
+        }
+        for i in 0..n_own {
+            if self.frontier[i] {
+                self.dist[i] = 0;
+                self.buckets[0].push(i as u32);
+            }
+        }
+        // Dial's algorithm with step costs 1 and 2: three rotating buckets.
+        let mut d = 0u32;
+        let mut empty_rounds = 0;
+        while empty_rounds < 3 {
+            let mut cur = std::mem::take(&mut self.buckets[(d % 3) as usize]);
+            if cur.is_empty() {
+                empty_rounds += 1;
+            } else {
+                empty_rounds = 0;
+            }
+            for &y in &cur {
+                let y = y as usize;
+                if self.dist[y] != d {
+                    continue;
+                }
+                let nd = d + step_cost(obs.own[y].terrain);
+                for nb in obs.own[y].neighbours.iter() {
+                    if let Some(x) = self.lookup.own(nb) {
+                        if nd < self.dist[x] {
+                            self.dist[x] = nd;
+                            self.buckets[(nd % 3) as usize].push(x as u32);
+                        }
+                    }
+                }
+            }
+            cur.clear();
+            self.buckets[(d % 3) as usize] = cur;
+            d += 1;
+        }
+        for (x, o) in obs.own.iter().enumerate() {
+            if self.frontier[x] || self.dist[x] == FAR || o.units < 1.0 {
+                continue;
+            }
+            // The next step on a shortest path: dist[y] + cost(y) == dist[x]; first in N,S,W,E.
+            let mut next: Option<Cell> = None;
+            for nb in o.neighbours.iter() {
+                if let Some(y) = self.lookup.own(nb) {
+                    if self.dist[y] != FAR && self.dist[y] + step_cost(obs.own[y].terrain) == self.dist[x] {
+                        next = Some(nb);
+                        break;
+                    }
+                }
+            }
+            if let Some(to) = next {
+                // Asking for more than is there sends everything that is ready.
+                out.push(Command::Move { from: o.cell, to, amount: o.units + 1.0 });
+            }
+        }
+    }
+}
+
+impl Decide for Council {
+    fn decide(&mut self, obs: &Observation) -> Vec<Command> {
+        let mut out = Vec::new();
+        if obs.own.is_empty() {
+            return out;
+        }
+        self.index(obs);
+        self.expand(obs, &mut out);
+        self.fortify(obs, &mut out);
+        self.move_to_front(obs, &mut out);
+        out
+    }
+}

@@ -17,6 +17,7 @@
 
 pub mod constants;
 mod grid;
+mod lookup;
 mod protocol;
 mod terrain;
 
@@ -24,4 +25,5 @@ pub use grid::{format_cell_id, parse_cell_id, Cell, Grid, Neighbours};
 pub use protocol::{
     round_tenth, Command, Decide, DiscardReason, Observation, OwnCell, Owner, VisibleCell,
 };
+pub use lookup::{defence, sure_win, CellLookup, Slot};
 pub use terrain::Terrain;

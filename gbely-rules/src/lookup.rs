@@ -1,0 +1,116 @@
+//! Helpers agents share: a dense cell → slot lookup over an observation, and combat arithmetic.
+
+use crate::{Cell, Observation, Terrain};
+
+/// Where a cell stands in an observation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Slot {
+    /// Index into `obs.own`.
+    Own(usize),
+    /// Index into `obs.visible`.
+    Visible(usize),
+    /// Not seen this round.
+    Unseen,
+}
+
+/// A dense lookup from cells to their place in an observation, rebuilt each round without
+/// allocating once it has grown (cheaper than a hash map and free of iteration order).
+#[derive(Clone, Debug, Default)]
+pub struct CellLookup {
+    slots: Vec<u32>,
+}
+
+const UNSEEN: u32 = u32::MAX;
+const VISIBLE_BIT: u32 = 1 << 31;
+
+impl CellLookup {
+    pub fn new() -> CellLookup {
+        CellLookup::default()
+    }
+
+    /// Indexes `obs`: every own cell, every visible cell.
+    pub fn rebuild(&mut self, obs: &Observation) {
+        let max = obs
+            .own
+            .iter()
+            .map(|o| o.cell.0)
+            .chain(obs.visible.iter().map(|v| v.cell.0))
+            .chain(obs.own.iter().flat_map(|o| o.neighbours.iter().map(|n| n.0)))
+            .max()
+            .map_or(0, |m| m as usize + 1);
+        self.slots.clear();
+        self.slots.resize(max, UNSEEN);
+        for (i, o) in obs.own.iter().enumerate() {
+            self.slots[o.cell.index()] = i as u32;
+        }
+        for (i, v) in obs.visible.iter().enumerate() {
+            self.slots[v.cell.index()] = i as u32 | VISIBLE_BIT;
+        }
+    }
+
+    #[inline]
+    pub fn get(&self, c: Cell) -> Slot {
+        match self.slots.get(c.index()) {
+            None => Slot::Unseen,
+            Some(&UNSEEN) => Slot::Unseen,
+            Some(&s) if s & VISIBLE_BIT != 0 => Slot::Visible((s & !VISIBLE_BIT) as usize),
+            Some(&s) => Slot::Own(s as usize),
+        }
+    }
+
+    #[inline]
+    pub fn own(&self, c: Cell) -> Option<usize> {
+        match self.get(c) {
+            Slot::Own(i) => Some(i),
+            _ => None,
+        }
+    }
+
+    #[inline]
+    pub fn visible(&self, c: Cell) -> Option<usize> {
+        match self.get(c) {
+            Slot::Visible(i) => Some(i),
+            _ => None,
+        }
+    }
+
+    /// One past the largest cell index seen: a bound for per-cell scratch arrays.
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+}
+
+/// The defence of a cell (SPEC §6.4): `garrison × bonus + fortification`.
+#[inline]
+pub fn defence(garrison: f64, fortification: f64, terrain: Terrain) -> f64 {
+    garrison * terrain.defence_bonus() + fortification
+}
+
+/// The smallest whole force that surely takes a cell whose observed (rounded) garrison and
+/// fortification are given: rounding can hide up to 0.05 of each, and combat is strict.
+#[inline]
+pub fn sure_win(garrison: f64, fortification: f64, terrain: Terrain) -> f64 {
+    (defence(garrison + 0.05, fortification + 0.05, terrain)).floor() + 1.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sure_win_beats_the_worst_case_behind_the_rounding() {
+        // Defence exactly 9 on a meadow: rounding could hide up to 9.05 → 10.
+        assert_eq!(sure_win(9.0, 0.0, Terrain::Meadow), 10.0);
+        // Hill with 4: 4.05 × 1.5 = 6.075 → 7.
+        assert_eq!(sure_win(4.0, 0.0, Terrain::Hill), 7.0);
+        for g in [0.0, 0.3, 1.0, 2.5, 7.9] {
+            for t in Terrain::ALL {
+                let need = sure_win(g, 0.0, t);
+                assert!(need > (g + 0.049) * t.defence_bonus());
+            }
+        }
+    }
+}
