@@ -28,7 +28,7 @@
 //! assert!(council.decide(&Observation::default()).is_empty());
 //! ```
 
-use gbely_rules::{sure_win, Cell, CellLookup, Command, Decide, Observation, Owner, Terrain};
+use gbely_rules::{sure_win, Cell, CellLookup, Command, Decide, Observation, Owner, Slot, Terrain};
 
 /// How the Council plays. The defaults are the Council of the leaderboard.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -53,6 +53,8 @@ impl Default for CouncilConfig {
 pub struct Council {
     config: CouncilConfig,
     lookup: CellLookup,
+    /// Per own cell, its neighbours as own indices ([`NONE`] when not own), resolved once.
+    own_nbr: Vec<[u32; 4]>,
     spare: Vec<f64>,
     used: Vec<bool>,
     threat: Vec<f64>,
@@ -67,6 +69,7 @@ pub struct Council {
 }
 
 const FAR: u32 = u32::MAX;
+const NONE: u32 = u32::MAX;
 
 fn is_enemy(o: Owner) -> bool {
     o != Owner::Neutral
@@ -98,17 +101,24 @@ impl Council {
         self.frontier.resize(n_own, false);
         self.adj_start.clear();
         self.adj_start.resize(n_vis + 1, 0);
+        self.own_nbr.clear();
         for (i, o) in obs.own.iter().enumerate() {
-            for nb in o.neighbours.iter() {
-                if let Some(v) = self.lookup.visible(nb) {
-                    self.frontier[i] = true;
-                    self.adj_start[v + 1] += 1;
-                    let vc = &obs.visible[v];
-                    if is_enemy(vc.owner) {
-                        self.threat[i] = self.threat[i].max(vc.garrison);
+            let mut own = [NONE; 4];
+            for (k, nb) in o.neighbours.iter().enumerate() {
+                match self.lookup.get(nb) {
+                    Slot::Own(j) => own[k] = j as u32,
+                    Slot::Visible(v) => {
+                        self.frontier[i] = true;
+                        self.adj_start[v + 1] += 1;
+                        let vc = &obs.visible[v];
+                        if is_enemy(vc.owner) {
+                            self.threat[i] = self.threat[i].max(vc.garrison);
+                        }
                     }
+                    Slot::Unseen => {}
                 }
             }
+            self.own_nbr.push(own);
         }
         for v in 0..n_vis {
             self.adj_start[v + 1] += self.adj_start[v];
@@ -256,12 +266,10 @@ impl Council {
                     continue;
                 }
                 let nd = d + step_cost(obs.own[y].terrain);
-                for nb in obs.own[y].neighbours.iter() {
-                    if let Some(x) = self.lookup.own(nb) {
-                        if nd < self.dist[x] {
-                            self.dist[x] = nd;
-                            self.buckets[(nd % 3) as usize].push(x as u32);
-                        }
+                for &x in &self.own_nbr[y] {
+                    if x != NONE && nd < self.dist[x as usize] {
+                        self.dist[x as usize] = nd;
+                        self.buckets[(nd % 3) as usize].push(x);
                     }
                 }
             }
@@ -275,12 +283,11 @@ impl Council {
             }
             // The next step on a shortest path: dist[y] + cost(y) == dist[x]; first in N,S,W,E.
             let mut next: Option<Cell> = None;
-            for nb in o.neighbours.iter() {
-                if let Some(y) = self.lookup.own(nb) {
-                    if self.dist[y] != FAR && self.dist[y] + step_cost(obs.own[y].terrain) == self.dist[x] {
-                        next = Some(nb);
-                        break;
-                    }
+            for &y in &self.own_nbr[x] {
+                let y = y as usize;
+                if y != NONE as usize && self.dist[y] != FAR && self.dist[y] + step_cost(obs.own[y].terrain) == self.dist[x] {
+                    next = Some(obs.own[y].cell);
+                    break;
                 }
             }
             if let Some(to) = next {

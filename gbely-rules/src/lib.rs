@@ -23,7 +23,7 @@ mod terrain;
 
 pub use grid::{format_cell_id, parse_cell_id, Cell, Grid, Neighbours};
 pub use protocol::{
-    round_tenth, Command, Decide, DiscardReason, Observation, OwnCell, Owner, VisibleCell,
+    round_half_away, round_tenth, Command, Decide, DiscardReason, Observation, OwnCell, Owner, VisibleCell,
 };
 pub use lookup::{defence, sure_win, CellLookup, Slot};
 pub use terrain::Terrain;

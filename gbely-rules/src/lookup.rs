@@ -28,14 +28,14 @@ impl CellLookup {
         CellLookup::default()
     }
 
-    /// Indexes `obs`: every own cell, every visible cell.
+    /// Indexes `obs`: every own cell, every visible cell (every neighbour of an own cell is one
+    /// or the other, so the table covers all of them).
     pub fn rebuild(&mut self, obs: &Observation) {
         let max = obs
             .own
             .iter()
             .map(|o| o.cell.0)
             .chain(obs.visible.iter().map(|v| v.cell.0))
-            .chain(obs.own.iter().flat_map(|o| o.neighbours.iter().map(|n| n.0)))
             .max()
             .map_or(0, |m| m as usize + 1);
         self.slots.clear();

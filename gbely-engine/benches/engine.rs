@@ -1,0 +1,104 @@
+//! Engine speed on the reference map, one core. Prints matches per second for:
+//! (a) the engine alone re-playing the recorded commands of a full 150-round match between two
+//!     expanding agents (production, resolution and both observations every round);
+//! (b) two in-process template agents (attack the weakest neighbour), deciding every round;
+//! (c) the Council against the expander, and the Council's time per decision at full territory.
+//!
+//! `cargo bench -p gbely-engine --bench engine` (add `-- --quick` for a short run, as CI does).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use agents::{Expander, Template};
+use gbely_council::Council;
+use gbely_engine::game::{play, DecidePlayer, PlayOptions, Player};
+use gbely_engine::sim::{Match, MatchConfig, RoundReport, SideInput};
+use gbely_rules::{Decide, Observation};
+use gbely_world::Map;
+
+fn per_second(budget: Duration, mut f: impl FnMut()) -> (f64, u32) {
+    f(); // warm up
+    let start = Instant::now();
+    let mut n = 0;
+    while start.elapsed() < budget || n < 3 {
+        f();
+        n += 1;
+    }
+    (n as f64 / start.elapsed().as_secs_f64(), n)
+}
+
+fn record_orders(map: &Arc<Map>) -> Vec<[SideInput; 2]> {
+    let mut m = Match::new(map.clone(), MatchConfig::default());
+    let (mut a, mut b) = (Expander::default(), Expander::default());
+    let mut rounds = Vec::new();
+    let mut report = RoundReport::default();
+    while !m.is_over() {
+        let oa = m.observe(0);
+        let ob = m.observe(1);
+        let inputs = [
+            SideInput::Orders(a.decide(&oa).into_iter().map(Ok).collect()),
+            SideInput::Orders(b.decide(&ob).into_iter().map(Ok).collect()),
+        ];
+        m.resolve_round(&inputs, &mut report);
+        rounds.push(inputs);
+    }
+    rounds
+}
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let budget = Duration::from_millis(if quick { 200 } else { 3000 });
+    let map = Arc::new(gbely_world::reference_map());
+
+    // (a) Engine alone.
+    let recorded = record_orders(&map);
+    let mut obs = [Observation::default(), Observation::default()];
+    let mut report = RoundReport::default();
+    let mut final_cells = (0, 0);
+    let (rate_a, n) = per_second(budget, || {
+        let mut m = Match::new(map.clone(), MatchConfig::default());
+        for inputs in &recorded {
+            m.observe_into(0, &mut obs[0]);
+            m.observe_into(1, &mut obs[1]);
+            m.resolve_round(inputs, &mut report);
+        }
+        final_cells = (m.cell_count(0), m.cell_count(1));
+    });
+    println!("(a) engine alone, replaying expander vs expander: {rate_a:8.0} matches/s  ({n} matches; final cells {final_cells:?}; goal ≥ 1000)");
+
+    // (b) Two template agents deciding every round.
+    let (rate_b, n) = per_second(budget, || {
+        let (mut a, mut b) = (DecidePlayer::new("a", Template::default()), DecidePlayer::new("b", Template::default()));
+        let mut players: [&mut dyn Player; 2] = [&mut a, &mut b];
+        play(map.clone(), &mut players, PlayOptions::default(), &mut ());
+    });
+    println!("(b) template vs template, deciding every round:   {rate_b:8.0} matches/s  ({n} matches; goal ≥ 300)");
+
+    // (c) Council vs expander with decisions.
+    let (rate_c, n) = per_second(budget, || {
+        let (mut a, mut b) = (DecidePlayer::new("a", Expander::default()), DecidePlayer::new("b", Council::new()));
+        let mut players: [&mut dyn Player; 2] = [&mut a, &mut b];
+        play(map.clone(), &mut players, PlayOptions::default(), &mut ());
+    });
+    println!("(c) expander vs council:                          {rate_c:8.0} matches/s  ({n} matches)");
+
+    // The Council's decision at full territory: it owns the whole map but one cell.
+    let mut m = Match::new(map.clone(), MatchConfig::default());
+    for c in map.grid().cells() {
+        m.set_cell(c, 1, 5.0 + (c.0 % 7) as f64, 0.0);
+    }
+    m.set_cell(map.seats()[0].base, 0, 10.0, 0.0);
+    let full = m.observe(1);
+    let mut council = Council::new();
+    let (decisions, n) = per_second(budget, || {
+        std::hint::black_box(council.decide(&full));
+    });
+    let mut obs = Observation::default();
+    let (observations, _) = per_second(budget, || m.observe_into(1, &mut obs));
+    println!(
+        "    council decision at full territory ({} cells): {:6.1} µs  ({n} decisions); building that observation: {:6.1} µs",
+        full.own.len(),
+        1e6 / decisions,
+        1e6 / observations
+    );
+}
