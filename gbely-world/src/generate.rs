@@ -193,7 +193,16 @@ pub fn generate_duel(seed: &str, width: u32, height: u32) -> Result<Map, GenErro
     let main_target = if to_top { (0, rng.range(w / 8, w / 2)) } else { (rng.range(h / 8, h / 2), 0) };
     let main = walk(&g, &mut rng, (h / 2, w / 2), main_target);
     draw_river(&mut cv, &mut rng, &main, true);
-    let tributaries = 1 + (w + h) / 120;
+    let tributaries = (w + h) / 100;
+    let mut on_path = vec![false; n];
+    let mut mark = |path: &[((u32, u32), bool)]| {
+        for &((r, c), _) in path {
+            let cell = g.cell(r, c);
+            on_path[cell.index()] = true;
+            on_path[g.rotate180(cell).index()] = true;
+        }
+    };
+    mark(&main);
     for k in 0..tributaries {
         let from = main[rng.range(main.len() as u32 / 4, main.len() as u32 * 3 / 4) as usize].0;
         let toward_left = to_top ^ (k % 2 == 1);
@@ -204,6 +213,31 @@ pub fn generate_duel(seed: &str, width: u32, height: u32) -> Result<Map, GenErro
         };
         let path = walk(&g, &mut rng, from, target);
         draw_river(&mut cv, &mut rng, &path, false);
+        mark(&path);
+    }
+    // Places to cross: every few cells where the main river runs straight, its sides are land
+    // again, so a single river cell stands between the two regions.
+    let mut k = 3;
+    while k + 1 < main.len() {
+        let ((r0, c0), _) = main[k - 1];
+        let ((r, c), _) = main[k];
+        let ((r1, c1), _) = main[k + 1];
+        let sides = if c0 == c && c1 == c && c > 0 && c + 1 < w {
+            Some([(r, c - 1), (r, c + 1)])
+        } else if r0 == r && r1 == r && r > 0 && r + 1 < h {
+            Some([(r - 1, c), (r + 1, c)])
+        } else {
+            None
+        };
+        match sides {
+            Some(sides) if sides.iter().all(|&(sr, sc)| !on_path[g.cell(sr, sc).index()]) => {
+                for (sr, sc) in sides {
+                    cv.paint(g.cell(sr, sc), Terrain::Meadow, true);
+                }
+                k += rng.range(8, 14) as usize;
+            }
+            _ => k += 1,
+        }
     }
 
     // Hills in ranges until about 28 % of the map is hill.
@@ -215,7 +249,7 @@ pub fn generate_duel(seed: &str, width: u32, height: u32) -> Result<Map, GenErro
         let (mut r, mut c) = (start as i64 / w as i64, start as i64 % w as i64);
         const DIRS: [(i64, i64); 8] = [(-1, -1), (-1, 0), (-1, 1), (0, 1), (1, 1), (1, 0), (1, -1), (0, -1)];
         let mut d = rng.below(8) as usize;
-        let len = rng.range(5, 15);
+        let len = rng.range(5, 5 + (w.min(h) / 6).min(10));
         for _ in 0..len {
             let cell = g.cell(r as u32, c as u32);
             cv.paint(cell, Terrain::Hill, false);
