@@ -1,0 +1,87 @@
+//! Golden playthroughs: seeded matches written out as text and compared on every run, and the
+//! replay of the same match written twice, byte for byte.
+//!
+//! After a deliberate change of the rules, the Council or the example agents, rewrite the files
+//! with `GBELY_BLESS=1 cargo test -p gbely-engine --test golden_playthrough` and review the diff.
+
+use std::fmt::Write;
+use std::sync::Arc;
+
+use agents::{Expander, Template};
+use gbely_council::Council;
+use gbely_engine::game::{play, DecidePlayer, GameRecord, Observer, PlayOptions, Player};
+use gbely_engine::sim::{Match, RoundReport};
+use gbely_rules::Decide;
+
+/// One line per round: cells and units per seat (units as exact bit patterns would be unreadable,
+/// so to 1e-9), captures, discards; then the result.
+#[derive(Default)]
+struct Transcript(String);
+
+impl Observer for Transcript {
+    fn round_done(&mut self, m: &Match, report: &RoundReport) {
+        let g = m.map().grid();
+        let caps: Vec<String> = report.captures.iter().take(6).map(|c| format!("{}>{}", c.seat, g.id(c.cell))).collect();
+        let _ = writeln!(
+            self.0,
+            "r{:03} cells {:>4} {:>4} units {:>16.9} {:>16.9} captures {:>3} [{}{}] discarded {}",
+            report.round,
+            m.cell_count(0),
+            m.cell_count(1),
+            m.unit_total(0),
+            m.unit_total(1),
+            report.captures.len(),
+            caps.join(" "),
+            if report.captures.len() > 6 { " …" } else { "" },
+            report.discarded.len(),
+        );
+    }
+}
+
+fn run(seed: &str, size: u32, a: impl Decide, b: impl Decide) -> (String, GameRecord) {
+    let map = Arc::new(gbely_world::generate_duel(seed, size, size).unwrap());
+    let mut pa = DecidePlayer::new("a", a);
+    let mut pb = DecidePlayer::new("b", b);
+    let mut players: [&mut dyn Player; 2] = [&mut pa, &mut pb];
+    let mut t = Transcript::default();
+    let _ = writeln!(t.0, "map {} {}x{} fingerprint {}", map.name(), size, size, map.fingerprint());
+    let rec = play(map, &mut players, PlayOptions { record: true, ..PlayOptions::default() }, &mut t);
+    for o in &rec.outcome {
+        let _ = writeln!(t.0, "seat {} cells {} score {:?} tiebreak {:?}", o.seat, o.cells, o.score, o.tiebreak_round);
+    }
+    let _ = writeln!(t.0, "ended {:?} after round {}", rec.end_reason, rec.last_round);
+    (t.0, rec)
+}
+
+fn check(name: &str, text: &str) {
+    let path = format!("{}/tests/golden/{name}.txt", env!("CARGO_MANIFEST_DIR"));
+    if std::env::var_os("GBELY_BLESS").is_some() {
+        std::fs::write(&path, text).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e} (GBELY_BLESS=1 writes it)"));
+    if want != text {
+        let first = want.lines().zip(text.lines()).position(|(a, b)| a != b).unwrap_or(0);
+        panic!(
+            "{name}: the playthrough differs from {path} at line {}:\n  want: {}\n  got:  {}",
+            first + 1,
+            want.lines().nth(first).unwrap_or(""),
+            text.lines().nth(first).unwrap_or("")
+        );
+    }
+}
+
+#[test]
+fn expander_against_the_council_on_seed_golden() {
+    let (text, rec) = run("golden", 30, Expander::default(), Council::new());
+    check("expander-vs-council-golden-30", &text);
+    // The same match again gives a byte-identical replay.
+    let (_, again) = run("golden", 30, Expander::default(), Council::new());
+    assert_eq!(rec.replay.unwrap().to_json(), again.replay.unwrap().to_json());
+}
+
+#[test]
+fn template_against_the_council_on_seed_golden() {
+    let (text, _) = run("golden", 30, Template::default(), Council::new());
+    check("template-vs-council-golden-30", &text);
+}
