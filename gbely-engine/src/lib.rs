@@ -21,7 +21,10 @@
 //! ```
 
 mod bits;
+pub mod cli;
 pub mod game;
+pub mod process;
+pub mod serve;
 pub mod protocol;
 pub mod sim;
 

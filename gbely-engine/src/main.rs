@@ -1,7 +1,4 @@
-use std::process::ExitCode;
-
-fn main() -> ExitCode {
-    let map = gbely_world::reference_map();
-    print!("{}", gbely_world::render_map(&map));
-    ExitCode::SUCCESS
+//! The `gbely` command: see `gbely --help`.
+fn main() -> std::process::ExitCode {
+    gbely_engine::cli::run(std::env::args_os().collect())
 }

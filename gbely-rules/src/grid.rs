@@ -50,6 +50,16 @@ pub struct Neighbours {
 }
 
 impl Neighbours {
+    /// Up to four cells, in the order given; `None` for more than four.
+    pub fn from_cells(cells: &[Cell]) -> Option<Neighbours> {
+        if cells.len() > 4 {
+            return None;
+        }
+        let mut n = Neighbours::default();
+        n.cells[..cells.len()].copy_from_slice(cells);
+        n.len = cells.len() as u8;
+        Some(n)
+    }
     #[inline]
     pub fn as_slice(&self) -> &[Cell] {
         &self.cells[..self.len as usize]

@@ -1,0 +1,715 @@
+//! The `gbely` command line. One implementation, used by the Rust binary and by
+//! `python -m gbely` alike: [`run`] takes the arguments and returns the exit code.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Context, Result};
+use clap::{Args, Parser, Subcommand};
+use gbely_council::Council;
+use gbely_rules::{constants, DiscardReason};
+use gbely_world::{parse_map_file, render_map, write_map_file, Map, MapSpec, MapStats};
+use serde_json::json;
+
+use crate::game::{play, DecidePlayer, GameRecord, Observer, PlayOptions, Player};
+use crate::process::{AgentCommand, ProcessConfig, ProcessPlayer};
+use crate::sim::{Match, MatchConfig, RoundReport};
+
+/// Exit codes.
+pub mod exit {
+    /// The command did what was asked.
+    pub const OK: u8 = 0;
+    /// A runtime error: a missing file, a bad map, an agent that cannot be started.
+    pub const ERROR: u8 = 1;
+    /// The command line itself is wrong.
+    pub const USAGE: u8 = 2;
+    /// `play`: the (first) agent was disqualified.
+    pub const DISQUALIFIED: u8 = 3;
+    /// `check`: the submission would fail.
+    pub const CHECK_FAILED: u8 = 4;
+}
+
+/// The example agents shipped inside the binary, usable by name.
+const TEMPLATE_PY: &str = include_str!("../../agents/my_agent.py");
+const EXPANDER_PY: &str = include_str!("../../agents/expander.py");
+
+const AFTER_HELP: &str = "\
+Agents: a Python file with decide(stav) (run in its own process, like the judge does),
+`council` (the built-in Council), `template` or `expander` (the example agents, as
+Python processes), or cmd:COMMAND (any executable speaking the line protocol).
+
+Exit codes: 0 ok, 1 error, 2 bad usage, 3 your agent was disqualified, 4 `check` failed.
+
+Examples:
+  gbely my_agent.py                          play against the Council on the reference map
+  gbely play my_agent.py --map seed:abc      on a generated 60×60 map
+  gbely play a.py --opponent b.py            a duel of two agent files
+  gbely check my_agent.py                    the submission check
+  gbely map show seed:abc --size 40          look at a map";
+
+#[derive(Debug, Parser)]
+#[command(name = "gbely", version, about = "The Gbely oil battle: play, check and study agents locally.", after_help = AFTER_HELP)]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Debug, Subcommand)]
+enum Cmd {
+    /// Play one match: your agent against the Council (or another agent) on a map.
+    Play(PlayArgs),
+    /// The submission check: file size, `decide`, imports, and a short match with timings.
+    Check(CheckArgs),
+    /// Maps: show, export to a map file, figures.
+    #[command(subcommand)]
+    Map(MapCmd),
+    /// Serve a built-in Rust agent over the line protocol on stdin/stdout (e.g. `council`).
+    Serve {
+        /// `council`.
+        name: String,
+    },
+}
+
+#[derive(Debug, Args, Clone)]
+struct MapArgs {
+    /// `gbely` (the reference map), `seed:TEXT` (generated), or a map file.
+    #[arg(long, short = 'm', default_value = "gbely")]
+    map: String,
+    /// Size of a generated map: `N` or `WxH` (default 60).
+    #[arg(long)]
+    size: Option<String>,
+}
+
+#[derive(Debug, Args)]
+struct PlayArgs {
+    /// Your agent (seat 0, base P57_02 on the reference map).
+    agent: Option<String>,
+    /// Run this command as your agent instead of a file (any executable speaking the protocol).
+    #[arg(long, value_name = "COMMAND", conflicts_with = "agent")]
+    agent_cmd: Option<String>,
+    /// The other side: `council`, an agent file, `template`, `expander` or cmd:COMMAND.
+    #[arg(long, short = 'o', default_value = "council")]
+    opponent: String,
+    #[command(flatten)]
+    map: MapArgs,
+    /// Rounds to play.
+    #[arg(long, default_value_t = constants::ROUNDS)]
+    rounds: u32,
+    /// Seconds per round for agent processes; `off` for no limit (debugging).
+    #[arg(long, default_value = "2", value_name = "SECONDS|off")]
+    time_limit: String,
+    /// The Python interpreter for agent files (default: $GBELY_PYTHON or python3).
+    #[arg(long)]
+    python: Option<String>,
+    /// Where to write the replay (default: the run folder).
+    #[arg(long, conflicts_with = "no_replay")]
+    replay: Option<PathBuf>,
+    /// Do not write a replay.
+    #[arg(long)]
+    no_replay: bool,
+    /// Folder for this match's logs and replay (default: gbely-runs/<time>-<agent>).
+    #[arg(long)]
+    run_dir: Option<PathBuf>,
+    /// Print the result as one JSON document on stdout.
+    #[arg(long)]
+    json: bool,
+    /// No progress bar and no summary (errors still go to stderr).
+    #[arg(long, short = 'q')]
+    quiet: bool,
+    /// A line per round on stderr: cells, units, captures, discarded commands, violations.
+    #[arg(long, short = 'v')]
+    verbose: bool,
+}
+
+#[derive(Debug, Args)]
+struct CheckArgs {
+    /// The agent file to check.
+    agent: PathBuf,
+    /// Rounds of the test match against the Council.
+    #[arg(long, default_value_t = 30)]
+    rounds: u32,
+    /// The Python interpreter (default: $GBELY_PYTHON or python3).
+    #[arg(long)]
+    python: Option<String>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+enum MapCmd {
+    /// Print a map: terrain and garrisons.
+    Show(MapArgs),
+    /// Write a map in the map file format (to stdout or -o FILE).
+    Export {
+        #[command(flatten)]
+        map: MapArgs,
+        /// Output file.
+        #[arg(long, short = 'o')]
+        output: Option<PathBuf>,
+    },
+    /// Figures of a map: terrain shares, garrisons, symmetry, fingerprint.
+    Stats(MapArgs),
+}
+
+/// Runs the command line; `args` includes the program name.
+pub fn run(args: Vec<OsString>) -> ExitCode {
+    let args = with_default_subcommand(args);
+    let cli = match Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { exit::USAGE } else { exit::OK };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    match dispatch(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            if is_broken_pipe(&e) {
+                return ExitCode::from(exit::OK);
+            }
+            eprintln!("gbely: error: {e:#}");
+            ExitCode::from(exit::ERROR)
+        }
+    }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
+}
+
+/// `gbely my_agent.py` means `gbely play my_agent.py`.
+fn with_default_subcommand(mut args: Vec<OsString>) -> Vec<OsString> {
+    const KNOWN: [&str; 6] = ["play", "check", "map", "serve", "help", "replay"];
+    if let Some(first) = args.get(1).and_then(|a| a.to_str()) {
+        if !first.starts_with('-') && !KNOWN.contains(&first) {
+            args.insert(1, "play".into());
+        } else if first == "--agent-cmd" || first == "--opponent" || first == "--map" {
+            args.insert(1, "play".into());
+        }
+    }
+    args
+}
+
+fn dispatch(cli: Cli) -> Result<u8> {
+    match cli.command {
+        Cmd::Play(a) => cmd_play(a),
+        Cmd::Check(a) => cmd_check(a),
+        Cmd::Map(m) => cmd_map(m),
+        Cmd::Serve { name } => match name.as_str() {
+            "council" => {
+                crate::serve::serve_stdio(&mut Council::new())?;
+                Ok(exit::OK)
+            }
+            other => bail!("no built-in Rust agent `{other}` (available: council)"),
+        },
+    }
+}
+
+fn parse_size(s: &str) -> Result<(u32, u32)> {
+    let parse = |x: &str| x.trim().parse::<u32>().map_err(|_| anyhow!("bad --size `{s}`: expected N or WxH, e.g. 60 or 90x60"));
+    match s.split_once(['x', 'X', '×']) {
+        Some((w, h)) => Ok((parse(w)?, parse(h)?)),
+        None => {
+            let n = parse(s)?;
+            Ok((n, n))
+        }
+    }
+}
+
+/// Loads the map a user named.
+pub fn load_map(spec: &str, size: Option<&str>) -> Result<Map> {
+    let size = size.map(parse_size).transpose()?;
+    let spec = MapSpec::parse(spec);
+    match spec.generate(size) {
+        Some(r) => Ok(r?),
+        None => {
+            let MapSpec::File(path) = &spec else { unreachable!() };
+            if size.is_some() {
+                bail!("--size applies to generated maps, not to the map file {path}");
+            }
+            let text = std::fs::read_to_string(path).with_context(|| {
+                format!("cannot read the map `{path}` (give `gbely`, `seed:TEXT` or a map file)")
+            })?;
+            parse_map_file(&text).map_err(|e| anyhow!("{path}: {e}"))
+        }
+    }
+}
+
+fn python(given: Option<&str>) -> String {
+    given.map(str::to_string).or_else(|| std::env::var("GBELY_PYTHON").ok()).unwrap_or_else(|| "python3".into())
+}
+
+/// A short display name for an agent spec.
+fn agent_name(spec: &str) -> String {
+    if let Some(cmd) = spec.strip_prefix("cmd:") {
+        return cmd.split_whitespace().next().map(|p| Path::new(p).file_name().map_or(p.to_string(), |f| f.to_string_lossy().into())).unwrap_or_default();
+    }
+    Path::new(spec).file_name().map_or(spec.to_string(), |f| f.to_string_lossy().into_owned())
+}
+
+fn file_stem(spec: &str) -> String {
+    let n = agent_name(spec);
+    n.strip_suffix(".py").unwrap_or(&n).chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect()
+}
+
+/// What the user's spec names.
+#[derive(Debug)]
+enum AgentSpec {
+    Council,
+    Process(AgentCommand),
+}
+
+fn resolve_agent(spec: &str, run_dir: &Path, seat: usize, py: &str) -> Result<AgentSpec> {
+    if spec == "council" {
+        return Ok(AgentSpec::Council);
+    }
+    if let Some(cmd) = spec.strip_prefix("cmd:") {
+        if cmd.trim().is_empty() {
+            bail!("`cmd:` needs a command, e.g. cmd:\"./my_agent --fast\"");
+        }
+        return Ok(AgentSpec::Process(AgentCommand::Exec { program: "/bin/sh".into(), args: vec!["-c".into(), format!("exec {cmd}")] }));
+    }
+    let builtin = match spec {
+        "template" => Some(TEMPLATE_PY),
+        "expander" => Some(EXPANDER_PY),
+        _ => None,
+    };
+    if let Some(text) = builtin {
+        let file = run_dir.join(format!("seat{seat}-{spec}.py"));
+        std::fs::create_dir_all(run_dir)?;
+        std::fs::write(&file, text)?;
+        return Ok(AgentSpec::Process(AgentCommand::Python { file, python: py.to_string() }));
+    }
+    let path = Path::new(spec);
+    if !path.exists() {
+        bail!("agent `{spec}` not found: give a Python file with decide(stav), `council`, `template`, `expander` or cmd:COMMAND");
+    }
+    if path.is_dir() {
+        bail!("agent `{spec}` is a folder, not a file");
+    }
+    let abs = std::fs::canonicalize(path).with_context(|| format!("agent `{spec}`"))?;
+    if spec.ends_with(".py") {
+        Ok(AgentSpec::Process(AgentCommand::Python { file: abs, python: py.to_string() }))
+    } else {
+        Ok(AgentSpec::Process(AgentCommand::Exec { program: abs.to_string_lossy().into_owned(), args: Vec::new() }))
+    }
+}
+
+fn time_limit(s: &str) -> Result<Option<Duration>> {
+    match s {
+        "off" | "none" | "0" => Ok(None),
+        _ => {
+            let secs: f64 = s.parse().map_err(|_| anyhow!("bad --time-limit `{s}`: seconds (e.g. 2 or 0.5) or `off`"))?;
+            if !(secs.is_finite() && secs > 0.0) {
+                bail!("bad --time-limit `{s}`: must be a positive number of seconds, or `off`");
+            }
+            Ok(Some(Duration::from_secs_f64(secs)))
+        }
+    }
+}
+
+/// A UTC timestamp `YYYYMMDD-HHMMSS` for run folder names (no clock crate needed).
+fn timestamp() -> String {
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + (m <= 2) as i64;
+    format!("{y:04}{m:02}{d:02}-{:02}{:02}{:02}", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+fn unique_dir(base: PathBuf) -> PathBuf {
+    if !base.exists() {
+        return base;
+    }
+    (2..).map(|k| PathBuf::from(format!("{}-{k}", base.display()))).find(|p| !p.exists()).expect("some free name")
+}
+
+/// Progress bar and per-round log.
+struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+    verbose: bool,
+}
+
+impl Observer for Progress {
+    fn round_done(&mut self, m: &Match, report: &RoundReport) {
+        if let Some(bar) = &self.bar {
+            bar.set_position(report.round as u64 + 1);
+            bar.set_message(format!("cells {} : {}", m.cell_count(0), m.cell_count(1)));
+        }
+        if self.verbose {
+            let seats = m.seats() as u8;
+            let cells: Vec<String> = (0..seats).map(|s| m.cell_count(s).to_string()).collect();
+            let units: Vec<String> = (0..seats).map(|s| format!("{:.1}", m.unit_total(s))).collect();
+            let line = format!(
+                "round {:>3}  cells {}  units {}  captures {}  discarded {}{}",
+                report.round,
+                cells.join(":"),
+                units.join(":"),
+                report.captures.len(),
+                report.discarded.len(),
+                if report.violations.is_empty() { String::new() } else { format!("  violations: seat {:?}", report.violations) }
+            );
+            match &self.bar {
+                Some(bar) => bar.println(line),
+                None => eprintln!("{line}"),
+            }
+        }
+    }
+}
+
+fn progress_bar(rounds: u32, show: bool) -> Option<indicatif::ProgressBar> {
+    if !show || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new(rounds as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} round {pos:>3}/{len} [{bar:40}] {msg} ({elapsed})")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    Some(bar)
+}
+
+/// Discarded commands as "37 discarded: 30 not enough ready units, 7 target not adjacent".
+pub fn discard_digest(d: &BTreeMap<DiscardReason, u32>) -> String {
+    let total: u32 = d.values().sum();
+    if total == 0 {
+        return "no command discarded".into();
+    }
+    let mut parts: Vec<(u32, DiscardReason)> = d.iter().map(|(r, n)| (*n, *r)).collect();
+    parts.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let list: Vec<String> = parts.iter().map(|(n, r)| format!("{n} {r}")).collect();
+    format!("{total} discarded: {}", list.join(", "))
+}
+
+struct PlaySetup {
+    players: Vec<Box<dyn Player>>,
+    logs: Vec<Option<PathBuf>>,
+}
+
+fn build_players(specs: &[(String, String)], run_dir: &Path, limit: Option<Duration>, py: &str) -> Result<PlaySetup> {
+    let mut players: Vec<Box<dyn Player>> = Vec::new();
+    let mut logs = Vec::new();
+    for (seat, (spec, name)) in specs.iter().enumerate() {
+        match resolve_agent(spec, run_dir, seat, py)? {
+            AgentSpec::Council => {
+                players.push(Box::new(DecidePlayer::new(name.clone(), Council::new())));
+                logs.push(None);
+            }
+            AgentSpec::Process(cmd) => {
+                let log = run_dir.join(format!("seat{seat}-{}.log", file_stem(spec)));
+                let cfg = ProcessConfig { time_limit: limit, work_dir: run_dir.join(format!(".seat{seat}")), log: log.clone() };
+                let p = ProcessPlayer::new(name.clone(), cmd, cfg).with_context(|| format!("preparing agent `{spec}` in {}", run_dir.display()))?;
+                players.push(Box::new(p));
+                logs.push(Some(log));
+            }
+        }
+    }
+    Ok(PlaySetup { players, logs })
+}
+
+fn share(score: Option<f64>) -> String {
+    score.map_or("disqualified".into(), |s| format!("{s:.2} %"))
+}
+
+fn cmd_play(a: PlayArgs) -> Result<u8> {
+    let agent = match (&a.agent, &a.agent_cmd) {
+        (Some(f), None) => f.clone(),
+        (None, Some(c)) => format!("cmd:{c}"),
+        _ => bail!("name your agent: `gbely play my_agent.py` (or --agent-cmd COMMAND)"),
+    };
+    let map = Arc::new(load_map(&a.map.map, a.map.size.as_deref())?);
+    if map.seats().len() != 2 {
+        bail!("map `{}` has {} seats; `play` is a duel (use `gbely final` for final maps)", map.name(), map.seats().len());
+    }
+    let limit = time_limit(&a.time_limit)?;
+    let py = python(a.python.as_deref());
+    let run_dir = match &a.run_dir {
+        Some(d) => d.clone(),
+        None => unique_dir(PathBuf::from("gbely-runs").join(format!("{}-{}-vs-{}", timestamp(), file_stem(&agent), file_stem(&a.opponent)))),
+    };
+    std::fs::create_dir_all(&run_dir).with_context(|| format!("cannot create the run folder {}", run_dir.display()))?;
+    let names = [agent_name(&agent), agent_name(&a.opponent)];
+    let names = if names[0] == names[1] { [format!("{} (seat 0)", names[0]), format!("{} (seat 1)", names[1])] } else { names };
+    let specs = [(agent.clone(), names[0].clone()), (a.opponent.clone(), names[1].clone())];
+    let mut setup = build_players(&specs, &run_dir, limit, &py)?;
+    let show = !a.quiet && !a.json;
+    let mut progress = Progress { bar: progress_bar(a.rounds, show), verbose: a.verbose };
+    let record = !a.no_replay;
+    let opts = PlayOptions { config: MatchConfig { rounds: a.rounds }, record };
+    let mut refs: Vec<&mut dyn Player> = setup.players.iter_mut().map(|p| p.as_mut() as &mut dyn Player).collect();
+    let rec = play(map.clone(), &mut refs, opts, &mut progress);
+    if let Some(bar) = &progress.bar {
+        bar.finish_and_clear();
+    }
+    let replay_path = if record {
+        let path = a.replay.clone().unwrap_or_else(|| run_dir.join("replay.json"));
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)?;
+        }
+        let json = rec.replay.as_ref().expect("recorded").to_json();
+        std::fs::write(&path, json).with_context(|| format!("cannot write the replay to {}", path.display()))?;
+        Some(path)
+    } else {
+        None
+    };
+    if a.json {
+        let doc = result_json(&map, &rec, replay_path.as_deref(), &setup.logs);
+        let mut out = std::io::stdout().lock();
+        serde_json::to_writer(&mut out, &doc)?;
+        writeln!(out)?;
+    } else if !a.quiet {
+        print_summary(&map, &rec, replay_path.as_deref(), &setup.logs)?;
+    }
+    Ok(if rec.outcome[0].disqualified.is_some() { exit::DISQUALIFIED } else { exit::OK })
+}
+
+fn result_json(map: &Map, rec: &GameRecord, replay: Option<&Path>, logs: &[Option<PathBuf>]) -> serde_json::Value {
+    let sides: Vec<serde_json::Value> = rec
+        .outcome
+        .iter()
+        .map(|o| {
+            let s = o.seat as usize;
+            let discarded: BTreeMap<&str, u32> = rec.discards[s].iter().map(|(r, n)| (r.code(), *n)).collect();
+            let violations: Vec<serde_json::Value> =
+                rec.violations[s].iter().map(|(r, k, d)| json!({"round": r, "kind": k.wire(), "detail": d})).collect();
+            json!({
+                "seat": o.seat,
+                "name": rec.names[s],
+                "cells": o.cells,
+                "share": o.score,
+                "tiebreak_round": o.tiebreak_round,
+                "disqualified": o.disqualified.is_some(),
+                "disqualified_round": o.disqualified,
+                "eliminated_round": o.eliminated,
+                "violations": violations,
+                "discarded": discarded,
+                "log": logs[s].as_ref().map(|p| p.display().to_string()),
+            })
+        })
+        .collect();
+    json!({
+        "map": map.name(),
+        "fingerprint": map.fingerprint(),
+        "size": [map.width(), map.height()],
+        "last_round": rec.last_round,
+        "ended_by": rec.end_reason.wire(),
+        "council_fell": rec.council_fell,
+        "sides": sides,
+        "replay": replay.map(|p| p.display().to_string()),
+    })
+}
+
+fn print_summary(map: &Map, rec: &GameRecord, replay: Option<&Path>, logs: &[Option<PathBuf>]) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    let width = rec.names.iter().map(|n| n.chars().count()).max().unwrap_or(8).max(8);
+    writeln!(out, "{} vs {} on {} ({}×{}), {} rounds played ({})",
+        rec.names[0], rec.names[1], map.name(), map.width(), map.height(), rec.last_round + 1,
+        match rec.end_reason { crate::sim::EndReason::Rounds => "full length".to_string(), e => format!("ended by {}", e.wire().replace('_', " ")) })?;
+    writeln!(out, "  {:<width$}  {:>12}  {:>6}  {:>10}  {}", "", "share", "cells", "tie-break", "violations")?;
+    for o in &rec.outcome {
+        let s = o.seat as usize;
+        writeln!(
+            out,
+            "  {:<width$}  {:>12}  {:>6}  {:>10}  {}",
+            rec.names[s],
+            share(o.score),
+            o.cells,
+            o.tiebreak_round.map_or("-".into(), |r| format!("round {r}")),
+            rec.violations[s].len()
+        )?;
+    }
+    match rec.council_fell {
+        Some(r) => writeln!(out, "  the Council's seat fell in round {r}")?,
+        None => writeln!(out, "  the Council's seat did not fall")?,
+    }
+    for (s, name) in rec.names.iter().enumerate() {
+        if logs[s].is_none() && rec.discards[s].is_empty() {
+            continue;
+        }
+        writeln!(out, "  {name}: {}", discard_digest(&rec.discards[s]))?;
+        for (round, kind, detail) in &rec.violations[s] {
+            writeln!(out, "    violation in round {round}: {} — {detail}", kind.wire())?;
+        }
+        if let Some(o) = rec.outcome.get(s).and_then(|o| o.disqualified) {
+            writeln!(out, "    disqualified in round {o} (the fourth violation)")?;
+        }
+    }
+    if let Some(p) = replay {
+        writeln!(out, "  replay: {}", p.display())?;
+    }
+    for (s, log) in logs.iter().enumerate() {
+        if let Some(l) = log {
+            writeln!(out, "  log of {}: {}", rec.names[s], l.display())?;
+        }
+    }
+    Ok(())
+}
+
+fn cmd_map(cmd: MapCmd) -> Result<u8> {
+    let mut out = std::io::stdout().lock();
+    match cmd {
+        MapCmd::Show(m) => {
+            let map = load_map(&m.map, m.size.as_deref())?;
+            out.write_all(render_map(&map).as_bytes())?;
+        }
+        MapCmd::Export { map: m, output } => {
+            let map = load_map(&m.map, m.size.as_deref())?;
+            let text = write_map_file(&map);
+            match output {
+                Some(p) => std::fs::write(&p, text).with_context(|| format!("cannot write {}", p.display()))?,
+                None => out.write_all(text.as_bytes())?,
+            }
+        }
+        MapCmd::Stats(m) => {
+            let map = load_map(&m.map, m.size.as_deref())?;
+            writeln!(out, "map          {} ({}×{})", map.name(), map.width(), map.height())?;
+            writeln!(out, "fingerprint  {}", map.fingerprint())?;
+            let g = map.grid();
+            for (k, s) in map.seats().iter().enumerate() {
+                writeln!(out, "seat {k}       {} ({})", g.id(s.base), s.role.wire())?;
+            }
+            write!(out, "{}", MapStats::of(&map))?;
+        }
+    }
+    Ok(exit::OK)
+}
+
+/// The submission check (`gbely check`).
+fn cmd_check(a: CheckArgs) -> Result<u8> {
+    let py = python(a.python.as_deref());
+    let mut problems: Vec<String> = Vec::new();
+    let mut notes: Vec<String> = Vec::new();
+    let path = &a.agent;
+    let meta = std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if path.extension().and_then(|e| e.to_str()) != Some("py") {
+        problems.push(format!("{} is not a .py file: the submission is one Python file", path.display()));
+    }
+    if meta.len() > constants::MAX_SUBMISSION_BYTES {
+        problems.push(format!("the file has {} bytes; the limit is {} (512 KiB)", meta.len(), constants::MAX_SUBMISSION_BYTES));
+    } else {
+        notes.push(format!("size {} bytes of 524288 allowed", meta.len()));
+    }
+    let inspect = inspect_source(&py, path)?;
+    if let Some(err) = inspect.get("syntax_error").and_then(|v| v.as_str()) {
+        problems.push(format!("the file does not parse: {err}"));
+    }
+    if inspect.get("has_decide") != Some(&json!(true)) {
+        problems.push("the file defines no top-level function decide(stav)".into());
+    }
+    let foreign: Vec<String> = inspect
+        .get("non_stdlib")
+        .and_then(|v| v.as_array())
+        .map(|l| l.iter().filter_map(|x| x.as_str().map(String::from)).collect())
+        .unwrap_or_default();
+    if !foreign.is_empty() {
+        problems.push(format!("imports outside the standard library (the judge will not have them): {}", foreign.join(", ")));
+    }
+    let mut timing = None;
+    let mut violations = Vec::new();
+    if problems.is_empty() {
+        let run_dir = unique_dir(PathBuf::from("gbely-runs").join(format!("{}-check-{}", timestamp(), file_stem(&path.to_string_lossy()))));
+        std::fs::create_dir_all(&run_dir)?;
+        let map = Arc::new(gbely_world::reference_map());
+        let limit = ProcessConfig::default_time_limit();
+        let abs = std::fs::canonicalize(path)?;
+        let cfg = ProcessConfig { time_limit: limit, work_dir: run_dir.join(".seat0"), log: run_dir.join("seat0.log") };
+        let mut agent = ProcessPlayer::new(agent_name(&path.to_string_lossy()), AgentCommand::Python { file: abs, python: py.clone() }, cfg)?;
+        let mut council = DecidePlayer::new("council", Council::new());
+        let mut players: [&mut dyn Player; 2] = [&mut agent, &mut council];
+        let rec = play(map, &mut players, PlayOptions { config: MatchConfig { rounds: a.rounds }, record: false }, &mut ());
+        let mut times = agent.stats.round_seconds.clone();
+        times.sort_by(|x, y| x.total_cmp(y));
+        let max = times.last().copied().unwrap_or(0.0);
+        let p95 = times.get(((times.len() as f64 * 0.95).ceil() as usize).saturating_sub(1)).copied().unwrap_or(0.0);
+        timing = Some((max, p95, times.len()));
+        violations = rec.violations[0].clone();
+        for (round, kind, detail) in &violations {
+            problems.push(format!("violation in round {round}: {} — {detail}", kind.wire()));
+        }
+        notes.push(format!(
+            "test match: {} rounds against the Council on the reference map; {} cells at the end; {}",
+            rec.last_round + 1,
+            rec.outcome[0].cells,
+            discard_digest(&rec.discards[0])
+        ));
+        notes.push(format!("log: {}", run_dir.join("seat0.log").display()));
+    }
+    let ok = problems.is_empty();
+    if a.json {
+        let doc = json!({
+            "file": path.display().to_string(),
+            "ok": ok,
+            "problems": problems,
+            "notes": notes,
+            "decision_seconds": timing.map(|(max, p95, n)| json!({"max": max, "p95": p95, "rounds": n})),
+            "violations": violations.len(),
+        });
+        println!("{doc}");
+    } else {
+        println!("gbely check {}", path.display());
+        for n in &notes {
+            println!("  ok    {n}");
+        }
+        if let Some((max, p95, n)) = timing {
+            println!("  time  per decision over {n} rounds: max {:.3} s, p95 {:.3} s (limit {:.1} s)", max, p95, constants::ROUND_TIME_LIMIT_S);
+        }
+        for p in &problems {
+            println!("  FAIL  {p}");
+        }
+        println!("{}", if ok { "the submission passes the check" } else { "the submission would FAIL" });
+    }
+    Ok(if ok { exit::OK } else { exit::CHECK_FAILED })
+}
+
+const INSPECT_PY: &str = r#"
+import ast, json, sys
+path = sys.argv[1]
+out = {"has_decide": False, "imports": [], "non_stdlib": [], "syntax_error": None}
+try:
+    src = open(path, encoding="utf-8").read()
+    tree = ast.parse(src, filename=path)
+except (SyntaxError, UnicodeDecodeError, ValueError) as e:
+    out["syntax_error"] = str(e)
+    print(json.dumps(out)); sys.exit(0)
+names = set()
+for node in ast.walk(tree):
+    if isinstance(node, ast.Import):
+        names.update(a.name.split(".")[0] for a in node.names)
+    elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+        names.add(node.module.split(".")[0])
+out["has_decide"] = any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "decide" for n in tree.body) or \
+    any(isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "decide" for t in n.targets) for n in tree.body)
+std = set(getattr(sys, "stdlib_module_names", ())) | set(sys.builtin_module_names) | {"pravidla", "__future__"}
+out["imports"] = sorted(names)
+out["non_stdlib"] = sorted(n for n in names if n not in std) if std else []
+print(json.dumps(out))
+"#;
+
+fn inspect_source(py: &str, path: &Path) -> Result<serde_json::Value> {
+    let out = std::process::Command::new(py)
+        .arg("-c")
+        .arg(INSPECT_PY)
+        .arg(path)
+        .output()
+        .with_context(|| format!("cannot run the Python interpreter `{py}` (set --python or GBELY_PYTHON)"))?;
+    if !out.status.success() {
+        bail!("inspecting {} failed: {}", path.display(), String::from_utf8_lossy(&out.stderr).trim());
+    }
+    Ok(serde_json::from_slice(&out.stdout)?)
+}
