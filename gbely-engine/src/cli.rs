@@ -266,6 +266,21 @@ enum AgentSpec {
     Process(AgentCommand),
 }
 
+/// Refuses a spec naming a file that is not there, before anything is written.
+fn check_spec(spec: &str) -> Result<()> {
+    if spec == "council" || spec == "template" || spec == "expander" || spec.starts_with("cmd:") {
+        return Ok(());
+    }
+    let path = Path::new(spec);
+    if !path.exists() {
+        bail!("agent `{spec}` not found: give a Python file with decide(stav), `council`, `template`, `expander` or cmd:COMMAND");
+    }
+    if path.is_dir() {
+        bail!("agent `{spec}` is a folder, not a file");
+    }
+    Ok(())
+}
+
 fn resolve_agent(spec: &str, run_dir: &Path, seat: usize, py: &str) -> Result<AgentSpec> {
     if spec == "council" {
         return Ok(AgentSpec::Council);
@@ -287,13 +302,8 @@ fn resolve_agent(spec: &str, run_dir: &Path, seat: usize, py: &str) -> Result<Ag
         std::fs::write(&file, text)?;
         return Ok(AgentSpec::Process(AgentCommand::Python { file, python: py.to_string() }));
     }
+    check_spec(spec)?;
     let path = Path::new(spec);
-    if !path.exists() {
-        bail!("agent `{spec}` not found: give a Python file with decide(stav), `council`, `template`, `expander` or cmd:COMMAND");
-    }
-    if path.is_dir() {
-        bail!("agent `{spec}` is a folder, not a file");
-    }
     let abs = std::fs::canonicalize(path).with_context(|| format!("agent `{spec}`"))?;
     if spec.ends_with(".py") {
         Ok(AgentSpec::Process(AgentCommand::Python { file: abs, python: py.to_string() }))
@@ -439,6 +449,9 @@ fn cmd_play(a: PlayArgs) -> Result<u8> {
     }
     let limit = time_limit(&a.time_limit)?;
     let py = python(a.python.as_deref());
+    for spec in [&agent, &a.opponent] {
+        check_spec(spec)?;
+    }
     let run_dir = match &a.run_dir {
         Some(d) => d.clone(),
         None => unique_dir(PathBuf::from("gbely-runs").join(format!("{}-{}-vs-{}", timestamp(), file_stem(&agent), file_stem(&a.opponent)))),

@@ -1,0 +1,148 @@
+//! The `gbely` command as a user runs it.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn gbely(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gbely")).args(args).current_dir(dir).output().expect("runs")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("gbely-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn agents_dir() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../agents"))
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn the_template_against_the_council_with_a_summary_and_a_replay() {
+    let dir = scratch("play");
+    let agent = agents_dir().join("my_agent.py");
+    let out = gbely(&dir, &[agent.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    assert!(s.contains("my_agent.py vs council on gbely (60×60), 150 rounds played"), "{s}");
+    assert!(s.contains("share") && s.contains("tie-break"), "{s}");
+    assert!(s.contains("discarded"), "{s}");
+    let replay_line = s.lines().find(|l| l.trim_start().starts_with("replay: ")).expect("replay path");
+    let path = dir.join(replay_line.trim_start().trim_start_matches("replay: "));
+    let replay = gbely_world::Replay::from_json(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(replay.turns.len(), 150);
+    assert_eq!(replay.seats[0].name, "my_agent.py");
+    // The template loses to the Council.
+    let r = &replay.result.sides;
+    assert!(r[0].cells < r[1].cells, "{r:?}");
+}
+
+#[test]
+fn a_duel_of_two_agent_files_as_json() {
+    let dir = scratch("duel");
+    let a = agents_dir().join("expander.py");
+    let b = agents_dir().join("my_agent.py");
+    let out = gbely(&dir, &["play", a.to_str().unwrap(), "--opponent", b.to_str().unwrap(), "--map", "seed:duel", "--size", "24", "--rounds", "40", "--json", "--no-replay"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["size"], serde_json::json!([24, 24]));
+    assert_eq!(doc["sides"][0]["name"], "expander.py");
+    assert_eq!(doc["sides"][1]["name"], "my_agent.py");
+    let (c0, c1) = (doc["sides"][0]["cells"].as_u64().unwrap(), doc["sides"][1]["cells"].as_u64().unwrap());
+    assert!(c0 > 1 && c1 > 1);
+    let shares = doc["sides"][0]["share"].as_f64().unwrap() + doc["sides"][1]["share"].as_f64().unwrap();
+    assert!(shares <= 100.0);
+    assert_eq!(doc["replay"], serde_json::Value::Null);
+    assert!(doc["sides"][1]["log"].as_str().unwrap().ends_with("seat1-my_agent.log"));
+}
+
+#[test]
+fn a_disqualified_agent_gives_exit_code_3() {
+    let dir = scratch("dq");
+    std::fs::write(dir.join("bad.py"), "def decide(stav):\n    return 'nonsense'\n").unwrap();
+    let out = gbely(&dir, &["bad.py", "--rounds", "10", "--quiet"]);
+    assert_eq!(out.status.code(), Some(3));
+}
+
+#[test]
+fn check_passes_a_good_file() {
+    let dir = scratch("check-good");
+    let agent = agents_dir().join("expander.py");
+    let out = gbely(&dir, &["check", agent.to_str().unwrap(), "--rounds", "10"]);
+    let s = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{s}{}", text(&out.stderr));
+    assert!(s.contains("the submission passes the check"), "{s}");
+    assert!(s.contains("max") && s.contains("p95"), "{s}");
+}
+
+#[test]
+fn check_fails_bad_files_and_says_why() {
+    let dir = scratch("check-bad");
+    std::fs::write(dir.join("numpy_agent.py"), "import numpy as np\nimport json\ndef decide(stav):\n    return []\n").unwrap();
+    std::fs::write(dir.join("no_decide.py"), "def think(stav):\n    return []\n").unwrap();
+    std::fs::write(dir.join("huge.py"), format!("X = '{}'\ndef decide(stav):\n    return []\n", "a".repeat(600 * 1024))).unwrap();
+    std::fs::write(dir.join("slow.py"), "import time\ndef decide(stav):\n    time.sleep(2.5)\n    return []\n").unwrap();
+    for (file, why) in [
+        ("numpy_agent.py", "outside the standard library"),
+        ("no_decide.py", "no top-level function decide"),
+        ("huge.py", "the limit is 524288"),
+        ("slow.py", "timeout"),
+    ] {
+        let out = gbely(&dir, &["check", file, "--rounds", "2"]);
+        let s = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(4), "{file}: {s}");
+        assert!(s.contains(why), "{file}: `{why}` not in\n{s}");
+        assert!(s.contains("would FAIL"), "{s}");
+    }
+}
+
+#[test]
+fn errors_are_one_clear_line_with_a_meaningful_exit_code() {
+    let dir = scratch("errors");
+    let out = gbely(&dir, &["missing.py"]);
+    assert_eq!(out.status.code(), Some(1));
+    let e = text(&out.stderr);
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(e.contains("agent `missing.py` not found"), "{e}");
+    assert!(!dir.join("gbely-runs").exists(), "nothing written for a failed start");
+
+    std::fs::write(dir.join("broken.map"), "gbely-map 1\nname x\nsize 3 3\nterrain\n").unwrap();
+    let out = gbely(&dir, &["map", "show", "--map", "broken.map"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("broken.map: line"), "{}", text(&out.stderr));
+
+    let out = gbely(&dir, &["play", "x.py", "--bogus"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = gbely(&dir, &["play", "--map", "seed:a", "--size", "5", "council"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("out of range"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn map_export_writes_a_file_that_plays() {
+    let dir = scratch("maps");
+    let out = gbely(&dir, &["map", "export", "--map", "seed:exported", "--size", "20x16", "-o", "m.map"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stats = gbely(&dir, &["map", "stats", "--map", "m.map"]);
+    let s = text(&stats.stdout);
+    assert!(s.contains("(20×16)") && s.contains("symmetric    yes"), "{s}");
+    let show = gbely(&dir, &["map", "show", "--map", "m.map"]);
+    assert_eq!(text(&show.stdout).lines().count(), 2 + 16);
+    let play = gbely(&dir, &["play", "council", "--map", "m.map", "--rounds", "20", "--quiet"]);
+    assert!(play.status.success(), "{}", text(&play.stderr));
+}
+
+#[test]
+fn help_teaches() {
+    let out = gbely(Path::new("."), &["--help"]);
+    let s = text(&out.stdout);
+    assert!(out.status.success());
+    for word in ["play", "check", "map", "Exit codes", "gbely my_agent.py"] {
+        assert!(s.contains(word), "{word} missing from --help:\n{s}");
+    }
+}
