@@ -1,0 +1,221 @@
+//! The Council's behaviours on crafted positions (SPEC §11), its determinism, and calibration
+//! against the example agents.
+
+mod common;
+
+use std::sync::Arc;
+
+use agents::{Expander, Template};
+use common::Lab;
+use gbely_council::Council;
+use gbely_engine::game::{play, DecidePlayer, PlayOptions, Player};
+use gbely_engine::sim::NEUTRAL;
+use gbely_rules::{Command, Decide, Observation, Owner};
+
+/// A 7×5 field, all meadow but a hill at P02_03 and a river at P03_03. Seat 1 is the Council.
+const FIELD: [&str; 5] = ["B......", ".......", "...^...", "...~...", "......B"];
+const SEATS: [&str; 2] = ["P00_00", "P04_06"];
+
+/// The Council's commands (seat 1) on a crafted position, as readable strings.
+fn council_on(lab: &mut Lab) -> Vec<String> {
+    let mut m = lab.m.clone();
+    let obs = m.observe(1);
+    let g = m.map().grid().clone();
+    Council::new()
+        .decide(&obs)
+        .iter()
+        .map(|c| match *c {
+            Command::Attack { from, to, amount } => format!("ATTACK {} {} {}", g.id(from), g.id(to), amount),
+            Command::Move { from, to, .. } => format!("MOVE {} {}", g.id(from), g.id(to)),
+            Command::Fortify { cell, amount } => format!("FORTIFY {} {}", g.id(cell), amount),
+        })
+        .collect()
+}
+
+/// Seat 1 owns only P04_06 (its base) with `units`; every other cell neutral with garrison 9
+/// unless set otherwise.
+fn council_lab(units: f64) -> Lab {
+    let mut lab = Lab::new(&FIELD, &SEATS);
+    let cells: Vec<_> = lab.m.map().grid().cells().collect();
+    for c in cells {
+        if lab.m.owner(c) == NEUTRAL {
+            lab.m.set_cell(c, NEUTRAL, 9.0, 0.0);
+        }
+    }
+    lab.set("P04_06", 1, units, 0.0);
+    lab
+}
+
+#[test]
+fn it_takes_the_cheap_productive_neighbour_with_the_smallest_sure_force() {
+    let mut lab = council_lab(10.0);
+    lab.set("P04_05", NEUTRAL, 2.0, 0.0); // meadow: defence 2 → 3 surely wins
+    lab.set("P03_06", NEUTRAL, 7.0, 0.0); // meadow: defence 7 → 8
+    let cmds = council_on(&mut lab);
+    assert_eq!(cmds, ["ATTACK P04_06 P04_05 3"]);
+
+    // Same price, different production: the meadow over the river.
+    let mut lab = council_lab(0.0);
+    lab.set("P03_04", 1, 10.0, 0.0);
+    lab.set("P02_04", NEUTRAL, 2.0, 0.0); // meadow, defence 2 → 3
+    lab.set("P03_03", NEUTRAL, 1.5, 0.0); // river, defence 1.95 (+ rounding) → 3
+    let cmds = council_on(&mut lab);
+    assert_eq!(cmds[0], "ATTACK P03_04 P02_04 3");
+}
+
+#[test]
+fn it_does_not_attack_what_it_cannot_take() {
+    let mut lab = council_lab(8.0);
+    // Neighbours P03_06 and P04_05 hold 9 (defence 9): 8 units cannot take them.
+    let cmds = council_on(&mut lab);
+    assert!(cmds.iter().all(|c| !c.starts_with("ATTACK")), "{cmds:?}");
+}
+
+#[test]
+fn it_moves_interior_units_toward_the_front_avoiding_hills() {
+    let mut lab = council_lab(0.0);
+    // Own block around the hill; the front is the row-0 side. P03_03 (river) is interior; its
+    // shortest ways to the front go through P02_03 (hill) or P02_02/P02_04 detours.
+    for id in ["P04_06", "P04_05", "P04_04", "P04_03", "P04_02", "P03_06", "P03_05", "P03_04", "P03_02",
+               "P03_03", "P02_06", "P02_05", "P02_04", "P02_03", "P02_02", "P03_01", "P04_01", "P02_01",
+               "P04_00", "P03_00", "P02_00"] {
+        lab.set(id, 1, 0.0, 0.0);
+    }
+    lab.set("P04_04", 1, 12.0, 0.0);
+    lab.set("P03_03", 1, 12.0, 0.0);
+    let cmds = council_on(&mut lab);
+    // P04_04 steps north (P03_04, meadow) toward row 2 (the front, next to row 1's neutrals).
+    assert!(cmds.contains(&"MOVE P04_04 P03_04".to_string()), "{cmds:?}");
+    // P03_03 is interior too: it sends its units on (which way is the next test's subject).
+    assert!(cmds.iter().any(|c| c.starts_with("MOVE P03_03 ")), "{cmds:?}");
+    // Front cells keep their units (they attack or hold).
+    assert!(!cmds.iter().any(|c| c.starts_with("MOVE P02_")), "{cmds:?}");
+}
+
+#[test]
+fn it_prefers_a_meadow_path_to_a_hill_of_the_same_length() {
+    // P02_00 can step north onto the hill P01_00 or east onto the meadow P02_01; both are on
+    // the front (each touches a neutral cell). North comes first in neighbour order, but only
+    // 60 % of a column gets onto a hill in a round: the Council takes the meadow.
+    let rows = ["...B.", "^^..B", "....."];
+    let seats = ["P00_03", "P01_04"];
+    let mut lab = Lab::new(&rows, &seats);
+    for c in lab.m.map().grid().cells().collect::<Vec<_>>() {
+        lab.m.set_cell(c, NEUTRAL, 30.0, 0.0);
+    }
+    lab.set("P00_03", 0, 5.0, 0.0);
+    lab.set("P01_04", 1, 1.0, 0.0);
+    for id in ["P01_00", "P02_01"] {
+        lab.set(id, 1, 0.0, 0.0);
+    }
+    lab.set("P02_00", 1, 10.0, 0.0);
+    let cmds = council_on(&mut lab);
+    assert!(cmds.contains(&"MOVE P02_00 P02_01".to_string()), "{cmds:?}");
+}
+
+#[test]
+fn it_concentrates_on_a_valuable_target_no_single_cell_can_take() {
+    let mut lab = council_lab(0.0);
+    lab.set("P03_05", 1, 6.0, 0.0);
+    lab.set("P02_04", 1, 6.0, 0.0);
+    lab.set("P04_05", 1, 0.0, 0.0);
+    lab.set("P03_06", 1, 0.0, 0.0);
+    lab.set("P02_05", NEUTRAL, 9.0, 0.0); // meadow, defence 9 → 10 needed; each has 6
+    for id in ["P01_04", "P02_03", "P03_04", "P02_06", "P01_05"] {
+        lab.set(id, NEUTRAL, 30.0, 0.0);
+    }
+    let cmds = council_on(&mut lab);
+    let strikes: Vec<&String> = cmds.iter().filter(|c| c.contains(" P02_05 ")).collect();
+    assert_eq!(strikes.len(), 2, "{cmds:?}");
+    let total: f64 = strikes.iter().map(|c| c.rsplit(' ').next().unwrap().parse::<f64>().unwrap()).sum();
+    assert_eq!(total, 10.0, "{cmds:?}");
+}
+
+#[test]
+fn it_fortifies_a_threatened_border_and_not_a_safe_one() {
+    let mut lab = council_lab(0.0);
+    lab.set("P02_06", 1, 8.0, 0.0);
+    lab.set("P01_06", 0, 30.0, 0.0); // an enemy that can take P02_06 (defence 8)
+    let cmds = council_on(&mut lab);
+    assert!(cmds.iter().any(|c| c.starts_with("FORTIFY P02_06 ")), "{cmds:?}");
+    let amount: f64 = cmds.iter().find(|c| c.starts_with("FORTIFY")).unwrap().rsplit(' ').next().unwrap().parse().unwrap();
+    assert!(amount <= 2.0, "sparingly: {amount}");
+
+    let mut lab = council_lab(0.0);
+    lab.set("P02_06", 1, 8.0, 0.0);
+    lab.set("P01_06", 0, 3.0, 0.0); // a weak enemy: no threat
+    let cmds = council_on(&mut lab);
+    assert!(!cmds.iter().any(|c| c.starts_with("FORTIFY")), "{cmds:?}");
+}
+
+#[test]
+fn it_treats_every_army_as_an_enemy() {
+    // A hand-made final-mode observation: two different finalists next to the Council.
+    let lab = council_lab(10.0);
+    let mut m = lab.m.clone();
+    let mut obs: Observation = m.observe(1);
+    for v in obs.visible.iter_mut() {
+        v.owner = Owner::Army(3);
+        v.garrison = 30.0;
+    }
+    let cmds = Council::new().decide(&obs);
+    assert!(cmds.iter().any(|c| matches!(c, Command::Fortify { .. })), "an armada_3 neighbour of 30 is a threat: {cmds:?}");
+    // And an armada cell weak enough is attacked like any enemy.
+    for v in obs.visible.iter_mut() {
+        v.garrison = 1.0;
+    }
+    let cmds = Council::new().decide(&obs);
+    assert!(cmds.iter().any(|c| matches!(c, Command::Attack { .. })), "{cmds:?}");
+}
+
+#[test]
+fn the_same_observation_gives_the_same_commands() {
+    let map = Arc::new(gbely_world::reference_map());
+    let mut m = gbely_engine::Match::new(map, Default::default());
+    let mut c = Council::new();
+    let mut report = Default::default();
+    for _ in 0..30 {
+        let obs = m.observe(1);
+        let first = c.decide(&obs);
+        assert_eq!(first, c.decide(&obs));
+        assert_eq!(first, Council::new().decide(&obs));
+        let other = Council::new().decide(&m.observe(0));
+        m.resolve_round(
+            &[
+                gbely_engine::SideInput::Orders(other.into_iter().map(Ok).collect()),
+                gbely_engine::SideInput::Orders(first.into_iter().map(Ok).collect()),
+            ],
+            &mut report,
+        );
+    }
+}
+
+fn shares(map: &Arc<gbely_world::Map>, a: impl Decide, b: impl Decide, record: bool) -> (f64, f64, Option<String>) {
+    let mut pa = DecidePlayer::new("a", a);
+    let mut pb = DecidePlayer::new("b", b);
+    let mut players: [&mut dyn Player; 2] = [&mut pa, &mut pb];
+    let rec = play(map.clone(), &mut players, PlayOptions { record, ..Default::default() }, &mut ());
+    (rec.outcome[0].score.unwrap(), rec.outcome[1].score.unwrap(), rec.replay.map(|r| r.to_json()))
+}
+
+#[test]
+fn council_against_council_twice_gives_identical_replays() {
+    let map = Arc::new(gbely_world::reference_map());
+    let (_, _, a) = shares(&map, Council::new(), Council::new(), true);
+    let (_, _, b) = shares(&map, Council::new(), Council::new(), true);
+    assert_eq!(a, b);
+}
+
+#[test]
+fn calibration_template_loses_and_expander_wins() {
+    let mut maps = vec![Arc::new(gbely_world::reference_map())];
+    for seed in ["calib-a", "calib-b", "calib-c"] {
+        maps.push(Arc::new(gbely_world::generate_duel(seed, 60, 60).unwrap()));
+    }
+    for map in &maps {
+        let (t, c) = { let s = shares(map, Template::default(), Council::new(), false); (s.0, s.1) };
+        assert!(c - t >= 8.0, "{}: the template should lose clearly: {t:.2} vs the Council {c:.2}", map.name());
+        let (e, c) = { let s = shares(map, Expander::default(), Council::new(), false); (s.0, s.1) };
+        assert!(e - c >= 3.0, "{}: the expander should beat the Council: {e:.2} vs {c:.2}", map.name());
+    }
+}
