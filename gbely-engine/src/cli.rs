@@ -159,23 +159,28 @@ enum MapCmd {
 
 /// Runs the command line; `args` includes the program name.
 pub fn run(args: Vec<OsString>) -> ExitCode {
+    ExitCode::from(run_code(args))
+}
+
+/// Runs the command line and returns the exit code as a number (for the Python package).
+pub fn run_code(args: Vec<OsString>) -> u8 {
     let args = with_default_subcommand(args);
     let cli = match Cli::try_parse_from(args) {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() { exit::USAGE } else { exit::OK };
             let _ = e.print();
-            return ExitCode::from(code);
+            return code;
         }
     };
     match dispatch(cli) {
-        Ok(code) => ExitCode::from(code),
+        Ok(code) => code,
         Err(e) => {
             if is_broken_pipe(&e) {
-                return ExitCode::from(exit::OK);
+                return exit::OK;
             }
             eprintln!("gbely: error: {e:#}");
-            ExitCode::from(exit::ERROR)
+            exit::ERROR
         }
     }
 }
@@ -242,32 +247,32 @@ pub fn load_map(spec: &str, size: Option<&str>) -> Result<Map> {
     }
 }
 
-fn python(given: Option<&str>) -> String {
+pub fn python(given: Option<&str>) -> String {
     given.map(str::to_string).or_else(|| std::env::var("GBELY_PYTHON").ok()).unwrap_or_else(|| "python3".into())
 }
 
 /// A short display name for an agent spec.
-fn agent_name(spec: &str) -> String {
+pub fn agent_name(spec: &str) -> String {
     if let Some(cmd) = spec.strip_prefix("cmd:") {
         return cmd.split_whitespace().next().map(|p| Path::new(p).file_name().map_or(p.to_string(), |f| f.to_string_lossy().into())).unwrap_or_default();
     }
     Path::new(spec).file_name().map_or(spec.to_string(), |f| f.to_string_lossy().into_owned())
 }
 
-fn file_stem(spec: &str) -> String {
+pub fn file_stem(spec: &str) -> String {
     let n = agent_name(spec);
     n.strip_suffix(".py").unwrap_or(&n).chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect()
 }
 
-/// What the user's spec names.
+/// What a user's agent spec names.
 #[derive(Debug)]
-enum AgentSpec {
+pub enum AgentSpec {
     Council,
     Process(AgentCommand),
 }
 
 /// Refuses a spec naming a file that is not there, before anything is written.
-fn check_spec(spec: &str) -> Result<()> {
+pub fn check_spec(spec: &str) -> Result<()> {
     if spec == "council" || spec == "template" || spec == "expander" || spec.starts_with("cmd:") {
         return Ok(());
     }
@@ -281,7 +286,7 @@ fn check_spec(spec: &str) -> Result<()> {
     Ok(())
 }
 
-fn resolve_agent(spec: &str, run_dir: &Path, seat: usize, py: &str) -> Result<AgentSpec> {
+pub fn resolve_agent(spec: &str, run_dir: &Path, seat: usize, py: &str) -> Result<AgentSpec> {
     if spec == "council" {
         return Ok(AgentSpec::Council);
     }
@@ -312,7 +317,7 @@ fn resolve_agent(spec: &str, run_dir: &Path, seat: usize, py: &str) -> Result<Ag
     }
 }
 
-fn time_limit(s: &str) -> Result<Option<Duration>> {
+pub fn time_limit(s: &str) -> Result<Option<Duration>> {
     match s {
         "off" | "none" | "0" => Ok(None),
         _ => {
@@ -326,7 +331,7 @@ fn time_limit(s: &str) -> Result<Option<Duration>> {
 }
 
 /// A UTC timestamp `YYYYMMDD-HHMMSS` for run folder names (no clock crate needed).
-fn timestamp() -> String {
+pub fn timestamp() -> String {
     let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
     // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
@@ -342,7 +347,7 @@ fn timestamp() -> String {
     format!("{y:04}{m:02}{d:02}-{:02}{:02}{:02}", rem / 3600, rem % 3600 / 60, rem % 60)
 }
 
-fn unique_dir(base: PathBuf) -> PathBuf {
+pub fn unique_dir(base: PathBuf) -> PathBuf {
     if !base.exists() {
         return base;
     }
@@ -407,12 +412,21 @@ pub fn discard_digest(d: &BTreeMap<DiscardReason, u32>) -> String {
     format!("{total} discarded: {}", list.join(", "))
 }
 
-struct PlaySetup {
-    players: Vec<Box<dyn Player>>,
-    logs: Vec<Option<PathBuf>>,
+/// The players of a match and their log files (`None` for in-process players).
+pub struct PlaySetup {
+    pub players: Vec<Box<dyn Player>>,
+    pub logs: Vec<Option<PathBuf>>,
 }
 
-fn build_players(specs: &[(String, String)], run_dir: &Path, limit: Option<Duration>, py: &str) -> Result<PlaySetup> {
+impl std::fmt::Debug for PlaySetup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<String> = self.players.iter().map(|p| p.name()).collect();
+        f.debug_struct("PlaySetup").field("players", &names).field("logs", &self.logs).finish()
+    }
+}
+
+/// Builds one player per `(spec, display name)`, process agents logging into `run_dir`.
+pub fn build_players(specs: &[(String, String)], run_dir: &Path, limit: Option<Duration>, py: &str) -> Result<PlaySetup> {
     let mut players: Vec<Box<dyn Player>> = Vec::new();
     let mut logs = Vec::new();
     for (seat, (spec, name)) in specs.iter().enumerate() {
@@ -492,7 +506,7 @@ fn cmd_play(a: PlayArgs) -> Result<u8> {
     Ok(if rec.outcome[0].disqualified.is_some() { exit::DISQUALIFIED } else { exit::OK })
 }
 
-fn result_json(map: &Map, rec: &GameRecord, replay: Option<&Path>, logs: &[Option<PathBuf>]) -> serde_json::Value {
+pub fn result_json(map: &Map, rec: &GameRecord, replay: Option<&Path>, logs: &[Option<PathBuf>]) -> serde_json::Value {
     let sides: Vec<serde_json::Value> = rec
         .outcome
         .iter()

@@ -149,7 +149,7 @@ pub trait Observer {
 impl Observer for () {}
 
 /// Builds a replay while a match is played.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Recorder {
     after_production: (Vec<u8>, Vec<f64>, Vec<f64>),
     turns: Vec<Turn>,

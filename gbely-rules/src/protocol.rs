@@ -306,7 +306,7 @@ mod tests {
     #[test]
     fn fast_rounding_equals_f64_round_bit_for_bit() {
         let mut x = 0x1234_5678_9abc_def0u64;
-        let mut check = |y: f64| assert_eq!(round_half_away(y).to_bits(), y.round().to_bits(), "{y:e}");
+        let check = |y: f64| assert_eq!(round_half_away(y).to_bits(), y.round().to_bits(), "{y:e}");
         for y in [0.0, -0.0, 0.5, -0.5, 1.5, 2.5, -2.5, 0.49999999999999994, -0.49999999999999994,
                   4503599627370495.5, 4503599627370496.0, 9.0e18, -9.0e18, 1e300, f64::INFINITY] {
             check(y);

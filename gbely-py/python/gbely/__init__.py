@@ -1,0 +1,196 @@
+"""gbely — the Gbely oil battle, locally: the exact engine, the Council, maps and replays.
+
+>>> import gbely
+>>> def decide(stav):
+...     return {"prikazy": []}
+>>> result = gbely.play(decide, rounds=5)
+>>> result.cells
+[1, 20]
+
+Agents are a path to an agent file (run in its own process, like the judge), or a callable
+``decide(stav)`` / an object with a ``decide`` method (run in-process, fast). ``stav`` is
+exactly the dict of SPEC §5; the answer is ``{"prikazy": [...]}`` or a bare list.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+
+from . import pravidla
+from ._gbely import Map, Match, __version__
+from ._gbely import play_match as _play_match
+from .replay import Replay
+
+# `import pravidla` works in a script that imported gbely, as it does inside an agent process.
+sys.modules.setdefault("pravidla", pravidla)
+
+__all__ = ["Map", "Match", "Replay", "Result", "SideResult", "play", "pravidla", "__version__"]
+
+Agent = Union[str, "os.PathLike[str]", Callable[[Dict[str, Any]], Any], Any]
+
+
+@dataclass(frozen=True)
+class SideResult:
+    """One seat's standing at the end of a match (SPEC §10)."""
+
+    seat: int
+    name: str
+    cells: int
+    #: Share of the map in %, ``None`` when disqualified.
+    share: Optional[float]
+    #: First round at whose end the side owned at least its final number of cells.
+    tiebreak_round: Optional[int]
+    disqualified: bool
+    #: ``[{"round": 3, "kind": "timeout", "detail": "..."}]``
+    violations: List[Dict[str, Any]] = field(default_factory=list)
+    #: Discarded commands by reason code: ``{"no_ready_units": 30, "not_adjacent": 7}``.
+    discarded: Dict[str, int] = field(default_factory=dict)
+    #: The agent process's log file, for file agents.
+    log: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class Result:
+    """What :func:`play` returns."""
+
+    map: str
+    fingerprint: str
+    last_round: int
+    #: ``rounds``, ``elimination``, ``disqualification`` or ``council_fell``.
+    ended_by: str
+    #: Round in which the Council's seat lost its last cell, if it did.
+    council_fell: Optional[int]
+    sides: List[SideResult]
+    replay: Optional[str]
+
+    @property
+    def shares(self) -> List[Optional[float]]:
+        """Share of the map per seat, in %."""
+        return [s.share for s in self.sides]
+
+    @property
+    def cells(self) -> List[int]:
+        return [s.cells for s in self.sides]
+
+    @property
+    def tiebreak_rounds(self) -> List[Optional[int]]:
+        return [s.tiebreak_round for s in self.sides]
+
+    @property
+    def violations(self) -> List[int]:
+        """Number of violations per seat."""
+        return [len(s.violations) for s in self.sides]
+
+    @property
+    def discarded(self) -> List[Dict[str, int]]:
+        return [s.discarded for s in self.sides]
+
+    def __str__(self) -> str:
+        lines = [f"{self.map}: {self.ended_by} after round {self.last_round}"]
+        for s in self.sides:
+            share = "disqualified" if s.share is None else f"{s.share:.2f} %"
+            lines.append(f"  {s.name:<20} {share:>12} {s.cells:>6} cells, tie-break {s.tiebreak_round}, "
+                         f"{len(s.violations)} violations, {sum(s.discarded.values())} discarded")
+        return "\n".join(lines)
+
+    @staticmethod
+    def _from_json(text: str) -> "Result":
+        d = json.loads(text)
+        sides = [
+            SideResult(
+                seat=s["seat"], name=s["name"], cells=s["cells"], share=s["share"],
+                tiebreak_round=s["tiebreak_round"], disqualified=s["disqualified"],
+                violations=s["violations"], discarded=s["discarded"], log=s["log"],
+            )
+            for s in d["sides"]
+        ]
+        return Result(d["map"], d["fingerprint"], d["last_round"], d["ended_by"], d["council_fell"], sides, d["replay"])
+
+
+def _agent(a: Agent) -> Any:
+    if isinstance(a, (str, os.PathLike)):
+        return os.fspath(a)
+    decide = getattr(a, "decide", None)
+    if callable(decide) and not isinstance(a, type):
+        return decide
+    if callable(a):
+        return a
+    raise TypeError(f"an agent is a file path, 'council', 'template', 'expander', a callable decide(stav) "
+                    f"or an object with a decide method, not {type(a).__name__}")
+
+
+def _map(map: Union[str, Map, None], size: Union[int, Sequence[int], None]) -> Union[str, Map, None]:
+    if size is None or isinstance(map, Map):
+        return map
+    if isinstance(size, int):
+        size_text = str(size)
+    else:
+        w, h = size
+        size_text = f"{w}x{h}"
+    return Map.named(map or "gbely", size_text)
+
+
+def _check_agent_file(a: Any) -> None:
+    """A file agent that cannot work raises here, before a match is started."""
+    if not isinstance(a, str) or not a.endswith(".py"):
+        return
+    import ast
+
+    try:
+        with open(a, encoding="utf-8") as f:
+            tree = ast.parse(f.read(), filename=a)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"agent file {a!r} not found") from None
+    except SyntaxError as e:
+        raise ValueError(f"agent file {a!r} does not parse: {e}") from None
+    if not any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "decide" for n in tree.body) and \
+            not any(isinstance(n, ast.Assign) and any(getattr(t, "id", None) == "decide" for t in n.targets) for n in tree.body):
+        raise ValueError(f"agent file {a!r} defines no top-level function decide(stav)")
+
+
+def play(
+    agent: Agent,
+    opponent: Agent = "council",
+    map: Union[str, Map, None] = "gbely",
+    rounds: int = 150,
+    replay: Union[str, "os.PathLike[str]", None] = None,
+    time_limit: Optional[float] = 2.0,
+    python: Optional[str] = None,
+    size: Union[int, Sequence[int], None] = None,
+    run_dir: Union[str, "os.PathLike[str]", None] = None,
+) -> Result:
+    """Plays one match: ``agent`` in seat 0 against ``opponent`` in seat 1.
+
+    Args:
+        agent: an agent file path (own process), ``council``/``template``/``expander``,
+            ``cmd:COMMAND``, or a callable ``decide(stav)`` / object with ``decide`` (in-process;
+            an exception or an answer slower than ``time_limit`` is a violation).
+        opponent: as ``agent``; default the Council.
+        map: ``gbely`` (the reference map), ``seed:TEXT``, a map file path, or a :class:`Map`.
+        rounds: rounds to play (150).
+        replay: where to write the replay JSON, or ``None`` for none.
+        time_limit: seconds per round, ``None`` for no limit.
+        python: interpreter for agent files (default: this one).
+        size: size of a generated map: ``N`` or ``(W, H)``.
+        run_dir: folder for agent logs (default ``gbely-runs/<time>-<agent>``).
+
+    Example:
+        >>> r = play(lambda stav: [], rounds=3)
+        >>> r.ended_by, r.last_round
+        ('rounds', 2)
+    """
+    agents = [_agent(agent), _agent(opponent)]
+    for a in agents:
+        _check_agent_file(a)
+    return Result._from_json(_play_match(
+        agents,
+        map=_map(map, size),
+        rounds=rounds,
+        replay=os.fspath(replay) if replay is not None else None,
+        time_limit=time_limit,
+        python=python or os.environ.get("GBELY_PYTHON") or sys.executable,
+        run_dir=os.fspath(run_dir) if run_dir is not None else None,
+    ))

@@ -1,0 +1,211 @@
+"""The gbely package as a competitor uses it, installed with pip into a fresh virtualenv."""
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import gbely
+
+ROOT = Path(__file__).resolve().parents[2]
+TEMPLATE = ROOT / "agents" / "my_agent.py"
+EXPANDER = ROOT / "agents" / "expander.py"
+
+
+def load_decide(path):
+    spec = importlib.util.spec_from_file_location(path.stem + "_mod", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.decide
+
+
+@pytest.fixture(autouse=True)
+def in_tmp(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+
+
+def test_python_m_gbely_plays_the_template():
+    out = subprocess.run([sys.executable, "-m", "gbely", str(TEMPLATE), "--rounds", "20", "--json", "--no-replay"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["last_round"] == 19
+    assert doc["sides"][0]["name"] == "my_agent.py"
+    assert doc["sides"][0]["violations"] == []
+
+
+def test_the_console_script_is_the_same_cli():
+    exe = Path(sys.executable).with_name("gbely")
+    out = subprocess.run([str(exe), "map", "stats", "--map", "seed:py", "--size", "20"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "(20×20)" in out.stdout and "symmetric    yes" in out.stdout
+    bad = subprocess.run([str(exe), "play", "x.py", "--bogus"], capture_output=True, text=True)
+    assert bad.returncode == 2
+
+
+def test_play_a_file_agent():
+    r = gbely.play(str(TEMPLATE), rounds=30)
+    assert r.last_round == 29 and r.ended_by == "rounds"
+    assert r.sides[0].name == "my_agent.py" and r.sides[1].name == "council"
+    assert r.violations == [0, 0]
+    assert r.cells[0] > 1
+    assert r.sides[0].log.endswith("seat0-my_agent.log") and os.path.exists(r.sides[0].log)
+
+
+def test_play_a_callable_and_an_object():
+    class Agent:
+        def __init__(self):
+            self.rounds = []
+
+        def decide(self, stav):
+            self.rounds.append(stav["kolo"])
+            assert set(stav) == {"kolo", "moja_zakladna", "moje_pola", "viditelne_susedne_pola"}
+            assert stav["moja_zakladna"] == "P57_02"
+            return []
+
+    a = Agent()
+    r = gbely.play(a, rounds=7)
+    assert a.rounds == list(range(7))
+    assert r.cells[0] == 1
+    r = gbely.play(lambda stav: {"prikazy": []}, opponent="council", map="seed:x", size=20, rounds=3)
+    assert r.map == "seed:x"
+
+
+def test_the_same_match_through_the_file_and_the_callable_is_identical(tmp_path):
+    by_file = gbely.play(str(EXPANDER), rounds=60, replay=tmp_path / "file.json")
+    by_callable = gbely.play(load_decide(EXPANDER), rounds=60, replay=tmp_path / "callable.json")
+    assert by_file.cells == by_callable.cells
+    assert by_file.shares == by_callable.shares
+    assert by_file.tiebreak_rounds == by_callable.tiebreak_rounds
+    assert by_file.discarded == by_callable.discarded
+    a = json.loads((tmp_path / "file.json").read_text())
+    b = json.loads((tmp_path / "callable.json").read_text())
+    assert a["turns"] == b["turns"] and a["final"] == b["final"]
+
+
+def test_import_pravidla_inside_an_agent(tmp_path):
+    agent = tmp_path / "rules_agent.py"
+    agent.write_text("import pravidla\nfrom pravidla import POCET_KOL\n"
+                     "def decide(stav):\n    assert POCET_KOL == 150 and pravidla.PRIECHODNOST['vrch'] == 0.6\n    return []\n")
+    r = gbely.play(str(agent), rounds=3)
+    assert r.violations == [0, 0]
+    import pravidla  # registered by `import gbely`
+    assert pravidla is gbely.pravidla
+    assert gbely.pravidla.TERENNY_BONUS == {"luka": 1.0, "vrch": 1.5, "rieka": 1.3}
+    source = Path(gbely.pravidla.__file__).read_text()
+    assert source == gbely._gbely.pravidla_source()
+    assert "import" not in [line.split(" ")[0] for line in source.splitlines()]
+
+
+def test_the_step_api_through_a_full_match(tmp_path):
+    decide = load_decide(EXPANDER)
+    m = gbely.Match(map="gbely", rounds=150)
+    assert m.seats == 2 and m.map.name == "gbely"
+    while not m.is_over:
+        m.submit(0, decide(m.observation(0)))
+        report = m.advance()
+        assert set(report) >= {"round", "captures", "discarded", "violations", "over"}
+    res = m.result()
+    assert res["last_round"] == 149
+    fig = m.figures()
+    assert fig["cells"] == [s["cells"] for s in res["sides"]]
+    m.save_replay(tmp_path / "steps.json")
+    rp = gbely.Replay.load(tmp_path / "steps.json")
+    assert rp.rounds_played == 150
+    assert rp.figures()[-1]["cells"] == fig["cells"]
+    # The same match through gbely.play gives the same result.
+    r = gbely.play(decide, rounds=150)
+    assert r.cells == fig["cells"]
+    with pytest.raises(RuntimeError, match="over"):
+        m.advance()
+
+
+def test_a_callable_that_raises_is_disqualified_after_four_violations(capfd):
+    def decide(stav):
+        raise ZeroDivisionError("oops")
+
+    r = gbely.play(decide, rounds=150)
+    s = r.sides[0]
+    assert [v["kind"] for v in s.violations] == ["crash"] * 4
+    assert "ZeroDivisionError" in s.violations[0]["detail"]
+    assert s.disqualified and s.share is None
+    assert r.ended_by == "disqualification" and r.last_round == 3
+    assert "ZeroDivisionError" in capfd.readouterr().err
+
+
+def test_a_callable_that_is_too_slow_loses_those_rounds():
+    def decide(stav):
+        if stav["kolo"] in (1, 2):
+            time.sleep(0.15)
+        return []
+
+    r = gbely.play(decide, rounds=5, time_limit=0.1)
+    assert [(v["round"], v["kind"]) for v in r.sides[0].violations] == [(1, "timeout"), (2, "timeout")]
+    assert not r.sides[0].disqualified
+
+
+def test_garbage_answers_are_violations_and_bad_commands_are_discarded():
+    answers = {0: "hello", 1: {"prikazy": 5}, 2: [{"typ": "MOVE", "pocet": float("nan")}],
+               3: [5, {"typ": "JUMP"}, {"typ": "MOVE", "z": "P99_99", "na": "P57_02", "pocet": 1}]}
+
+    def decide(stav):
+        return answers.get(stav["kolo"], [])
+
+    r = gbely.play(decide, rounds=5)
+    assert [v["kind"] for v in r.sides[0].violations] == ["unreadable"] * 3
+    assert r.sides[0].discarded == {"not_an_object": 1, "unknown_type": 1, "unknown_cell": 1}
+    assert not r.sides[0].disqualified
+
+
+def test_maps_from_python(tmp_path):
+    m = gbely.Map.reference()
+    assert (m.width, m.height) == (60, 60)
+    assert m.seats == [("army", "P57_02"), ("council", "P02_57")]
+    assert m.terrain("P57_02") == "luka" and m.is_base("P57_02") and m.garrison("P57_02") == 0
+    assert m.neighbours("P12_07") == ["P11_07", "P13_07", "P12_06", "P12_08"]
+    assert len(m.cells()) == 3600 and m.cells()[0] == "P00_00"
+    assert all(1 <= m.garrison(c) <= 8 for c in m.cells() if not m.is_base(c))
+    assert m.render().splitlines()[0].startswith("gbely — 60×60")
+    assert m.stats()["symmetric"] is True
+    g = gbely.Map.generate("abc", 30, 20)
+    assert (g.width, g.height) == (30, 20)
+    g.save(tmp_path / "abc.map")
+    assert gbely.Map.load(tmp_path / "abc.map").fingerprint == g.fingerprint
+    with pytest.raises(OSError, match="cannot read the map"):
+        gbely.Map.load(tmp_path / "missing.map")
+    (tmp_path / "bad.map").write_text("gbely-map 1\nname x\nsize 2 2\nterrain\n..\n.X\n")
+    with pytest.raises(ValueError, match="line 6: cell P01_01"):
+        gbely.Map.load(tmp_path / "bad.map")
+    with pytest.raises(ValueError, match="not a cell"):
+        m.terrain("P99_99")
+    with pytest.raises(ValueError, match="out of range"):
+        gbely.Map.generate("x", 5)
+
+
+def test_clear_errors_for_bad_agents_and_maps(tmp_path):
+    (tmp_path / "nodecide.py").write_text("def think(stav):\n    return []\n")
+    with pytest.raises(ValueError, match="defines no top-level function decide"):
+        gbely.play(str(tmp_path / "nodecide.py"))
+    with pytest.raises(FileNotFoundError, match="not found"):
+        gbely.play(str(tmp_path / "ghost.py"))
+    with pytest.raises(ValueError, match="cannot read the map"):
+        gbely.play(lambda s: [], map=str(tmp_path / "nomap.map"))
+    with pytest.raises(TypeError, match="an agent is"):
+        gbely.play(42)
+
+
+def test_replays_load_plain_and_gzipped(tmp_path):
+    import gzip
+    r = gbely.play(lambda s: [], rounds=4, replay=tmp_path / "r.json")
+    assert r.replay.endswith("r.json")
+    (tmp_path / "r.json.gz").write_bytes(gzip.compress((tmp_path / "r.json").read_bytes()))
+    a, b = gbely.Replay.load(tmp_path / "r.json"), gbely.Replay.load(tmp_path / "r.json.gz")
+    assert a.figures() == b.figures() and len(a.figures()) == 4
+    assert len(a.final_state["owner"]) == 3600
+    (tmp_path / "broken.json").write_text("{not json")
+    with pytest.raises(ValueError, match="not a replay"):
+        gbely.Replay.load(tmp_path / "broken.json")
