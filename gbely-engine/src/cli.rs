@@ -32,6 +32,8 @@ pub mod exit {
     pub const DISQUALIFIED: u8 = 3;
     /// `check`: the submission would fail.
     pub const CHECK_FAILED: u8 = 4;
+    /// `replay verify`: the replay does not match its re-simulation.
+    pub const VERIFY_FAILED: u8 = 5;
 }
 
 /// The example agents shipped inside the binary, usable by name.
@@ -68,6 +70,9 @@ enum Cmd {
     /// Maps: show, export to a map file, figures.
     #[command(subcommand)]
     Map(MapCmd),
+    /// Replays: watch in a browser, show in the terminal, verify, figures.
+    #[command(subcommand)]
+    Replay(ReplayCmd),
     /// Serve a built-in Rust agent over the line protocol on stdin/stdout (e.g. `council`).
     Serve {
         /// `council`.
@@ -142,6 +147,46 @@ struct CheckArgs {
 }
 
 #[derive(Debug, Subcommand)]
+enum ReplayCmd {
+    /// Write the viewer: one self-contained HTML file (works from disk, no network).
+    View {
+        /// The replay (`.json` or `.json.gz`).
+        file: PathBuf,
+        /// The page to write (default: next to the replay, `.html`).
+        #[arg(long, short = 'o')]
+        output: Option<PathBuf>,
+        /// Open it in the default browser.
+        #[arg(long)]
+        open: bool,
+    },
+    /// The map at the end of a round in the terminal, or the observation a seat received.
+    Show {
+        file: PathBuf,
+        /// The round (default: the last one played).
+        #[arg(long)]
+        round: Option<u32>,
+        /// The seat, with --observation.
+        #[arg(long)]
+        seat: Option<u8>,
+        /// Print the exact observation (SPEC §5 JSON) the seat received in the round, and its answer.
+        #[arg(long, requires = "seat")]
+        observation: bool,
+        /// Colours: auto (when the output is a terminal), always, never.
+        #[arg(long, default_value = "auto", value_parser = ["auto", "always", "never"])]
+        color: String,
+    },
+    /// Re-simulate the match and check every round, the final state and the result.
+    Verify { file: PathBuf },
+    /// Shares and units per round, captures, discarded commands per side.
+    Stats {
+        file: PathBuf,
+        /// As one JSON document.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
 enum MapCmd {
     /// Print a map: terrain and garrisons.
     Show(MapArgs),
@@ -207,6 +252,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Cmd::Play(a) => cmd_play(a),
         Cmd::Check(a) => cmd_check(a),
         Cmd::Map(m) => cmd_map(m),
+        Cmd::Replay(r) => cmd_replay(r),
         Cmd::Serve { name } => match name.as_str() {
             "council" => {
                 crate::serve::serve_stdio(&mut Council::new())?;
@@ -485,12 +531,9 @@ fn cmd_play(a: PlayArgs) -> Result<u8> {
         bar.finish_and_clear();
     }
     let replay_path = if record {
-        let path = a.replay.clone().unwrap_or_else(|| run_dir.join("replay.json"));
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)?;
-        }
-        let json = rec.replay.as_ref().expect("recorded").to_json();
-        std::fs::write(&path, json).with_context(|| format!("cannot write the replay to {}", path.display()))?;
+        let path = a.replay.clone().unwrap_or_else(|| run_dir.join("replay.json.gz"));
+        crate::replays::write_replay(&path, rec.replay.as_ref().expect("recorded"))
+            .with_context(|| format!("cannot write the replay to {}", path.display()))?;
         Some(path)
     } else {
         None
@@ -612,6 +655,79 @@ fn cmd_map(cmd: MapCmd) -> Result<u8> {
                 writeln!(out, "seat {k}       {} ({})", g.id(s.base), s.role.wire())?;
             }
             write!(out, "{}", MapStats::of(&map))?;
+        }
+    }
+    Ok(exit::OK)
+}
+
+fn cmd_replay(cmd: ReplayCmd) -> Result<u8> {
+    use crate::replays::{frames, observation_at, read_replay, render_frame, verify};
+    let mut out = std::io::stdout().lock();
+    match cmd {
+        ReplayCmd::View { file, output, open } => {
+            let replay = read_replay(&file)?;
+            let html = crate::viewer::viewer_html(&replay).map_err(|e| anyhow!("{}: {e}", file.display()))?;
+            let output = output.unwrap_or_else(|| {
+                let name = file.file_name().map_or("replay".into(), |n| n.to_string_lossy().into_owned());
+                let stem = name.trim_end_matches(".gz").trim_end_matches(".json").to_string();
+                file.with_file_name(format!("{stem}.html"))
+            });
+            std::fs::write(&output, &html).with_context(|| format!("cannot write {}", output.display()))?;
+            writeln!(out, "{} ({:.1} MB)", output.display(), html.len() as f64 / 1e6)?;
+            if open {
+                let opened = std::process::Command::new("xdg-open").arg(&output).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).status();
+                if !opened.is_ok_and(|s| s.success()) {
+                    writeln!(out, "open it in a browser: file://{}", std::fs::canonicalize(&output)?.display())?;
+                }
+            }
+        }
+        ReplayCmd::Show { file, round, seat, observation, color } => {
+            let replay = read_replay(&file)?;
+            let last = replay.turns.len().checked_sub(1).ok_or_else(|| anyhow!("{}: the replay has no rounds", file.display()))? as u32;
+            let round = round.unwrap_or(last);
+            if round > last {
+                bail!("round {round} was not played: {} has rounds 0…{last}", file.display());
+            }
+            if observation {
+                let seat = seat.expect("clap requires --seat");
+                let (obs, answer) = observation_at(&replay, round, seat).map_err(|e| anyhow!("{}: {e}", file.display()))?;
+                writeln!(out, "# the observation seat {seat} ({}) received in round {round}", replay.seats[seat as usize].name)?;
+                writeln!(out, "{obs}")?;
+                writeln!(out, "# its answer")?;
+                match answer {
+                    gbely_world::replay::Answer::Commands(list) => writeln!(out, "{}", json!({ "prikazy": list }))?,
+                    gbely_world::replay::Answer::Violation(v) => writeln!(out, "violation ({}): {}", v.kind, v.detail)?,
+                    gbely_world::replay::Answer::Out => writeln!(out, "none: the seat was out of the game")?,
+                }
+            } else {
+                let map = replay.map.to_map().map_err(|e| anyhow!("{}: {e}", file.display()))?;
+                let fr = frames(&replay, &map).map_err(|e| anyhow!("{}: {e}", file.display()))?;
+                let color = match color.as_str() {
+                    "always" => true,
+                    "never" => false,
+                    _ => std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+                };
+                out.write_all(render_frame(&replay, &map, &fr[round as usize + 1], Some(round), color).as_bytes())?;
+            }
+        }
+        ReplayCmd::Verify { file } => {
+            let replay = read_replay(&file)?;
+            match verify(&replay) {
+                Ok(v) => writeln!(out, "ok: {} re-simulated: {} rounds, {} seats, {} cells; every round's changes, the final state and the result match", file.display(), v.rounds, v.seats, v.cells)?,
+                Err(m) => {
+                    writeln!(out, "MISMATCH in {}: {m}", file.display())?;
+                    return Ok(exit::VERIFY_FAILED);
+                }
+            }
+        }
+        ReplayCmd::Stats { file, json: as_json } => {
+            let replay = read_replay(&file)?;
+            let stats = crate::replays::stats(&replay).map_err(|e| anyhow!("{}: {e}", file.display()))?;
+            if as_json {
+                writeln!(out, "{stats}")?;
+            } else {
+                write!(out, "{}", crate::replays::stats_text(&replay, &stats))?;
+            }
         }
     }
     Ok(exit::OK)

@@ -26,6 +26,8 @@ pub mod game;
 pub mod process;
 pub mod serve;
 pub mod protocol;
+pub mod replays;
 pub mod sim;
+pub mod viewer;
 
 pub use sim::{Match, MatchConfig, Mode, SideInput, NEUTRAL};

@@ -103,6 +103,8 @@ pub struct RoundReport {
     pub round: u32,
     pub discarded: Vec<DiscardEvent>,
     pub captures: Vec<CaptureEvent>,
+    /// Attacks that failed: `seat` attacked `cell` (owned by `from`) and lost its units.
+    pub failed: Vec<CaptureEvent>,
     /// Seats with a violation this round.
     pub violations: Vec<u8>,
     /// Seats disqualified this round.
@@ -402,6 +404,7 @@ impl Match {
         report.round = self.round;
         report.discarded.clear();
         report.captures.clear();
+        report.failed.clear();
         report.violations.clear();
         report.disqualified.clear();
         report.eliminated.clear();
@@ -572,11 +575,14 @@ impl Match {
                     self.ready_stamp[na] = self.step;
                     self.ready[na] = 0.0;
                     report.captures.push(CaptureEvent { seat, cell: to, from: target_owner });
-                } else if k <= self.units[na] * bonus {
-                    self.units[na] = nonneg(self.units[na] - k / bonus);
                 } else {
-                    self.fort[na] = nonneg(self.fort[na] - (k - self.units[na] * bonus));
-                    self.units[na] = 0.0;
+                    if k <= self.units[na] * bonus {
+                        self.units[na] = nonneg(self.units[na] - k / bonus);
+                    } else {
+                        self.fort[na] = nonneg(self.fort[na] - (k - self.units[na] * bonus));
+                        self.units[na] = 0.0;
+                    }
+                    report.failed.push(CaptureEvent { seat, cell: to, from: target_owner });
                 }
             }
             Command::Fortify { cell, amount } => {

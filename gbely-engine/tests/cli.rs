@@ -34,7 +34,8 @@ fn the_template_against_the_council_with_a_summary_and_a_replay() {
     assert!(s.contains("discarded"), "{s}");
     let replay_line = s.lines().find(|l| l.trim_start().starts_with("replay: ")).expect("replay path");
     let path = dir.join(replay_line.trim_start().trim_start_matches("replay: "));
-    let replay = gbely_world::Replay::from_json(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert!(path.to_string_lossy().ends_with("replay.json.gz"));
+    let replay = gbely_engine::replays::read_replay(&path).unwrap();
     assert_eq!(replay.turns.len(), 150);
     assert_eq!(replay.seats[0].name, "my_agent.py");
     // The template loses to the Council.
@@ -145,4 +146,44 @@ fn help_teaches() {
     for word in ["play", "check", "map", "Exit codes", "gbely my_agent.py"] {
         assert!(s.contains(word), "{word} missing from --help:\n{s}");
     }
+}
+
+#[test]
+fn replay_commands_view_show_verify_stats() {
+    let dir = scratch("replay");
+    let out = gbely(&dir, &["play", "expander", "--map", "seed:r", "--size", "20", "--rounds", "30", "--replay", "r.json.gz", "--quiet"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v = gbely(&dir, &["replay", "verify", "r.json.gz"]);
+    assert_eq!(v.status.code(), Some(0), "{}", text(&v.stdout));
+    assert!(text(&v.stdout).starts_with("ok: r.json.gz re-simulated: 30 rounds"));
+    let view = gbely(&dir, &["replay", "view", "r.json.gz", "-o", "page.html"]);
+    assert!(view.status.success() && dir.join("page.html").exists());
+    let show = gbely(&dir, &["replay", "show", "r.json.gz", "--round", "10"]);
+    let s = text(&show.stdout);
+    assert!(s.starts_with("expander vs council on seed:r (20×20) at the end of round 10"), "{s}");
+    assert!(!s.contains('\x1b'), "no colours when not a terminal");
+    assert_eq!(s.lines().count(), 1 + 20 + 2);
+    let obs = gbely(&dir, &["replay", "show", "r.json.gz", "--round", "3", "--seat", "0", "--observation"]);
+    let s = text(&obs.stdout);
+    let lines: Vec<&str> = s.lines().collect();
+    let o: serde_json::Value = serde_json::from_str(lines[1]).unwrap();
+    assert_eq!(o["kolo"], 3);
+    assert_eq!(o["moja_zakladna"], "P17_02");
+    let answer: serde_json::Value = serde_json::from_str(lines[3]).unwrap();
+    assert!(answer["prikazy"].is_array());
+    let stats = gbely(&dir, &["replay", "stats", "r.json.gz", "--json"]);
+    let st: serde_json::Value = serde_json::from_slice(&stats.stdout).unwrap();
+    assert_eq!(st["rounds"].as_array().unwrap().len(), 30);
+    assert_eq!(st["sides"][0]["name"], "expander");
+    // A tampered file fails verification with its own exit code.
+    let mut replay = gbely_engine::replays::read_replay(&dir.join("r.json.gz")).unwrap();
+    replay.turns[12].changes.pop();
+    gbely_engine::replays::write_replay(&dir.join("bad.json"), &replay).unwrap();
+    let bad = gbely(&dir, &["replay", "verify", "bad.json"]);
+    assert_eq!(bad.status.code(), Some(5));
+    assert!(text(&bad.stdout).contains("MISMATCH in bad.json: round 12"), "{}", text(&bad.stdout));
+    std::fs::write(dir.join("junk.json"), "{").unwrap();
+    let junk = gbely(&dir, &["replay", "verify", "junk.json"]);
+    assert_eq!(junk.status.code(), Some(1));
+    assert!(text(&junk.stderr).contains("junk.json"));
 }

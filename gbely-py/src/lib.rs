@@ -385,8 +385,8 @@ fn play_match(
         play(map.clone(), &mut refs, opts, &mut ())
     });
     if let Some(path) = &replay {
-        let text = rec.replay.as_ref().expect("recorded").to_json();
-        std::fs::write(path, text).map_err(|e| PyOSError::new_err(format!("cannot write the replay {}: {e}", path.display())))?;
+        gbely_engine::replays::write_replay(path, rec.replay.as_ref().expect("recorded"))
+            .map_err(|e| PyOSError::new_err(format!("cannot write the replay {}: {e}", path.display())))?;
     }
     let doc = cli::result_json(&map, &rec, replay.as_deref(), &logs);
     Ok(doc.to_string())
@@ -569,7 +569,7 @@ impl PyMatch {
     /// Writes the replay of the rounds played so far.
     fn save_replay(&self, path: PathBuf) -> PyResult<()> {
         let replay = self.recorder.clone().finish(&self.m, &self.names, match_result(&self.m, &self.names));
-        std::fs::write(&path, replay.to_json()).map_err(|e| PyOSError::new_err(format!("cannot write {}: {e}", path.display())))
+        gbely_engine::replays::write_replay(&path, &replay).map(|_| ()).map_err(|e| PyOSError::new_err(format!("cannot write {}: {e}", path.display())))
     }
 }
 
@@ -588,6 +588,20 @@ impl PyMatch {
     }
 }
 
+/// The viewer page (one self-contained HTML file) for a replay given as JSON text.
+#[pyfunction]
+fn replay_html(py: Python<'_>, text: String) -> PyResult<String> {
+    let replay = gbely_world::Replay::from_json(&text).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    py.allow_threads(|| gbely_engine::viewer::viewer_html(&replay)).map_err(PyValueError::new_err)
+}
+
+/// Re-simulates a replay given as JSON text; `None` when it matches, else where it differs.
+#[pyfunction]
+fn replay_verify(py: Python<'_>, text: String) -> PyResult<Option<String>> {
+    let replay = gbely_world::Replay::from_json(&text).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok(py.allow_threads(|| gbely_engine::replays::verify(&replay).err().map(|m| m.to_string())))
+}
+
 /// The `pravidla` module text (SPEC §12), to check the Python copy against.
 #[pyfunction]
 fn pravidla_source() -> &'static str {
@@ -600,6 +614,8 @@ fn _gbely(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;
     m.add_function(wrap_pyfunction!(play_match, m)?)?;
     m.add_function(wrap_pyfunction!(pravidla_source, m)?)?;
+    m.add_function(wrap_pyfunction!(replay_html, m)?)?;
+    m.add_function(wrap_pyfunction!(replay_verify, m)?)?;
     m.add_class::<PyMap>()?;
     m.add_class::<PyMatch>()?;
     Ok(())

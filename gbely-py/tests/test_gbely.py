@@ -209,3 +209,15 @@ def test_replays_load_plain_and_gzipped(tmp_path):
     (tmp_path / "broken.json").write_text("{not json")
     with pytest.raises(ValueError, match="not a replay"):
         gbely.Replay.load(tmp_path / "broken.json")
+
+
+def test_replay_to_html_and_verify(tmp_path):
+    gbely.play(load_decide(EXPANDER), rounds=20, replay=tmp_path / "r.json.gz")
+    rp = gbely.Replay.load(tmp_path / "r.json.gz")
+    rp.verify()
+    out = rp.to_html(tmp_path / "r.html")
+    text = Path(out).read_text()
+    assert text.startswith("<!doctype html>") and "gbely-data" in text
+    rp.doc["turns"][5]["changes"][0][2] += 1.0
+    with pytest.raises(ValueError, match="round 5"):
+        rp.verify()

@@ -67,6 +67,23 @@ class Replay:
                         "discarded": len(t.get("discarded", []))})
         return out
 
+    def to_html(self, path: Union[str, "os.PathLike[str]"]) -> str:
+        """Writes the viewer: one self-contained HTML file (no network). Returns its path."""
+        from ._gbely import replay_html
+
+        html = replay_html(json.dumps(self.doc))
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(html)
+        return os.fspath(path)
+
+    def verify(self) -> None:
+        """Re-simulates the match; raises ValueError at the first round and cell that differ."""
+        from ._gbely import replay_verify
+
+        problem = replay_verify(json.dumps(self.doc))
+        if problem is not None:
+            raise ValueError(f"the replay does not match its re-simulation: {problem}")
+
     def __repr__(self) -> str:
         names = " vs ".join(s["name"] for s in self.seats)
         return f"<gbely.Replay {names} on {self.map_name}, {self.rounds_played} rounds>"

@@ -1,0 +1,157 @@
+//! The replay viewer: one self-contained HTML file (no network, no external scripts) with the
+//! match embedded as gzip-compressed, base64-encoded JSON that the page unpacks with the
+//! browser's own `DecompressionStream` and replays exactly (production + recorded changes).
+
+use std::io::Write;
+use std::sync::Arc;
+
+use gbely_rules::Terrain;
+use gbely_world::replay::Answer;
+use gbely_world::{Replay, SeatRole};
+use serde_json::{json, Value};
+
+use crate::game::owner_code;
+use crate::replays::{resimulate, Frame};
+
+const TEMPLATE: &str = include_str!("viewer.html");
+
+/// Colours of the seats: armies in order, the Council blue.
+pub fn seat_colors(roles: &[SeatRole]) -> Vec<&'static str> {
+    const ARMY: [&str; 8] = ["#d62728", "#8e44ad", "#ff7f0e", "#17becf", "#e377c2", "#bcbd22", "#8c564b", "#222222"];
+    let mut k = 0;
+    roles
+        .iter()
+        .map(|r| match r {
+            SeatRole::Council => "#1f3fbf",
+            SeatRole::Army => {
+                k += 1;
+                ARMY[(k - 1) % ARMY.len()]
+            }
+        })
+        .collect()
+}
+
+fn q(x: f64) -> i64 {
+    (x * 100.0).round() as i64
+}
+
+/// The data the page needs, as compact JSON. Units are carried in hundredths: the page shows
+/// them to one decimal.
+pub fn viewer_data(replay: &Replay) -> Result<Value, String> {
+    let map = Arc::new(replay.map.to_map().map_err(|e| e.to_string())?);
+    let g = map.grid();
+    let terrain: String = g
+        .cells()
+        .map(|c| match map.terrain(c) {
+            Terrain::Meadow => '.',
+            Terrain::Hill => '^',
+            Terrain::River => '~',
+        })
+        .collect();
+    let bases: Vec<u32> = g.cells().filter(|&c| map.is_base(c)).map(|c| c.0).collect();
+    let roles: Vec<SeatRole> = map.seats().iter().map(|s| s.role).collect();
+    let colors = seat_colors(&roles);
+    let seats: Vec<Value> = replay
+        .seats
+        .iter()
+        .enumerate()
+        .map(|(k, s)| json!({"name": s.name, "role": s.role, "base": map.seats()[k].base.0, "color": colors[k]}))
+        .collect();
+    let start = Frame::start(&map);
+    // Events come from a re-simulation (failed attacks are not stored in the file).
+    let mut events: Vec<(Vec<Value>, Vec<Value>)> = Vec::new();
+    resimulate(replay, map.clone(), |_, _, report| {
+        let cap = report.captures.iter().map(|c| json!([c.seat, c.cell.0, owner_code(c.from)])).collect();
+        let fail = report.failed.iter().map(|c| json!([c.seat, c.cell.0, owner_code(c.from)])).collect();
+        events.push((cap, fail));
+        true
+    });
+    let mut turns = Vec::with_capacity(replay.turns.len());
+    for (r, t) in replay.turns.iter().enumerate() {
+        // Changes as a flat list: cell delta, owner, units (1/100), fortification (1/100).
+        let mut flat: Vec<i64> = Vec::with_capacity(t.changes.len() * 4);
+        let mut last = 0i64;
+        let mut sorted = t.changes.clone();
+        sorted.sort_by_key(|c| c.0);
+        for c in &sorted {
+            flat.extend([c.0 as i64 - last, c.1 as i64, q(c.2), q(c.3)]);
+            last = c.0 as i64;
+        }
+        let disc: Vec<Value> = t
+            .discarded
+            .iter()
+            .map(|d| {
+                let cmd = match t.answers.get(d.seat as usize) {
+                    Some(Answer::Commands(list)) => list.get(d.index as usize).map(|v| v.to_string()).unwrap_or_default(),
+                    _ => String::new(),
+                };
+                json!([d.seat, d.index, d.reason, cmd])
+            })
+            .collect();
+        let viol: Vec<Value> = t
+            .answers
+            .iter()
+            .enumerate()
+            .filter_map(|(s, a)| match a {
+                Answer::Violation(v) => Some(json!([s, v.kind, v.detail])),
+                _ => None,
+            })
+            .collect();
+        let ncmd: Vec<usize> = t.answers.iter().map(|a| if let Answer::Commands(l) = a { l.len() } else { 0 }).collect();
+        let (cap, fail) = events.get(r).cloned().unwrap_or_default();
+        turns.push(json!({"c": flat, "cap": cap, "fail": fail, "disc": disc, "viol": viol, "n": ncmd}));
+    }
+    Ok(json!({
+        "v": 1,
+        "name": replay.map.name,
+        "w": g.width(),
+        "h": g.height(),
+        "t": terrain,
+        "b": bases,
+        "seats": seats,
+        "o0": start.owner,
+        "u0": start.units.iter().map(|&u| q(u)).collect::<Vec<_>>(),
+        "f0": start.fortification.iter().map(|&u| q(u)).collect::<Vec<_>>(),
+        "turns": turns,
+        "result": replay.result,
+        "mode": replay.mode,
+    }))
+}
+
+fn base64(bytes: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let n = (b[0] as u32) << 16 | (b[1] as u32) << 8 | b[2] as u32;
+        out.push(A[(n >> 18) as usize & 63] as char);
+        out.push(A[(n >> 12) as usize & 63] as char);
+        out.push(if chunk.len() > 1 { A[(n >> 6) as usize & 63] as char } else { '=' });
+        out.push(if chunk.len() > 2 { A[n as usize & 63] as char } else { '=' });
+    }
+    out
+}
+
+/// The viewer page for a replay.
+pub fn viewer_html(replay: &Replay) -> Result<String, String> {
+    let data = viewer_data(replay)?;
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    enc.write_all(data.to_string().as_bytes()).map_err(|e| e.to_string())?;
+    let gz = enc.finish().map_err(|e| e.to_string())?;
+    let title = replay.seats.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(" vs ");
+    let title = title.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
+    Ok(TEMPLATE.replace("{{TITLE}}", &title).replacen("{{DATA}}", &base64(&gz), 1))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn base64_matches_the_standard_alphabet() {
+        assert_eq!(super::base64(b""), "");
+        assert_eq!(super::base64(b"f"), "Zg==");
+        assert_eq!(super::base64(b"fo"), "Zm8=");
+        assert_eq!(super::base64(b"foo"), "Zm9v");
+        assert_eq!(super::base64(b"foobar"), "Zm9vYmFy");
+        assert_eq!(super::base64(&[0xff, 0xfe, 0x00]), "//4A");
+    }
+}

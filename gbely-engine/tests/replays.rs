@@ -1,0 +1,216 @@
+//! Replay files: verify accepts what the engine writes and finds tampering at the right round;
+//! gzip is transparent; the terminal rendering is pinned by golden files.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use agents::{Expander, Template};
+use gbely_council::Council;
+use gbely_engine::game::{play, DecidePlayer, PlayOptions, Player, PlayerAnswer, ViolationKind};
+use gbely_engine::replays::{frames, observation_at, read_replay, render_frame, verify, write_replay};
+use gbely_engine::sim::MatchConfig;
+use gbely_rules::{Decide, Grid, Observation};
+use gbely_world::replay::{Answer, CellChange};
+use gbely_world::{Map, Replay};
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("gbely-replays-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn record(map: Map, rounds: u32, a: &mut dyn Player, b: &mut dyn Player) -> Replay {
+    let mut players: [&mut dyn Player; 2] = [a, b];
+    play(Arc::new(map), &mut players, PlayOptions { config: MatchConfig { rounds }, record: true }, &mut ()).replay.unwrap()
+}
+
+fn duel(map: Map, rounds: u32, a: impl Decide, b: impl Decide) -> Replay {
+    record(map, rounds, &mut DecidePlayer::new("a", a), &mut DecidePlayer::new("b", b))
+}
+
+/// Plays like the expander but misbehaves in chosen rounds, as a process agent would.
+struct Flaky {
+    inner: Expander,
+    round: u32,
+    next: Option<PlayerAnswer>,
+}
+
+impl Player for Flaky {
+    fn name(&self) -> String {
+        "flaky".into()
+    }
+    fn begin(&mut self, obs: &Observation, _grid: &Grid) {
+        self.next = Some(match self.round {
+            3 | 8 => PlayerAnswer::Violation { kind: ViolationKind::Timeout, detail: "no answer within 2.0 s".into() },
+            5 => PlayerAnswer::Raw(vec![serde_json::json!(5), serde_json::from_str(r#"{"typ": "MOVE", "z": "P99_99", "na": "P00_00", "pocet": 1e400}"#).unwrap()]),
+            _ => PlayerAnswer::Commands(self.inner.decide(obs)),
+        });
+        self.round += 1;
+    }
+    fn finish(&mut self) -> PlayerAnswer {
+        self.next.take().unwrap()
+    }
+}
+
+fn replays() -> Vec<(&'static str, Replay)> {
+    let mut flaky = Flaky { inner: Expander::default(), round: 0, next: None };
+    vec![
+        ("expander vs council, reference", duel(gbely_world::reference_map(), 150, Expander::default(), Council::new())),
+        ("template vs council, 24x36", duel(gbely_world::generate_duel("v", 24, 36).unwrap(), 80, Template::default(), Council::new())),
+        ("council vs council, 40x40", duel(gbely_world::generate_duel("w", 40, 40).unwrap(), 60, Council::new(), Council::new())),
+        ("violations", record(gbely_world::generate_duel("x", 20, 20).unwrap(), 30, &mut flaky, &mut DecidePlayer::new("council", Council::new()))),
+    ]
+}
+
+#[test]
+fn verify_accepts_every_replay_the_engine_writes() {
+    let dir = scratch("ok");
+    for (name, replay) in replays() {
+        for file in ["r.json", "r.json.gz"] {
+            let path = dir.join(file);
+            write_replay(&path, &replay).unwrap();
+            let back = read_replay(&path).unwrap();
+            assert_eq!(back, replay, "{name}: {file} round trip");
+            let v = verify(&back).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(v.rounds, replay.turns.len());
+        }
+    }
+}
+
+#[test]
+fn a_violation_round_is_in_the_replay_and_verifies() {
+    let (_, replay) = replays().pop().unwrap();
+    assert!(matches!(&replay.turns[3].answers[0], Answer::Violation(v) if v.kind == "timeout"));
+    assert_eq!(replay.turns[5].discarded.len(), 2);
+    assert_eq!(replay.result.sides[0].violations, 2);
+}
+
+fn first_round_with_commands(replay: &Replay, seat: usize, from: usize) -> usize {
+    (from..replay.turns.len())
+        .find(|&r| matches!(&replay.turns[r].answers[seat], Answer::Commands(l) if l.iter().any(|c| c.get("typ").and_then(|t| t.as_str()) == Some("ATTACK"))))
+        .unwrap()
+}
+
+#[test]
+fn verify_finds_a_changed_command_at_its_round() {
+    let (_, mut replay) = replays().remove(0);
+    let r = first_round_with_commands(&replay, 0, 20);
+    if let Answer::Commands(list) = &mut replay.turns[r].answers[0] {
+        let k = list.iter().position(|c| c["typ"] == "ATTACK").unwrap();
+        list[k]["pocet"] = serde_json::json!(0.5);
+    }
+    let e = verify(&replay).unwrap_err();
+    assert_eq!(e.round, Some(r as u32), "{e}");
+}
+
+#[test]
+fn verify_finds_a_changed_cell_at_its_round_and_cell() {
+    let (_, mut replay) = replays().remove(0);
+    let r = 42;
+    let CellChange(cell, owner, units, fort) = replay.turns[r].changes[3];
+    replay.turns[r].changes[3] = CellChange(cell, owner, units + 1.0, fort);
+    let e = verify(&replay).unwrap_err();
+    let g = replay.map.to_map().unwrap().grid().clone();
+    assert_eq!(e.round, Some(r as u32));
+    assert_eq!(e.cell.as_deref(), Some(g.id(gbely_rules::Cell(cell)).as_str()), "{e}");
+    assert!(e.to_string().contains("the file says"), "{e}");
+}
+
+#[test]
+fn verify_finds_truncation_and_a_changed_result() {
+    let (_, replay) = replays().remove(1);
+    let mut short = replay.clone();
+    short.turns.pop();
+    let e = verify(&short).unwrap_err();
+    assert!(e.to_string().contains("rounds"), "{e}");
+    let mut wrong = replay.clone();
+    wrong.result.sides[0].cells += 1;
+    assert!(verify(&wrong).unwrap_err().to_string().contains("result"));
+    let mut moved = replay.clone();
+    moved.final_state.units[7] += 0.5;
+    assert!(verify(&moved).unwrap_err().to_string().contains("final state"));
+}
+
+#[test]
+fn broken_files_give_clear_errors() {
+    let dir = scratch("broken");
+    let (_, replay) = replays().remove(1);
+    let text = replay.to_json();
+    std::fs::write(dir.join("cut.json"), &text[..text.len() / 2]).unwrap();
+    let e = read_replay(&dir.join("cut.json")).unwrap_err().to_string();
+    assert!(e.contains("cut.json") && e.contains("not a replay"), "{e}");
+    std::fs::write(dir.join("other.json"), r#"{"format": "something-else", "version": 1}"#).unwrap();
+    assert!(read_replay(&dir.join("other.json")).unwrap_err().to_string().contains("not a gbely replay"));
+    std::fs::write(dir.join("v9.json"), r#"{"format": "gbely-replay", "version": 9}"#).unwrap();
+    assert!(read_replay(&dir.join("v9.json")).unwrap_err().to_string().contains("version 9"));
+    std::fs::write(dir.join("bad.json.gz"), [0x1f, 0x8b, 1, 2, 3]).unwrap();
+    assert!(read_replay(&dir.join("bad.json.gz")).is_err());
+    assert!(read_replay(Path::new("/nonexistent/r.json")).unwrap_err().to_string().contains("cannot read"));
+}
+
+#[test]
+fn the_observation_of_a_round_is_what_the_seat_received() {
+    // An agent that keeps every observation it gets: the replay must give back the same JSON.
+    struct Keeper(std::rc::Rc<std::cell::RefCell<Vec<String>>>, Expander);
+    impl Player for Keeper {
+        fn name(&self) -> String {
+            "keeper".into()
+        }
+        fn begin(&mut self, obs: &Observation, grid: &Grid) {
+            self.0.borrow_mut().push(gbely_engine::protocol::observation_json(obs, grid));
+            let cmds = self.1.decide(obs);
+            self.0.borrow_mut().push(serde_json::to_string(&cmds.iter().map(|c| gbely_engine::protocol::command_to_value(c, grid)).collect::<Vec<_>>()).unwrap());
+        }
+        fn finish(&mut self) -> PlayerAnswer {
+            let text = self.0.borrow_mut().pop().unwrap();
+            PlayerAnswer::Raw(serde_json::from_str(&text).unwrap())
+        }
+    }
+    let seen = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    let mut keeper = Keeper(seen.clone(), Expander::default());
+    let replay = record(gbely_world::generate_duel("obs", 20, 20).unwrap(), 25, &mut DecidePlayer::new("council", Council::new()), &mut keeper);
+    for round in [0u32, 1, 13, 24] {
+        let (json, answer) = observation_at(&replay, round, 1).unwrap();
+        assert_eq!(json, seen.borrow()[round as usize], "round {round}");
+        assert_eq!(answer, replay.turns[round as usize].answers[1]);
+    }
+    assert!(observation_at(&replay, 25, 1).unwrap_err().contains("not played"));
+    assert!(observation_at(&replay, 3, 2).unwrap_err().contains("does not exist"));
+}
+
+#[test]
+fn terminal_rendering_golden() {
+    let replay = duel(gbely_world::generate_duel("show", 24, 16).unwrap(), 40, Expander::default(), Council::new());
+    let map = replay.map.to_map().unwrap();
+    let fr = frames(&replay, &map).unwrap();
+    let mut text = String::new();
+    for round in [0usize, 12, 39] {
+        text.push_str(&render_frame(&replay, &map, &fr[round + 1], Some(round as u32), false));
+    }
+    let path = format!("{}/tests/golden/replay-show-24x16.txt", env!("CARGO_MANIFEST_DIR"));
+    if std::env::var_os("GBELY_BLESS").is_some() {
+        std::fs::write(&path, &text).unwrap();
+    }
+    let want = std::fs::read_to_string(&path).expect("golden file (GBELY_BLESS=1 writes it)");
+    assert_eq!(text, want);
+    // In colour, the same characters with ANSI backgrounds.
+    let colored = render_frame(&replay, &map, &fr[13], Some(12), true);
+    assert!(colored.contains("\x1b[48;5;160m") && colored.contains("\x1b[48;5;26m"));
+    let stripped: String = {
+        let mut s = String::new();
+        let mut esc = false;
+        for ch in colored.chars() {
+            if ch == '\x1b' {
+                esc = true;
+            } else if esc {
+                esc = ch != 'm';
+            } else {
+                s.push(ch);
+            }
+        }
+        s
+    };
+    let plain = render_frame(&replay, &map, &fr[13], Some(12), false);
+    assert_eq!(stripped.lines().take(17).collect::<Vec<_>>(), plain.lines().take(17).collect::<Vec<_>>());
+}
