@@ -2,7 +2,8 @@
 //! (a) the engine alone re-playing the recorded commands of a full 150-round match between two
 //!     expanding agents (production, resolution and both observations every round);
 //! (b) two in-process template agents (attack the weakest neighbour), deciding every round;
-//! (c) the Council against the expander, and the Council's time per decision at full territory.
+//! (c) the Council against the expander, and the Council's time per decision at full territory;
+//! (d) a whole final: eight in-process expanders and the Council on a 90×90 final map.
 //!
 //! `cargo bench -p gbely-engine --bench engine` (add `-- --quick` for a short run, as CI does).
 
@@ -81,6 +82,16 @@ fn main() {
         play(map.clone(), &mut players, PlayOptions::default(), &mut ());
     });
     println!("(c) expander vs council:                          {rate_c:8.0} matches/s  ({n} matches)");
+
+    // (d) The final: eight in-process expanders and the Council on a 90×90 final map.
+    let fmap = Arc::new(gbely_world::generate_final("bench", gbely_world::FinalConfig::default()).unwrap());
+    let (rate_d, n) = per_second(budget, || {
+        let mut players: Vec<Box<dyn Player>> = (0..8).map(|k| Box::new(DecidePlayer::new(format!("e{k}"), Expander::default())) as Box<dyn Player>).collect();
+        players.push(Box::new(DecidePlayer::new("council", Council::new())));
+        let mut refs: Vec<&mut dyn Player> = players.iter_mut().map(|p| p.as_mut() as &mut dyn Player).collect();
+        play(fmap.clone(), &mut refs, PlayOptions::default(), &mut ());
+    });
+    println!("(d) final, 8 expanders + council at 90×90:        {rate_d:8.1} matches/s  ({n} matches; goal ≥ 30)");
 
     // The Council's decision at full territory: it owns the whole map but one cell.
     let mut m = Match::new(map.clone(), MatchConfig::default());

@@ -65,6 +65,8 @@ struct Cli {
 enum Cmd {
     /// Play one match: your agent against the Council (or another agent) on a map.
     Play(PlayArgs),
+    /// The final: up to eight agents on a final map, the Council and its reinforcements in the centre.
+    Final(FinalArgs),
     /// The submission check: file size, `decide`, imports, and a short match with timings.
     Check(CheckArgs),
     /// Maps: show, export to a map file, figures.
@@ -127,6 +129,46 @@ struct PlayArgs {
     #[arg(long, short = 'q')]
     quiet: bool,
     /// A line per round on stderr: cells, units, captures, discarded commands, violations.
+    #[arg(long, short = 'v')]
+    verbose: bool,
+}
+
+#[derive(Debug, Args)]
+struct FinalArgs {
+    /// Up to eight agents: files, `template`, `expander` or cmd:COMMAND.
+    #[arg(required = true, num_args = 1..=8)]
+    agents: Vec<String>,
+    /// Who fills the empty seats: `template`, `expander`, `self` (copies of your first agent) or an agent file.
+    #[arg(long, default_value = "template")]
+    fill: String,
+    /// `seed:TEXT` (a generated final map), or a final map file.
+    #[arg(long, short = 'm', default_value = "seed:gbely-final")]
+    map: String,
+    /// Side of a generated final map.
+    #[arg(long, default_value_t = 90)]
+    size: u32,
+    /// The seat (0–7) of the first agent; repeat for the next ones. Others are seated by the map's seed.
+    #[arg(long = "seat", value_name = "SEAT")]
+    seats: Vec<u8>,
+    #[arg(long, default_value_t = constants::ROUNDS)]
+    rounds: u32,
+    /// Seconds per round for agent processes; `off` for no limit.
+    #[arg(long, default_value = "2", value_name = "SECONDS|off")]
+    time_limit: String,
+    #[arg(long)]
+    python: Option<String>,
+    /// Where to write the replay (default: the run folder).
+    #[arg(long, conflicts_with = "no_replay")]
+    replay: Option<PathBuf>,
+    #[arg(long)]
+    no_replay: bool,
+    #[arg(long)]
+    run_dir: Option<PathBuf>,
+    /// The final table as one JSON document on stdout.
+    #[arg(long)]
+    json: bool,
+    #[arg(long, short = 'q')]
+    quiet: bool,
     #[arg(long, short = 'v')]
     verbose: bool,
 }
@@ -236,7 +278,7 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 
 /// `gbely my_agent.py` means `gbely play my_agent.py`.
 fn with_default_subcommand(mut args: Vec<OsString>) -> Vec<OsString> {
-    const KNOWN: [&str; 6] = ["play", "check", "map", "serve", "help", "replay"];
+    const KNOWN: [&str; 7] = ["play", "check", "map", "serve", "help", "replay", "final"];
     if let Some(first) = args.get(1).and_then(|a| a.to_str()) {
         if !first.starts_with('-') && !KNOWN.contains(&first) {
             args.insert(1, "play".into());
@@ -251,6 +293,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
     match cli.command {
         Cmd::Play(a) => cmd_play(a),
         Cmd::Check(a) => cmd_check(a),
+        Cmd::Final(a) => cmd_final(a),
         Cmd::Map(m) => cmd_map(m),
         Cmd::Replay(r) => cmd_replay(r),
         Cmd::Serve { name } => match name.as_str() {
@@ -627,6 +670,230 @@ fn print_summary(map: &Map, rec: &GameRecord, replay: Option<&Path>, logs: &[Opt
         if let Some(l) = log {
             writeln!(out, "  log of {}: {}", rec.names[s], l.display())?;
         }
+    }
+    Ok(())
+}
+
+/// A final map named on the command line: `seed:TEXT` / `final:TEXT` generate one, else a file.
+pub fn load_final_map(spec: &str, size: u32) -> Result<Map> {
+    let seed = spec.strip_prefix("seed:").or_else(|| spec.strip_prefix("final:"));
+    let map = match seed {
+        Some(seed) => gbely_world::generate_final(seed, gbely_world::FinalConfig::for_size(size))?,
+        None => load_map(spec, None)?,
+    };
+    let armies = map.seats().iter().filter(|s| s.role == gbely_world::SeatRole::Army).count();
+    if map.seats().len() < 3 || map.seats().last().map(|s| s.role) != Some(gbely_world::SeatRole::Council) {
+        bail!("map `{}` is not a final map: it needs finalists and the Council's seat last", map.name());
+    }
+    if armies != map.seats().len() - 1 {
+        bail!("map `{}` is not a final map: only the last seat may be the Council's", map.name());
+    }
+    Ok(map)
+}
+
+/// Who plays which finalist seat: for each seat, the index of the entry (the user's agents
+/// first, then the fills). `pinned[i]` is the seat of entry `i`; the rest follow a shuffle
+/// seeded by the map's fingerprint, so the same map always seats the same way.
+pub fn final_seating(map: &Map, pinned: &[u8]) -> Result<Vec<usize>> {
+    let n = map.seats().len() - 1;
+    let mut order: Vec<usize> = (0..n).collect();
+    let mut x = u64::from_str_radix(&map.fingerprint(), 16).unwrap_or(0x9e37_79b9);
+    for i in (1..n).rev() {
+        x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = x;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        order.swap(i, (z % (i as u64 + 1)) as usize);
+    }
+    // order[k] = the seat of entry k; pinned entries take their seats first.
+    let mut seat_of: Vec<Option<usize>> = vec![None; n];
+    for (entry, &seat) in pinned.iter().enumerate() {
+        if seat as usize >= n {
+            bail!("--seat {seat}: the finalists' seats are 0…{}", n - 1);
+        }
+        if entry >= n {
+            bail!("more --seat values than seats");
+        }
+        if seat_of.iter().any(|s| *s == Some(seat as usize)) {
+            bail!("--seat {seat} is given twice");
+        }
+        seat_of[entry] = Some(seat as usize);
+    }
+    let taken: Vec<usize> = seat_of.iter().flatten().copied().collect();
+    let mut free = order.into_iter().filter(|s| !taken.contains(s));
+    for s in seat_of.iter_mut() {
+        if s.is_none() {
+            *s = free.next();
+        }
+    }
+    let mut entry_of = vec![0; n];
+    for (entry, seat) in seat_of.iter().enumerate() {
+        entry_of[seat.expect("every entry seated")] = entry;
+    }
+    Ok(entry_of)
+}
+
+/// Corner or edge, for tables.
+pub fn seat_class(seat: usize) -> &'static str {
+    if seat % 2 == 0 {
+        "corner"
+    } else {
+        "edge"
+    }
+}
+
+fn cmd_final(a: FinalArgs) -> Result<u8> {
+    let map = Arc::new(load_final_map(&a.map, a.size)?);
+    let finalists = map.seats().len() - 1;
+    if a.agents.len() > finalists {
+        bail!("{} agents for {finalists} seats", a.agents.len());
+    }
+    let limit = time_limit(&a.time_limit)?;
+    let py = python(a.python.as_deref());
+    let mut entries: Vec<String> = a.agents.clone();
+    let fill = if a.fill == "self" { a.agents[0].clone() } else { a.fill.clone() };
+    if fill == "council" {
+        bail!("--fill council: the Council already holds the centre; fill with template, expander, self or a file");
+    }
+    while entries.len() < finalists {
+        entries.push(fill.clone());
+    }
+    for e in &entries {
+        check_spec(e)?;
+    }
+    let entry_of = final_seating(&map, &a.seats)?;
+    let run_dir = match &a.run_dir {
+        Some(d) => d.clone(),
+        None => unique_dir(PathBuf::from("gbely-runs").join(format!("{}-final-{}", timestamp(), file_stem(&a.agents[0])))),
+    };
+    std::fs::create_dir_all(&run_dir).with_context(|| format!("cannot create the run folder {}", run_dir.display()))?;
+    let mut specs: Vec<(String, String)> = Vec::new();
+    let mut counts: BTreeMap<String, u32> = BTreeMap::new();
+    for seat in 0..finalists {
+        let spec = entries[entry_of[seat]].clone();
+        let base = agent_name(&spec);
+        let k = counts.entry(base.clone()).or_default();
+        *k += 1;
+        let total = entries.iter().filter(|e| agent_name(e) == base).count();
+        let name = if total > 1 { format!("{base} #{k}") } else { base };
+        specs.push((spec, name));
+    }
+    specs.push(("council".into(), "council".into()));
+    let mut setup = build_players(&specs, &run_dir, limit, &py)?;
+    let show = !a.quiet && !a.json;
+    let mut progress = Progress { bar: progress_bar(a.rounds, show), verbose: a.verbose };
+    let record = !a.no_replay;
+    let opts = PlayOptions { config: MatchConfig { rounds: a.rounds }, record };
+    let mut refs: Vec<&mut dyn Player> = setup.players.iter_mut().map(|p| p.as_mut() as &mut dyn Player).collect();
+    let rec = play(map.clone(), &mut refs, opts, &mut progress);
+    if let Some(bar) = &progress.bar {
+        bar.finish_and_clear();
+    }
+    let replay_path = if record {
+        let path = a.replay.clone().unwrap_or_else(|| run_dir.join("replay.json.gz"));
+        crate::replays::write_replay(&path, rec.replay.as_ref().expect("recorded"))
+            .with_context(|| format!("cannot write the replay to {}", path.display()))?;
+        Some(path)
+    } else {
+        None
+    };
+    if a.json {
+        let mut doc = result_json(&map, &rec, replay_path.as_deref(), &setup.logs);
+        doc["table"] = json!(final_table(&map, &rec).iter().map(|r| json!({
+            "rank": r.rank, "seat": r.seat, "class": r.class, "name": r.name, "share": r.share,
+            "cells": r.cells, "tiebreak_round": r.tiebreak, "violations": r.violations, "disqualified": r.disqualified,
+        })).collect::<Vec<_>>());
+        let mut out = std::io::stdout().lock();
+        serde_json::to_writer(&mut out, &doc)?;
+        writeln!(out)?;
+    } else if !a.quiet {
+        print_final(&map, &rec, replay_path.as_deref())?;
+    }
+    Ok(exit::OK)
+}
+
+/// One row of the final table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FinalRow {
+    pub rank: Option<usize>,
+    pub seat: usize,
+    pub class: &'static str,
+    pub name: String,
+    pub share: Option<f64>,
+    pub cells: u32,
+    pub tiebreak: Option<u32>,
+    pub violations: u32,
+    pub disqualified: bool,
+}
+
+/// The finalists ranked by share, then by the earlier tie-break round; disqualified last.
+pub fn final_table(map: &Map, rec: &GameRecord) -> Vec<FinalRow> {
+    let finalists = map.seats().len() - 1;
+    let mut rows: Vec<FinalRow> = rec.outcome[..finalists]
+        .iter()
+        .map(|o| FinalRow {
+            rank: None,
+            seat: o.seat as usize,
+            class: seat_class(o.seat as usize),
+            name: rec.names[o.seat as usize].clone(),
+            share: o.score,
+            cells: o.cells,
+            tiebreak: o.tiebreak_round,
+            violations: o.violations,
+            disqualified: o.disqualified.is_some(),
+        })
+        .collect();
+    rows.sort_by(|a, b| match (a.share, b.share) {
+        (Some(x), Some(y)) => y.total_cmp(&x).then(a.tiebreak.cmp(&b.tiebreak)).then(a.seat.cmp(&b.seat)),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => a.seat.cmp(&b.seat),
+    });
+    for (k, r) in rows.iter_mut().enumerate() {
+        if !r.disqualified {
+            r.rank = Some(k + 1);
+        }
+    }
+    rows
+}
+
+fn print_final(map: &Map, rec: &GameRecord, replay: Option<&Path>) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    let total = map.len() as f64;
+    writeln!(out, "final on {} ({}×{}), {} rounds played ({})", map.name(), map.width(), map.height(), rec.last_round + 1,
+        match rec.end_reason { crate::sim::EndReason::Rounds => "full length".to_string(), e => format!("ended: {}", e.wire().replace('_', " ")) })?;
+    let width = rec.names.iter().map(|n| n.chars().count()).max().unwrap_or(8).max(8);
+    writeln!(out, "  {:>4}  {:<width$}  {:>4} {:<6}  {:>8}  {:>6}  {:>10}  {}", "rank", "agent", "seat", "", "share", "cells", "tie-break", "violations")?;
+    let rows = final_table(map, rec);
+    let mut shares = 0.0;
+    for r in &rows {
+        shares += r.share.unwrap_or(r.cells as f64 / total * 100.0);
+        writeln!(
+            out,
+            "  {:>4}  {:<width$}  {:>4} {:<6}  {:>8}  {:>6}  {:>10}  {}",
+            r.rank.map_or("DQ".into(), |k| k.to_string()),
+            r.name,
+            r.seat,
+            r.class,
+            r.share.map_or("—".into(), |s| format!("{s:.2} %")),
+            r.cells,
+            r.tiebreak.map_or("-".into(), |t| format!("round {t}")),
+            r.violations
+        )?;
+    }
+    let council = map.seats().len() - 1;
+    let cc = rec.outcome[council].cells;
+    let neutral = map.len() as u32 - rec.outcome.iter().map(|o| o.cells).sum::<u32>();
+    writeln!(out, "        {:<width$}  {:>11}  {:>8}  {:>6}", "council", "", format!("{:.2} %", cc as f64 / total * 100.0), cc)?;
+    writeln!(out, "        {:<width$}  {:>11}  {:>8}  {:>6}", "hbp (neutral)", "", format!("{:.2} %", neutral as f64 / total * 100.0), neutral)?;
+    let _ = shares;
+    match rec.council_fell {
+        Some(r) => writeln!(out, "  the Council fell in round {r}")?,
+        None => writeln!(out, "  the Council held out")?,
+    }
+    if let Some(p) = replay {
+        writeln!(out, "  replay: {}   (gbely replay view {})", p.display(), p.display())?;
     }
     Ok(())
 }

@@ -187,3 +187,27 @@ fn replay_commands_view_show_verify_stats() {
     assert_eq!(junk.status.code(), Some(1));
     assert!(text(&junk.stderr).contains("junk.json"));
 }
+
+#[test]
+fn a_final_of_agent_processes_prints_the_table() {
+    let dir = scratch("final");
+    let agent = agents_dir().join("expander.py");
+    let out = gbely(&dir, &["final", agent.to_str().unwrap(), "--fill", "template", "--size", "40", "--rounds", "20", "--seat", "3", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let table = doc["table"].as_array().unwrap();
+    assert_eq!(table.len(), 8);
+    let mine = table.iter().find(|r| r["name"] == "expander.py").unwrap();
+    assert_eq!(mine["seat"], 3);
+    assert_eq!(mine["class"], "edge");
+    assert_eq!(doc["sides"].as_array().unwrap().len(), 9);
+    assert!(table.iter().all(|r| r["violations"] == 0));
+    let names: Vec<&str> = table.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(names.iter().filter(|n| n.starts_with("template #")).count(), 7, "{names:?}");
+    // The text table.
+    let out = gbely(&dir, &["final", "template", "--size", "40", "--rounds", "5", "--no-replay"]);
+    let s = text(&out.stdout);
+    assert!(s.contains("rank") && s.contains("council") && s.contains("hbp (neutral)"), "{s}");
+    let bad = gbely(&dir, &["final", "a.py", "b.py", "c.py", "d.py", "e.py", "f.py", "g.py", "h.py", "i.py"]);
+    assert_eq!(bad.status.code(), Some(2));
+}

@@ -69,6 +69,24 @@ impl PyMap {
         Ok(PyMap { inner: Arc::new(map) })
     }
 
+    /// A final map (SPEC §9): eight seats around the Council's reinforced centre.
+    #[staticmethod]
+    #[pyo3(signature = (seed, size = 90, council_radius = None, council_garrison = None, extra_bases = None))]
+    fn generate_final(seed: &str, size: u32, council_radius: Option<u32>, council_garrison: Option<u32>, extra_bases: Option<u32>) -> PyResult<Self> {
+        let mut cfg = gbely_world::FinalConfig::for_size(size);
+        if let Some(r) = council_radius {
+            cfg.council_radius = r;
+        }
+        if let Some(g) = council_garrison {
+            cfg.council_garrison = g;
+        }
+        if let Some(b) = extra_bases {
+            cfg.extra_bases = b;
+        }
+        let map = gbely_world::generate_final(seed, cfg).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        Ok(PyMap { inner: Arc::new(map) })
+    }
+
     /// `gbely`, `seed:TEXT` or a file path, as on the command line.
     #[staticmethod]
     #[pyo3(signature = (spec, size = None))]
@@ -602,6 +620,13 @@ fn replay_verify(py: Python<'_>, text: String) -> PyResult<Option<String>> {
     Ok(py.allow_threads(|| gbely_engine::replays::verify(&replay).err().map(|m| m.to_string())))
 }
 
+/// For each finalist seat, the index of the entry that plays it (see `gbely final`).
+#[pyfunction]
+#[pyo3(signature = (map, pinned = Vec::new()))]
+fn final_seating(map: &PyMap, pinned: Vec<u8>) -> PyResult<Vec<usize>> {
+    cli::final_seating(&map.inner, &pinned).map_err(|e| PyValueError::new_err(format!("{e:#}")))
+}
+
 /// The `pravidla` module text (SPEC §12), to check the Python copy against.
 #[pyfunction]
 fn pravidla_source() -> &'static str {
@@ -616,6 +641,7 @@ fn _gbely(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pravidla_source, m)?)?;
     m.add_function(wrap_pyfunction!(replay_html, m)?)?;
     m.add_function(wrap_pyfunction!(replay_verify, m)?)?;
+    m.add_function(wrap_pyfunction!(final_seating, m)?)?;
     m.add_class::<PyMap>()?;
     m.add_class::<PyMatch>()?;
     Ok(())

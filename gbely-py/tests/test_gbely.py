@@ -221,3 +221,19 @@ def test_replay_to_html_and_verify(tmp_path):
     rp.doc["turns"][5]["changes"][0][2] += 1.0
     with pytest.raises(ValueError, match="round 5"):
         rp.verify()
+
+
+def test_a_final_from_python_with_files_and_callables(tmp_path):
+    decide = load_decide(EXPANDER)
+    r = gbely.final([decide, str(TEMPLATE)], fill="expander", size=40, rounds=25, seats=[1, 4],
+                    replay=tmp_path / "final.json.gz")
+    assert len(r.sides) == 9 and r.sides[8].name == "council"
+    assert r.sides[1].name == "decide" and r.sides[4].name == "my_agent.py"
+    total = sum(s.cells for s in r.sides)
+    assert total <= 40 * 40
+    shares = sum(s.share for s in r.sides)
+    neutral = (40 * 40 - total) / (40 * 40) * 100
+    assert abs(shares + neutral - 100) < 1e-9
+    gbely.Replay.load(tmp_path / "final.json.gz").verify()
+    with pytest.raises(ValueError, match="1 to 8"):
+        gbely.final([])

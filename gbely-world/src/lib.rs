@@ -11,6 +11,7 @@
 //! assert_eq!(gbely_world::parse_map_file(&text).unwrap(), map);
 //! ```
 
+mod final_map;
 mod generate;
 mod map;
 mod mapfile;
@@ -18,6 +19,7 @@ pub mod replay;
 mod spec;
 
 pub use generate::{generate_duel, reference_map, GenError, GEN_VERSION, MAX_SIZE, MIN_DUEL_SIZE};
+pub use final_map::{generate_final, FinalConfig, MIN_FINAL_SIZE};
 pub use map::{Map, Seat, SeatRole};
 pub use mapfile::{parse_map_file, render_map, write_map_file, MapFileError, MAP_FORMAT_VERSION};
 pub use replay::Replay;

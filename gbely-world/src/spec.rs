@@ -6,11 +6,13 @@ use gbely_rules::Terrain;
 
 use crate::{generate_duel, reference_map, GenError, Map};
 
-/// How a user names a map: `gbely`, `seed:TEXT`, or a file path.
+/// How a user names a map: `gbely`, `seed:TEXT` (a duel map), `final:TEXT` (a final map), or a
+/// file path.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum MapSpec {
     Reference,
     Seed(String),
+    Final(String),
     File(String),
 }
 
@@ -20,6 +22,8 @@ impl MapSpec {
             MapSpec::Reference
         } else if let Some(seed) = s.strip_prefix("seed:") {
             MapSpec::Seed(seed.to_string())
+        } else if let Some(seed) = s.strip_prefix("final:") {
+            MapSpec::Final(seed.to_string())
         } else {
             MapSpec::File(s.to_string())
         }
@@ -36,6 +40,14 @@ impl MapSpec {
                 let (w, h) = size.unwrap_or((60, 60));
                 Some(generate_duel(seed, w, h))
             }
+            MapSpec::Final(seed) => {
+                let size = match size {
+                    None => 90,
+                    Some((w, h)) if w == h => w,
+                    Some((w, h)) => return Some(Err(GenError::Final { size: w.max(h), radius: 0, extra_bases: 0 })),
+                };
+                Some(crate::generate_final(seed, crate::FinalConfig::for_size(size)))
+            }
             MapSpec::File(_) => None,
         }
     }
@@ -51,6 +63,8 @@ pub struct MapStats {
     pub garrison_histogram: [usize; 10],
     pub bases: usize,
     pub symmetric_180: bool,
+    /// Invariant under the 90° rotation (final maps).
+    pub symmetric_90: bool,
 }
 
 impl MapStats {
@@ -70,7 +84,15 @@ impl MapStats {
             let m = g.rotate180(c);
             map.terrain(c) == map.terrain(m) && map.garrison(c) == map.garrison(m) && map.is_base(c) == map.is_base(m)
         });
-        MapStats { cells: map.len(), terrain, garrison_histogram: hist, bases, symmetric_180 }
+        let symmetric_90 = g.width() == g.height() && g.cells().all(|c| {
+            let (r, col) = g.row_col(c);
+            let m = g.cell(col, g.height() - 1 - r);
+            map.terrain(c) == map.terrain(m)
+                && map.garrison(c) == map.garrison(m)
+                && map.is_base(c) == map.is_base(m)
+                && map.start_owner(c).map(|s| s == 8) == map.start_owner(m).map(|s| s == 8)
+        });
+        MapStats { cells: map.len(), terrain, garrison_histogram: hist, bases, symmetric_180, symmetric_90 }
     }
 }
 
@@ -82,7 +104,12 @@ impl fmt::Display for MapStats {
             writeln!(f, "{:<12} {:>5}  {:5.1} %", t.wire(), n, pct(n))?;
         }
         writeln!(f, "bases        {}", self.bases)?;
-        writeln!(f, "symmetric    {}", if self.symmetric_180 { "yes (180° rotation)" } else { "no" })?;
+        let sym = match (self.symmetric_90, self.symmetric_180) {
+            (true, _) => "yes (90° rotation)",
+            (false, true) => "yes (180° rotation)",
+            _ => "no",
+        };
+        writeln!(f, "symmetric    {sym}")?;
         write!(f, "garrisons   ")?;
         for (g, n) in self.garrison_histogram.iter().enumerate() {
             if *n > 0 {

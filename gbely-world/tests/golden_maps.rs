@@ -2,7 +2,7 @@
 //! map forever. A failure here means the generator changed: if that was deliberate, bump
 //! `GEN_VERSION` and rewrite these fingerprints; if not, it is a bug.
 
-use gbely_world::{generate_duel, reference_map, GEN_VERSION};
+use gbely_world::{generate_duel, generate_final, reference_map, FinalConfig, GEN_VERSION};
 
 #[test]
 fn generator_version_is_pinned_with_the_fingerprints() {
@@ -32,4 +32,11 @@ fn the_reference_map_is_the_seed_gbely_at_60() {
     let seeded = generate_duel("gbely", 60, 60).unwrap();
     assert_eq!(seeded.fingerprint(), reference_map().fingerprint());
     assert_eq!(reference_map().name(), "gbely");
+}
+
+#[test]
+fn final_map_fingerprints() {
+    for (seed, size, fp) in [("test-final", 90, "90c4d9b10908209f"), ("gbely-final", 90, "89ffc43eae2adb77"), ("small", 40, "e3e8f4df3ec8a330")] {
+        assert_eq!(generate_final(seed, FinalConfig::for_size(size)).unwrap().fingerprint(), fp, "final:{seed} {size}");
+    }
 }

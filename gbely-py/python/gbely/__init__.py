@@ -21,13 +21,14 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 from . import pravidla
 from ._gbely import Map, Match, __version__
+from ._gbely import final_seating as _final_seating
 from ._gbely import play_match as _play_match
 from .replay import Replay
 
 # `import pravidla` works in a script that imported gbely, as it does inside an agent process.
 sys.modules.setdefault("pravidla", pravidla)
 
-__all__ = ["Map", "Match", "Replay", "Result", "SideResult", "play", "pravidla", "__version__"]
+__all__ = ["Map", "Match", "Replay", "Result", "SideResult", "play", "final", "pravidla", "__version__"]
 
 Agent = Union[str, "os.PathLike[str]", Callable[[Dict[str, Any]], Any], Any]
 
@@ -188,6 +189,64 @@ def play(
     return Result._from_json(_play_match(
         agents,
         map=_map(map, size),
+        rounds=rounds,
+        replay=os.fspath(replay) if replay is not None else None,
+        time_limit=time_limit,
+        python=python or os.environ.get("GBELY_PYTHON") or sys.executable,
+        run_dir=os.fspath(run_dir) if run_dir is not None else None,
+    ))
+
+
+def final(
+    agents: Sequence[Agent],
+    fill: Agent = "template",
+    map: Union[str, Map, None] = None,
+    size: int = 90,
+    seats: Optional[Sequence[int]] = None,
+    rounds: int = 150,
+    replay: Union[str, "os.PathLike[str]", None] = None,
+    time_limit: Optional[float] = 2.0,
+    python: Optional[str] = None,
+    run_dir: Union[str, "os.PathLike[str]", None] = None,
+) -> Result:
+    """Rehearses the final (SPEC §9): up to eight agents on a final map, the Council in the centre.
+
+    Args:
+        agents: up to eight agents (files, ``template``, ``expander``, callables, …).
+        fill: who takes the empty seats: an agent, or ``"self"`` for copies of the first.
+        map: ``seed:TEXT`` (a generated final map), a final map file, or a :class:`Map`;
+            default the final map of seed ``gbely-final``.
+        size: side of a generated final map.
+        seats: the seat (0–7) of the first agents; the rest are seated by the map's seed.
+
+    The result has nine sides: the finalists in seat order and the Council last.
+
+    Example:
+        >>> r = final([lambda s: []], fill=lambda s: [], size=40, rounds=3)
+        >>> len(r.sides), r.sides[8].name
+        (9, 'council')
+    """
+    if not 1 <= len(agents) <= 8:
+        raise ValueError(f"a final takes 1 to 8 agents, not {len(agents)}")
+    if map is None or isinstance(map, str):
+        spec = map or "seed:gbely-final"
+        seed = spec.split(":", 1)[1] if spec.startswith(("seed:", "final:")) else None
+        the_map = Map.generate_final(seed, size) if seed is not None else Map.load(spec)
+    else:
+        the_map = map
+    if len(the_map.seats) < 3 or the_map.seats[-1][0] != "council":
+        raise ValueError(f"{the_map.name} is not a final map")
+    entries = [_agent(a) for a in agents]
+    filler = entries[0] if fill == "self" else _agent(fill)
+    while len(entries) < len(the_map.seats) - 1:
+        entries.append(filler)
+    for a in entries:
+        _check_agent_file(a)
+    order = _final_seating(the_map, list(seats or []))
+    seat_agents = [entries[i] for i in order] + ["council"]
+    return Result._from_json(_play_match(
+        seat_agents,
+        map=the_map,
         rounds=rounds,
         replay=os.fspath(replay) if replay is not None else None,
         time_limit=time_limit,
