@@ -2,83 +2,118 @@ use gbely_rules::{sure_win, CellLookup, Command, Decide, Observation, Owner};
 
 /// A stronger example: cheapest valuable targets first with the smallest sure force, several
 /// cells striking together when one is not enough, and the interior's units moved to the front
-/// along shortest paths. Same as `expander.py`.
+/// along shortest paths. Same as `expander.py` (which says the same in fewer lines; here the
+/// scratch space is kept between rounds so that a decision allocates nothing once warm).
 #[derive(Clone, Debug, Default)]
 pub struct Expander {
     lookup: CellLookup,
+    spare: Vec<f64>,
+    frontier: Vec<bool>,
+    // For each visible cell, the own cells next to it, as a compressed list.
+    adj_start: Vec<u32>,
+    adj: Vec<u32>,
+    targets: Vec<(f64, f64, usize)>,
+    around: Vec<usize>,
+    dist: Vec<u32>,
+    queue: Vec<usize>,
 }
 
 impl Decide for Expander {
     fn decide(&mut self, obs: &Observation) -> Vec<Command> {
         self.lookup.rebuild(obs);
         let mut out = Vec::new();
+        let (n_own, n_vis) = (obs.own.len(), obs.visible.len());
         // Units each own cell can still send this round (0.05 covers the observation's rounding).
-        let mut spare: Vec<f64> = obs.own.iter().map(|c| (c.units - 0.05).max(0.0)).collect();
-        let mut frontier = vec![false; obs.own.len()];
-        // For each visible cell, the own cells next to it.
-        let mut attackers: Vec<Vec<usize>> = vec![Vec::new(); obs.visible.len()];
+        self.spare.clear();
+        self.spare.extend(obs.own.iter().map(|c| (c.units - 0.05).max(0.0)));
+        self.frontier.clear();
+        self.frontier.resize(n_own, false);
+        self.adj_start.clear();
+        self.adj_start.resize(n_vis + 1, 0);
         for (i, c) in obs.own.iter().enumerate() {
             for nb in c.neighbours.iter() {
                 if let Some(v) = self.lookup.visible(nb) {
-                    attackers[v].push(i);
-                    frontier[i] = true;
+                    self.adj_start[v + 1] += 1;
+                    self.frontier[i] = true;
+                }
+            }
+        }
+        for v in 0..n_vis {
+            self.adj_start[v + 1] += self.adj_start[v];
+        }
+        self.adj.clear();
+        self.adj.resize(self.adj_start[n_vis] as usize, 0);
+        let mut fill = self.adj_start.clone();
+        for (i, c) in obs.own.iter().enumerate() {
+            for nb in c.neighbours.iter() {
+                if let Some(v) = self.lookup.visible(nb) {
+                    self.adj[fill[v] as usize] = i as u32;
+                    fill[v] += 1;
                 }
             }
         }
         // Targets by value per unit: production, and +3 for an enemy cell (it also weakens them).
-        let mut targets: Vec<(f64, f64, usize)> = obs
-            .visible
-            .iter()
-            .enumerate()
-            .map(|(v, t)| {
-                let need = sure_win(t.garrison, t.fortification, t.terrain);
-                let value = t.terrain.production() + if t.owner == Owner::Neutral { 0.0 } else { 3.0 };
-                (value / need, need, v)
-            })
-            .collect();
-        targets.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.total_cmp(&b.1)).then(a.2.cmp(&b.2)));
-        for &(_, need, v) in &targets {
-            let mut around: Vec<usize> = attackers[v].clone();
-            around.sort_by(|&a, &b| spare[b].total_cmp(&spare[a]).then(a.cmp(&b)));
-            let total: f64 = around.iter().map(|&a| spare[a]).sum();
+        self.targets.clear();
+        self.targets.extend(obs.visible.iter().enumerate().map(|(v, t)| {
+            let need = sure_win(t.garrison, t.fortification, t.terrain);
+            let value = t.terrain.production() + if t.owner == Owner::Neutral { 0.0 } else { 3.0 };
+            (value / need, need, v)
+        }));
+        self.targets.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.total_cmp(&b.1)).then(a.2.cmp(&b.2)));
+        for k in 0..self.targets.len() {
+            let (_, need, v) = self.targets[k];
+            self.around.clear();
+            self.around.extend(self.adj[self.adj_start[v] as usize..self.adj_start[v + 1] as usize].iter().map(|&a| a as usize));
+            let spare = &self.spare;
+            self.around.sort_by(|&a, &b| spare[b].total_cmp(&spare[a]).then(a.cmp(&b)));
+            let total: f64 = self.around.iter().map(|&a| spare[a]).sum();
             if total < need {
                 continue;
             }
             let mut missing = need;
-            for a in around {
+            for &a in &self.around {
                 if missing <= 0.0 {
                     break;
                 }
-                let send = spare[a].min(missing);
+                let send = self.spare[a].min(missing);
                 if send <= 0.0 {
                     continue;
                 }
                 out.push(Command::Attack { from: obs.own[a].cell, to: obs.visible[v].cell, amount: send });
-                spare[a] -= send;
+                self.spare[a] -= send;
                 missing -= send;
             }
         }
         // Breadth-first distance to the frontier through own cells; interior cells step closer.
-        let mut dist = vec![u32::MAX; obs.own.len()];
-        let mut queue: std::collections::VecDeque<usize> = (0..obs.own.len()).filter(|&i| frontier[i]).collect();
-        for &i in &queue {
-            dist[i] = 0;
+        self.dist.clear();
+        self.dist.resize(n_own, u32::MAX);
+        self.queue.clear();
+        for i in 0..n_own {
+            if self.frontier[i] {
+                self.dist[i] = 0;
+                self.queue.push(i);
+            }
         }
-        while let Some(y) = queue.pop_front() {
+        let mut head = 0;
+        while head < self.queue.len() {
+            let y = self.queue[head];
+            head += 1;
             for nb in obs.own[y].neighbours.iter() {
                 if let Some(x) = self.lookup.own(nb) {
-                    if dist[x] == u32::MAX {
-                        dist[x] = dist[y] + 1;
-                        queue.push_back(x);
+                    if self.dist[x] == u32::MAX {
+                        self.dist[x] = self.dist[y] + 1;
+                        self.queue.push(x);
                     }
                 }
             }
         }
         for (x, c) in obs.own.iter().enumerate() {
-            if frontier[x] || dist[x] == u32::MAX || c.units < 1.0 {
+            if self.frontier[x] || self.dist[x] == u32::MAX || c.units < 1.0 {
                 continue;
             }
-            let next = c.neighbours.iter().find(|&nb| self.lookup.own(nb).is_some_and(|y| dist[y] + 1 == dist[x]));
+            let dist = &self.dist;
+            let lookup = &self.lookup;
+            let next = c.neighbours.iter().find(|&nb| lookup.own(nb).is_some_and(|y| dist[y] + 1 == dist[x]));
             if let Some(to) = next {
                 out.push(Command::Move { from: c.cell, to, amount: c.units + 1.0 });
             }

@@ -359,6 +359,7 @@ impl Match {
         obs.visible.clear();
         let terrains = self.map.terrains();
         let t = &self.territory[seat as usize];
+        obs.own.reserve(self.counts[seat as usize] as usize);
         t.for_each(|c| {
             let i = c as usize;
             obs.own.push(OwnCell {

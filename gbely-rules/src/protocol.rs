@@ -71,6 +71,9 @@ impl<'de> Deserialize<'de> for Owner {
 /// baseline x86-64 (it is on the hot path of every observation).
 #[inline]
 pub fn round_tenth(x: f64) -> f64 {
+    if x == 0.0 {
+        return x; // the common case of fortification; keeps the sign of zero like the formula
+    }
     round_half_away(x * 10.0) / 10.0
 }
 
@@ -83,15 +86,10 @@ pub fn round_half_away(y: f64) -> f64 {
     }
     let t = (y as i64) as f64;
     let d = y - t;
-    if d >= 0.5 {
-        t + 1.0
-    } else if d <= -0.5 {
-        t - 1.0
-    } else if t == 0.0 && y.is_sign_negative() {
-        -0.0
-    } else {
-        t
-    }
+    // Branch-free: the comparisons are unpredictable on real data. Rounding keeps the sign, and
+    // copysign restores it for results of zero (`-0.3` rounds to `-0.0`, as `f64::round` does).
+    let r = t + ((d >= 0.5) as i64 as f64) - ((d <= -0.5) as i64 as f64);
+    r.copysign(y)
 }
 
 /// One of the observer's own cells (`moje_pola`).
