@@ -63,7 +63,9 @@ impl Decide for Expander {
         for k in 0..self.targets.len() {
             let (_, need, v) = self.targets[k];
             self.around.clear();
-            self.around.extend(self.adj[self.adj_start[v] as usize..self.adj_start[v + 1] as usize].iter().map(|&a| a as usize));
+            self.around.extend(
+                self.adj[self.adj_start[v] as usize..self.adj_start[v + 1] as usize].iter().map(|&a| a as usize),
+            );
             let spare = &self.spare;
             self.around.sort_by(|&a, &b| spare[b].total_cmp(&spare[a]).then(a.cmp(&b)));
             let total: f64 = self.around.iter().map(|&a| spare[a]).sum();

@@ -285,7 +285,10 @@ impl Council {
             let mut next: Option<Cell> = None;
             for &y in &self.own_nbr[x] {
                 let y = y as usize;
-                if y != NONE as usize && self.dist[y] != FAR && self.dist[y] + step_cost(obs.own[y].terrain) == self.dist[x] {
+                if y != NONE as usize
+                    && self.dist[y] != FAR
+                    && self.dist[y] + step_cost(obs.own[y].terrain) == self.dist[x]
+                {
                     next = Some(obs.own[y].cell);
                     break;
                 }

@@ -86,7 +86,9 @@ fn main() {
     // (d) The final: eight in-process expanders and the Council on a 90×90 final map.
     let fmap = Arc::new(gbely_world::generate_final("bench", gbely_world::FinalConfig::default()).unwrap());
     let (rate_d, n) = per_second(budget, || {
-        let mut players: Vec<Box<dyn Player>> = (0..8).map(|k| Box::new(DecidePlayer::new(format!("e{k}"), Expander::default())) as Box<dyn Player>).collect();
+        let mut players: Vec<Box<dyn Player>> = (0..8)
+            .map(|k| Box::new(DecidePlayer::new(format!("e{k}"), Expander::default())) as Box<dyn Player>)
+            .collect();
         players.push(Box::new(DecidePlayer::new("council", Council::new())));
         let mut refs: Vec<&mut dyn Player> = players.iter_mut().map(|p| p.as_mut() as &mut dyn Player).collect();
         play(fmap.clone(), &mut refs, PlayOptions::default(), &mut ());

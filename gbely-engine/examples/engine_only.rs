@@ -38,5 +38,10 @@ fn main() {
         }
     }
     let total = t.elapsed().as_secs_f64();
-    println!("{:.1} matches/s; per match: observations {:.2} ms, resolution {:.2} ms", n as f64 / total, t_obs / n as f64 * 1e3, t_res / n as f64 * 1e3);
+    println!(
+        "{:.1} matches/s; per match: observations {:.2} ms, resolution {:.2} ms",
+        n as f64 / total,
+        t_obs / n as f64 * 1e3,
+        t_res / n as f64 * 1e3
+    );
 }

@@ -16,8 +16,13 @@ fn size(name: &str, a: impl Decide, b: impl Decide) {
     let dir = std::env::temp_dir();
     let plain = gbely_engine::replays::write_replay(&dir.join("size.json"), rec.replay.as_ref().unwrap()).unwrap();
     let gz = gbely_engine::replays::write_replay(&dir.join("size.json.gz"), rec.replay.as_ref().unwrap()).unwrap();
-    println!("{name:<22} {:>9.2} MB plain {:>7.2} MB gzip   shares {:.2} / {:.2}", plain as f64 / 1e6, gz as f64 / 1e6,
-        rec.outcome[0].score.unwrap_or(0.0), rec.outcome[1].score.unwrap_or(0.0));
+    println!(
+        "{name:<22} {:>9.2} MB plain {:>7.2} MB gzip   shares {:.2} / {:.2}",
+        plain as f64 / 1e6,
+        gz as f64 / 1e6,
+        rec.outcome[0].score.unwrap_or(0.0),
+        rec.outcome[1].score.unwrap_or(0.0)
+    );
 }
 
 fn main() {

@@ -114,10 +114,10 @@ mod tests {
             let mut t = Territory::new(w, h);
             let mut owned = vec![false; g.len()];
             let mut x = 12345u64;
-            for i in 0..g.len() {
+            for (i, slot) in owned.iter_mut().enumerate() {
                 x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
                 if (x >> 60) < 3 {
-                    owned[i] = true;
+                    *slot = true;
                     t.set(i as u32);
                 }
             }

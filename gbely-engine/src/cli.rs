@@ -280,9 +280,9 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 fn with_default_subcommand(mut args: Vec<OsString>) -> Vec<OsString> {
     const KNOWN: [&str; 7] = ["play", "check", "map", "serve", "help", "replay", "final"];
     if let Some(first) = args.get(1).and_then(|a| a.to_str()) {
-        if !first.starts_with('-') && !KNOWN.contains(&first) {
-            args.insert(1, "play".into());
-        } else if first == "--agent-cmd" || first == "--opponent" || first == "--map" {
+        let a_file = !first.starts_with('-') && !KNOWN.contains(&first);
+        let a_play_option = first == "--agent-cmd" || first == "--opponent" || first == "--map";
+        if a_file || a_play_option {
             args.insert(1, "play".into());
         }
     }
@@ -307,7 +307,8 @@ fn dispatch(cli: Cli) -> Result<u8> {
 }
 
 fn parse_size(s: &str) -> Result<(u32, u32)> {
-    let parse = |x: &str| x.trim().parse::<u32>().map_err(|_| anyhow!("bad --size `{s}`: expected N or WxH, e.g. 60 or 90x60"));
+    let parse =
+        |x: &str| x.trim().parse::<u32>().map_err(|_| anyhow!("bad --size `{s}`: expected N or WxH, e.g. 60 or 90x60"));
     match s.split_once(['x', 'X', '×']) {
         Some((w, h)) => Ok((parse(w)?, parse(h)?)),
         None => {
@@ -328,9 +329,8 @@ pub fn load_map(spec: &str, size: Option<&str>) -> Result<Map> {
             if size.is_some() {
                 bail!("--size applies to generated maps, not to the map file {path}");
             }
-            let text = std::fs::read_to_string(path).with_context(|| {
-                format!("cannot read the map `{path}` (give `gbely`, `seed:TEXT` or a map file)")
-            })?;
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read the map `{path}` (give `gbely`, `seed:TEXT` or a map file)"))?;
             parse_map_file(&text).map_err(|e| anyhow!("{path}: {e}"))
         }
     }
@@ -343,14 +343,22 @@ pub fn python(given: Option<&str>) -> String {
 /// A short display name for an agent spec.
 pub fn agent_name(spec: &str) -> String {
     if let Some(cmd) = spec.strip_prefix("cmd:") {
-        return cmd.split_whitespace().next().map(|p| Path::new(p).file_name().map_or(p.to_string(), |f| f.to_string_lossy().into())).unwrap_or_default();
+        return cmd
+            .split_whitespace()
+            .next()
+            .map(|p| Path::new(p).file_name().map_or(p.to_string(), |f| f.to_string_lossy().into()))
+            .unwrap_or_default();
     }
     Path::new(spec).file_name().map_or(spec.to_string(), |f| f.to_string_lossy().into_owned())
 }
 
 pub fn file_stem(spec: &str) -> String {
     let n = agent_name(spec);
-    n.strip_suffix(".py").unwrap_or(&n).chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect()
+    n.strip_suffix(".py")
+        .unwrap_or(&n)
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .collect()
 }
 
 /// What a user's agent spec names.
@@ -383,7 +391,10 @@ pub fn resolve_agent(spec: &str, run_dir: &Path, seat: usize, py: &str) -> Resul
         if cmd.trim().is_empty() {
             bail!("`cmd:` needs a command, e.g. cmd:\"./my_agent --fast\"");
         }
-        return Ok(AgentSpec::Process(AgentCommand::Exec { program: "/bin/sh".into(), args: vec!["-c".into(), format!("exec {cmd}")] }));
+        return Ok(AgentSpec::Process(AgentCommand::Exec {
+            program: "/bin/sh".into(),
+            args: vec!["-c".into(), format!("exec {cmd}")],
+        }));
     }
     let builtin = match spec {
         "template" => Some(TEMPLATE_PY),
@@ -410,7 +421,8 @@ pub fn time_limit(s: &str) -> Result<Option<Duration>> {
     match s {
         "off" | "none" | "0" => Ok(None),
         _ => {
-            let secs: f64 = s.parse().map_err(|_| anyhow!("bad --time-limit `{s}`: seconds (e.g. 2 or 0.5) or `off`"))?;
+            let secs: f64 =
+                s.parse().map_err(|_| anyhow!("bad --time-limit `{s}`: seconds (e.g. 2 or 0.5) or `off`"))?;
             if !(secs.is_finite() && secs > 0.0) {
                 bail!("bad --time-limit `{s}`: must be a positive number of seconds, or `off`");
             }
@@ -466,7 +478,11 @@ impl Observer for Progress {
                 units.join(":"),
                 report.captures.len(),
                 report.discarded.len(),
-                if report.violations.is_empty() { String::new() } else { format!("  violations: seat {:?}", report.violations) }
+                if report.violations.is_empty() {
+                    String::new()
+                } else {
+                    format!("  violations: seat {:?}", report.violations)
+                }
             );
             match &self.bar {
                 Some(bar) => bar.println(line),
@@ -515,7 +531,12 @@ impl std::fmt::Debug for PlaySetup {
 }
 
 /// Builds one player per `(spec, display name)`, process agents logging into `run_dir`.
-pub fn build_players(specs: &[(String, String)], run_dir: &Path, limit: Option<Duration>, py: &str) -> Result<PlaySetup> {
+pub fn build_players(
+    specs: &[(String, String)],
+    run_dir: &Path,
+    limit: Option<Duration>,
+    py: &str,
+) -> Result<PlaySetup> {
     let mut players: Vec<Box<dyn Player>> = Vec::new();
     let mut logs = Vec::new();
     for (seat, (spec, name)) in specs.iter().enumerate() {
@@ -526,8 +547,13 @@ pub fn build_players(specs: &[(String, String)], run_dir: &Path, limit: Option<D
             }
             AgentSpec::Process(cmd) => {
                 let log = run_dir.join(format!("seat{seat}-{}.log", file_stem(spec)));
-                let cfg = ProcessConfig { time_limit: limit, work_dir: run_dir.join(format!(".seat{seat}")), log: log.clone() };
-                let p = ProcessPlayer::new(name.clone(), cmd, cfg).with_context(|| format!("preparing agent `{spec}` in {}", run_dir.display()))?;
+                let cfg = ProcessConfig {
+                    time_limit: limit,
+                    work_dir: run_dir.join(format!(".seat{seat}")),
+                    log: log.clone(),
+                };
+                let p = ProcessPlayer::new(name.clone(), cmd, cfg)
+                    .with_context(|| format!("preparing agent `{spec}` in {}", run_dir.display()))?;
                 players.push(Box::new(p));
                 logs.push(Some(log));
             }
@@ -548,7 +574,11 @@ fn cmd_play(a: PlayArgs) -> Result<u8> {
     };
     let map = Arc::new(load_map(&a.map.map, a.map.size.as_deref())?);
     if map.seats().len() != 2 {
-        bail!("map `{}` has {} seats; `play` is a duel (use `gbely final` for final maps)", map.name(), map.seats().len());
+        bail!(
+            "map `{}` has {} seats; `play` is a duel (use `gbely final` for final maps)",
+            map.name(),
+            map.seats().len()
+        );
     }
     let limit = time_limit(&a.time_limit)?;
     let py = python(a.python.as_deref());
@@ -557,11 +587,17 @@ fn cmd_play(a: PlayArgs) -> Result<u8> {
     }
     let run_dir = match &a.run_dir {
         Some(d) => d.clone(),
-        None => unique_dir(PathBuf::from("gbely-runs").join(format!("{}-{}-vs-{}", timestamp(), file_stem(&agent), file_stem(&a.opponent)))),
+        None => unique_dir(PathBuf::from("gbely-runs").join(format!(
+            "{}-{}-vs-{}",
+            timestamp(),
+            file_stem(&agent),
+            file_stem(&a.opponent)
+        ))),
     };
     std::fs::create_dir_all(&run_dir).with_context(|| format!("cannot create the run folder {}", run_dir.display()))?;
     let names = [agent_name(&agent), agent_name(&a.opponent)];
-    let names = if names[0] == names[1] { [format!("{} (seat 0)", names[0]), format!("{} (seat 1)", names[1])] } else { names };
+    let names =
+        if names[0] == names[1] { [format!("{} (seat 0)", names[0]), format!("{} (seat 1)", names[1])] } else { names };
     let specs = [(agent.clone(), names[0].clone()), (a.opponent.clone(), names[1].clone())];
     let mut setup = build_players(&specs, &run_dir, limit, &py)?;
     let show = !a.quiet && !a.json;
@@ -631,10 +667,21 @@ pub fn result_json(map: &Map, rec: &GameRecord, replay: Option<&Path>, logs: &[O
 fn print_summary(map: &Map, rec: &GameRecord, replay: Option<&Path>, logs: &[Option<PathBuf>]) -> Result<()> {
     let mut out = std::io::stdout().lock();
     let width = rec.names.iter().map(|n| n.chars().count()).max().unwrap_or(8).max(8);
-    writeln!(out, "{} vs {} on {} ({}×{}), {} rounds played ({})",
-        rec.names[0], rec.names[1], map.name(), map.width(), map.height(), rec.last_round + 1,
-        match rec.end_reason { crate::sim::EndReason::Rounds => "full length".to_string(), e => format!("ended by {}", e.wire().replace('_', " ")) })?;
-    writeln!(out, "  {:<width$}  {:>12}  {:>6}  {:>10}  {}", "", "share", "cells", "tie-break", "violations")?;
+    writeln!(
+        out,
+        "{} vs {} on {} ({}×{}), {} rounds played ({})",
+        rec.names[0],
+        rec.names[1],
+        map.name(),
+        map.width(),
+        map.height(),
+        rec.last_round + 1,
+        match rec.end_reason {
+            crate::sim::EndReason::Rounds => "full length".to_string(),
+            e => format!("ended by {}", e.wire().replace('_', " ")),
+        }
+    )?;
+    writeln!(out, "  {:<width$}  {:>12}  {:>6}  {:>10}  violations", "", "share", "cells", "tie-break")?;
     for o in &rec.outcome {
         let s = o.seat as usize;
         writeln!(
@@ -715,7 +762,7 @@ pub fn final_seating(map: &Map, pinned: &[u8]) -> Result<Vec<usize>> {
         if entry >= n {
             bail!("more --seat values than seats");
         }
-        if seat_of.iter().any(|s| *s == Some(seat as usize)) {
+        if seat_of.contains(&Some(seat as usize)) {
             bail!("--seat {seat} is given twice");
         }
         seat_of[entry] = Some(seat as usize);
@@ -736,7 +783,7 @@ pub fn final_seating(map: &Map, pinned: &[u8]) -> Result<Vec<usize>> {
 
 /// Corner or edge, for tables.
 pub fn seat_class(seat: usize) -> &'static str {
-    if seat % 2 == 0 {
+    if seat.is_multiple_of(2) {
         "corner"
     } else {
         "edge"
@@ -765,7 +812,9 @@ fn cmd_final(a: FinalArgs) -> Result<u8> {
     let entry_of = final_seating(&map, &a.seats)?;
     let run_dir = match &a.run_dir {
         Some(d) => d.clone(),
-        None => unique_dir(PathBuf::from("gbely-runs").join(format!("{}-final-{}", timestamp(), file_stem(&a.agents[0])))),
+        None => {
+            unique_dir(PathBuf::from("gbely-runs").join(format!("{}-final-{}", timestamp(), file_stem(&a.agents[0]))))
+        }
     };
     std::fs::create_dir_all(&run_dir).with_context(|| format!("cannot create the run folder {}", run_dir.display()))?;
     let mut specs: Vec<(String, String)> = Vec::new();
@@ -861,10 +910,24 @@ pub fn final_table(map: &Map, rec: &GameRecord) -> Vec<FinalRow> {
 fn print_final(map: &Map, rec: &GameRecord, replay: Option<&Path>) -> Result<()> {
     let mut out = std::io::stdout().lock();
     let total = map.len() as f64;
-    writeln!(out, "final on {} ({}×{}), {} rounds played ({})", map.name(), map.width(), map.height(), rec.last_round + 1,
-        match rec.end_reason { crate::sim::EndReason::Rounds => "full length".to_string(), e => format!("ended: {}", e.wire().replace('_', " ")) })?;
+    writeln!(
+        out,
+        "final on {} ({}×{}), {} rounds played ({})",
+        map.name(),
+        map.width(),
+        map.height(),
+        rec.last_round + 1,
+        match rec.end_reason {
+            crate::sim::EndReason::Rounds => "full length".to_string(),
+            e => format!("ended: {}", e.wire().replace('_', " ")),
+        }
+    )?;
     let width = rec.names.iter().map(|n| n.chars().count()).max().unwrap_or(8).max(8);
-    writeln!(out, "  {:>4}  {:<width$}  {:>4} {:<6}  {:>8}  {:>6}  {:>10}  {}", "rank", "agent", "seat", "", "share", "cells", "tie-break", "violations")?;
+    writeln!(
+        out,
+        "  {:>4}  {:<width$}  {:>4} {:<6}  {:>8}  {:>6}  {:>10}  violations",
+        "rank", "agent", "seat", "", "share", "cells", "tie-break"
+    )?;
     let rows = final_table(map, rec);
     let mut shares = 0.0;
     for r in &rows {
@@ -885,8 +948,22 @@ fn print_final(map: &Map, rec: &GameRecord, replay: Option<&Path>) -> Result<()>
     let council = map.seats().len() - 1;
     let cc = rec.outcome[council].cells;
     let neutral = map.len() as u32 - rec.outcome.iter().map(|o| o.cells).sum::<u32>();
-    writeln!(out, "        {:<width$}  {:>11}  {:>8}  {:>6}", "council", "", format!("{:.2} %", cc as f64 / total * 100.0), cc)?;
-    writeln!(out, "        {:<width$}  {:>11}  {:>8}  {:>6}", "hbp (neutral)", "", format!("{:.2} %", neutral as f64 / total * 100.0), neutral)?;
+    writeln!(
+        out,
+        "        {:<width$}  {:>11}  {:>8}  {:>6}",
+        "council",
+        "",
+        format!("{:.2} %", cc as f64 / total * 100.0),
+        cc
+    )?;
+    writeln!(
+        out,
+        "        {:<width$}  {:>11}  {:>8}  {:>6}",
+        "hbp (neutral)",
+        "",
+        format!("{:.2} %", neutral as f64 / total * 100.0),
+        neutral
+    )?;
     let _ = shares;
     match rec.council_fell {
         Some(r) => writeln!(out, "  the Council fell in round {r}")?,
@@ -942,7 +1019,11 @@ fn cmd_replay(cmd: ReplayCmd) -> Result<u8> {
             std::fs::write(&output, &html).with_context(|| format!("cannot write {}", output.display()))?;
             writeln!(out, "{} ({:.1} MB)", output.display(), html.len() as f64 / 1e6)?;
             if open {
-                let opened = std::process::Command::new("xdg-open").arg(&output).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).status();
+                let opened = std::process::Command::new("xdg-open")
+                    .arg(&output)
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null())
+                    .status();
                 if !opened.is_ok_and(|s| s.success()) {
                     writeln!(out, "open it in a browser: file://{}", std::fs::canonicalize(&output)?.display())?;
                 }
@@ -950,15 +1031,24 @@ fn cmd_replay(cmd: ReplayCmd) -> Result<u8> {
         }
         ReplayCmd::Show { file, round, seat, observation, color } => {
             let replay = read_replay(&file)?;
-            let last = replay.turns.len().checked_sub(1).ok_or_else(|| anyhow!("{}: the replay has no rounds", file.display()))? as u32;
+            let last = replay
+                .turns
+                .len()
+                .checked_sub(1)
+                .ok_or_else(|| anyhow!("{}: the replay has no rounds", file.display()))? as u32;
             let round = round.unwrap_or(last);
             if round > last {
                 bail!("round {round} was not played: {} has rounds 0…{last}", file.display());
             }
             if observation {
                 let seat = seat.expect("clap requires --seat");
-                let (obs, answer) = observation_at(&replay, round, seat).map_err(|e| anyhow!("{}: {e}", file.display()))?;
-                writeln!(out, "# the observation seat {seat} ({}) received in round {round}", replay.seats[seat as usize].name)?;
+                let (obs, answer) =
+                    observation_at(&replay, round, seat).map_err(|e| anyhow!("{}: {e}", file.display()))?;
+                writeln!(
+                    out,
+                    "# the observation seat {seat} ({}) received in round {round}",
+                    replay.seats[seat as usize].name
+                )?;
                 writeln!(out, "{obs}")?;
                 writeln!(out, "# its answer")?;
                 match answer {
@@ -1011,7 +1101,11 @@ fn cmd_check(a: CheckArgs) -> Result<u8> {
         problems.push(format!("{} is not a .py file: the submission is one Python file", path.display()));
     }
     if meta.len() > constants::MAX_SUBMISSION_BYTES {
-        problems.push(format!("the file has {} bytes; the limit is {} (512 KiB)", meta.len(), constants::MAX_SUBMISSION_BYTES));
+        problems.push(format!(
+            "the file has {} bytes; the limit is {} (512 KiB)",
+            meta.len(),
+            constants::MAX_SUBMISSION_BYTES
+        ));
     } else {
         notes.push(format!("size {} bytes of 524288 allowed", meta.len()));
     }
@@ -1028,21 +1122,33 @@ fn cmd_check(a: CheckArgs) -> Result<u8> {
         .map(|l| l.iter().filter_map(|x| x.as_str().map(String::from)).collect())
         .unwrap_or_default();
     if !foreign.is_empty() {
-        problems.push(format!("imports outside the standard library (the judge will not have them): {}", foreign.join(", ")));
+        problems.push(format!(
+            "imports outside the standard library (the judge will not have them): {}",
+            foreign.join(", ")
+        ));
     }
     let mut timing = None;
     let mut violations = Vec::new();
     if problems.is_empty() {
-        let run_dir = unique_dir(PathBuf::from("gbely-runs").join(format!("{}-check-{}", timestamp(), file_stem(&path.to_string_lossy()))));
+        let run_dir = unique_dir(PathBuf::from("gbely-runs").join(format!(
+            "{}-check-{}",
+            timestamp(),
+            file_stem(&path.to_string_lossy())
+        )));
         std::fs::create_dir_all(&run_dir)?;
         let map = Arc::new(gbely_world::reference_map());
         let limit = ProcessConfig::default_time_limit();
         let abs = std::fs::canonicalize(path)?;
         let cfg = ProcessConfig { time_limit: limit, work_dir: run_dir.join(".seat0"), log: run_dir.join("seat0.log") };
-        let mut agent = ProcessPlayer::new(agent_name(&path.to_string_lossy()), AgentCommand::Python { file: abs, python: py.clone() }, cfg)?;
+        let mut agent = ProcessPlayer::new(
+            agent_name(&path.to_string_lossy()),
+            AgentCommand::Python { file: abs, python: py.clone() },
+            cfg,
+        )?;
         let mut council = DecidePlayer::new("council", Council::new());
         let mut players: [&mut dyn Player; 2] = [&mut agent, &mut council];
-        let rec = play(map, &mut players, PlayOptions { config: MatchConfig { rounds: a.rounds }, record: false }, &mut ());
+        let rec =
+            play(map, &mut players, PlayOptions { config: MatchConfig { rounds: a.rounds }, record: false }, &mut ());
         let mut times = agent.stats.round_seconds.clone();
         times.sort_by(|x, y| x.total_cmp(y));
         let max = times.last().copied().unwrap_or(0.0);
@@ -1077,7 +1183,12 @@ fn cmd_check(a: CheckArgs) -> Result<u8> {
             println!("  ok    {n}");
         }
         if let Some((max, p95, n)) = timing {
-            println!("  time  per decision over {n} rounds: max {:.3} s, p95 {:.3} s (limit {:.1} s)", max, p95, constants::ROUND_TIME_LIMIT_S);
+            println!(
+                "  time  per decision over {n} rounds: max {:.3} s, p95 {:.3} s (limit {:.1} s)",
+                max,
+                p95,
+                constants::ROUND_TIME_LIMIT_S
+            );
         }
         for p in &problems {
             println!("  FAIL  {p}");

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use gbely_rules::{Command, Decide, DiscardReason, Grid, Observation};
 use gbely_world::replay::{
-    Answer, CellChange, Discarded, FinalState, MapRecord, MatchResult, SeatRecord, SideResult, Turn,
-    Violation, REPLAY_FORMAT, REPLAY_VERSION,
+    Answer, CellChange, Discarded, FinalState, MapRecord, MatchResult, SeatRecord, SideResult, Turn, Violation,
+    REPLAY_FORMAT, REPLAY_VERSION,
 };
 use gbely_world::{Map, Replay};
 use serde_json::Value;
@@ -42,7 +42,10 @@ pub enum PlayerAnswer {
     Commands(Vec<Command>),
     /// The command list as received on the wire (each item parsed on its own).
     Raw(Vec<Value>),
-    Violation { kind: ViolationKind, detail: String },
+    Violation {
+        kind: ViolationKind,
+        detail: String,
+    },
 }
 
 /// Someone who plays a seat. Deciding is split in two so that agent processes of all seats
@@ -266,7 +269,12 @@ pub fn match_result(m: &Match, names: &[String]) -> MatchResult {
 }
 
 /// Plays a whole match: one player per seat, in seat order.
-pub fn play(map: Arc<Map>, players: &mut [&mut dyn Player], opts: PlayOptions, observer: &mut dyn Observer) -> GameRecord {
+pub fn play(
+    map: Arc<Map>,
+    players: &mut [&mut dyn Player],
+    opts: PlayOptions,
+    observer: &mut dyn Observer,
+) -> GameRecord {
     let seats = map.seats().len();
     assert_eq!(players.len(), seats, "one player per seat");
     let names: Vec<String> = players.iter().map(|p| p.name()).collect();

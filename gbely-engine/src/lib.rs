@@ -24,9 +24,9 @@ mod bits;
 pub mod cli;
 pub mod game;
 pub mod process;
-pub mod serve;
 pub mod protocol;
 pub mod replays;
+pub mod serve;
 pub mod sim;
 pub mod viewer;
 

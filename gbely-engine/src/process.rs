@@ -93,7 +93,11 @@ impl std::fmt::Debug for ProcessPlayer {
 }
 
 impl ProcessPlayer {
-    pub fn new(name: impl Into<String>, command: AgentCommand, config: ProcessConfig) -> std::io::Result<ProcessPlayer> {
+    pub fn new(
+        name: impl Into<String>,
+        command: AgentCommand,
+        config: ProcessConfig,
+    ) -> std::io::Result<ProcessPlayer> {
         std::fs::create_dir_all(&config.work_dir)?;
         if let AgentCommand::Python { .. } = command {
             std::fs::write(config.work_dir.join("gbely_harness.py"), HARNESS_PY)?;
@@ -149,7 +153,12 @@ impl ProcessPlayer {
         let (to_agent, agent_rx) = mpsc::channel::<String>();
         thread::spawn(move || {
             for text in agent_rx {
-                if stdin.write_all(text.as_bytes()).and_then(|_| stdin.write_all(b"\n")).and_then(|_| stdin.flush()).is_err() {
+                if stdin
+                    .write_all(text.as_bytes())
+                    .and_then(|_| stdin.write_all(b"\n"))
+                    .and_then(|_| stdin.flush())
+                    .is_err()
+                {
                     break;
                 }
             }
@@ -274,7 +283,11 @@ impl Player for ProcessPlayer {
             Line::Answer(bytes) => {
                 if let Some(limit) = self.config.time_limit {
                     if elapsed > limit {
-                        let detail = format!("answered after {:.2} s (limit {:.1} s)", elapsed.as_secs_f64(), limit.as_secs_f64());
+                        let detail = format!(
+                            "answered after {:.2} s (limit {:.1} s)",
+                            elapsed.as_secs_f64(),
+                            limit.as_secs_f64()
+                        );
                         return self.violation(ViolationKind::Timeout, detail);
                     }
                 }
@@ -296,9 +309,10 @@ impl Player for ProcessPlayer {
                     Err(e) => self.violation(ViolationKind::Unreadable, e.to_string()),
                 }
             }
-            Line::TooLarge => {
-                self.violation(ViolationKind::Unreadable, format!("the answer is larger than {} MiB", MAX_ANSWER_BYTES >> 20))
-            }
+            Line::TooLarge => self.violation(
+                ViolationKind::Unreadable,
+                format!("the answer is larger than {} MiB", MAX_ANSWER_BYTES >> 20),
+            ),
             Line::Error(e) => self.violation(ViolationKind::Crash, format!("reading the agent's answer failed: {e}")),
             Line::Eof => {
                 // Give a process that is exiting a moment to be reaped, for a precise message.

@@ -132,7 +132,11 @@ fn amount_field(obj: &JsonMap<String, Value>, key: &str) -> Result<f64, DiscardR
 
 /// A missing or mistyped field outranks an unknown cell or a bad amount (reported in field order).
 fn structural<const N: usize>(errors: [Option<DiscardReason>; N]) -> Result<(), DiscardReason> {
-    match errors.into_iter().flatten().find(|r| matches!(r, DiscardReason::MissingField | DiscardReason::WrongFieldType)) {
+    match errors
+        .into_iter()
+        .flatten()
+        .find(|r| matches!(r, DiscardReason::MissingField | DiscardReason::WrongFieldType))
+    {
         Some(r) => Err(r),
         None => Ok(()),
     }

@@ -136,7 +136,11 @@ pub fn frames(replay: &Replay, map: &Map) -> Result<Vec<Frame>, String> {
 
 /// Re-plays a replay's recorded answers round by round, calling `each` after every round with
 /// the round's index, the match and the report. The answers are the file's, untouched.
-pub fn resimulate(replay: &Replay, map: Arc<Map>, mut each: impl FnMut(usize, &mut Match, &RoundReport) -> bool) -> Match {
+pub fn resimulate(
+    replay: &Replay,
+    map: Arc<Map>,
+    mut each: impl FnMut(usize, &mut Match, &RoundReport) -> bool,
+) -> Match {
     let seats = map.seats().len();
     let grid = map.grid().clone();
     let mut m = Match::new(map, MatchConfig { rounds: replay.rounds });
@@ -214,29 +218,50 @@ pub fn verify(replay: &Replay) -> Result<Verified, Mismatch> {
         let want = &file_frames[r + 1];
         for c in 0..g.len() {
             let (o, u, f) = (owner_code(m.owners()[c]), m.all_units()[c], m.all_fortifications()[c]);
-            if o != want.owner[c] || u.to_bits() != want.units[c].to_bits() || f.to_bits() != want.fortification[c].to_bits() {
+            if o != want.owner[c]
+                || u.to_bits() != want.units[c].to_bits()
+                || f.to_bits() != want.fortification[c].to_bits()
+            {
                 first = Some(mismatch(
                     Some(r as u32),
                     Some(g.id(Cell(c as u32))),
-                    format!("the file says {}; the re-simulation gives {}", describe(want.owner[c], want.units[c], want.fortification[c]), describe(o, u, f)),
+                    format!(
+                        "the file says {}; the re-simulation gives {}",
+                        describe(want.owner[c], want.units[c], want.fortification[c]),
+                        describe(o, u, f)
+                    ),
                 ));
                 return false;
             }
         }
         let cells: Vec<u32> = (0..seats as u8).map(|s| m.cell_count(s)).collect();
         if cells != t.cells {
-            first = Some(mismatch(Some(r as u32), None, format!("cells per seat: the file says {:?}, the re-simulation {:?}", t.cells, cells)));
+            first = Some(mismatch(
+                Some(r as u32),
+                None,
+                format!("cells per seat: the file says {:?}, the re-simulation {:?}", t.cells, cells),
+            ));
             return false;
         }
         let units: Vec<f64> = (0..seats as u8).map(|s| m.unit_total(s)).collect();
         if units.iter().zip(&t.units).any(|(a, b)| a.to_bits() != b.to_bits()) || units.len() != t.units.len() {
-            first = Some(mismatch(Some(r as u32), None, format!("units per seat: the file says {:?}, the re-simulation {:?}", t.units, units)));
+            first = Some(mismatch(
+                Some(r as u32),
+                None,
+                format!("units per seat: the file says {:?}, the re-simulation {:?}", t.units, units),
+            ));
             return false;
         }
-        let discarded: Vec<(u8, u32, &str)> = report.discarded.iter().map(|d| (d.seat, d.index, d.reason.code())).collect();
-        let file_discarded: Vec<(u8, u32, &str)> = t.discarded.iter().map(|d| (d.seat, d.index, d.reason.as_str())).collect();
+        let discarded: Vec<(u8, u32, &str)> =
+            report.discarded.iter().map(|d| (d.seat, d.index, d.reason.code())).collect();
+        let file_discarded: Vec<(u8, u32, &str)> =
+            t.discarded.iter().map(|d| (d.seat, d.index, d.reason.as_str())).collect();
         if discarded != file_discarded {
-            first = Some(mismatch(Some(r as u32), None, format!("discarded commands: the file says {file_discarded:?}, the re-simulation {discarded:?}")));
+            first = Some(mismatch(
+                Some(r as u32),
+                None,
+                format!("discarded commands: the file says {file_discarded:?}, the re-simulation {discarded:?}"),
+            ));
             return false;
         }
         true
@@ -246,7 +271,11 @@ pub fn verify(replay: &Replay) -> Result<Verified, Mismatch> {
     }
     if played != replay.turns.len() || !m.is_over() {
         let ended = if m.is_over() { format!("ends after round {}", m.round()) } else { "is not over".to_string() };
-        return Err(mismatch(None, None, format!("the file has {} rounds but the re-simulation {ended}", replay.turns.len())));
+        return Err(mismatch(
+            None,
+            None,
+            format!("the file has {} rounds but the re-simulation {ended}", replay.turns.len()),
+        ));
     }
     let fs = &replay.final_state;
     let last = file_frames.last().expect("the start frame");
@@ -255,8 +284,11 @@ pub fn verify(replay: &Replay) -> Result<Verified, Mismatch> {
         || fs.fortification.iter().zip(&last.fortification).any(|(a, b)| a.to_bits() != b.to_bits())
         || fs.units.len() != last.units.len()
     {
-        let c = (0..g.len().min(fs.owner.len()).min(fs.units.len()).min(fs.fortification.len()))
-            .find(|&c| fs.owner[c] != last.owner[c] || fs.units[c].to_bits() != last.units[c].to_bits() || fs.fortification[c].to_bits() != last.fortification[c].to_bits());
+        let c = (0..g.len().min(fs.owner.len()).min(fs.units.len()).min(fs.fortification.len())).find(|&c| {
+            fs.owner[c] != last.owner[c]
+                || fs.units[c].to_bits() != last.units[c].to_bits()
+                || fs.fortification[c].to_bits() != last.fortification[c].to_bits()
+        });
         return Err(mismatch(
             None,
             c.map(|c| g.id(Cell(c as u32))),
@@ -266,11 +298,15 @@ pub fn verify(replay: &Replay) -> Result<Verified, Mismatch> {
     let names: Vec<String> = replay.seats.iter().map(|s| s.name.clone()).collect();
     let result = crate::game::match_result(&m, &names);
     if result != replay.result {
-        return Err(mismatch(None, None, format!(
-            "the result differs: the file says {}, the re-simulation gives {}",
-            serde_json::to_string(&replay.result).unwrap_or_default(),
-            serde_json::to_string(&result).unwrap_or_default()
-        )));
+        return Err(mismatch(
+            None,
+            None,
+            format!(
+                "the result differs: the file says {}, the re-simulation gives {}",
+                serde_json::to_string(&replay.result).unwrap_or_default(),
+                serde_json::to_string(&result).unwrap_or_default()
+            ),
+        ));
     }
     Ok(Verified { rounds: replay.turns.len(), seats, cells: g.len() })
 }
@@ -281,7 +317,9 @@ pub fn observation_at(replay: &Replay, round: u32, seat: u8) -> Result<(String, 
     if seat as usize >= map.seats().len() {
         return Err(format!("seat {seat} does not exist: the match has {} seats", map.seats().len()));
     }
-    let turn = replay.turns.get(round as usize).ok_or_else(|| format!("round {round} was not played: the replay has rounds 0…{}", replay.turns.len().saturating_sub(1)))?;
+    let turn = replay.turns.get(round as usize).ok_or_else(|| {
+        format!("round {round} was not played: the replay has rounds 0…{}", replay.turns.len().saturating_sub(1))
+    })?;
     let mut m = resimulate(replay, map.clone(), |r, _, _| r + 1 < round as usize);
     if round == 0 {
         m = Match::new(map.clone(), MatchConfig { rounds: replay.rounds });
@@ -309,7 +347,14 @@ pub fn render_frame(replay: &Replay, map: &Map, frame: &Frame, round: Option<u32
     let g = map.grid();
     let mut s = String::new();
     let label = round.map_or("the start".to_string(), |r| format!("the end of round {r}"));
-    let _ = writeln!(s, "{} on {} ({}×{}) at {label}", replay.seats.iter().map(|x| x.name.as_str()).collect::<Vec<_>>().join(" vs "), map.name(), map.width(), map.height());
+    let _ = writeln!(
+        s,
+        "{} on {} ({}×{}) at {label}",
+        replay.seats.iter().map(|x| x.name.as_str()).collect::<Vec<_>>().join(" vs "),
+        map.name(),
+        map.width(),
+        map.height()
+    );
     let mut armies = 0;
     let colors: Vec<u8> = map
         .seats()
@@ -365,7 +410,14 @@ pub fn render_frame(replay: &Replay, map: &Map, frame: &Frame, round: Option<u32
         let cells = frame.cells_of(k as i8);
         let units: f64 = (0..g.len()).filter(|&i| frame.owner[i] == k as i8).map(|i| frame.units[i]).sum();
         let swatch = if color { format!("\x1b[48;5;{}m  \x1b[0m ", colors[k]) } else { String::new() };
-        let _ = writeln!(s, "{swatch}seat {k} {:<20} {:>5} cells {:>6.2} %  {:>9.1} units", seat.name, cells, cells as f64 / total * 100.0, units);
+        let _ = writeln!(
+            s,
+            "{swatch}seat {k} {:<20} {:>5} cells {:>6.2} %  {:>9.1} units",
+            seat.name,
+            cells,
+            cells as f64 / total * 100.0,
+            units
+        );
     }
     s
 }
@@ -416,14 +468,23 @@ pub fn stats(replay: &Replay) -> Result<serde_json::Value, String> {
             })
         })
         .collect();
-    Ok(serde_json::json!({"map": replay.map.name, "rounds": rounds, "sides": sides, "ended_by": replay.result.ended_by}))
+    Ok(
+        serde_json::json!({"map": replay.map.name, "rounds": rounds, "sides": sides, "ended_by": replay.result.ended_by}),
+    )
 }
 
 /// [`stats`] as a table.
 pub fn stats_text(replay: &Replay, stats: &serde_json::Value) -> String {
     let mut s = String::new();
     let names: Vec<&str> = replay.seats.iter().map(|x| x.name.as_str()).collect();
-    let _ = writeln!(s, "{} on {}: {} rounds, ended by {}", names.join(" vs "), replay.map.name, replay.turns.len(), replay.result.ended_by.replace('_', " "));
+    let _ = writeln!(
+        s,
+        "{} on {}: {} rounds, ended by {}",
+        names.join(" vs "),
+        replay.map.name,
+        replay.turns.len(),
+        replay.result.ended_by.replace('_', " ")
+    );
     let _ = write!(s, "round");
     for n in &names {
         let _ = write!(s, " | {:>24}", format!("{n:.12}: share cells units +cap"));
@@ -445,8 +506,12 @@ pub fn stats_text(replay: &Replay, stats: &serde_json::Value) -> String {
         s.push('\n');
     }
     for side in stats["sides"].as_array().cloned().unwrap_or_default() {
-        let disc: Vec<String> = side["discarded"].as_object().map(|m| m.iter().map(|(k, v)| format!("{v} {}", k.replace('_', " "))).collect()).unwrap_or_default();
-        let total: u64 = side["discarded"].as_object().map(|m| m.values().filter_map(|v| v.as_u64()).sum()).unwrap_or(0);
+        let disc: Vec<String> = side["discarded"]
+            .as_object()
+            .map(|m| m.iter().map(|(k, v)| format!("{v} {}", k.replace('_', " "))).collect())
+            .unwrap_or_default();
+        let total: u64 =
+            side["discarded"].as_object().map(|m| m.values().filter_map(|v| v.as_u64()).sum()).unwrap_or(0);
         let _ = writeln!(
             s,
             "{}: {} captures, {} violations, {} discarded{}{}",

@@ -12,7 +12,9 @@
 
 use std::io::{BufRead, Write};
 
-use gbely_rules::{format_cell_id, parse_cell_id, Cell, Command, Decide, Neighbours, Observation, OwnCell, Owner, Terrain, VisibleCell};
+use gbely_rules::{
+    format_cell_id, parse_cell_id, Cell, Command, Decide, Neighbours, Observation, OwnCell, Owner, Terrain, VisibleCell,
+};
 use serde_json::{json, Value};
 
 /// Columns of the virtual grid used to number cells in a served agent.
@@ -65,8 +67,12 @@ pub fn wire_answer(cmds: &[Command]) -> Value {
     let list: Vec<Value> = cmds
         .iter()
         .map(|c| match *c {
-            Command::Move { from, to, amount } => json!({"typ": "MOVE", "z": id_of(from), "na": id_of(to), "pocet": amount}),
-            Command::Attack { from, to, amount } => json!({"typ": "ATTACK", "z": id_of(from), "na": id_of(to), "pocet": amount}),
+            Command::Move { from, to, amount } => {
+                json!({"typ": "MOVE", "z": id_of(from), "na": id_of(to), "pocet": amount})
+            }
+            Command::Attack { from, to, amount } => {
+                json!({"typ": "ATTACK", "z": id_of(from), "na": id_of(to), "pocet": amount})
+            }
             Command::Fortify { cell, amount } => json!({"typ": "FORTIFY", "pole": id_of(cell), "investicia": amount}),
         })
         .collect();

@@ -82,7 +82,9 @@ pub fn viewer_data(replay: &Replay) -> Result<Value, String> {
             .iter()
             .map(|d| {
                 let cmd = match t.answers.get(d.seat as usize) {
-                    Some(Answer::Commands(list)) => list.get(d.index as usize).map(|v| v.to_string()).unwrap_or_default(),
+                    Some(Answer::Commands(list)) => {
+                        list.get(d.index as usize).map(|v| v.to_string()).unwrap_or_default()
+                    }
                     _ => String::new(),
                 };
                 json!([d.seat, d.index, d.reason, cmd])
@@ -97,7 +99,8 @@ pub fn viewer_data(replay: &Replay) -> Result<Value, String> {
                 _ => None,
             })
             .collect();
-        let ncmd: Vec<usize> = t.answers.iter().map(|a| if let Answer::Commands(l) = a { l.len() } else { 0 }).collect();
+        let ncmd: Vec<usize> =
+            t.answers.iter().map(|a| if let Answer::Commands(l) = a { l.len() } else { 0 }).collect();
         let (cap, fail) = events.get(r).cloned().unwrap_or_default();
         turns.push(json!({"c": flat, "cap": cap, "fail": fail, "disc": disc, "viol": viol, "n": ncmd}));
     }

@@ -48,7 +48,23 @@ fn a_duel_of_two_agent_files_as_json() {
     let dir = scratch("duel");
     let a = agents_dir().join("expander.py");
     let b = agents_dir().join("my_agent.py");
-    let out = gbely(&dir, &["play", a.to_str().unwrap(), "--opponent", b.to_str().unwrap(), "--map", "seed:duel", "--size", "24", "--rounds", "40", "--json", "--no-replay"]);
+    let out = gbely(
+        &dir,
+        &[
+            "play",
+            a.to_str().unwrap(),
+            "--opponent",
+            b.to_str().unwrap(),
+            "--map",
+            "seed:duel",
+            "--size",
+            "24",
+            "--rounds",
+            "40",
+            "--json",
+            "--no-replay",
+        ],
+    );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["size"], serde_json::json!([24, 24]));
@@ -84,10 +100,16 @@ fn check_passes_a_good_file() {
 #[test]
 fn check_fails_bad_files_and_says_why() {
     let dir = scratch("check-bad");
-    std::fs::write(dir.join("numpy_agent.py"), "import numpy as np\nimport json\ndef decide(stav):\n    return []\n").unwrap();
+    std::fs::write(dir.join("numpy_agent.py"), "import numpy as np\nimport json\ndef decide(stav):\n    return []\n")
+        .unwrap();
     std::fs::write(dir.join("no_decide.py"), "def think(stav):\n    return []\n").unwrap();
-    std::fs::write(dir.join("huge.py"), format!("X = '{}'\ndef decide(stav):\n    return []\n", "a".repeat(600 * 1024))).unwrap();
-    std::fs::write(dir.join("slow.py"), "import time\ndef decide(stav):\n    time.sleep(2.5)\n    return []\n").unwrap();
+    std::fs::write(
+        dir.join("huge.py"),
+        format!("X = '{}'\ndef decide(stav):\n    return []\n", "a".repeat(600 * 1024)),
+    )
+    .unwrap();
+    std::fs::write(dir.join("slow.py"), "import time\ndef decide(stav):\n    time.sleep(2.5)\n    return []\n")
+        .unwrap();
     for (file, why) in [
         ("numpy_agent.py", "outside the standard library"),
         ("no_decide.py", "no top-level function decide"),
@@ -151,7 +173,10 @@ fn help_teaches() {
 #[test]
 fn replay_commands_view_show_verify_stats() {
     let dir = scratch("replay");
-    let out = gbely(&dir, &["play", "expander", "--map", "seed:r", "--size", "20", "--rounds", "30", "--replay", "r.json.gz", "--quiet"]);
+    let out = gbely(
+        &dir,
+        &["play", "expander", "--map", "seed:r", "--size", "20", "--rounds", "30", "--replay", "r.json.gz", "--quiet"],
+    );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let v = gbely(&dir, &["replay", "verify", "r.json.gz"]);
     assert_eq!(v.status.code(), Some(0), "{}", text(&v.stdout));
@@ -192,7 +217,22 @@ fn replay_commands_view_show_verify_stats() {
 fn a_final_of_agent_processes_prints_the_table() {
     let dir = scratch("final");
     let agent = agents_dir().join("expander.py");
-    let out = gbely(&dir, &["final", agent.to_str().unwrap(), "--fill", "template", "--size", "40", "--rounds", "20", "--seat", "3", "--json"]);
+    let out = gbely(
+        &dir,
+        &[
+            "final",
+            agent.to_str().unwrap(),
+            "--fill",
+            "template",
+            "--size",
+            "40",
+            "--rounds",
+            "20",
+            "--seat",
+            "3",
+            "--json",
+        ],
+    );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let table = doc["table"].as_array().unwrap();

@@ -76,9 +76,10 @@ fn it_moves_interior_units_toward_the_front_avoiding_hills() {
     let mut lab = council_lab(0.0);
     // Own block around the hill; the front is the row-0 side. P03_03 (river) is interior; its
     // shortest ways to the front go through P02_03 (hill) or P02_02/P02_04 detours.
-    for id in ["P04_06", "P04_05", "P04_04", "P04_03", "P04_02", "P03_06", "P03_05", "P03_04", "P03_02",
-               "P03_03", "P02_06", "P02_05", "P02_04", "P02_03", "P02_02", "P03_01", "P04_01", "P02_01",
-               "P04_00", "P03_00", "P02_00"] {
+    for id in [
+        "P04_06", "P04_05", "P04_04", "P04_03", "P04_02", "P03_06", "P03_05", "P03_04", "P03_02", "P03_03", "P02_06",
+        "P02_05", "P02_04", "P02_03", "P02_02", "P03_01", "P04_01", "P02_01", "P04_00", "P03_00", "P02_00",
+    ] {
         lab.set(id, 1, 0.0, 0.0);
     }
     lab.set("P04_04", 1, 12.0, 0.0);
@@ -138,7 +139,8 @@ fn it_fortifies_a_threatened_border_and_not_a_safe_one() {
     lab.set("P01_06", 0, 30.0, 0.0); // an enemy that can take P02_06 (defence 8)
     let cmds = council_on(&mut lab);
     assert!(cmds.iter().any(|c| c.starts_with("FORTIFY P02_06 ")), "{cmds:?}");
-    let amount: f64 = cmds.iter().find(|c| c.starts_with("FORTIFY")).unwrap().rsplit(' ').next().unwrap().parse().unwrap();
+    let amount: f64 =
+        cmds.iter().find(|c| c.starts_with("FORTIFY")).unwrap().rsplit(' ').next().unwrap().parse().unwrap();
     assert!(amount <= 2.0, "sparingly: {amount}");
 
     let mut lab = council_lab(0.0);
@@ -159,7 +161,10 @@ fn it_treats_every_army_as_an_enemy() {
         v.garrison = 30.0;
     }
     let cmds = Council::new().decide(&obs);
-    assert!(cmds.iter().any(|c| matches!(c, Command::Fortify { .. })), "an armada_3 neighbour of 30 is a threat: {cmds:?}");
+    assert!(
+        cmds.iter().any(|c| matches!(c, Command::Fortify { .. })),
+        "an armada_3 neighbour of 30 is a threat: {cmds:?}"
+    );
     // And an armada cell weak enough is attacked like any enemy.
     for v in obs.visible.iter_mut() {
         v.garrison = 1.0;
@@ -213,9 +218,15 @@ fn calibration_template_loses_and_expander_wins() {
         maps.push(Arc::new(gbely_world::generate_duel(seed, 60, 60).unwrap()));
     }
     for map in &maps {
-        let (t, c) = { let s = shares(map, Template::default(), Council::new(), false); (s.0, s.1) };
+        let (t, c) = {
+            let s = shares(map, Template::default(), Council::new(), false);
+            (s.0, s.1)
+        };
         assert!(c - t >= 8.0, "{}: the template should lose clearly: {t:.2} vs the Council {c:.2}", map.name());
-        let (e, c) = { let s = shares(map, Expander::default(), Council::new(), false); (s.0, s.1) };
+        let (e, c) = {
+            let s = shares(map, Expander::default(), Council::new(), false);
+            (s.0, s.1)
+        };
         assert!(e - c >= 3.0, "{}: the expander should beat the Council: {e:.2} vs {c:.2}", map.name());
     }
 }

@@ -21,7 +21,8 @@ struct Transcript(String);
 impl Observer for Transcript {
     fn round_done(&mut self, m: &Match, report: &RoundReport) {
         let g = m.map().grid();
-        let caps: Vec<String> = report.captures.iter().take(6).map(|c| format!("{}>{}", c.seat, g.id(c.cell))).collect();
+        let caps: Vec<String> =
+            report.captures.iter().take(6).map(|c| format!("{}>{}", c.seat, g.id(c.cell))).collect();
         let _ = writeln!(
             self.0,
             "r{:03} cells {:>4} {:>4} units {:>16.9} {:>16.9} captures {:>3} [{}{}] discarded {}",

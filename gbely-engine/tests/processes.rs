@@ -39,7 +39,12 @@ fn run_agent(name: &str, command: AgentCommand, dir: &Path, rounds: u32, limit: 
         play(Arc::new(gbely_world::reference_map()), &mut players, opts, &mut ())
     };
     let elapsed = start.elapsed();
-    Run { rec, elapsed, log: std::fs::read_to_string(dir.join("agent.log")).unwrap_or_default(), starts: agent.stats.starts }
+    Run {
+        rec,
+        elapsed,
+        log: std::fs::read_to_string(dir.join("agent.log")).unwrap_or_default(),
+        starts: agent.stats.starts,
+    }
 }
 
 fn run_python(name: &str, source: &str, rounds: u32, limit: f64) -> Run {
@@ -111,7 +116,12 @@ fn an_agent_that_returns_garbage_is_unreadable_then_disqualified() {
     let run = run_python("garbage", &src, 10, 2.0);
     assert_eq!(
         kinds(&run),
-        [(1, ViolationKind::Unreadable), (2, ViolationKind::Unreadable), (3, ViolationKind::Unreadable), (4, ViolationKind::Unreadable)]
+        [
+            (1, ViolationKind::Unreadable),
+            (2, ViolationKind::Unreadable),
+            (3, ViolationKind::Unreadable),
+            (4, ViolationKind::Unreadable)
+        ]
     );
     // The fourth violation disqualifies; the duel ends at the end of that round.
     assert_eq!(run.rec.outcome[0].disqualified, Some(4));
@@ -149,7 +159,9 @@ fn an_answer_of_millions_of_commands_is_a_violation_not_an_out_of_memory() {
 
 #[test]
 fn an_agent_that_exits_is_restarted() {
-    let src = format!("{BASE}\nimport os\ndef decide(stav):\n    if stav['kolo'] == 2:\n        os._exit(7)\n    return play(stav)\n");
+    let src = format!(
+        "{BASE}\nimport os\ndef decide(stav):\n    if stav['kolo'] == 2:\n        os._exit(7)\n    return play(stav)\n"
+    );
     let run = run_python("exiter", &src, 6, 2.0);
     assert_eq!(kinds(&run), [(2, ViolationKind::Crash)]);
     assert!(run.rec.violations[0][0].2.contains("exited"), "{}", run.rec.violations[0][0].2);
@@ -185,7 +197,10 @@ fn a_child_holding_the_agents_stdout_is_killed_with_it() {
 #[test]
 fn an_agent_that_fails_at_import_is_disqualified_after_four_rounds() {
     let run = run_python("broken", "import no_such_module_anywhere\ndef decide(stav):\n    return []\n", 150, 2.0);
-    assert_eq!(kinds(&run), [(0, ViolationKind::Crash), (1, ViolationKind::Crash), (2, ViolationKind::Crash), (3, ViolationKind::Crash)]);
+    assert_eq!(
+        kinds(&run),
+        [(0, ViolationKind::Crash), (1, ViolationKind::Crash), (2, ViolationKind::Crash), (3, ViolationKind::Crash)]
+    );
     assert_eq!(run.rec.outcome[0].disqualified, Some(3));
     assert_eq!(run.rec.last_round, 3);
     assert!(run.log.contains("ModuleNotFoundError"), "{}", run.log);
@@ -204,12 +219,20 @@ fn a_rust_decide_served_as_a_process_plays_like_in_process() {
     // `gbely serve council` against the in-process Council: same commands, same result as two
     // in-process Councils.
     let dir = scratch("serve");
-    let cmd = AgentCommand::Exec { program: env!("CARGO_BIN_EXE_gbely").into(), args: vec!["serve".into(), "council".into()] };
+    let cmd = AgentCommand::Exec {
+        program: env!("CARGO_BIN_EXE_gbely").into(),
+        args: vec!["serve".into(), "council".into()],
+    };
     let served = run_agent("served council", cmd, &dir, 40, 5.0);
     let mut a = DecidePlayer::new("council", Council::new());
     let mut b = DecidePlayer::new("council", Council::new());
     let mut players: [&mut dyn Player; 2] = [&mut a, &mut b];
-    let inproc = play(Arc::new(gbely_world::reference_map()), &mut players, PlayOptions { config: MatchConfig { rounds: 40 }, record: false }, &mut ());
+    let inproc = play(
+        Arc::new(gbely_world::reference_map()),
+        &mut players,
+        PlayOptions { config: MatchConfig { rounds: 40 }, record: false },
+        &mut (),
+    );
     assert!(served.rec.violations[0].is_empty(), "{}", served.log);
     assert_eq!(served.rec.outcome, inproc.outcome);
 }

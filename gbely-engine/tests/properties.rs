@@ -21,8 +21,10 @@ fn command(size: u32) -> impl Strategy<Value = Value> {
         Just(json!("5")),
     ];
     prop_oneof![
-        (id.clone(), id.clone(), amount.clone()).prop_map(|(z, na, p)| json!({"typ": "MOVE", "z": z, "na": na, "pocet": p})),
-        (id.clone(), id.clone(), amount.clone()).prop_map(|(z, na, p)| json!({"typ": "ATTACK", "z": z, "na": na, "pocet": p})),
+        (id.clone(), id.clone(), amount.clone())
+            .prop_map(|(z, na, p)| json!({"typ": "MOVE", "z": z, "na": na, "pocet": p})),
+        (id.clone(), id.clone(), amount.clone())
+            .prop_map(|(z, na, p)| json!({"typ": "ATTACK", "z": z, "na": na, "pocet": p})),
         (id.clone(), amount).prop_map(|(pole, i)| json!({"typ": "FORTIFY", "pole": pole, "investicia": i})),
         Just(json!(17)),
         Just(json!({"typ": "NUKE"})),

@@ -22,7 +22,9 @@ fn scratch(name: &str) -> PathBuf {
 
 fn record(map: Map, rounds: u32, a: &mut dyn Player, b: &mut dyn Player) -> Replay {
     let mut players: [&mut dyn Player; 2] = [a, b];
-    play(Arc::new(map), &mut players, PlayOptions { config: MatchConfig { rounds }, record: true }, &mut ()).replay.unwrap()
+    play(Arc::new(map), &mut players, PlayOptions { config: MatchConfig { rounds }, record: true }, &mut ())
+        .replay
+        .unwrap()
 }
 
 fn duel(map: Map, rounds: u32, a: impl Decide, b: impl Decide) -> Replay {
@@ -43,7 +45,10 @@ impl Player for Flaky {
     fn begin(&mut self, obs: &Observation, _grid: &Grid) {
         self.next = Some(match self.round {
             3 | 8 => PlayerAnswer::Violation { kind: ViolationKind::Timeout, detail: "no answer within 2.0 s".into() },
-            5 => PlayerAnswer::Raw(vec![serde_json::json!(5), serde_json::from_str(r#"{"typ": "MOVE", "z": "P99_99", "na": "P00_00", "pocet": 1e400}"#).unwrap()]),
+            5 => PlayerAnswer::Raw(vec![
+                serde_json::json!(5),
+                serde_json::from_str(r#"{"typ": "MOVE", "z": "P99_99", "na": "P00_00", "pocet": 1e400}"#).unwrap(),
+            ]),
             _ => PlayerAnswer::Commands(self.inner.decide(obs)),
         });
         self.round += 1;
@@ -56,10 +61,27 @@ impl Player for Flaky {
 fn replays() -> Vec<(&'static str, Replay)> {
     let mut flaky = Flaky { inner: Expander::default(), round: 0, next: None };
     vec![
-        ("expander vs council, reference", duel(gbely_world::reference_map(), 150, Expander::default(), Council::new())),
-        ("template vs council, 24x36", duel(gbely_world::generate_duel("v", 24, 36).unwrap(), 80, Template::default(), Council::new())),
-        ("council vs council, 40x40", duel(gbely_world::generate_duel("w", 40, 40).unwrap(), 60, Council::new(), Council::new())),
-        ("violations", record(gbely_world::generate_duel("x", 20, 20).unwrap(), 30, &mut flaky, &mut DecidePlayer::new("council", Council::new()))),
+        (
+            "expander vs council, reference",
+            duel(gbely_world::reference_map(), 150, Expander::default(), Council::new()),
+        ),
+        (
+            "template vs council, 24x36",
+            duel(gbely_world::generate_duel("v", 24, 36).unwrap(), 80, Template::default(), Council::new()),
+        ),
+        (
+            "council vs council, 40x40",
+            duel(gbely_world::generate_duel("w", 40, 40).unwrap(), 60, Council::new(), Council::new()),
+        ),
+        (
+            "violations",
+            record(
+                gbely_world::generate_duel("x", 20, 20).unwrap(),
+                30,
+                &mut flaky,
+                &mut DecidePlayer::new("council", Council::new()),
+            ),
+        ),
     ]
 }
 
@@ -160,7 +182,12 @@ fn the_observation_of_a_round_is_what_the_seat_received() {
         fn begin(&mut self, obs: &Observation, grid: &Grid) {
             self.0.borrow_mut().push(gbely_engine::protocol::observation_json(obs, grid));
             let cmds = self.1.decide(obs);
-            self.0.borrow_mut().push(serde_json::to_string(&cmds.iter().map(|c| gbely_engine::protocol::command_to_value(c, grid)).collect::<Vec<_>>()).unwrap());
+            self.0.borrow_mut().push(
+                serde_json::to_string(
+                    &cmds.iter().map(|c| gbely_engine::protocol::command_to_value(c, grid)).collect::<Vec<_>>(),
+                )
+                .unwrap(),
+            );
         }
         fn finish(&mut self) -> PlayerAnswer {
             let text = self.0.borrow_mut().pop().unwrap();
@@ -169,7 +196,12 @@ fn the_observation_of_a_round_is_what_the_seat_received() {
     }
     let seen = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
     let mut keeper = Keeper(seen.clone(), Expander::default());
-    let replay = record(gbely_world::generate_duel("obs", 20, 20).unwrap(), 25, &mut DecidePlayer::new("council", Council::new()), &mut keeper);
+    let replay = record(
+        gbely_world::generate_duel("obs", 20, 20).unwrap(),
+        25,
+        &mut DecidePlayer::new("council", Council::new()),
+        &mut keeper,
+    );
     for round in [0u32, 1, 13, 24] {
         let (json, answer) = observation_at(&replay, round, 1).unwrap();
         assert_eq!(json, seen.borrow()[round as usize], "round {round}");

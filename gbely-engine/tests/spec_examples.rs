@@ -240,7 +240,10 @@ fn observation_values_are_rounded_to_one_decimal() {
     let json = observation_json(&obs, m.map().grid());
     assert!(json.contains(r#""jednotky":0.2,"opevnenie":0.3"#), "{json}");
     assert!(json.contains(r#"{"id":"P00_01","vlastnik":"hbp","posadka":2.0,"opevnenie":0.0,"typ":"luka"}"#), "{json}");
-    assert!(json.contains(r#"{"id":"P01_00","vlastnik":"zastupitelstvo","posadka":14.0,"opevnenie":0.0,"typ":"luka"}"#), "{json}");
+    assert!(
+        json.contains(r#"{"id":"P01_00","vlastnik":"zastupitelstvo","posadka":14.0,"opevnenie":0.0,"typ":"luka"}"#),
+        "{json}"
+    );
     // Exactly the keys of SPEC §5, in order.
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
@@ -409,7 +412,9 @@ fn answers_are_json_objects_with_prikazy_or_lists() {
     assert_eq!(parse_answer(r#"{"prikazy": []}"#).unwrap().len(), 0);
     assert_eq!(parse_answer(r#"[{"typ":"MOVE"}]"#).unwrap().len(), 1);
     assert_eq!(parse_answer(r#"{"prikazy": [1, 2], "debug": {"x": 1}}"#).unwrap().len(), 2);
-    for bad in ["", "nonsense", "{}", r#"{"prikazy": 5}"#, "5", "null", r#"[{"typ":"MOVE","pocet":NaN}]"#, r#"[Infinity]"#] {
+    for bad in
+        ["", "nonsense", "{}", r#"{"prikazy": 5}"#, "5", "null", r#"[{"typ":"MOVE","pocet":NaN}]"#, r#"[Infinity]"#]
+    {
         assert!(parse_answer(bad).is_err(), "{bad}");
     }
     // A number too large for an f64 does not make the answer unreadable.

@@ -33,7 +33,16 @@ fn chromium() -> &'static str {
 fn browse(args: &[&str], url: &str, dir: &Path) -> (String, String) {
     let profile = dir.join("profile");
     let out = Command::new(chromium())
-        .args(["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run", "--virtual-time-budget=15000", "--enable-logging=stderr", "--v=0"])
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--no-first-run",
+            "--virtual-time-budget=15000",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
         .arg(format!("--user-data-dir={}", profile.display()))
         .args(args)
         .arg(url)
@@ -46,7 +55,9 @@ fn browse(args: &[&str], url: &str, dir: &Path) -> (String, String) {
 fn problems(stderr: &str) -> Vec<String> {
     stderr
         .lines()
-        .filter(|l| (l.contains("CONSOLE") && !l.contains("Autofill")) || l.contains("net::ERR") || l.contains("Refused to"))
+        .filter(|l| {
+            (l.contains("CONSOLE") && !l.contains("Autofill")) || l.contains("net::ERR") || l.contains("Refused to")
+        })
         .map(String::from)
         .collect()
 }
@@ -93,13 +104,20 @@ fn stepping_to_round_n_shows_the_state_the_replay_holds() {
         assert!(problems(&stderr).is_empty(), "round {round}: {:?}", problems(&stderr));
         let st = state_of(&dom);
         assert_eq!(st["round"], round, "the page stepped to round {round}");
-        let owners: String = want[round as usize + 1].owner.iter().map(|&o| if o < 0 { '.' } else { (b'0' + o as u8) as char }).collect();
+        let owners: String = want[round as usize + 1]
+            .owner
+            .iter()
+            .map(|&o| if o < 0 { '.' } else { (b'0' + o as u8) as char })
+            .collect();
         assert_eq!(st["owners"].as_str().unwrap(), owners, "round {round}: owners");
         let units = st["units100"].as_array().unwrap();
         for (i, u) in units.iter().enumerate() {
             let shown = u.as_f64().unwrap() / 100.0;
             let truth = want[round as usize + 1].units[i];
-            assert!((shown - truth).abs() <= 0.011, "round {round}, cell {i}: the page shows {shown}, the replay holds {truth}");
+            assert!(
+                (shown - truth).abs() <= 0.011,
+                "round {round}, cell {i}: the page shows {shown}, the replay holds {truth}"
+            );
         }
     }
 }
@@ -142,11 +160,18 @@ fn the_map_is_drawn_with_the_owners_colours_where_the_replay_says() {
     let canvas = &st["canvas"];
     let (x0, y0, cs) = (canvas["x"].as_f64().unwrap(), canvas["y"].as_f64().unwrap(), canvas["cs"].as_f64().unwrap());
     assert_eq!(cs, 12.0);
-    let seat_colors: Vec<[i32; 3]> = st["colors"].as_array().unwrap().iter().map(|c| hex(c.as_str().unwrap())).collect();
-    let terrain: Vec<(char, [i32; 3])> = st["terrain"].as_object().unwrap().iter().map(|(k, v)| (k.chars().next().unwrap(), hex(v.as_str().unwrap()))).collect();
+    let seat_colors: Vec<[i32; 3]> =
+        st["colors"].as_array().unwrap().iter().map(|c| hex(c.as_str().unwrap())).collect();
+    let terrain: Vec<(char, [i32; 3])> = st["terrain"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.chars().next().unwrap(), hex(v.as_str().unwrap())))
+        .collect();
     let map = replay.map.to_map().unwrap();
     let want = &frames(&replay, &map).unwrap()[round as usize + 1];
-    let mut palette: Vec<(String, [i32; 3])> = seat_colors.iter().enumerate().map(|(k, c)| (format!("seat {k}"), *c)).collect();
+    let mut palette: Vec<(String, [i32; 3])> =
+        seat_colors.iter().enumerate().map(|(k, c)| (format!("seat {k}"), *c)).collect();
     palette.extend(terrain.iter().map(|(t, c)| (format!("terrain {t}"), *c)));
     let mut distinct = std::collections::BTreeSet::new();
     let g = map.grid();
@@ -182,7 +207,10 @@ fn the_page_is_self_contained_and_the_check_catches_network_use() {
     let data_start = text.find("id=\"gbely-data\"").unwrap();
     let data_end = data_start + text[data_start..].find("</script>").unwrap();
     let outside = format!("{}{}", &text[..data_start], &text[data_end..]);
-    assert!(!outside.contains("http:") && !outside.contains("https:") && !outside.contains(" src="), "external references");
+    assert!(
+        !outside.contains("http:") && !outside.contains("https:") && !outside.contains(" src="),
+        "external references"
+    );
     let (_, stderr) = browse(&["--dump-dom"], &format!("file://{}", html.display()), &dir);
     assert!(problems(&stderr).is_empty(), "{:?}", problems(&stderr));
     // The same checks flag a page that tries the network under the viewer's policy.

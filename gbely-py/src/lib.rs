@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 
 use gbely_council::Council;
 use gbely_engine::cli;
-use gbely_engine::game::{match_result, play, DecidePlayer, PlayOptions, Player, PlayerAnswer, Recorder, ViolationKind};
+use gbely_engine::game::{
+    match_result, play, DecidePlayer, PlayOptions, Player, PlayerAnswer, Recorder, ViolationKind,
+};
 use gbely_engine::protocol::{answer_from_value, parse_commands};
 use gbely_engine::sim::{Match, MatchConfig, RoundReport, SideInput};
 use gbely_rules::{Decide, Grid, Observation};
@@ -35,7 +37,14 @@ struct PyMap {
 }
 
 fn cell_of(map: &Map, id: &str) -> PyResult<gbely_rules::Cell> {
-    map.grid().parse(id).ok_or_else(|| PyValueError::new_err(format!("`{id}` is not a cell of the map {} ({}×{})", map.name(), map.width(), map.height())))
+    map.grid().parse(id).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "`{id}` is not a cell of the map {} ({}×{})",
+            map.name(),
+            map.width(),
+            map.height()
+        ))
+    })
 }
 
 #[pymethods]
@@ -50,14 +59,16 @@ impl PyMap {
     #[staticmethod]
     #[pyo3(signature = (seed, width = 60, height = None))]
     fn generate(seed: &str, width: u32, height: Option<u32>) -> PyResult<Self> {
-        let map = gbely_world::generate_duel(seed, width, height.unwrap_or(width)).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let map = gbely_world::generate_duel(seed, width, height.unwrap_or(width))
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
         Ok(PyMap { inner: Arc::new(map) })
     }
 
     /// Reads a map file.
     #[staticmethod]
     fn load(path: PathBuf) -> PyResult<Self> {
-        let text = std::fs::read_to_string(&path).map_err(|e| PyOSError::new_err(format!("cannot read the map {}: {e}", path.display())))?;
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| PyOSError::new_err(format!("cannot read the map {}: {e}", path.display())))?;
         let map = parse_map_file(&text).map_err(|e| PyValueError::new_err(format!("{}: {e}", path.display())))?;
         Ok(PyMap { inner: Arc::new(map) })
     }
@@ -72,7 +83,13 @@ impl PyMap {
     /// A final map (SPEC §9): eight seats around the Council's reinforced centre.
     #[staticmethod]
     #[pyo3(signature = (seed, size = 90, council_radius = None, council_garrison = None, extra_bases = None))]
-    fn generate_final(seed: &str, size: u32, council_radius: Option<u32>, council_garrison: Option<u32>, extra_bases: Option<u32>) -> PyResult<Self> {
+    fn generate_final(
+        seed: &str,
+        size: u32,
+        council_radius: Option<u32>,
+        council_garrison: Option<u32>,
+        extra_bases: Option<u32>,
+    ) -> PyResult<Self> {
         let mut cfg = gbely_world::FinalConfig::for_size(size);
         if let Some(r) = council_radius {
             cfg.council_radius = r;
@@ -147,7 +164,8 @@ impl PyMap {
         write_map_file(&self.inner)
     }
     fn save(&self, path: PathBuf) -> PyResult<()> {
-        std::fs::write(&path, write_map_file(&self.inner)).map_err(|e| PyOSError::new_err(format!("cannot write {}: {e}", path.display())))
+        std::fs::write(&path, write_map_file(&self.inner))
+            .map_err(|e| PyOSError::new_err(format!("cannot write {}: {e}", path.display())))
     }
     /// Terrain counts, garrison histogram, bases, symmetry.
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -165,7 +183,13 @@ impl PyMap {
         Ok(d)
     }
     fn __repr__(&self) -> String {
-        format!("<gbely.Map {} {}×{} {}>", self.inner.name(), self.inner.width(), self.inner.height(), self.inner.fingerprint())
+        format!(
+            "<gbely.Map {} {}×{} {}>",
+            self.inner.name(),
+            self.inner.width(),
+            self.inner.height(),
+            self.inner.fingerprint()
+        )
     }
 }
 
@@ -178,7 +202,9 @@ fn map_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Arc<Map>> {
             if let Ok(m) = o.downcast::<PyMap>() {
                 return Ok(m.get().inner.clone());
             }
-            let spec: String = o.extract().map_err(|_| PyValueError::new_err("map: give a gbely.Map, `gbely`, `seed:TEXT` or a map file path"))?;
+            let spec: String = o
+                .extract()
+                .map_err(|_| PyValueError::new_err("map: give a gbely.Map, `gbely`, `seed:TEXT` or a map file path"))?;
             Ok(PyMap::named(&spec, None)?.inner)
         }
     }
@@ -241,7 +267,9 @@ fn to_value(o: &Bound<'_, PyAny>, depth: u32) -> Result<Value, String> {
     }
     if let Ok(f) = o.downcast::<PyFloat>() {
         let x = f.value();
-        return serde_json::Number::from_f64(x).map(Value::Number).ok_or_else(|| format!("{x} is not JSON (NaN and Infinity are not numbers in JSON)"));
+        return serde_json::Number::from_f64(x)
+            .map(Value::Number)
+            .ok_or_else(|| format!("{x} is not JSON (NaN and Infinity are not numbers in JSON)"));
     }
     if let Ok(s) = o.downcast::<PyString>() {
         return s.extract::<String>().map(Value::String).map_err(|e| e.to_string());
@@ -271,7 +299,9 @@ fn answer_of(o: &Bound<'_, PyAny>) -> PlayerAnswer {
             Ok(list) => PlayerAnswer::Raw(list),
             Err(e) => PlayerAnswer::Violation { kind: ViolationKind::Unreadable, detail: e.to_string() },
         },
-        Err(e) => PlayerAnswer::Violation { kind: ViolationKind::Unreadable, detail: format!("the answer is not JSON: {e}") },
+        Err(e) => {
+            PlayerAnswer::Violation { kind: ViolationKind::Unreadable, detail: format!("the answer is not JSON: {e}") }
+        }
     }
 }
 
@@ -305,7 +335,9 @@ impl Player for CallablePlayer {
             let elapsed = start.elapsed();
             match result {
                 Err(e) => {
-                    if e.is_instance_of::<PyKeyboardInterrupt>(py) || e.is_instance_of::<pyo3::exceptions::PySystemExit>(py) {
+                    if e.is_instance_of::<PyKeyboardInterrupt>(py)
+                        || e.is_instance_of::<pyo3::exceptions::PySystemExit>(py)
+                    {
                         self.abort = Some(e);
                         return PlayerAnswer::Violation { kind: ViolationKind::Crash, detail: "interrupted".into() };
                     }
@@ -317,7 +349,11 @@ impl Player for CallablePlayer {
                 Ok(v) => match self.limit {
                     Some(limit) if elapsed > limit => PlayerAnswer::Violation {
                         kind: ViolationKind::Timeout,
-                        detail: format!("decide took {:.2} s (limit {:.1} s)", elapsed.as_secs_f64(), limit.as_secs_f64()),
+                        detail: format!(
+                            "decide took {:.2} s (limit {:.1} s)",
+                            elapsed.as_secs_f64(),
+                            limit.as_secs_f64()
+                        ),
                     },
                     _ => answer_of(v.bind(py)),
                 },
@@ -332,6 +368,7 @@ impl Player for CallablePlayer {
 
 /// Plays one match; each side is an agent spec (str) or a callable. Returns the result as JSON.
 #[pyfunction]
+#[allow(clippy::too_many_arguments)] // the keyword arguments of gbely.play
 #[pyo3(signature = (agents, map = None, rounds = 150, replay = None, time_limit = Some(2.0), python = None, run_dir = None))]
 fn play_match(
     py: Python<'_>,
@@ -345,7 +382,11 @@ fn play_match(
 ) -> PyResult<String> {
     let map = map_arg(map.as_ref())?;
     if agents.len() != map.seats().len() {
-        return Err(PyValueError::new_err(format!("the map has {} seats but {} agents were given", map.seats().len(), agents.len())));
+        return Err(PyValueError::new_err(format!(
+            "the map has {} seats but {} agents were given",
+            map.seats().len(),
+            agents.len()
+        )));
     }
     let limit = match time_limit {
         None => None,
@@ -363,7 +404,11 @@ fn play_match(
             names.push(cli::agent_name(&s));
             specs.push(Some(s));
         } else if a.is_callable() {
-            let name = a.getattr("__qualname__").or_else(|_| a.getattr("__name__")).and_then(|n| n.extract::<String>()).unwrap_or_else(|_| "callable".into());
+            let name = a
+                .getattr("__qualname__")
+                .or_else(|_| a.getattr("__name__"))
+                .and_then(|n| n.extract::<String>())
+                .unwrap_or_else(|_| "callable".into());
             names.push(name);
             specs.push(None);
         } else {
@@ -378,7 +423,11 @@ fn play_match(
     let needs_dir = specs.iter().flatten().any(|s| s != "council");
     let run_dir = match run_dir {
         Some(d) => d,
-        None if needs_dir => cli::unique_dir(PathBuf::from("gbely-runs").join(format!("{}-{}", cli::timestamp(), cli::file_stem(specs.iter().flatten().next().map_or("agent", |s| s.as_str()))))),
+        None if needs_dir => cli::unique_dir(PathBuf::from("gbely-runs").join(format!(
+            "{}-{}",
+            cli::timestamp(),
+            cli::file_stem(specs.iter().flatten().next().map_or("agent", |s| s.as_str()))
+        ))),
         None => PathBuf::new(),
     };
     let mut players: Vec<Box<dyn Player + Send>> = Vec::new();
@@ -391,7 +440,14 @@ fn play_match(
                 logs.push(log);
             }
             None => {
-                players.push(Box::new(CallablePlayer { name: names[seat].clone(), func: a.clone().unbind(), ids: ids.clone(), limit, pending: None, abort: None }));
+                players.push(Box::new(CallablePlayer {
+                    name: names[seat].clone(),
+                    func: a.clone().unbind(),
+                    ids: ids.clone(),
+                    limit,
+                    pending: None,
+                    abort: None,
+                }));
                 logs.push(None);
             }
         }
@@ -413,13 +469,25 @@ fn play_match(
 type SeatPlayer = (Box<dyn Player + Send>, Option<PathBuf>);
 
 /// The player of one seat named by a spec; a process agent's files carry its seat number.
-fn seat_player(spec: &str, name: &str, seat: usize, run_dir: &std::path::Path, limit: Option<Duration>, py: &str) -> PyResult<SeatPlayer> {
+fn seat_player(
+    spec: &str,
+    name: &str,
+    seat: usize,
+    run_dir: &std::path::Path,
+    limit: Option<Duration>,
+    py: &str,
+) -> PyResult<SeatPlayer> {
     match cli::resolve_agent(spec, run_dir, seat, py).map_err(|e| PyValueError::new_err(format!("{e:#}")))? {
         cli::AgentSpec::Council => Ok((Box::new(DecidePlayer::new(name.to_string(), Council::new())), None)),
         cli::AgentSpec::Process(cmd) => {
             let log = run_dir.join(format!("seat{seat}-{}.log", cli::file_stem(spec)));
-            let cfg = gbely_engine::process::ProcessConfig { time_limit: limit, work_dir: run_dir.join(format!(".seat{seat}")), log: log.clone() };
-            let p = gbely_engine::process::ProcessPlayer::new(name.to_string(), cmd, cfg).map_err(|e| PyOSError::new_err(e.to_string()))?;
+            let cfg = gbely_engine::process::ProcessConfig {
+                time_limit: limit,
+                work_dir: run_dir.join(format!(".seat{seat}")),
+                log: log.clone(),
+            };
+            let p = gbely_engine::process::ProcessPlayer::new(name.to_string(), cmd, cfg)
+                .map_err(|e| PyOSError::new_err(e.to_string()))?;
             Ok((Box::new(p), Some(log)))
         }
     }
@@ -443,11 +511,22 @@ impl PyMatch {
     /// Council plays (default: the Council's seat of the map); the other seats are yours.
     #[new]
     #[pyo3(signature = (map = None, rounds = 150, council = None, names = None))]
-    fn new(py: Python<'_>, map: Option<Bound<'_, PyAny>>, rounds: u32, council: Option<Vec<usize>>, names: Option<Vec<String>>) -> PyResult<Self> {
+    fn new(
+        py: Python<'_>,
+        map: Option<Bound<'_, PyAny>>,
+        rounds: u32,
+        council: Option<Vec<usize>>,
+        names: Option<Vec<String>>,
+    ) -> PyResult<Self> {
         let map = map_arg(map.as_ref())?;
         let seats = map.seats().len();
         let council = council.unwrap_or_else(|| {
-            map.seats().iter().enumerate().filter(|(_, s)| s.role == gbely_world::SeatRole::Council).map(|(k, _)| k).collect()
+            map.seats()
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.role == gbely_world::SeatRole::Council)
+                .map(|(k, _)| k)
+                .collect()
         });
         if let Some(&bad) = council.iter().find(|&&k| k >= seats) {
             return Err(PyValueError::new_err(format!("seat {bad} does not exist: the map has {seats} seats")));
@@ -455,12 +534,22 @@ impl PyMatch {
         let names = match names {
             Some(n) if n.len() == seats => n,
             Some(n) => return Err(PyValueError::new_err(format!("{} names for {seats} seats", n.len()))),
-            None => (0..seats).map(|k| if council.contains(&k) { "council".to_string() } else { format!("seat {k}") }).collect(),
+            None => (0..seats)
+                .map(|k| if council.contains(&k) { "council".to_string() } else { format!("seat {k}") })
+                .collect(),
         };
         let ids = id_strings(py, map.grid());
         let councils = (0..seats).map(|k| council.contains(&k).then(Council::new)).collect();
         let m = Match::new(map, MatchConfig { rounds });
-        Ok(PyMatch { m, ids, names, councils, inputs: (0..seats).map(|_| None).collect(), recorder: Recorder::new(), report: RoundReport::default() })
+        Ok(PyMatch {
+            m,
+            ids,
+            names,
+            councils,
+            inputs: (0..seats).map(|_| None).collect(),
+            recorder: Recorder::new(),
+            report: RoundReport::default(),
+        })
     }
 
     /// The current round (0-based; the last one played once the match is over).
@@ -503,7 +592,9 @@ impl PyMatch {
         let grid = self.m.map().grid().clone();
         self.inputs[seat] = Some(match answer_of(&commands) {
             PlayerAnswer::Raw(list) => (SideInput::Orders(parse_commands(&list, &grid)), Answer::Commands(list)),
-            PlayerAnswer::Violation { kind, detail } => (SideInput::Violation, Answer::Violation(Violation { kind: kind.wire().into(), detail })),
+            PlayerAnswer::Violation { kind, detail } => {
+                (SideInput::Violation, Answer::Violation(Violation { kind: kind.wire().into(), detail }))
+            }
             PlayerAnswer::Commands(_) => unreachable!("answer_of gives raw lists"),
         });
         Ok(())
@@ -517,7 +608,8 @@ impl PyMatch {
         if !["timeout", "crash", "unreadable"].contains(&kind) {
             return Err(PyValueError::new_err(format!("violation kind `{kind}`: timeout, crash or unreadable")));
         }
-        self.inputs[seat] = Some((SideInput::Violation, Answer::Violation(Violation { kind: kind.into(), detail: detail.into() })));
+        self.inputs[seat] =
+            Some((SideInput::Violation, Answer::Violation(Violation { kind: kind.into(), detail: detail.into() })));
         Ok(())
     }
 
@@ -542,11 +634,14 @@ impl PyMatch {
             if let Some(council) = self.councils[s].as_mut() {
                 let obs = self.m.observe(s as u8);
                 let cmds = council.decide(&obs);
-                answers.push(Answer::Commands(cmds.iter().map(|c| gbely_engine::protocol::command_to_value(c, &grid)).collect()));
+                answers.push(Answer::Commands(
+                    cmds.iter().map(|c| gbely_engine::protocol::command_to_value(c, &grid)).collect(),
+                ));
                 inputs.push(SideInput::Orders(cmds.into_iter().map(Ok).collect()));
                 continue;
             }
-            let (input, answer) = self.inputs[s].take().unwrap_or((SideInput::Orders(Vec::new()), Answer::Commands(Vec::new())));
+            let (input, answer) =
+                self.inputs[s].take().unwrap_or((SideInput::Orders(Vec::new()), Answer::Commands(Vec::new())));
             inputs.push(input);
             answers.push(answer);
         }
@@ -556,9 +651,15 @@ impl PyMatch {
         let d = PyDict::new(py);
         let g = self.m.map().grid();
         d.set_item("round", self.report.round)?;
-        let caps: Vec<(u8, String, i8)> = self.report.captures.iter().map(|c| (c.seat, g.id(c.cell), gbely_engine::game::owner_code(c.from))).collect();
+        let caps: Vec<(u8, String, i8)> = self
+            .report
+            .captures
+            .iter()
+            .map(|c| (c.seat, g.id(c.cell), gbely_engine::game::owner_code(c.from)))
+            .collect();
         d.set_item("captures", caps)?;
-        let disc: Vec<(u8, u32, &str)> = self.report.discarded.iter().map(|x| (x.seat, x.index, x.reason.code())).collect();
+        let disc: Vec<(u8, u32, &str)> =
+            self.report.discarded.iter().map(|x| (x.seat, x.index, x.reason.code())).collect();
         d.set_item("discarded", disc)?;
         d.set_item("violations", self.report.violations.clone())?;
         d.set_item("disqualified", self.report.disqualified.clone())?;
@@ -587,14 +688,19 @@ impl PyMatch {
     /// Writes the replay of the rounds played so far.
     fn save_replay(&self, path: PathBuf) -> PyResult<()> {
         let replay = self.recorder.clone().finish(&self.m, &self.names, match_result(&self.m, &self.names));
-        gbely_engine::replays::write_replay(&path, &replay).map(|_| ()).map_err(|e| PyOSError::new_err(format!("cannot write {}: {e}", path.display())))
+        gbely_engine::replays::write_replay(&path, &replay)
+            .map(|_| ())
+            .map_err(|e| PyOSError::new_err(format!("cannot write {}: {e}", path.display())))
     }
 }
 
 impl PyMatch {
     fn check_seat(&self, seat: usize) -> PyResult<()> {
         if seat >= self.m.seats() {
-            return Err(PyValueError::new_err(format!("seat {seat} does not exist: the match has {} seats", self.m.seats())));
+            return Err(PyValueError::new_err(format!(
+                "seat {seat} does not exist: the match has {} seats",
+                self.m.seats()
+            )));
         }
         Ok(())
     }

@@ -88,9 +88,18 @@ mod tests {
     fn pravidla_module_imports_nothing_and_names_every_constant() {
         assert!(!PRAVIDLA_PY.lines().any(|l| l.starts_with("import ") || l.starts_with("from ")));
         for name in [
-            "PRODUKCIA", "TERENNY_BONUS", "PRIECHODNOST", "BONUS_ZAKLADNE", "UCINNOST_OPEVNENIA",
-            "ZACIATOCNE_JEDNOTKY", "VELKOST_MAPY", "POCET_KOL", "POSADKA_NEUTRAL", "LIMIT_KOLA_S",
-            "POVOLENE_PORUSENIA", "REFERENCNA_MAPA",
+            "PRODUKCIA",
+            "TERENNY_BONUS",
+            "PRIECHODNOST",
+            "BONUS_ZAKLADNE",
+            "UCINNOST_OPEVNENIA",
+            "ZACIATOCNE_JEDNOTKY",
+            "VELKOST_MAPY",
+            "POCET_KOL",
+            "POSADKA_NEUTRAL",
+            "LIMIT_KOLA_S",
+            "POVOLENE_PORUSENIA",
+            "REFERENCNA_MAPA",
         ] {
             assert!(PRAVIDLA_PY.contains(&format!("\n{name} = ")), "{name} missing");
         }

@@ -212,7 +212,8 @@ mod tests {
         assert_eq!(format_cell_id(123, 7), "P123_07");
         assert_eq!(parse_cell_id("P57_02"), Some((57, 2)));
         assert_eq!(parse_cell_id("P123_07"), Some((123, 7)));
-        for bad in ["", "P", "P5_02", "P05_2", "P005_02", "p05_02", "P05-02", "P05_02x", "Q05_02", "P+5_02", "P05__02"] {
+        for bad in ["", "P", "P5_02", "P05_2", "P005_02", "p05_02", "P05-02", "P05_02x", "Q05_02", "P+5_02", "P05__02"]
+        {
             assert_eq!(parse_cell_id(bad), None, "{bad}");
         }
     }
@@ -238,9 +239,7 @@ mod tests {
     #[test]
     fn neighbours_north_south_west_east_without_wrap() {
         let g = Grid::new(60, 60);
-        let ids = |id: &str| -> Vec<String> {
-            g.neighbours(g.parse(id).unwrap()).iter().map(|c| g.id(c)).collect()
-        };
+        let ids = |id: &str| -> Vec<String> { g.neighbours(g.parse(id).unwrap()).iter().map(|c| g.id(c)).collect() };
         // The example of SPEC §2.
         assert_eq!(ids("P12_07"), ["P11_07", "P13_07", "P12_06", "P12_08"]);
         assert_eq!(ids("P00_00"), ["P01_00", "P00_01"]);

@@ -22,8 +22,8 @@ mod protocol;
 mod terrain;
 
 pub use grid::{format_cell_id, parse_cell_id, Cell, Grid, Neighbours};
+pub use lookup::{defence, sure_win, CellLookup, Slot};
 pub use protocol::{
     round_half_away, round_tenth, Command, Decide, DiscardReason, Observation, OwnCell, Owner, VisibleCell,
 };
-pub use lookup::{defence, sure_win, CellLookup, Slot};
 pub use terrain::Terrain;

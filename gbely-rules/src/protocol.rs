@@ -23,10 +23,8 @@ pub enum Owner {
 impl Owner {
     /// The wire name: `hbp`, `zastupitelstvo`, `armada`, `armada_2` … `armada_8`.
     pub fn wire(self) -> &'static str {
-        const ARMIES: [&str; 9] = [
-            "armada", "armada", "armada_2", "armada_3", "armada_4", "armada_5", "armada_6",
-            "armada_7", "armada_8",
-        ];
+        const ARMIES: [&str; 9] =
+            ["armada", "armada", "armada_2", "armada_3", "armada_4", "armada_5", "armada_6", "armada_7", "armada_8"];
         match self {
             Owner::Neutral => "hbp",
             Owner::Council => "zastupitelstvo",
@@ -81,7 +79,7 @@ pub fn round_tenth(x: f64) -> f64 {
 /// difference `y - trunc(y)` is exact, so comparing it with ±0.5 decides exactly as `round` does.
 #[inline]
 pub fn round_half_away(y: f64) -> f64 {
-    if !(y.abs() < 4_503_599_627_370_496.0) {
+    if y.is_nan() || y.abs() >= 4_503_599_627_370_496.0 {
         return y.round(); // already an integer (or NaN / infinite): let libm say so
     }
     let t = (y as i64) as f64;
@@ -162,9 +160,7 @@ impl Command {
     }
     pub fn amount(&self) -> f64 {
         match *self {
-            Command::Move { amount, .. }
-            | Command::Attack { amount, .. }
-            | Command::Fortify { amount, .. } => amount,
+            Command::Move { amount, .. } | Command::Attack { amount, .. } | Command::Fortify { amount, .. } => amount,
         }
     }
     /// The wire name of the command type.
@@ -305,8 +301,23 @@ mod tests {
     fn fast_rounding_equals_f64_round_bit_for_bit() {
         let mut x = 0x1234_5678_9abc_def0u64;
         let check = |y: f64| assert_eq!(round_half_away(y).to_bits(), y.round().to_bits(), "{y:e}");
-        for y in [0.0, -0.0, 0.5, -0.5, 1.5, 2.5, -2.5, 0.49999999999999994, -0.49999999999999994,
-                  4503599627370495.5, 4503599627370496.0, 9.0e18, -9.0e18, 1e300, f64::INFINITY] {
+        for y in [
+            0.0,
+            -0.0,
+            0.5,
+            -0.5,
+            1.5,
+            2.5,
+            -2.5,
+            0.49999999999999994,
+            -0.49999999999999994,
+            4503599627370495.5,
+            4503599627370496.0,
+            9.0e18,
+            -9.0e18,
+            1e300,
+            f64::INFINITY,
+        ] {
             check(y);
         }
         for _ in 0..200_000 {

@@ -69,7 +69,10 @@ fn orbit(g: &Grid, c: Cell) -> [Cell; 4] {
 /// ```
 pub fn generate_final(seed: &str, cfg: FinalConfig) -> Result<Map, GenError> {
     let n = cfg.size;
-    if !(MIN_FINAL_SIZE..=crate::MAX_SIZE).contains(&n) || cfg.council_radius * 2 + 10 > n / 2 * 2 || cfg.extra_bases % 4 != 0 {
+    if !(MIN_FINAL_SIZE..=crate::MAX_SIZE).contains(&n)
+        || cfg.council_radius * 2 + 10 > n / 2 * 2
+        || !cfg.extra_bases.is_multiple_of(4)
+    {
         return Err(GenError::Final { size: n, radius: cfg.council_radius, extra_bases: cfg.extra_bases });
     }
     let g = Grid::new(n, n);
@@ -200,7 +203,7 @@ pub fn generate_final(seed: &str, cfg: FinalConfig) -> Result<Map, GenError> {
         let i = c.index();
         let canon = orbit(&g, c).iter().map(|x| x.0).min().unwrap_or(c.0) as u64;
         if start_owner[i] == Some(8) {
-            let depth = cfg.council_radius as u64 * 2 - (centre2(c) as f64).sqrt().floor() as u64 / 1;
+            let depth = cfg.council_radius as u64 * 2 - (centre2(c) as f64).sqrt().floor() as u64;
             garrison[i] = cfg.council_garrison + (depth / 4) as u32;
             continue;
         }
@@ -222,15 +225,7 @@ pub fn generate_final(seed: &str, cfg: FinalConfig) -> Result<Map, GenError> {
     let mut seats: Vec<Seat> = seat_bases.iter().map(|&b| Seat { role: SeatRole::Army, base: b }).collect();
     seats.push(Seat { role: SeatRole::Council, base: council_home });
     let _ = GEN_VERSION;
-    let map = Map {
-        name: format!("final:{seed}"),
-        grid: g.clone(),
-        terrain,
-        base,
-        garrison,
-        start_owner,
-        seats,
-    };
+    let map = Map { name: format!("final:{seed}"), grid: g.clone(), terrain, base, garrison, start_owner, seats };
     debug_assert_eq!(map.validate(), Ok(()));
     Ok(map)
 }

@@ -112,15 +112,28 @@ fn walk(g: &Grid, rng: &mut Rng, from: (u32, u32), to: (u32, u32)) -> Vec<((u32,
             vertical = !vertical;
         }
         let (nr, nc) = if vertical {
-            let s = if dr != 0 { dr.signum() } else if rng.chance(1, 2) { 1 } else { -1 };
+            let s = if dr != 0 {
+                dr.signum()
+            } else if rng.chance(1, 2) {
+                1
+            } else {
+                -1
+            };
             (r + if wiggle && dr != 0 { -s } else { s }, c)
         } else {
-            let s = if dc != 0 { dc.signum() } else if rng.chance(1, 2) { 1 } else { -1 };
+            let s = if dc != 0 {
+                dc.signum()
+            } else if rng.chance(1, 2) {
+                1
+            } else {
+                -1
+            };
             (r, c + if wiggle && dc != 0 { -s } else { s })
         };
         // A wiggle never leaves the map nor steps back onto the path's previous cell.
         let prev = path.len().checked_sub(2).map(|i| path[i].0);
-        if nr < 0 || nc < 0 || nr >= g.height() as i64 || nc >= g.width() as i64 || prev == Some((nr as u32, nc as u32)) {
+        if nr < 0 || nc < 0 || nr >= g.height() as i64 || nc >= g.width() as i64 || prev == Some((nr as u32, nc as u32))
+        {
             continue;
         }
         r = nr;

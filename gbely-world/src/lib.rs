@@ -18,8 +18,8 @@ mod mapfile;
 pub mod replay;
 mod spec;
 
-pub use generate::{generate_duel, reference_map, GenError, GEN_VERSION, MAX_SIZE, MIN_DUEL_SIZE};
 pub use final_map::{generate_final, FinalConfig, MIN_FINAL_SIZE};
+pub use generate::{generate_duel, reference_map, GenError, GEN_VERSION, MAX_SIZE, MIN_DUEL_SIZE};
 pub use map::{Map, Seat, SeatRole};
 pub use mapfile::{parse_map_file, render_map, write_map_file, MapFileError, MAP_FORMAT_VERSION};
 pub use replay::Replay;

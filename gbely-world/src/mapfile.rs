@@ -110,7 +110,12 @@ pub fn parse_map_file(text: &str) -> Result<Map, MapFileError> {
     match header.split_whitespace().collect::<Vec<_>>()[..] {
         ["gbely-map", v] => match v.parse::<u32>() {
             Ok(MAP_FORMAT_VERSION) => {}
-            Ok(other) => return Err(err(ln, format!("map format version {other} is not supported (this build reads {MAP_FORMAT_VERSION})"))),
+            Ok(other) => {
+                return Err(err(
+                    ln,
+                    format!("map format version {other} is not supported (this build reads {MAP_FORMAT_VERSION})"),
+                ))
+            }
             Err(_) => return Err(err(ln, format!("bad version `{v}`"))),
         },
         _ => return Err(err(ln, "not a gbely map file: the first line must be `gbely-map 1`")),
@@ -147,7 +152,8 @@ pub fn parse_map_file(text: &str) -> Result<Map, MapFileError> {
             "council" => SeatRole::Council,
             other => return Err(err(ln, format!("unknown seat role `{other}` (army or council)"))),
         };
-        let base = g.parse(id).ok_or_else(|| err(ln, format!("seat base `{id}` is not a cell of a {width}×{height} map")))?;
+        let base =
+            g.parse(id).ok_or_else(|| err(ln, format!("seat base `{id}` is not a cell of a {width}×{height} map")))?;
         seats.push(Seat { role, base });
         (ln, line) = next("`terrain`")?;
     }
@@ -170,9 +176,7 @@ pub fn parse_map_file(text: &str) -> Result<Map, MapFileError> {
                 '^' => (Terrain::Hill, false),
                 '~' => (Terrain::River, false),
                 'B' => (Terrain::Meadow, true),
-                other => {
-                    return Err(err(ln, format!("cell {}: unknown terrain `{other}` (. ^ ~ B)", g.id(cell))))
-                }
+                other => return Err(err(ln, format!("cell {}: unknown terrain `{other}` (. ^ ~ B)", g.id(cell)))),
             };
         }
     }
@@ -190,11 +194,10 @@ pub fn parse_map_file(text: &str) -> Result<Map, MapFileError> {
         }
         for (c, v) in vals.into_iter().enumerate() {
             let cell = g.cell(r, c as u32);
-            garrison[cell.index()] = v
-                .parse::<u32>()
-                .ok()
-                .filter(|&x| x <= 1_000_000)
-                .ok_or_else(|| err(ln, format!("cell {}: garrison `{v}` is not an integer 0…1000000", g.id(cell))))?;
+            garrison[cell.index()] =
+                v.parse::<u32>().ok().filter(|&x| x <= 1_000_000).ok_or_else(|| {
+                    err(ln, format!("cell {}: garrison `{v}` is not an integer 0…1000000", g.id(cell)))
+                })?;
         }
     }
 
@@ -212,7 +215,9 @@ pub fn parse_map_file(text: &str) -> Result<Map, MapFileError> {
                 start_owner[cell.index()] = match ch {
                     '.' => None,
                     '0'..='8' => Some(ch as u8 - b'0'),
-                    other => return Err(err(ln, format!("cell {}: unknown owner `{other}` (. or a seat 0-8)", g.id(cell)))),
+                    other => {
+                        return Err(err(ln, format!("cell {}: unknown owner `{other}` (. or a seat 0-8)", g.id(cell))))
+                    }
                 };
             }
         }
@@ -225,7 +230,6 @@ pub fn parse_map_file(text: &str) -> Result<Map, MapFileError> {
     if line != "end" {
         return Err(err(end_ln, format!("expected `end`, found `{line}`")));
     }
-    drop(next);
     if let Some((ln, extra)) = lines.next() {
         return Err(err(ln, format!("unexpected text after `end`: `{extra}`")));
     }

@@ -84,14 +84,15 @@ impl MapStats {
             let m = g.rotate180(c);
             map.terrain(c) == map.terrain(m) && map.garrison(c) == map.garrison(m) && map.is_base(c) == map.is_base(m)
         });
-        let symmetric_90 = g.width() == g.height() && g.cells().all(|c| {
-            let (r, col) = g.row_col(c);
-            let m = g.cell(col, g.height() - 1 - r);
-            map.terrain(c) == map.terrain(m)
-                && map.garrison(c) == map.garrison(m)
-                && map.is_base(c) == map.is_base(m)
-                && map.start_owner(c).map(|s| s == 8) == map.start_owner(m).map(|s| s == 8)
-        });
+        let symmetric_90 = g.width() == g.height()
+            && g.cells().all(|c| {
+                let (r, col) = g.row_col(c);
+                let m = g.cell(col, g.height() - 1 - r);
+                map.terrain(c) == map.terrain(m)
+                    && map.garrison(c) == map.garrison(m)
+                    && map.is_base(c) == map.is_base(m)
+                    && map.start_owner(c).map(|s| s == 8) == map.start_owner(m).map(|s| s == 8)
+            });
         MapStats { cells: map.len(), terrain, garrison_histogram: hist, bases, symmetric_180, symmetric_90 }
     }
 }

@@ -162,7 +162,12 @@ fn hills_come_in_ranges() {
         let hill = |c: Cell| m.terrain(c) == Terrain::Hill;
         let hills: Vec<Cell> = g.cells().filter(|&c| hill(c)).collect();
         let clustered = hills.iter().filter(|&&c| g.neighbours(c).iter().filter(|&n| hill(n)).count() >= 2).count();
-        assert!(clustered * 10 >= hills.len() * 7, "{}: {clustered} of {} hills have 2+ hill neighbours", m.name(), hills.len());
+        assert!(
+            clustered * 10 >= hills.len() * 7,
+            "{}: {clustered} of {} hills have 2+ hill neighbours",
+            m.name(),
+            hills.len()
+        );
         let (_, sizes) = components(&m, hill);
         let biggest = sizes.iter().max().copied().unwrap_or(0);
         assert!(biggest >= 15, "{}: the largest range has {biggest} cells", m.name());

@@ -36,7 +36,11 @@ fn the_reference_map_is_the_seed_gbely_at_60() {
 
 #[test]
 fn final_map_fingerprints() {
-    for (seed, size, fp) in [("test-final", 90, "90c4d9b10908209f"), ("gbely-final", 90, "89ffc43eae2adb77"), ("small", 40, "e3e8f4df3ec8a330")] {
+    for (seed, size, fp) in [
+        ("test-final", 90, "90c4d9b10908209f"),
+        ("gbely-final", 90, "89ffc43eae2adb77"),
+        ("small", 40, "e3e8f4df3ec8a330"),
+    ] {
         assert_eq!(generate_final(seed, FinalConfig::for_size(size)).unwrap().fingerprint(), fp, "final:{seed} {size}");
     }
 }

@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
-use gbely_engine::sim::{Match, MatchConfig, Order, RoundReport, SideInput};
 use gbely_engine::protocol::parse_command;
+use gbely_engine::sim::{Match, MatchConfig, Order, RoundReport, SideInput};
 use gbely_rules::Cell;
 use gbely_world::{parse_map_file, Map};
 
@@ -74,7 +74,8 @@ impl Lab {
         let inputs: Vec<SideInput> = per_seat
             .iter()
             .map(|list| {
-                let orders: Vec<Order> = list.as_array().expect("a list").iter().map(|v| parse_command(v, &grid)).collect();
+                let orders: Vec<Order> =
+                    list.as_array().expect("a list").iter().map(|v| parse_command(v, &grid)).collect();
                 SideInput::Orders(orders)
             })
             .collect();
