@@ -104,6 +104,13 @@ struct PlayArgs {
     opponent: String,
     #[command(flatten)]
     map: MapArgs,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+/// How a match is run and reported (shared by `play` and `final`).
+#[derive(Debug, Args)]
+struct RunArgs {
     /// Rounds to play.
     #[arg(long, default_value_t = constants::ROUNDS)]
     rounds: u32,
@@ -119,10 +126,10 @@ struct PlayArgs {
     /// Do not write a replay.
     #[arg(long)]
     no_replay: bool,
-    /// Folder for this match's logs and replay (default: gbely-runs/<time>-<agent>).
+    /// Folder for this match's logs and replay (default: gbely-runs/<time>-…).
     #[arg(long)]
     run_dir: Option<PathBuf>,
-    /// Print the result as one JSON document on stdout.
+    /// Print the result (and the final's table) as one JSON document on stdout.
     #[arg(long)]
     json: bool,
     /// No progress bar and no summary (errors still go to stderr).
@@ -150,27 +157,8 @@ struct FinalArgs {
     /// The seat (0–7) of the first agent; repeat for the next ones. Others are seated by the map's seed.
     #[arg(long = "seat", value_name = "SEAT")]
     seats: Vec<u8>,
-    #[arg(long, default_value_t = constants::ROUNDS)]
-    rounds: u32,
-    /// Seconds per round for agent processes; `off` for no limit.
-    #[arg(long, default_value = "2", value_name = "SECONDS|off")]
-    time_limit: String,
-    #[arg(long)]
-    python: Option<String>,
-    /// Where to write the replay (default: the run folder).
-    #[arg(long, conflicts_with = "no_replay")]
-    replay: Option<PathBuf>,
-    #[arg(long)]
-    no_replay: bool,
-    #[arg(long)]
-    run_dir: Option<PathBuf>,
-    /// The final table as one JSON document on stdout.
-    #[arg(long)]
-    json: bool,
-    #[arg(long, short = 'q')]
-    quiet: bool,
-    #[arg(long, short = 'v')]
-    verbose: bool,
+    #[command(flatten)]
+    run: RunArgs,
 }
 
 #[derive(Debug, Args)]
@@ -566,6 +554,40 @@ fn share(score: Option<f64>) -> String {
     score.map_or("disqualified".into(), |s| format!("{s:.2} %"))
 }
 
+/// What [`run_seats`] leaves: the record, the replay's path, the agents' logs.
+type SeatsRun = (GameRecord, Option<PathBuf>, Vec<Option<PathBuf>>);
+
+/// Plays a match of the given seats (`(spec, display name)` each) with the progress bar and
+/// per-round log, and writes its replay: the part `play` and `final` share.
+fn run_seats(map: &Arc<Map>, specs: &[(String, String)], run: &RunArgs, default_dir: &str) -> Result<SeatsRun> {
+    let limit = time_limit(&run.time_limit)?;
+    let py = python(run.python.as_deref());
+    let run_dir = match &run.run_dir {
+        Some(d) => d.clone(),
+        None => unique_dir(PathBuf::from("gbely-runs").join(default_dir)),
+    };
+    std::fs::create_dir_all(&run_dir).with_context(|| format!("cannot create the run folder {}", run_dir.display()))?;
+    let mut setup = build_players(specs, &run_dir, limit, &py)?;
+    let show = !run.quiet && !run.json;
+    let mut progress = Progress { bar: progress_bar(run.rounds, show), verbose: run.verbose };
+    let record = !run.no_replay;
+    let opts = PlayOptions { config: MatchConfig { rounds: run.rounds }, record };
+    let mut refs: Vec<&mut dyn Player> = setup.players.iter_mut().map(|p| p.as_mut() as &mut dyn Player).collect();
+    let rec = play(map.clone(), &mut refs, opts, &mut progress);
+    if let Some(bar) = &progress.bar {
+        bar.finish_and_clear();
+    }
+    let replay_path = if record {
+        let path = run.replay.clone().unwrap_or_else(|| run_dir.join("replay.json.gz"));
+        crate::replays::write_replay(&path, rec.replay.as_ref().expect("recorded"))
+            .with_context(|| format!("cannot write the replay to {}", path.display()))?;
+        Some(path)
+    } else {
+        None
+    };
+    Ok((rec, replay_path, setup.logs))
+}
+
 fn cmd_play(a: PlayArgs) -> Result<u8> {
     let agent = match (&a.agent, &a.agent_cmd) {
         (Some(f), None) => f.clone(),
@@ -580,50 +602,23 @@ fn cmd_play(a: PlayArgs) -> Result<u8> {
             map.seats().len()
         );
     }
-    let limit = time_limit(&a.time_limit)?;
-    let py = python(a.python.as_deref());
+    time_limit(&a.run.time_limit)?;
     for spec in [&agent, &a.opponent] {
         check_spec(spec)?;
     }
-    let run_dir = match &a.run_dir {
-        Some(d) => d.clone(),
-        None => unique_dir(PathBuf::from("gbely-runs").join(format!(
-            "{}-{}-vs-{}",
-            timestamp(),
-            file_stem(&agent),
-            file_stem(&a.opponent)
-        ))),
-    };
-    std::fs::create_dir_all(&run_dir).with_context(|| format!("cannot create the run folder {}", run_dir.display()))?;
+    let default_dir = format!("{}-{}-vs-{}", timestamp(), file_stem(&agent), file_stem(&a.opponent));
     let names = [agent_name(&agent), agent_name(&a.opponent)];
     let names =
         if names[0] == names[1] { [format!("{} (seat 0)", names[0]), format!("{} (seat 1)", names[1])] } else { names };
     let specs = [(agent.clone(), names[0].clone()), (a.opponent.clone(), names[1].clone())];
-    let mut setup = build_players(&specs, &run_dir, limit, &py)?;
-    let show = !a.quiet && !a.json;
-    let mut progress = Progress { bar: progress_bar(a.rounds, show), verbose: a.verbose };
-    let record = !a.no_replay;
-    let opts = PlayOptions { config: MatchConfig { rounds: a.rounds }, record };
-    let mut refs: Vec<&mut dyn Player> = setup.players.iter_mut().map(|p| p.as_mut() as &mut dyn Player).collect();
-    let rec = play(map.clone(), &mut refs, opts, &mut progress);
-    if let Some(bar) = &progress.bar {
-        bar.finish_and_clear();
-    }
-    let replay_path = if record {
-        let path = a.replay.clone().unwrap_or_else(|| run_dir.join("replay.json.gz"));
-        crate::replays::write_replay(&path, rec.replay.as_ref().expect("recorded"))
-            .with_context(|| format!("cannot write the replay to {}", path.display()))?;
-        Some(path)
-    } else {
-        None
-    };
-    if a.json {
-        let doc = result_json(&map, &rec, replay_path.as_deref(), &setup.logs);
+    let (rec, replay_path, logs) = run_seats(&map, &specs, &a.run, &default_dir)?;
+    if a.run.json {
+        let doc = result_json(&map, &rec, replay_path.as_deref(), &logs);
         let mut out = std::io::stdout().lock();
         serde_json::to_writer(&mut out, &doc)?;
         writeln!(out)?;
-    } else if !a.quiet {
-        print_summary(&map, &rec, replay_path.as_deref(), &setup.logs)?;
+    } else if !a.run.quiet {
+        print_summary(&map, &rec, replay_path.as_deref(), &logs)?;
     }
     Ok(if rec.outcome[0].disqualified.is_some() { exit::DISQUALIFIED } else { exit::OK })
 }
@@ -796,8 +791,7 @@ fn cmd_final(a: FinalArgs) -> Result<u8> {
     if a.agents.len() > finalists {
         bail!("{} agents for {finalists} seats", a.agents.len());
     }
-    let limit = time_limit(&a.time_limit)?;
-    let py = python(a.python.as_deref());
+    time_limit(&a.run.time_limit)?;
     let mut entries: Vec<String> = a.agents.clone();
     let fill = if a.fill == "self" { a.agents[0].clone() } else { a.fill.clone() };
     if fill == "council" {
@@ -810,13 +804,6 @@ fn cmd_final(a: FinalArgs) -> Result<u8> {
         check_spec(e)?;
     }
     let entry_of = final_seating(&map, &a.seats)?;
-    let run_dir = match &a.run_dir {
-        Some(d) => d.clone(),
-        None => {
-            unique_dir(PathBuf::from("gbely-runs").join(format!("{}-final-{}", timestamp(), file_stem(&a.agents[0]))))
-        }
-    };
-    std::fs::create_dir_all(&run_dir).with_context(|| format!("cannot create the run folder {}", run_dir.display()))?;
     let mut specs: Vec<(String, String)> = Vec::new();
     let mut counts: BTreeMap<String, u32> = BTreeMap::new();
     for seat in 0..finalists {
@@ -829,26 +816,10 @@ fn cmd_final(a: FinalArgs) -> Result<u8> {
         specs.push((spec, name));
     }
     specs.push(("council".into(), "council".into()));
-    let mut setup = build_players(&specs, &run_dir, limit, &py)?;
-    let show = !a.quiet && !a.json;
-    let mut progress = Progress { bar: progress_bar(a.rounds, show), verbose: a.verbose };
-    let record = !a.no_replay;
-    let opts = PlayOptions { config: MatchConfig { rounds: a.rounds }, record };
-    let mut refs: Vec<&mut dyn Player> = setup.players.iter_mut().map(|p| p.as_mut() as &mut dyn Player).collect();
-    let rec = play(map.clone(), &mut refs, opts, &mut progress);
-    if let Some(bar) = &progress.bar {
-        bar.finish_and_clear();
-    }
-    let replay_path = if record {
-        let path = a.replay.clone().unwrap_or_else(|| run_dir.join("replay.json.gz"));
-        crate::replays::write_replay(&path, rec.replay.as_ref().expect("recorded"))
-            .with_context(|| format!("cannot write the replay to {}", path.display()))?;
-        Some(path)
-    } else {
-        None
-    };
-    if a.json {
-        let mut doc = result_json(&map, &rec, replay_path.as_deref(), &setup.logs);
+    let default_dir = format!("{}-final-{}", timestamp(), file_stem(&a.agents[0]));
+    let (rec, replay_path, logs) = run_seats(&map, &specs, &a.run, &default_dir)?;
+    if a.run.json {
+        let mut doc = result_json(&map, &rec, replay_path.as_deref(), &logs);
         doc["table"] = json!(final_table(&map, &rec).iter().map(|r| json!({
             "rank": r.rank, "seat": r.seat, "class": r.class, "name": r.name, "share": r.share,
             "cells": r.cells, "tiebreak_round": r.tiebreak, "violations": r.violations, "disqualified": r.disqualified,
@@ -856,7 +827,7 @@ fn cmd_final(a: FinalArgs) -> Result<u8> {
         let mut out = std::io::stdout().lock();
         serde_json::to_writer(&mut out, &doc)?;
         writeln!(out)?;
-    } else if !a.quiet {
+    } else if !a.run.quiet {
         print_final(&map, &rec, replay_path.as_deref())?;
     }
     Ok(exit::OK)
