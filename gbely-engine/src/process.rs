@@ -70,7 +70,7 @@ enum Line {
 
 struct Running {
     child: Child,
-    to_agent: Sender<String>,
+    to_agent: Sender<Vec<u8>>,
     from_agent: Receiver<Line>,
 }
 
@@ -82,7 +82,7 @@ pub struct ProcessPlayer {
     running: Option<Running>,
     sent_at: Option<Instant>,
     pending: Option<PlayerAnswer>,
-    buf: String,
+    buf: Vec<u8>,
     pub stats: ProcessStats,
 }
 
@@ -114,7 +114,7 @@ impl ProcessPlayer {
             running: None,
             sent_at: None,
             pending: None,
-            buf: String::new(),
+            buf: Vec::new(),
             stats: ProcessStats::default(),
         })
     }
@@ -150,15 +150,13 @@ impl ProcessPlayer {
         self.stats.starts += 1;
         let mut stdin = child.stdin.take().expect("piped");
         let stdout = child.stdout.take().expect("piped");
-        let (to_agent, agent_rx) = mpsc::channel::<String>();
+        // A whole observation (up to ~400 KB at 60×60) fits in one larger pipe buffer: fewer
+        // switches between the writer and the agent. Best effort: the default size still works.
+        let _ = nix::fcntl::fcntl(std::os::fd::AsRawFd::as_raw_fd(&stdin), nix::fcntl::FcntlArg::F_SETPIPE_SZ(1 << 20));
+        let (to_agent, agent_rx) = mpsc::channel::<Vec<u8>>();
         thread::spawn(move || {
             for text in agent_rx {
-                if stdin
-                    .write_all(text.as_bytes())
-                    .and_then(|_| stdin.write_all(b"\n"))
-                    .and_then(|_| stdin.flush())
-                    .is_err()
-                {
+                if stdin.write_all(&text).and_then(|_| stdin.write_all(b"\n")).and_then(|_| stdin.flush()).is_err() {
                     break;
                 }
             }

@@ -2,83 +2,123 @@
 //! by command. A malformed command is one discarded command; only an answer that is not JSON,
 //! or not an object with a `prikazy` list (or a list), is unreadable (a violation, SPEC §8).
 
-use std::fmt::Write;
-
 use gbely_rules::{Command, DiscardReason, Grid, Observation};
 use serde_json::{Map as JsonMap, Value};
 
 use crate::sim::Order;
 
-/// Writes a number rounded to one decimal with a decimal point (`14.0`, `0.2`).
-fn push_tenths(out: &mut String, x: f64) {
+/// Appends a number rounded to one decimal with a decimal point (`14.0`, `0.2`).
+fn put_tenths(out: &mut Vec<u8>, x: f64) {
     // Values in an observation are already `round_tenth`ed; print them from integer tenths.
-    let t = (x * 10.0).round();
+    let t = gbely_rules::round_half_away(x * 10.0);
     if t.is_finite() && t.abs() < 9.0e15 {
         let t = t as i64;
         if t < 0 {
-            out.push('-');
+            out.push(b'-');
         }
         let a = t.unsigned_abs();
-        let _ = write!(out, "{}.{}", a / 10, a % 10);
+        put_uint(out, a / 10);
+        out.extend_from_slice(&[b'.', b'0' + (a % 10) as u8]);
     } else {
-        let _ = write!(out, "{x:.1}");
+        out.extend_from_slice(format!("{x:.1}").as_bytes());
+    }
+}
+
+/// Decimal digits of `v`, without the formatting machinery.
+fn put_uint(out: &mut Vec<u8>, mut v: u64) {
+    let mut buf = [0u8; 20];
+    let mut n = buf.len();
+    loop {
+        n -= 1;
+        buf[n] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&buf[n..]);
+}
+
+/// `"P12_07"` with its quotes; rows and columns of 100+ take more digits.
+#[inline]
+fn put_id(out: &mut Vec<u8>, grid: &Grid, c: gbely_rules::Cell) {
+    let (r, col) = grid.row_col(c);
+    if r < 100 && col < 100 {
+        let (r, col) = (r as u8, col as u8);
+        out.extend_from_slice(&[
+            b'"',
+            b'P',
+            b'0' + r / 10,
+            b'0' + r % 10,
+            b'_',
+            b'0' + col / 10,
+            b'0' + col % 10,
+            b'"',
+        ]);
+    } else {
+        out.push(b'"');
+        let mut s = String::new();
+        grid.write_id(c, &mut s);
+        out.extend_from_slice(s.as_bytes());
+        out.push(b'"');
     }
 }
 
 /// Writes the observation as one line of JSON with the exact wire names (SPEC §5).
-pub fn write_observation(obs: &Observation, grid: &Grid, out: &mut String) {
+pub fn write_observation(obs: &Observation, grid: &Grid, out: &mut Vec<u8>) {
     out.clear();
-    let _ = write!(out, "{{\"kolo\":{},\"moja_zakladna\":\"", obs.round);
-    grid.write_id(obs.base, out);
-    out.push_str("\",\"moje_pola\":[");
+    out.reserve(64 + obs.own.len() * 112 + obs.visible.len() * 80);
+    out.extend_from_slice(b"{\"kolo\":");
+    put_uint(out, obs.round as u64);
+    out.extend_from_slice(b",\"moja_zakladna\":");
+    put_id(out, grid, obs.base);
+    out.extend_from_slice(b",\"moje_pola\":[");
     for (k, c) in obs.own.iter().enumerate() {
         if k > 0 {
-            out.push(',');
+            out.push(b',');
         }
-        out.push_str("{\"id\":\"");
-        grid.write_id(c.cell, out);
-        out.push_str("\",\"typ\":\"");
-        out.push_str(c.terrain.wire());
-        out.push_str("\",\"jednotky\":");
-        push_tenths(out, c.units);
-        out.push_str(",\"opevnenie\":");
-        push_tenths(out, c.fortification);
-        out.push_str(",\"susedia\":[");
+        out.extend_from_slice(b"{\"id\":");
+        put_id(out, grid, c.cell);
+        out.extend_from_slice(b",\"typ\":\"");
+        out.extend_from_slice(c.terrain.wire().as_bytes());
+        out.extend_from_slice(b"\",\"jednotky\":");
+        put_tenths(out, c.units);
+        out.extend_from_slice(b",\"opevnenie\":");
+        put_tenths(out, c.fortification);
+        out.extend_from_slice(b",\"susedia\":[");
         for (j, n) in c.neighbours.iter().enumerate() {
             if j > 0 {
-                out.push(',');
+                out.push(b',');
             }
-            out.push('"');
-            grid.write_id(n, out);
-            out.push('"');
+            put_id(out, grid, n);
         }
-        out.push_str("]}");
+        out.extend_from_slice(b"]}");
     }
-    out.push_str("],\"viditelne_susedne_pola\":[");
+    out.extend_from_slice(b"],\"viditelne_susedne_pola\":[");
     for (k, v) in obs.visible.iter().enumerate() {
         if k > 0 {
-            out.push(',');
+            out.push(b',');
         }
-        out.push_str("{\"id\":\"");
-        grid.write_id(v.cell, out);
-        out.push_str("\",\"vlastnik\":\"");
-        out.push_str(v.owner.wire());
-        out.push_str("\",\"posadka\":");
-        push_tenths(out, v.garrison);
-        out.push_str(",\"opevnenie\":");
-        push_tenths(out, v.fortification);
-        out.push_str(",\"typ\":\"");
-        out.push_str(v.terrain.wire());
-        out.push_str("\"}");
+        out.extend_from_slice(b"{\"id\":");
+        put_id(out, grid, v.cell);
+        out.extend_from_slice(b",\"vlastnik\":\"");
+        out.extend_from_slice(v.owner.wire().as_bytes());
+        out.extend_from_slice(b"\",\"posadka\":");
+        put_tenths(out, v.garrison);
+        out.extend_from_slice(b",\"opevnenie\":");
+        put_tenths(out, v.fortification);
+        out.extend_from_slice(b",\"typ\":\"");
+        out.extend_from_slice(v.terrain.wire().as_bytes());
+        out.extend_from_slice(b"\"}");
     }
-    out.push_str("]}");
+    out.extend_from_slice(b"]}");
 }
 
 /// The observation as a JSON string.
 pub fn observation_json(obs: &Observation, grid: &Grid) -> String {
-    let mut s = String::with_capacity(64 + obs.own.len() * 110 + obs.visible.len() * 80);
-    write_observation(obs, grid, &mut s);
-    s
+    let mut v = Vec::new();
+    write_observation(obs, grid, &mut v);
+    String::from_utf8(v).expect("the writer emits ASCII")
 }
 
 /// Why an answer as a whole could not be read (a violation).

@@ -173,14 +173,19 @@ impl Grid {
         let (r, col) = self.row_col(c);
         format_cell_id(r, col)
     }
-    /// Writes the id of a cell into `out` without allocating.
+    /// Writes the id of a cell into `out` without allocating (on the hot path of every
+    /// observation sent to an agent process).
     pub fn write_id(&self, c: Cell, out: &mut String) {
         let (r, col) = self.row_col(c);
-        out.push('P');
-        push_2digits(out, r);
-        out.push('_');
-        push_2digits(out, col);
+        let mut buf = [0u8; 24];
+        buf[0] = b'P';
+        let mut n = 1 + put_2digits(&mut buf[1..], r);
+        buf[n] = b'_';
+        n += 1;
+        n += put_2digits(&mut buf[n..], col);
+        out.push_str(std::str::from_utf8(&buf[..n]).expect("ASCII digits"));
     }
+
     /// The cell with this id, if it is on this map.
     pub fn parse(&self, id: &str) -> Option<Cell> {
         let (r, c) = parse_cell_id(id)?;
@@ -188,17 +193,24 @@ impl Grid {
     }
 }
 
-fn push_2digits(out: &mut String, v: u32) {
-    if v < 10 {
-        out.push('0');
-        out.push((b'0' + v as u8) as char);
-    } else if v < 100 {
-        out.push((b'0' + (v / 10) as u8) as char);
-        out.push((b'0' + (v % 10) as u8) as char);
-    } else {
-        use fmt::Write;
-        let _ = write!(out, "{v}");
+/// Writes `v` with at least two digits; returns the length.
+fn put_2digits(buf: &mut [u8], v: u32) -> usize {
+    if v < 100 {
+        buf[0] = b'0' + (v / 10) as u8;
+        buf[1] = b'0' + (v % 10) as u8;
+        return 2;
     }
+    let mut digits = [0u8; 10];
+    let (mut n, mut x) = (0, v);
+    while x > 0 {
+        digits[n] = b'0' + (x % 10) as u8;
+        x /= 10;
+        n += 1;
+    }
+    for k in 0..n {
+        buf[k] = digits[n - 1 - k];
+    }
+    n
 }
 
 #[cfg(test)]
