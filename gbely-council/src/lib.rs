@@ -64,6 +64,9 @@ pub struct Council {
     // Visible cell → own neighbours, as a compressed list.
     adj_start: Vec<u32>,
     adj: Vec<u32>,
+    fill: Vec<u32>,
+    /// Per own cell, the cost of stepping onto it (a hill lets only 60 % through).
+    cost: Vec<u32>,
     targets: Vec<(f64, f64, u32)>,
     helpers: Vec<u32>,
 }
@@ -102,6 +105,8 @@ impl Council {
         self.adj_start.clear();
         self.adj_start.resize(n_vis + 1, 0);
         self.own_nbr.clear();
+        self.cost.clear();
+        self.cost.extend(obs.own.iter().map(|o| step_cost(o.terrain)));
         for (i, o) in obs.own.iter().enumerate() {
             let mut own = [NONE; 4];
             for (k, nb) in o.neighbours.iter().enumerate() {
@@ -125,12 +130,17 @@ impl Council {
         }
         self.adj.clear();
         self.adj.resize(self.adj_start[n_vis] as usize, 0);
-        let mut fill: Vec<u32> = self.adj_start[..n_vis].to_vec();
+        // Second pass over the frontier only: a visible neighbour makes a cell a frontier cell.
+        self.fill.clear();
+        self.fill.extend_from_slice(&self.adj_start[..n_vis]);
         for (i, o) in obs.own.iter().enumerate() {
+            if !self.frontier[i] {
+                continue;
+            }
             for nb in o.neighbours.iter() {
                 if let Some(v) = self.lookup.visible(nb) {
-                    self.adj[fill[v] as usize] = i as u32;
-                    fill[v] += 1;
+                    self.adj[self.fill[v] as usize] = i as u32;
+                    self.fill[v] += 1;
                 }
             }
         }
@@ -147,7 +157,7 @@ impl Council {
         self.used.resize(n_own, false);
         for (i, o) in obs.own.iter().enumerate() {
             // Keep enough to hold against the strongest enemy neighbour; 0.05 covers rounding.
-            let keep = self.threat[i] / o.terrain.defence_bonus();
+            let keep = if self.threat[i] > 0.0 { self.threat[i] / o.terrain.defence_bonus() } else { 0.0 };
             self.spare.push((o.units - 0.05 - keep).max(0.0));
         }
         self.targets.clear();
@@ -265,7 +275,7 @@ impl Council {
                 if self.dist[y] != d {
                     continue;
                 }
-                let nd = d + step_cost(obs.own[y].terrain);
+                let nd = d + self.cost[y];
                 for &x in &self.own_nbr[y] {
                     if x != NONE && nd < self.dist[x as usize] {
                         self.dist[x as usize] = nd;
@@ -303,7 +313,7 @@ impl Council {
 
 impl Decide for Council {
     fn decide(&mut self, obs: &Observation) -> Vec<Command> {
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(obs.own.len());
         if obs.own.is_empty() {
             return out;
         }

@@ -108,10 +108,27 @@ fn main() {
     });
     let mut obs = Observation::default();
     let (observations, _) = per_second(budget, || m.observe_into(1, &mut obs));
+    // The engine's own work for such a round: production, both observations, and resolving the
+    // Council's commands (every interior cell moves).
+    let cmds = Council::new().decide(&full);
+    let inputs = [SideInput::Orders(vec![]), SideInput::Orders(cmds.iter().copied().map(Ok).collect())];
+    let mut o0 = Observation::default();
+    let mut report = RoundReport::default();
+    let (engine_rounds, _) = per_second(budget, || {
+        let mut mm = m.clone();
+        mm.start_round();
+        mm.observe_into(0, &mut o0);
+        mm.observe_into(1, &mut obs);
+        mm.resolve_round(&inputs, &mut report);
+    });
+    let (clones, _) = per_second(budget, || {
+        std::hint::black_box(m.clone());
+    });
     println!(
-        "    council decision at full territory ({} cells): {:6.1} µs  ({n} decisions); building that observation: {:6.1} µs",
+        "    council decision at full territory ({} cells): {:6.1} µs  ({n} decisions); building that observation: {:6.1} µs; the engine's round there: {:6.1} µs",
         full.own.len(),
         1e6 / decisions,
-        1e6 / observations
+        1e6 / observations,
+        1e6 / engine_rounds - 1e6 / clones
     );
 }
