@@ -17,7 +17,7 @@ const TEMPLATE: &str = include_str!("viewer.html");
 
 /// Colours of the seats: armies in order, the Council blue.
 pub fn seat_colors(roles: &[SeatRole]) -> Vec<&'static str> {
-    const ARMY: [&str; 8] = ["#d62728", "#8e44ad", "#ff7f0e", "#17becf", "#e377c2", "#bcbd22", "#8c564b", "#222222"];
+    const ARMY: [&str; 8] = ["#d62728", "#8e44ad", "#ff7f0e", "#17becf", "#e377c2", "#bcbd22", "#8c564b", "#00a86b"];
     let mut k = 0;
     roles
         .iter()
