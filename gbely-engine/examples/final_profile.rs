@@ -10,8 +10,9 @@ fn main() {
     let t = std::time::Instant::now();
     let n = 10;
     for _ in 0..n {
-        let mut players: Vec<Box<dyn Player>> =
-            (0..8).map(|k| Box::new(DecidePlayer::new(format!("e{k}"), Expander::default())) as Box<dyn Player>).collect();
+        let mut players: Vec<Box<dyn Player>> = (0..8)
+            .map(|k| Box::new(DecidePlayer::new(format!("e{k}"), Expander::default())) as Box<dyn Player>)
+            .collect();
         players.push(Box::new(DecidePlayer::new("council", Council::new())));
         let mut refs: Vec<&mut dyn Player> = players.iter_mut().map(|p| p.as_mut() as &mut dyn Player).collect();
         play(map.clone(), &mut refs, PlayOptions::default(), &mut ());

@@ -7,17 +7,20 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 use gbely_council::Council;
-use gbely_rules::{constants, DiscardReason};
-use gbely_world::{parse_map_file, render_map, write_map_file, Map, MapSpec, MapStats};
+use gbely_rules::constants;
+use gbely_world::{render_map, write_map_file, Map, MapStats};
 use serde_json::json;
 
 use crate::game::{play, DecidePlayer, GameRecord, Observer, PlayOptions, Player};
 use crate::process::{AgentCommand, ProcessConfig, ProcessPlayer};
+use crate::runs::{
+    agent_name, build_players, check_spec, discard_digest, file_stem, final_seating, final_table, load_final_map,
+    load_map, python, result_json, time_limit, timestamp, unique_dir,
+};
 use crate::sim::{Match, MatchConfig, RoundReport};
 
 /// Exit codes.
@@ -35,10 +38,6 @@ pub mod exit {
     /// `replay verify`: the replay does not match its re-simulation.
     pub const VERIFY_FAILED: u8 = 5;
 }
-
-/// The example agents shipped inside the binary, usable by name.
-const TEMPLATE_PY: &str = include_str!("../../agents/my_agent.py");
-const EXPANDER_PY: &str = include_str!("../../agents/expander.py");
 
 const AFTER_HELP: &str = "\
 Agents: a Python file with decide(stav) (run in its own process, like the judge does),
@@ -294,155 +293,6 @@ fn dispatch(cli: Cli) -> Result<u8> {
     }
 }
 
-fn parse_size(s: &str) -> Result<(u32, u32)> {
-    let parse =
-        |x: &str| x.trim().parse::<u32>().map_err(|_| anyhow!("bad --size `{s}`: expected N or WxH, e.g. 60 or 90x60"));
-    match s.split_once(['x', 'X', '×']) {
-        Some((w, h)) => Ok((parse(w)?, parse(h)?)),
-        None => {
-            let n = parse(s)?;
-            Ok((n, n))
-        }
-    }
-}
-
-/// Loads the map a user named.
-pub fn load_map(spec: &str, size: Option<&str>) -> Result<Map> {
-    let size = size.map(parse_size).transpose()?;
-    let spec = MapSpec::parse(spec);
-    match spec.generate(size) {
-        Some(r) => Ok(r?),
-        None => {
-            let MapSpec::File(path) = &spec else { unreachable!() };
-            if size.is_some() {
-                bail!("--size applies to generated maps, not to the map file {path}");
-            }
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read the map `{path}` (give `gbely`, `seed:TEXT` or a map file)"))?;
-            parse_map_file(&text).map_err(|e| anyhow!("{path}: {e}"))
-        }
-    }
-}
-
-pub fn python(given: Option<&str>) -> String {
-    given.map(str::to_string).or_else(|| std::env::var("GBELY_PYTHON").ok()).unwrap_or_else(|| "python3".into())
-}
-
-/// A short display name for an agent spec.
-pub fn agent_name(spec: &str) -> String {
-    if let Some(cmd) = spec.strip_prefix("cmd:") {
-        return cmd
-            .split_whitespace()
-            .next()
-            .map(|p| Path::new(p).file_name().map_or(p.to_string(), |f| f.to_string_lossy().into()))
-            .unwrap_or_default();
-    }
-    Path::new(spec).file_name().map_or(spec.to_string(), |f| f.to_string_lossy().into_owned())
-}
-
-pub fn file_stem(spec: &str) -> String {
-    let n = agent_name(spec);
-    n.strip_suffix(".py")
-        .unwrap_or(&n)
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
-        .collect()
-}
-
-/// What a user's agent spec names.
-#[derive(Debug)]
-pub enum AgentSpec {
-    Council,
-    Process(AgentCommand),
-}
-
-/// Refuses a spec naming a file that is not there, before anything is written.
-pub fn check_spec(spec: &str) -> Result<()> {
-    if spec == "council" || spec == "template" || spec == "expander" || spec.starts_with("cmd:") {
-        return Ok(());
-    }
-    let path = Path::new(spec);
-    if !path.exists() {
-        bail!("agent `{spec}` not found: give a Python file with decide(stav), `council`, `template`, `expander` or cmd:COMMAND");
-    }
-    if path.is_dir() {
-        bail!("agent `{spec}` is a folder, not a file");
-    }
-    Ok(())
-}
-
-pub fn resolve_agent(spec: &str, run_dir: &Path, seat: usize, py: &str) -> Result<AgentSpec> {
-    if spec == "council" {
-        return Ok(AgentSpec::Council);
-    }
-    if let Some(cmd) = spec.strip_prefix("cmd:") {
-        if cmd.trim().is_empty() {
-            bail!("`cmd:` needs a command, e.g. cmd:\"./my_agent --fast\"");
-        }
-        return Ok(AgentSpec::Process(AgentCommand::Exec {
-            program: "/bin/sh".into(),
-            args: vec!["-c".into(), format!("exec {cmd}")],
-        }));
-    }
-    let builtin = match spec {
-        "template" => Some(TEMPLATE_PY),
-        "expander" => Some(EXPANDER_PY),
-        _ => None,
-    };
-    if let Some(text) = builtin {
-        let file = run_dir.join(format!("seat{seat}-{spec}.py"));
-        std::fs::create_dir_all(run_dir)?;
-        std::fs::write(&file, text)?;
-        return Ok(AgentSpec::Process(AgentCommand::Python { file, python: py.to_string() }));
-    }
-    check_spec(spec)?;
-    let path = Path::new(spec);
-    let abs = std::fs::canonicalize(path).with_context(|| format!("agent `{spec}`"))?;
-    if spec.ends_with(".py") {
-        Ok(AgentSpec::Process(AgentCommand::Python { file: abs, python: py.to_string() }))
-    } else {
-        Ok(AgentSpec::Process(AgentCommand::Exec { program: abs.to_string_lossy().into_owned(), args: Vec::new() }))
-    }
-}
-
-pub fn time_limit(s: &str) -> Result<Option<Duration>> {
-    match s {
-        "off" | "none" | "0" => Ok(None),
-        _ => {
-            let secs: f64 =
-                s.parse().map_err(|_| anyhow!("bad --time-limit `{s}`: seconds (e.g. 2 or 0.5) or `off`"))?;
-            if !(secs.is_finite() && secs > 0.0) {
-                bail!("bad --time-limit `{s}`: must be a positive number of seconds, or `off`");
-            }
-            Ok(Some(Duration::from_secs_f64(secs)))
-        }
-    }
-}
-
-/// A UTC timestamp `YYYYMMDD-HHMMSS` for run folder names (no clock crate needed).
-pub fn timestamp() -> String {
-    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + (m <= 2) as i64;
-    format!("{y:04}{m:02}{d:02}-{:02}{:02}{:02}", rem / 3600, rem % 3600 / 60, rem % 60)
-}
-
-pub fn unique_dir(base: PathBuf) -> PathBuf {
-    if !base.exists() {
-        return base;
-    }
-    (2..).map(|k| PathBuf::from(format!("{}-{k}", base.display()))).find(|p| !p.exists()).expect("some free name")
-}
-
 /// Progress bar and per-round log.
 struct Progress {
     bar: Option<indicatif::ProgressBar>,
@@ -491,63 +341,6 @@ fn progress_bar(rounds: u32, show: bool) -> Option<indicatif::ProgressBar> {
             .progress_chars("=> "),
     );
     Some(bar)
-}
-
-/// Discarded commands as "37 discarded: 30 not enough ready units, 7 target not adjacent".
-pub fn discard_digest(d: &BTreeMap<DiscardReason, u32>) -> String {
-    let total: u32 = d.values().sum();
-    if total == 0 {
-        return "no command discarded".into();
-    }
-    let mut parts: Vec<(u32, DiscardReason)> = d.iter().map(|(r, n)| (*n, *r)).collect();
-    parts.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    let list: Vec<String> = parts.iter().map(|(n, r)| format!("{n} {r}")).collect();
-    format!("{total} discarded: {}", list.join(", "))
-}
-
-/// The players of a match and their log files (`None` for in-process players).
-pub struct PlaySetup {
-    pub players: Vec<Box<dyn Player>>,
-    pub logs: Vec<Option<PathBuf>>,
-}
-
-impl std::fmt::Debug for PlaySetup {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let names: Vec<String> = self.players.iter().map(|p| p.name()).collect();
-        f.debug_struct("PlaySetup").field("players", &names).field("logs", &self.logs).finish()
-    }
-}
-
-/// Builds one player per `(spec, display name)`, process agents logging into `run_dir`.
-pub fn build_players(
-    specs: &[(String, String)],
-    run_dir: &Path,
-    limit: Option<Duration>,
-    py: &str,
-) -> Result<PlaySetup> {
-    let mut players: Vec<Box<dyn Player>> = Vec::new();
-    let mut logs = Vec::new();
-    for (seat, (spec, name)) in specs.iter().enumerate() {
-        match resolve_agent(spec, run_dir, seat, py)? {
-            AgentSpec::Council => {
-                players.push(Box::new(DecidePlayer::new(name.clone(), Council::new())));
-                logs.push(None);
-            }
-            AgentSpec::Process(cmd) => {
-                let log = run_dir.join(format!("seat{seat}-{}.log", file_stem(spec)));
-                let cfg = ProcessConfig {
-                    time_limit: limit,
-                    work_dir: run_dir.join(format!(".seat{seat}")),
-                    log: log.clone(),
-                };
-                let p = ProcessPlayer::new(name.clone(), cmd, cfg)
-                    .with_context(|| format!("preparing agent `{spec}` in {}", run_dir.display()))?;
-                players.push(Box::new(p));
-                logs.push(Some(log));
-            }
-        }
-    }
-    Ok(PlaySetup { players, logs })
 }
 
 fn share(score: Option<f64>) -> String {
@@ -623,42 +416,6 @@ fn cmd_play(a: PlayArgs) -> Result<u8> {
     Ok(if rec.outcome[0].disqualified.is_some() { exit::DISQUALIFIED } else { exit::OK })
 }
 
-pub fn result_json(map: &Map, rec: &GameRecord, replay: Option<&Path>, logs: &[Option<PathBuf>]) -> serde_json::Value {
-    let sides: Vec<serde_json::Value> = rec
-        .outcome
-        .iter()
-        .map(|o| {
-            let s = o.seat as usize;
-            let discarded: BTreeMap<&str, u32> = rec.discards[s].iter().map(|(r, n)| (r.code(), *n)).collect();
-            let violations: Vec<serde_json::Value> =
-                rec.violations[s].iter().map(|(r, k, d)| json!({"round": r, "kind": k.wire(), "detail": d})).collect();
-            json!({
-                "seat": o.seat,
-                "name": rec.names[s],
-                "cells": o.cells,
-                "share": o.score,
-                "tiebreak_round": o.tiebreak_round,
-                "disqualified": o.disqualified.is_some(),
-                "disqualified_round": o.disqualified,
-                "eliminated_round": o.eliminated,
-                "violations": violations,
-                "discarded": discarded,
-                "log": logs[s].as_ref().map(|p| p.display().to_string()),
-            })
-        })
-        .collect();
-    json!({
-        "map": map.name(),
-        "fingerprint": map.fingerprint(),
-        "size": [map.width(), map.height()],
-        "last_round": rec.last_round,
-        "ended_by": rec.end_reason.wire(),
-        "council_fell": rec.council_fell,
-        "sides": sides,
-        "replay": replay.map(|p| p.display().to_string()),
-    })
-}
-
 fn print_summary(map: &Map, rec: &GameRecord, replay: Option<&Path>, logs: &[Option<PathBuf>]) -> Result<()> {
     let mut out = std::io::stdout().lock();
     let width = rec.names.iter().map(|n| n.chars().count()).max().unwrap_or(8).max(8);
@@ -716,75 +473,6 @@ fn print_summary(map: &Map, rec: &GameRecord, replay: Option<&Path>, logs: &[Opt
     Ok(())
 }
 
-/// A final map named on the command line: `seed:TEXT` / `final:TEXT` generate one, else a file.
-pub fn load_final_map(spec: &str, size: u32) -> Result<Map> {
-    let seed = spec.strip_prefix("seed:").or_else(|| spec.strip_prefix("final:"));
-    let map = match seed {
-        Some(seed) => gbely_world::generate_final(seed, gbely_world::FinalConfig::for_size(size))?,
-        None => load_map(spec, None)?,
-    };
-    let armies = map.seats().iter().filter(|s| s.role == gbely_world::SeatRole::Army).count();
-    if map.seats().len() < 3 || map.seats().last().map(|s| s.role) != Some(gbely_world::SeatRole::Council) {
-        bail!("map `{}` is not a final map: it needs finalists and the Council's seat last", map.name());
-    }
-    if armies != map.seats().len() - 1 {
-        bail!("map `{}` is not a final map: only the last seat may be the Council's", map.name());
-    }
-    Ok(map)
-}
-
-/// Who plays which finalist seat: for each seat, the index of the entry (the user's agents
-/// first, then the fills). `pinned[i]` is the seat of entry `i`; the rest follow a shuffle
-/// seeded by the map's fingerprint, so the same map always seats the same way.
-pub fn final_seating(map: &Map, pinned: &[u8]) -> Result<Vec<usize>> {
-    let n = map.seats().len() - 1;
-    let mut order: Vec<usize> = (0..n).collect();
-    let mut x = u64::from_str_radix(&map.fingerprint(), 16).unwrap_or(0x9e37_79b9);
-    for i in (1..n).rev() {
-        x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = x;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
-        order.swap(i, (z % (i as u64 + 1)) as usize);
-    }
-    // order[k] = the seat of entry k; pinned entries take their seats first.
-    let mut seat_of: Vec<Option<usize>> = vec![None; n];
-    for (entry, &seat) in pinned.iter().enumerate() {
-        if seat as usize >= n {
-            bail!("--seat {seat}: the finalists' seats are 0…{}", n - 1);
-        }
-        if entry >= n {
-            bail!("more --seat values than seats");
-        }
-        if seat_of.contains(&Some(seat as usize)) {
-            bail!("--seat {seat} is given twice");
-        }
-        seat_of[entry] = Some(seat as usize);
-    }
-    let taken: Vec<usize> = seat_of.iter().flatten().copied().collect();
-    let mut free = order.into_iter().filter(|s| !taken.contains(s));
-    for s in seat_of.iter_mut() {
-        if s.is_none() {
-            *s = free.next();
-        }
-    }
-    let mut entry_of = vec![0; n];
-    for (entry, seat) in seat_of.iter().enumerate() {
-        entry_of[seat.expect("every entry seated")] = entry;
-    }
-    Ok(entry_of)
-}
-
-/// Corner or edge, for tables.
-pub fn seat_class(seat: usize) -> &'static str {
-    if seat.is_multiple_of(2) {
-        "corner"
-    } else {
-        "edge"
-    }
-}
-
 fn cmd_final(a: FinalArgs) -> Result<u8> {
     let map = Arc::new(load_final_map(&a.map, a.size)?);
     let finalists = map.seats().len() - 1;
@@ -831,51 +519,6 @@ fn cmd_final(a: FinalArgs) -> Result<u8> {
         print_final(&map, &rec, replay_path.as_deref())?;
     }
     Ok(exit::OK)
-}
-
-/// One row of the final table.
-#[derive(Clone, Debug, PartialEq)]
-pub struct FinalRow {
-    pub rank: Option<usize>,
-    pub seat: usize,
-    pub class: &'static str,
-    pub name: String,
-    pub share: Option<f64>,
-    pub cells: u32,
-    pub tiebreak: Option<u32>,
-    pub violations: u32,
-    pub disqualified: bool,
-}
-
-/// The finalists ranked by share, then by the earlier tie-break round; disqualified last.
-pub fn final_table(map: &Map, rec: &GameRecord) -> Vec<FinalRow> {
-    let finalists = map.seats().len() - 1;
-    let mut rows: Vec<FinalRow> = rec.outcome[..finalists]
-        .iter()
-        .map(|o| FinalRow {
-            rank: None,
-            seat: o.seat as usize,
-            class: seat_class(o.seat as usize),
-            name: rec.names[o.seat as usize].clone(),
-            share: o.score,
-            cells: o.cells,
-            tiebreak: o.tiebreak_round,
-            violations: o.violations,
-            disqualified: o.disqualified.is_some(),
-        })
-        .collect();
-    rows.sort_by(|a, b| match (a.share, b.share) {
-        (Some(x), Some(y)) => y.total_cmp(&x).then(a.tiebreak.cmp(&b.tiebreak)).then(a.seat.cmp(&b.seat)),
-        (Some(_), None) => std::cmp::Ordering::Less,
-        (None, Some(_)) => std::cmp::Ordering::Greater,
-        (None, None) => a.seat.cmp(&b.seat),
-    });
-    for (k, r) in rows.iter_mut().enumerate() {
-        if !r.disqualified {
-            r.rank = Some(k + 1);
-        }
-    }
-    rows
 }
 
 fn print_final(map: &Map, rec: &GameRecord, replay: Option<&Path>) -> Result<()> {

@@ -26,6 +26,7 @@ pub mod game;
 pub mod process;
 pub mod protocol;
 pub mod replays;
+pub mod runs;
 pub mod serve;
 pub mod sim;
 pub mod viewer;

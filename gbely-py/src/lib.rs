@@ -7,12 +7,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use gbely_council::Council;
-use gbely_engine::cli;
 use gbely_engine::game::{
     match_result, play, DecidePlayer, PlayOptions, Player, PlayerAnswer, Recorder, ViolationKind,
 };
 use gbely_engine::protocol::{answer_from_value, parse_commands};
 use gbely_engine::sim::{Match, MatchConfig, RoundReport, SideInput};
+use gbely_engine::{cli, runs};
 use gbely_rules::{Decide, Grid, Observation};
 use gbely_world::replay::{Answer, Violation};
 use gbely_world::{parse_map_file, render_map, write_map_file, Map, MapStats};
@@ -108,7 +108,7 @@ impl PyMap {
     #[staticmethod]
     #[pyo3(signature = (spec, size = None))]
     fn named(spec: &str, size: Option<String>) -> PyResult<Self> {
-        let map = cli::load_map(spec, size.as_deref()).map_err(|e| PyValueError::new_err(format!("{e:#}")))?;
+        let map = runs::load_map(spec, size.as_deref()).map_err(|e| PyValueError::new_err(format!("{e:#}")))?;
         Ok(PyMap { inner: Arc::new(map) })
     }
 
@@ -393,15 +393,15 @@ fn play_match(
         Some(s) if s.is_finite() && s > 0.0 => Some(Duration::from_secs_f64(s)),
         Some(s) => return Err(PyValueError::new_err(format!("time_limit must be positive seconds or None, not {s}"))),
     };
-    let py_exe = cli::python(python.as_deref());
+    let py_exe = runs::python(python.as_deref());
     let ids = Arc::new(id_strings(py, map.grid()));
     // Specs first (files must exist), then the run folder only if a process agent needs one.
     let mut specs: Vec<Option<String>> = Vec::new();
     let mut names = Vec::new();
     for a in &agents {
         if let Ok(s) = a.extract::<String>() {
-            cli::check_spec(&s).map_err(|e| PyValueError::new_err(format!("{e:#}")))?;
-            names.push(cli::agent_name(&s));
+            runs::check_spec(&s).map_err(|e| PyValueError::new_err(format!("{e:#}")))?;
+            names.push(runs::agent_name(&s));
             specs.push(Some(s));
         } else if a.is_callable() {
             let name = a
@@ -423,10 +423,10 @@ fn play_match(
     let needs_dir = specs.iter().flatten().any(|s| s != "council");
     let run_dir = match run_dir {
         Some(d) => d,
-        None if needs_dir => cli::unique_dir(PathBuf::from("gbely-runs").join(format!(
+        None if needs_dir => runs::unique_dir(PathBuf::from("gbely-runs").join(format!(
             "{}-{}",
-            cli::timestamp(),
-            cli::file_stem(specs.iter().flatten().next().map_or("agent", |s| s.as_str()))
+            runs::timestamp(),
+            runs::file_stem(specs.iter().flatten().next().map_or("agent", |s| s.as_str()))
         ))),
         None => PathBuf::new(),
     };
@@ -462,7 +462,7 @@ fn play_match(
         gbely_engine::replays::write_replay(path, rec.replay.as_ref().expect("recorded"))
             .map_err(|e| PyOSError::new_err(format!("cannot write the replay {}: {e}", path.display())))?;
     }
-    let doc = cli::result_json(&map, &rec, replay.as_deref(), &logs);
+    let doc = runs::result_json(&map, &rec, replay.as_deref(), &logs);
     Ok(doc.to_string())
 }
 
@@ -477,10 +477,10 @@ fn seat_player(
     limit: Option<Duration>,
     py: &str,
 ) -> PyResult<SeatPlayer> {
-    match cli::resolve_agent(spec, run_dir, seat, py).map_err(|e| PyValueError::new_err(format!("{e:#}")))? {
-        cli::AgentSpec::Council => Ok((Box::new(DecidePlayer::new(name.to_string(), Council::new())), None)),
-        cli::AgentSpec::Process(cmd) => {
-            let log = run_dir.join(format!("seat{seat}-{}.log", cli::file_stem(spec)));
+    match runs::resolve_agent(spec, run_dir, seat, py).map_err(|e| PyValueError::new_err(format!("{e:#}")))? {
+        runs::AgentSpec::Council => Ok((Box::new(DecidePlayer::new(name.to_string(), Council::new())), None)),
+        runs::AgentSpec::Process(cmd) => {
+            let log = run_dir.join(format!("seat{seat}-{}.log", runs::file_stem(spec)));
             let cfg = gbely_engine::process::ProcessConfig {
                 time_limit: limit,
                 work_dir: run_dir.join(format!(".seat{seat}")),
@@ -730,7 +730,7 @@ fn replay_verify(py: Python<'_>, text: String) -> PyResult<Option<String>> {
 #[pyfunction]
 #[pyo3(signature = (map, pinned = Vec::new()))]
 fn final_seating(map: &PyMap, pinned: Vec<u8>) -> PyResult<Vec<usize>> {
-    cli::final_seating(&map.inner, &pinned).map_err(|e| PyValueError::new_err(format!("{e:#}")))
+    runs::final_seating(&map.inner, &pinned).map_err(|e| PyValueError::new_err(format!("{e:#}")))
 }
 
 /// The `pravidla` module text (SPEC §12), to check the Python copy against.
