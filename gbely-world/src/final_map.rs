@@ -15,7 +15,7 @@
 
 use gbely_rules::{Cell, Grid, Terrain};
 
-use crate::generate::{mix64, GenError, Rng, GEN_VERSION};
+use crate::generate::{hill_range, mix64, GenError, Rng, GEN_VERSION};
 use crate::map::{Map, Seat, SeatRole};
 
 /// How strong the Council's centre is ("posily z VÚC").
@@ -141,26 +141,8 @@ pub fn generate_final(seed: &str, cfg: FinalConfig) -> Result<Map, GenError> {
     let mut tries = 0;
     while terrain.iter().filter(|&&t| t == Terrain::Hill).count() < target && tries < 20_000 {
         tries += 1;
-        let (mut r, mut c) = (rng.below(n) as i64, rng.below(n) as i64);
-        const DIRS: [(i64, i64); 8] = [(-1, -1), (-1, 0), (-1, 1), (0, 1), (1, 1), (1, 0), (1, -1), (0, -1)];
-        let mut d = rng.below(8) as usize;
-        for _ in 0..rng.range(5, 16) {
-            let cell = g.cell(r as u32, c as u32);
-            paint(&mut terrain, cell, Terrain::Hill);
-            for nb in g.neighbours(cell).iter() {
-                if rng.chance(1, 2) {
-                    paint(&mut terrain, nb, Terrain::Hill);
-                }
-            }
-            if rng.chance(1, 3) {
-                d = if rng.chance(1, 2) { (d + 1) % 8 } else { (d + 7) % 8 };
-            }
-            r += DIRS[d].0;
-            c += DIRS[d].1;
-            if r < 0 || c < 0 || r >= n as i64 || c >= n as i64 {
-                break;
-            }
-        }
+        let at = (rng.below(n) as i64, rng.below(n) as i64);
+        hill_range(&g, &mut rng, at, (5, 16), &mut |cell| paint(&mut terrain, cell, Terrain::Hill));
     }
 
     // Bases: the seats', the central block (the Council's home is its top-left cell), and the

@@ -171,6 +171,31 @@ fn draw_river(cv: &mut Canvas<'_>, rng: &mut Rng, path: &[((u32, u32), bool)], w
     }
 }
 
+/// One hill range: from `at`, a line wandering in one of eight directions (turning now and
+/// then) for a length drawn from `len`, each cell painted with a ragged fringe of neighbours.
+pub(crate) fn hill_range(g: &Grid, rng: &mut Rng, at: (i64, i64), len: (u32, u32), paint: &mut dyn FnMut(Cell)) {
+    const DIRS: [(i64, i64); 8] = [(-1, -1), (-1, 0), (-1, 1), (0, 1), (1, 1), (1, 0), (1, -1), (0, -1)];
+    let (mut r, mut c) = at;
+    let mut d = rng.below(8) as usize;
+    for _ in 0..rng.range(len.0, len.1) {
+        let cell = g.cell(r as u32, c as u32);
+        paint(cell);
+        for nb in g.neighbours(cell).iter() {
+            if rng.chance(1, 2) {
+                paint(nb);
+            }
+        }
+        if rng.chance(1, 3) {
+            d = if rng.chance(1, 2) { (d + 1) % 8 } else { (d + 7) % 8 };
+        }
+        r += DIRS[d].0;
+        c += DIRS[d].1;
+        if r < 0 || c < 0 || r >= g.height() as i64 || c >= g.width() as i64 {
+            break;
+        }
+    }
+}
+
 /// Generates a 180°-symmetric duel map from any seed text.
 ///
 /// Bases: seat 0 (`armada`) at row `H−3`, col 2; seat 1 (the Council) at its image.
@@ -261,27 +286,8 @@ pub fn generate_duel(seed: &str, width: u32, height: u32) -> Result<Map, GenErro
     while cv.count(Terrain::Hill) < hill_target && attempts < 10_000 {
         attempts += 1;
         let start = rng.below(n as u32 / 2);
-        let (mut r, mut c) = (start as i64 / w as i64, start as i64 % w as i64);
-        const DIRS: [(i64, i64); 8] = [(-1, -1), (-1, 0), (-1, 1), (0, 1), (1, 1), (1, 0), (1, -1), (0, -1)];
-        let mut d = rng.below(8) as usize;
-        let len = rng.range(5, 5 + (w.min(h) / 6).min(10));
-        for _ in 0..len {
-            let cell = g.cell(r as u32, c as u32);
-            cv.paint(cell, Terrain::Hill, false);
-            for nb in g.neighbours(cell).iter() {
-                if rng.chance(1, 2) {
-                    cv.paint(nb, Terrain::Hill, false);
-                }
-            }
-            if rng.chance(1, 3) {
-                d = if rng.chance(1, 2) { (d + 1) % 8 } else { (d + 7) % 8 };
-            }
-            r += DIRS[d].0;
-            c += DIRS[d].1;
-            if r < 0 || c < 0 || r >= h as i64 || c >= w as i64 {
-                break;
-            }
-        }
+        let at = (start as i64 / w as i64, start as i64 % w as i64);
+        hill_range(&g, &mut rng, at, (5, 5 + (w.min(h) / 6).min(10)), &mut |cell| cv.paint(cell, Terrain::Hill, false));
     }
 
     // Garrisons: higher for meadow, higher toward the contested middle, low next to the bases.
