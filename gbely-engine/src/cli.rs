@@ -463,7 +463,7 @@ fn print_summary(map: &Map, rec: &GameRecord, replay: Option<&Path>, logs: &[Opt
         }
     }
     if let Some(p) = replay {
-        writeln!(out, "  replay: {}", p.display())?;
+        writeln!(out, "  replay: {}   (watch it: gbely replay view {} --open)", p.display(), p.display())?;
     }
     for (s, log) in logs.iter().enumerate() {
         if let Some(l) = log {

@@ -33,7 +33,7 @@ fn the_template_against_the_council_with_a_summary_and_a_replay() {
     assert!(s.contains("share") && s.contains("tie-break"), "{s}");
     assert!(s.contains("discarded"), "{s}");
     let replay_line = s.lines().find(|l| l.trim_start().starts_with("replay: ")).expect("replay path");
-    let path = dir.join(replay_line.trim_start().trim_start_matches("replay: "));
+    let path = dir.join(replay_line.trim_start().trim_start_matches("replay: ").split_whitespace().next().unwrap());
     assert!(path.to_string_lossy().ends_with("replay.json.gz"));
     let replay = gbely_engine::replays::read_replay(&path).unwrap();
     assert_eq!(replay.turns.len(), 150);
