@@ -44,14 +44,17 @@ Agents: a Python file with decide(stav) (run in its own process, like the judge 
 `council` (the built-in Council), `template` or `expander` (the example agents, as
 Python processes), or cmd:COMMAND (any executable speaking the line protocol).
 
-Exit codes: 0 ok, 1 error, 2 bad usage, 3 your agent was disqualified, 4 `check` failed.
+Exit codes: 0 ok, 1 error, 2 bad usage, 3 your agent was disqualified, 4 `check` failed,
+5 `replay verify` found a difference.
 
 Examples:
   gbely my_agent.py                          play against the Council on the reference map
   gbely play my_agent.py --map seed:abc      on a generated 60×60 map
   gbely play a.py --opponent b.py            a duel of two agent files
   gbely check my_agent.py                    the submission check
-  gbely map show seed:abc --size 40          look at a map";
+  gbely final my_agent.py --fill expander    rehearse the 8-army final
+  gbely replay view gbely-runs/…/replay.json.gz --open   watch a match
+  gbely map show --map seed:abc --size 40    look at a map";
 
 #[derive(Debug, Parser)]
 #[command(name = "gbely", version, about = "The Gbely oil battle: play, check and study agents locally.", after_help = AFTER_HELP)]
