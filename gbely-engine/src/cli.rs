@@ -54,7 +54,7 @@ Examples:
   gbely check my_agent.py                    the submission check
   gbely final my_agent.py --fill expander    rehearse the 8-army final
   gbely replay view gbely-runs/…/replay.json.gz --open   watch a match
-  gbely map show --map seed:abc --size 40    look at a map";
+  gbely map show seed:abc --size 40          look at a map";
 
 #[derive(Debug, Parser)]
 #[command(name = "gbely", version, about = "The Gbely oil battle: play, check and study agents locally.", after_help = AFTER_HELP)]
@@ -221,17 +221,33 @@ enum ReplayCmd {
 #[derive(Debug, Subcommand)]
 enum MapCmd {
     /// Print a map: terrain and garrisons.
-    Show(MapArgs),
+    Show(NamedMap),
     /// Write a map in the map file format (to stdout or -o FILE).
     Export {
         #[command(flatten)]
-        map: MapArgs,
+        map: NamedMap,
         /// Output file.
         #[arg(long, short = 'o')]
         output: Option<PathBuf>,
     },
     /// Figures of a map: terrain shares, garrisons, symmetry, fingerprint.
-    Stats(MapArgs),
+    Stats(NamedMap),
+}
+
+/// A map named either way: `gbely map show seed:abc` or `gbely map show --map seed:abc`.
+#[derive(Debug, Args)]
+struct NamedMap {
+    /// `gbely`, `seed:TEXT`, `final:TEXT` or a map file (same as --map).
+    #[arg(value_name = "MAP", conflicts_with = "map")]
+    spec: Option<String>,
+    #[command(flatten)]
+    args: MapArgs,
+}
+
+impl NamedMap {
+    fn load(&self) -> Result<Map> {
+        load_map(self.spec.as_deref().unwrap_or(&self.args.map), self.args.size.as_deref())
+    }
 }
 
 /// Runs the command line; `args` includes the program name.
@@ -596,11 +612,11 @@ fn cmd_map(cmd: MapCmd) -> Result<u8> {
     let mut out = std::io::stdout().lock();
     match cmd {
         MapCmd::Show(m) => {
-            let map = load_map(&m.map, m.size.as_deref())?;
+            let map = m.load()?;
             out.write_all(render_map(&map).as_bytes())?;
         }
         MapCmd::Export { map: m, output } => {
-            let map = load_map(&m.map, m.size.as_deref())?;
+            let map = m.load()?;
             let text = write_map_file(&map);
             match output {
                 Some(p) => std::fs::write(&p, text).with_context(|| format!("cannot write {}", p.display()))?,
@@ -608,7 +624,7 @@ fn cmd_map(cmd: MapCmd) -> Result<u8> {
             }
         }
         MapCmd::Stats(m) => {
-            let map = load_map(&m.map, m.size.as_deref())?;
+            let map = m.load()?;
             writeln!(out, "map          {} ({}×{})", map.name(), map.width(), map.height())?;
             writeln!(out, "fingerprint  {}", map.fingerprint())?;
             let g = map.grid();

@@ -154,7 +154,7 @@ fn map_export_writes_a_file_that_plays() {
     let stats = gbely(&dir, &["map", "stats", "--map", "m.map"]);
     let s = text(&stats.stdout);
     assert!(s.contains("(20×16)") && s.contains("symmetric    yes"), "{s}");
-    let show = gbely(&dir, &["map", "show", "--map", "m.map"]);
+    let show = gbely(&dir, &["map", "show", "m.map"]);
     assert_eq!(text(&show.stdout).lines().count(), 2 + 16);
     let play = gbely(&dir, &["play", "council", "--map", "m.map", "--rounds", "20", "--quiet"]);
     assert!(play.status.success(), "{}", text(&play.stderr));
