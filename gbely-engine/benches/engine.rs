@@ -56,16 +56,23 @@ fn main() {
     let mut obs = [Observation::default(), Observation::default()];
     let mut report = RoundReport::default();
     let mut final_cells = (0, 0);
+    let (mut t_obs, mut t_res) = (Duration::ZERO, Duration::ZERO);
     let (rate_a, n) = per_second(budget, || {
         let mut m = Match::new(map.clone(), MatchConfig::default());
         for inputs in &recorded {
+            let t0 = Instant::now();
             m.observe_into(0, &mut obs[0]);
             m.observe_into(1, &mut obs[1]);
+            let t1 = Instant::now();
             m.resolve_round(inputs, &mut report);
+            t_obs += t1 - t0;
+            t_res += t1.elapsed();
         }
         final_cells = (m.cell_count(0), m.cell_count(1));
     });
+    let per = |t: Duration| t.as_secs_f64() * 1e3 / (n + 1) as f64;
     println!("(a) engine alone, replaying expander vs expander: {rate_a:8.0} matches/s  ({n} matches; final cells {final_cells:?}; goal ≥ 1000)");
+    println!("    per match: observations {:.2} ms, production and resolution {:.2} ms", per(t_obs), per(t_res));
 
     // (b) Two template agents deciding every round.
     let (rate_b, n) = per_second(budget, || {

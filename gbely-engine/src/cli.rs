@@ -435,6 +435,14 @@ fn cmd_play(a: PlayArgs) -> Result<u8> {
     Ok(if rec.outcome[0].disqualified.is_some() { exit::DISQUALIFIED } else { exit::OK })
 }
 
+/// "full length", or what ended the match early.
+fn how_it_ended(rec: &GameRecord) -> String {
+    match rec.end_reason {
+        crate::sim::EndReason::Rounds => "full length".to_string(),
+        e => format!("ended by {}", e.wire().replace('_', " ")),
+    }
+}
+
 fn print_summary(map: &Map, rec: &GameRecord, replay: Option<&Path>, logs: &[Option<PathBuf>]) -> Result<()> {
     let mut out = std::io::stdout().lock();
     let width = rec.names.iter().map(|n| n.chars().count()).max().unwrap_or(8).max(8);
@@ -447,10 +455,7 @@ fn print_summary(map: &Map, rec: &GameRecord, replay: Option<&Path>, logs: &[Opt
         map.width(),
         map.height(),
         rec.last_round + 1,
-        match rec.end_reason {
-            crate::sim::EndReason::Rounds => "full length".to_string(),
-            e => format!("ended by {}", e.wire().replace('_', " ")),
-        }
+        how_it_ended(rec)
     )?;
     writeln!(out, "  {:<width$}  {:>12}  {:>6}  {:>10}  violations", "", "share", "cells", "tie-break")?;
     for o in &rec.outcome {
@@ -550,10 +555,7 @@ fn print_final(map: &Map, rec: &GameRecord, replay: Option<&Path>) -> Result<()>
         map.width(),
         map.height(),
         rec.last_round + 1,
-        match rec.end_reason {
-            crate::sim::EndReason::Rounds => "full length".to_string(),
-            e => format!("ended: {}", e.wire().replace('_', " ")),
-        }
+        how_it_ended(rec)
     )?;
     let width = rec.names.iter().map(|n| n.chars().count()).max().unwrap_or(8).max(8);
     writeln!(
