@@ -237,3 +237,41 @@ fn a_rust_decide_served_as_a_process_plays_like_in_process() {
     assert!(served.rec.violations[0].is_empty(), "{}", served.log);
     assert_eq!(served.rec.outcome, inproc.outcome);
 }
+
+/// The Python examples and their Rust `Decide` twins play the same moves.
+#[test]
+fn python_and_rust_examples_play_identically() {
+    fn rust_side(agent: impl gbely_rules::Decide, map: &Arc<gbely_world::Map>) -> GameRecord {
+        let mut a = DecidePlayer::new("rust", agent);
+        let mut c = DecidePlayer::new("council", Council::new());
+        let mut players: [&mut dyn Player; 2] = [&mut a, &mut c];
+        play(map.clone(), &mut players, PlayOptions { config: MatchConfig { rounds: 60 }, record: true }, &mut ())
+    }
+    for (file, name) in [("my_agent.py", "template"), ("expander.py", "expander")] {
+        let map = Arc::new(gbely_world::generate_duel("twins", 30, 30).unwrap());
+        let dir = scratch(&format!("twins-{name}"));
+        let path = std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../agents")).join(file);
+        let cfg = ProcessConfig {
+            time_limit: Some(Duration::from_secs(5)),
+            work_dir: dir.join("work"),
+            log: dir.join("agent.log"),
+        };
+        let mut py =
+            ProcessPlayer::new("python", AgentCommand::Python { file: path, python: "python3".into() }, cfg).unwrap();
+        let mut c = DecidePlayer::new("council", Council::new());
+        let by_python = {
+            let mut players: [&mut dyn Player; 2] = [&mut py, &mut c];
+            play(map.clone(), &mut players, PlayOptions { config: MatchConfig { rounds: 60 }, record: true }, &mut ())
+        };
+        let by_rust = match name {
+            "template" => rust_side(agents::Template::default(), &map),
+            _ => rust_side(agents::Expander::default(), &map),
+        };
+        assert!(by_python.violations[0].is_empty(), "{name}: {:?}", by_python.violations[0]);
+        assert_eq!(by_python.outcome, by_rust.outcome, "{name}");
+        let (p, r) = (by_python.replay.unwrap(), by_rust.replay.unwrap());
+        for (tp, tr) in p.turns.iter().zip(&r.turns) {
+            assert_eq!(tp.changes, tr.changes, "{name}: round {}", tp.round);
+        }
+    }
+}
