@@ -435,28 +435,19 @@ fn cmd_play(a: PlayArgs) -> Result<u8> {
     Ok(if rec.outcome[0].disqualified.is_some() { exit::DISQUALIFIED } else { exit::OK })
 }
 
-/// "full length", or what ended the match early.
-fn how_it_ended(rec: &GameRecord) -> String {
-    match rec.end_reason {
+/// "on gbely (60×60), 150 rounds played (full length)": the first line of a summary.
+fn headline(map: &Map, rec: &GameRecord) -> String {
+    let how = match rec.end_reason {
         crate::sim::EndReason::Rounds => "full length".to_string(),
         e => format!("ended by {}", e.wire().replace('_', " ")),
-    }
+    };
+    format!("on {} ({}×{}), {} rounds played ({how})", map.name(), map.width(), map.height(), rec.last_round + 1)
 }
 
 fn print_summary(map: &Map, rec: &GameRecord, replay: Option<&Path>, logs: &[Option<PathBuf>]) -> Result<()> {
     let mut out = std::io::stdout().lock();
     let width = rec.names.iter().map(|n| n.chars().count()).max().unwrap_or(8).max(8);
-    writeln!(
-        out,
-        "{} vs {} on {} ({}×{}), {} rounds played ({})",
-        rec.names[0],
-        rec.names[1],
-        map.name(),
-        map.width(),
-        map.height(),
-        rec.last_round + 1,
-        how_it_ended(rec)
-    )?;
+    writeln!(out, "{} vs {} {}", rec.names[0], rec.names[1], headline(map, rec))?;
     writeln!(out, "  {:<width$}  {:>12}  {:>6}  {:>10}  violations", "", "share", "cells", "tie-break")?;
     for o in &rec.outcome {
         let s = o.seat as usize;
@@ -548,15 +539,7 @@ fn cmd_final(a: FinalArgs) -> Result<u8> {
 fn print_final(map: &Map, rec: &GameRecord, replay: Option<&Path>) -> Result<()> {
     let mut out = std::io::stdout().lock();
     let total = map.len() as f64;
-    writeln!(
-        out,
-        "final on {} ({}×{}), {} rounds played ({})",
-        map.name(),
-        map.width(),
-        map.height(),
-        rec.last_round + 1,
-        how_it_ended(rec)
-    )?;
+    writeln!(out, "final {}", headline(map, rec))?;
     let width = rec.names.iter().map(|n| n.chars().count()).max().unwrap_or(8).max(8);
     writeln!(
         out,
@@ -564,9 +547,7 @@ fn print_final(map: &Map, rec: &GameRecord, replay: Option<&Path>) -> Result<()>
         "rank", "agent", "seat", "", "share", "cells", "tie-break"
     )?;
     let rows = final_table(map, rec);
-    let mut shares = 0.0;
     for r in &rows {
-        shares += r.share.unwrap_or(r.cells as f64 / total * 100.0);
         writeln!(
             out,
             "  {:>4}  {:<width$}  {:>4} {:<6}  {:>8}  {:>6}  {:>10}  {}",
@@ -599,7 +580,6 @@ fn print_final(map: &Map, rec: &GameRecord, replay: Option<&Path>) -> Result<()>
         format!("{:.2} %", neutral as f64 / total * 100.0),
         neutral
     )?;
-    let _ = shares;
     match rec.council_fell {
         Some(r) => writeln!(out, "  the Council fell in round {r}")?,
         None => writeln!(out, "  the Council held out")?,
