@@ -26,11 +26,8 @@ fn main() {
     let obs = m.observe(0);
     let json = observation_json(&obs, map.grid());
     let dir = std::env::temp_dir().join(format!("gbely-runner-bench-{}", std::process::id()));
-    let cfg = ProcessConfig {
-        time_limit: Some(Duration::from_secs(5)),
-        work_dir: dir.join("work"),
-        log: dir.join("agent.log"),
-    };
+    let mut cfg = ProcessConfig::new(dir.join("work"), dir.join("agent.log"));
+    cfg.time_limit = Some(Duration::from_secs(5));
     let cmd = AgentCommand::Exec { program: "python3".into(), args: vec!["-c".into(), ECHO.into()] };
     let mut agent = ProcessPlayer::new("echo", cmd, cfg).expect("starts");
     // Warm up: the process start is not runner overhead.

@@ -15,11 +15,12 @@ use gbely_rules::constants;
 use gbely_world::{render_map, write_map_file, Map, MapStats};
 use serde_json::json;
 
-use crate::game::{play, DecidePlayer, GameRecord, Observer, PlayOptions, Player};
+use crate::game::{play, play_to, DecidePlayer, GameRecord, Observer, PlayOptions, Player};
 use crate::process::{AgentCommand, ProcessConfig, ProcessPlayer};
+use crate::replays::ReplayWriter;
 use crate::runs::{
-    agent_name, build_players, check_spec, discard_digest, file_stem, final_seating, final_table, load_final_map,
-    load_map, python, result_json, time_limit, timestamp, unique_dir,
+    agent_name, build_players, check_spec, discard_digest, fairness_notes, file_stem, final_seating, final_table,
+    load_final_map, load_map, python, result_json, time_limit, timestamp, unique_dir,
 };
 use crate::sim::{Match, MatchConfig, RoundReport};
 
@@ -37,6 +38,8 @@ pub mod exit {
     pub const CHECK_FAILED: u8 = 4;
     /// `replay verify`: the replay does not match its re-simulation.
     pub const VERIFY_FAILED: u8 = 5;
+    /// Stopped by Ctrl-C or SIGTERM (128 + SIGINT, as shells report it).
+    pub const INTERRUPTED: u8 = 130;
 }
 
 const AFTER_HELP: &str = "\
@@ -45,7 +48,8 @@ Agents: a Python file with decide(stav) (run in its own process, like the judge 
 Python processes), or cmd:COMMAND (any executable speaking the line protocol).
 
 Exit codes: 0 ok, 1 error, 2 bad usage, 3 your agent was disqualified, 4 `check` failed,
-5 `replay verify` found a difference.
+5 `replay verify` found a difference, 130 interrupted (Ctrl-C or SIGTERM: the agents are
+stopped and the replay of the rounds played is written, marked interrupted).
 
 Examples:
   gbely my_agent.py                          play against the Council on the reference map
@@ -122,6 +126,9 @@ struct RunArgs {
     /// The Python interpreter for agent files (default: $GBELY_PYTHON or python3).
     #[arg(long)]
     python: Option<String>,
+    /// Address space allowed to each agent process, in MiB; `off` for no limit.
+    #[arg(long, default_value = "4096", value_name = "MIB|off", value_parser = parse_memory_limit)]
+    memory_limit: MemoryLimit,
     /// Where to write the replay (default: the run folder).
     #[arg(long, conflicts_with = "no_replay")]
     replay: Option<PathBuf>,
@@ -250,6 +257,20 @@ impl NamedMap {
     }
 }
 
+/// `--memory-limit`: bytes, or `None` for no limit.
+#[derive(Clone, Copy, Debug)]
+struct MemoryLimit(Option<u64>);
+
+fn parse_memory_limit(s: &str) -> Result<MemoryLimit, String> {
+    if s == "off" || s == "none" {
+        return Ok(MemoryLimit(None));
+    }
+    match s.parse::<u64>() {
+        Ok(mib) if (64..=1 << 20).contains(&mib) => Ok(MemoryLimit(Some(mib << 20))),
+        _ => Err(format!("`{s}`: give MiB from 64 to 1048576 (e.g. 4096), or `off`")),
+    }
+}
+
 /// Runs the command line; `args` includes the program name.
 pub fn run(args: Vec<OsString>) -> ExitCode {
     ExitCode::from(run_code(args))
@@ -370,7 +391,11 @@ fn share(score: Option<f64>) -> String {
 type SeatsRun = (GameRecord, Option<PathBuf>, Vec<Option<PathBuf>>);
 
 /// Plays a match of the given seats (`(spec, display name)` each) with the progress bar and
-/// per-round log, and writes its replay: the part `play` and `final` share.
+/// per-round log, streaming its replay to disk: the part `play` and `final` share.
+///
+/// The replay file is created before any agent starts, so an unwritable path fails first. Ctrl-C
+/// or SIGTERM stops the match within [`crate::interrupt::POLL`] or so: agents killed, the replay
+/// of the rounds played closed and marked `interrupted`.
 fn run_seats(map: &Arc<Map>, specs: &[(String, String)], run: &RunArgs, default_dir: &str) -> Result<SeatsRun> {
     let limit = time_limit(&run.time_limit)?;
     let py = python(run.python.as_deref());
@@ -379,25 +404,49 @@ fn run_seats(map: &Arc<Map>, specs: &[(String, String)], run: &RunArgs, default_
         None => unique_dir(PathBuf::from("gbely-runs").join(default_dir)),
     };
     std::fs::create_dir_all(&run_dir).with_context(|| format!("cannot create the run folder {}", run_dir.display()))?;
-    let mut setup = build_players(specs, &run_dir, limit, &py)?;
+    let writer = if run.no_replay {
+        None
+    } else {
+        let path = run.replay.clone().unwrap_or_else(|| run_dir.join("replay.json.gz"));
+        let w =
+            ReplayWriter::create(&path).with_context(|| format!("cannot write the replay to {}", path.display()))?;
+        Some(w)
+    };
+    let replay_path = writer.as_ref().map(|w| w.path().to_path_buf());
+    let mut setup = build_players(specs, &run_dir, limit, run.memory_limit.0, &py)?;
     let show = !run.quiet && !run.json;
     let mut progress = Progress { bar: progress_bar(run.rounds, show), verbose: run.verbose };
-    let record = !run.no_replay;
-    let opts = PlayOptions { config: MatchConfig { rounds: run.rounds }, record };
+    let config = MatchConfig { rounds: run.rounds };
+    let guard = crate::interrupt::Guard::install().context("cannot install the Ctrl-C handler")?;
+    crate::process::become_subreaper();
     let mut refs: Vec<&mut dyn Player> = setup.players.iter_mut().map(|p| p.as_mut() as &mut dyn Player).collect();
-    let rec = play(map.clone(), &mut refs, opts, &mut progress);
+    let rec = match writer {
+        Some(w) => play_to(map.clone(), &mut refs, config, w, &mut progress),
+        None => play(map.clone(), &mut refs, PlayOptions { config, record: false }, &mut progress),
+    };
+    drop(refs);
+    drop(setup.players);
+    crate::process::kill_orphans();
+    drop(guard);
     if let Some(bar) = &progress.bar {
         bar.finish_and_clear();
     }
-    let replay_path = if record {
-        let path = run.replay.clone().unwrap_or_else(|| run_dir.join("replay.json.gz"));
-        crate::replays::write_replay(&path, rec.replay.as_ref().expect("recorded"))
-            .with_context(|| format!("cannot write the replay to {}", path.display()))?;
-        Some(path)
-    } else {
-        None
-    };
+    if let Some(Err(e)) = &rec.replay_written {
+        eprintln!("gbely: warning: writing the replay failed: {e}");
+    }
+    let replay_path = replay_path.filter(|_| matches!(rec.replay_written, Some(Ok(_))));
     Ok((rec, replay_path, setup.logs))
+}
+
+/// The exit code of a played match: interrupted, or the user's agent disqualified.
+fn match_exit(rec: &GameRecord, user_seat: Option<usize>) -> u8 {
+    if rec.interrupted() {
+        exit::INTERRUPTED
+    } else if user_seat.and_then(|s| rec.outcome.get(s)).is_some_and(|o| o.disqualified.is_some()) {
+        exit::DISQUALIFIED
+    } else {
+        exit::OK
+    }
 }
 
 fn cmd_play(a: PlayArgs) -> Result<u8> {
@@ -432,16 +481,25 @@ fn cmd_play(a: PlayArgs) -> Result<u8> {
     } else if !a.run.quiet {
         print_summary(&map, &rec, replay_path.as_deref(), &logs)?;
     }
-    Ok(if rec.outcome[0].disqualified.is_some() { exit::DISQUALIFIED } else { exit::OK })
+    Ok(match_exit(&rec, Some(0)))
 }
 
 /// "on gbely (60×60), 150 rounds played (full length)": the first line of a summary.
 fn headline(map: &Map, rec: &GameRecord) -> String {
     let how = match rec.end_reason {
-        crate::sim::EndReason::Rounds => "full length".to_string(),
-        e => format!("ended by {}", e.wire().replace('_', " ")),
+        Some(crate::sim::EndReason::Rounds) => "full length".to_string(),
+        Some(e) => format!("ended by {}", e.wire().replace('_', " ")),
+        None => format!("INTERRUPTED in round {}", rec.last_round),
     };
-    format!("on {} ({}×{}), {} rounds played ({how})", map.name(), map.width(), map.height(), rec.last_round + 1)
+    format!("on {} ({}×{}), {} rounds played ({how})", map.name(), map.width(), map.height(), rec.rounds_played())
+}
+
+/// The runner's notes on CPU competition (see [`crate::runs::fairness_notes`]).
+fn print_fairness(out: &mut impl Write, rec: &GameRecord) -> Result<()> {
+    for n in fairness_notes(rec) {
+        writeln!(out, "  note: {n}")?;
+    }
+    Ok(())
 }
 
 fn print_summary(map: &Map, rec: &GameRecord, replay: Option<&Path>, logs: &[Option<PathBuf>]) -> Result<()> {
@@ -474,9 +532,11 @@ fn print_summary(map: &Map, rec: &GameRecord, replay: Option<&Path>, logs: &[Opt
             writeln!(out, "    violation in round {round}: {} — {detail}", kind.wire())?;
         }
         if let Some(o) = rec.outcome.get(s).and_then(|o| o.disqualified) {
-            writeln!(out, "    disqualified in round {o} (the fourth violation)")?;
+            let cause = rec.violations[s].last().map_or(String::new(), |(_, _, d)| format!(": {d}"));
+            writeln!(out, "    disqualified in round {o} (the fourth violation{cause})")?;
         }
     }
+    print_fairness(&mut out, rec)?;
     if let Some(p) = replay {
         writeln!(out, "  replay: {}   (watch it: gbely replay view {} --open)", p.display(), p.display())?;
     }
@@ -533,7 +593,7 @@ fn cmd_final(a: FinalArgs) -> Result<u8> {
     } else if !a.run.quiet {
         print_final(&map, &rec, replay_path.as_deref())?;
     }
-    Ok(exit::OK)
+    Ok(match_exit(&rec, None))
 }
 
 fn print_final(map: &Map, rec: &GameRecord, replay: Option<&Path>) -> Result<()> {
@@ -584,6 +644,13 @@ fn print_final(map: &Map, rec: &GameRecord, replay: Option<&Path>) -> Result<()>
         Some(r) => writeln!(out, "  the Council fell in round {r}")?,
         None => writeln!(out, "  the Council held out")?,
     }
+    for (s, name) in rec.names.iter().enumerate() {
+        if let Some(o) = rec.outcome.get(s).and_then(|o| o.disqualified) {
+            let cause = rec.violations[s].last().map_or(String::new(), |(_, _, d)| format!(": {d}"));
+            writeln!(out, "  {name}: disqualified in round {o} (the fourth violation{cause})")?;
+        }
+    }
+    print_fairness(&mut out, rec)?;
     if let Some(p) = replay {
         writeln!(out, "  replay: {}   (gbely replay view {})", p.display(), p.display())?;
     }
@@ -754,7 +821,8 @@ fn cmd_check(a: CheckArgs) -> Result<u8> {
         let map = Arc::new(gbely_world::reference_map());
         let limit = ProcessConfig::default_time_limit();
         let abs = std::fs::canonicalize(path)?;
-        let cfg = ProcessConfig { time_limit: limit, work_dir: run_dir.join(".seat0"), log: run_dir.join("seat0.log") };
+        let mut cfg = ProcessConfig::new(run_dir.join(".seat0"), run_dir.join("seat0.log"));
+        cfg.time_limit = limit;
         let mut agent = ProcessPlayer::new(
             agent_name(&path.to_string_lossy()),
             AgentCommand::Python { file: abs, python: py.clone() },

@@ -11,7 +11,9 @@ use gbely_world::replay::{
 use gbely_world::{Map, Replay};
 use serde_json::Value;
 
+use crate::interrupt;
 use crate::protocol::{command_to_value, parse_commands};
+use crate::replays::ReplayWriter;
 use crate::sim::{Match, MatchConfig, RoundReport, SideInput, SideOutcome, NEUTRAL};
 
 /// Why a round counted as a violation (SPEC §8).
@@ -46,6 +48,22 @@ pub enum PlayerAnswer {
         kind: ViolationKind,
         detail: String,
     },
+    /// A stop was requested (Ctrl-C) while waiting for the answer: the round is not played.
+    Interrupted,
+}
+
+/// How an agent process fared, for the summary's fairness notes.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct AgentStats {
+    /// Whether it played under a time limit.
+    pub timed: bool,
+    /// Processes started (1 + restarts after violations).
+    pub starts: u32,
+    pub answered_rounds: u32,
+    /// The slowest answer in time, in seconds.
+    pub max_answer_seconds: f64,
+    /// CPU time and waits for a CPU while deciding (Linux).
+    pub cpu: crate::process::CpuTally,
 }
 
 /// Someone who plays a seat. Deciding is split in two so that agent processes of all seats
@@ -57,6 +75,10 @@ pub trait Player {
     fn finish(&mut self) -> PlayerAnswer;
     /// Called once when the match is over (agent processes are stopped here).
     fn end(&mut self) {}
+    /// Timings of an agent process (`None` for in-process players).
+    fn stats(&self) -> Option<AgentStats> {
+        None
+    }
 }
 
 /// Plays a seat with an in-process [`Decide`].
@@ -123,7 +145,7 @@ impl Player for ReplayPlayer {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PlayOptions {
     pub config: MatchConfig,
-    /// Build the replay document while playing.
+    /// Build the replay document in memory while playing (see [`play_to`] to stream it to a file).
     pub record: bool,
 }
 
@@ -135,13 +157,35 @@ pub type DiscardDigest = BTreeMap<DiscardReason, u32>;
 pub struct GameRecord {
     pub names: Vec<String>,
     pub outcome: Vec<SideOutcome>,
+    /// The last round played; when interrupted, the round that was stopped (not played).
     pub last_round: u32,
-    pub end_reason: crate::sim::EndReason,
+    /// How the match ended; `None` when it was interrupted (Ctrl-C) before its end.
+    pub end_reason: Option<crate::sim::EndReason>,
     pub council_fell: Option<u32>,
     pub discards: Vec<DiscardDigest>,
     /// Violations per seat: (round, kind, detail).
     pub violations: Vec<Vec<(u32, ViolationKind, String)>>,
+    /// Timings of agent processes, per seat.
+    pub agents: Vec<Option<AgentStats>>,
+    /// The replay, when recorded in memory.
     pub replay: Option<Replay>,
+    /// When streamed to a file: its size, or why writing it failed (the match still counts).
+    pub replay_written: Option<Result<u64, String>>,
+}
+
+impl GameRecord {
+    /// Rounds actually played.
+    pub fn rounds_played(&self) -> u32 {
+        if self.end_reason.is_some() {
+            self.last_round + 1
+        } else {
+            self.last_round
+        }
+    }
+
+    pub fn interrupted(&self) -> bool {
+        self.end_reason.is_none()
+    }
 }
 
 /// Watches a match round by round (progress bars, logs).
@@ -151,16 +195,52 @@ pub trait Observer {
 
 impl Observer for () {}
 
-/// Builds a replay while a match is played.
-#[derive(Clone, Debug)]
+/// Builds a replay while a match is played: in memory, or streamed to a file round by round.
+#[derive(Debug)]
 pub struct Recorder {
     after_production: (Vec<u8>, Vec<f64>, Vec<f64>),
+    /// The state at the end of the last round recorded: the final state of an interrupted match.
+    end_state: FinalState,
     turns: Vec<Turn>,
+    stream: Option<Stream>,
+}
+
+/// A replay being written to its file, and the first error writing it, if any (the match goes
+/// on without the file rather than failing).
+#[derive(Debug)]
+struct Stream {
+    writer: ReplayWriter,
+    error: Option<String>,
 }
 
 impl Recorder {
+    /// Records in memory ([`Recorder::finish`] gives the [`Replay`]).
     pub fn new() -> Recorder {
-        Recorder { after_production: (Vec::new(), Vec::new(), Vec::new()), turns: Vec::new() }
+        Recorder {
+            after_production: (Vec::new(), Vec::new(), Vec::new()),
+            end_state: FinalState { owner: Vec::new(), units: Vec::new(), fortification: Vec::new() },
+            turns: Vec::new(),
+            stream: None,
+        }
+    }
+
+    /// Streams to `writer`, starting with the replay's head (map, seats); call before round 0.
+    pub fn streaming(mut writer: ReplayWriter, m: &Match, names: &[String]) -> Recorder {
+        let mut r = Recorder::new();
+        let head = r.document(m, names, match_result(m, names), Vec::new());
+        let error = writer.head(&head).err().map(|e| e.to_string());
+        r.stream = Some(Stream { writer, error });
+        r
+    }
+
+    fn snapshot_end(&mut self, m: &Match) {
+        let e = &mut self.end_state;
+        e.owner.clear();
+        e.owner.extend(m.owners().iter().map(|&o| owner_code(o)));
+        e.units.clear();
+        e.units.extend_from_slice(m.all_units());
+        e.fortification.clear();
+        e.fortification.extend_from_slice(m.all_fortifications());
     }
 
     /// Call after production, before resolution.
@@ -185,7 +265,7 @@ impl Recorder {
             }
         }
         let seats = m.seats() as u8;
-        self.turns.push(Turn {
+        let turn = Turn {
             round: report.round,
             answers,
             discarded: report
@@ -196,10 +276,21 @@ impl Recorder {
             cells: (0..seats).map(|s| m.cell_count(s)).collect(),
             units: (0..seats).map(|s| m.unit_total(s)).collect(),
             changes,
-        });
+        };
+        // An interrupted match ends with the state at the end of its last round, not with the
+        // production of the round it stopped in.
+        self.snapshot_end(m);
+        match &mut self.stream {
+            Some(s) => {
+                if s.error.is_none() {
+                    s.error = s.writer.turn(&turn).err().map(|e| e.to_string());
+                }
+            }
+            None => self.turns.push(turn),
+        }
     }
 
-    pub fn finish(self, m: &Match, names: &[String], result: MatchResult) -> Replay {
+    fn document(&self, m: &Match, names: &[String], result: MatchResult, turns: Vec<Turn>) -> Replay {
         let map = m.map();
         Replay {
             format: REPLAY_FORMAT.to_string(),
@@ -219,7 +310,7 @@ impl Recorder {
                     base: map.grid().id(s.base),
                 })
                 .collect(),
-            turns: self.turns,
+            turns,
             final_state: FinalState {
                 owner: m.owners().iter().map(|&o| owner_code(o)).collect(),
                 units: m.all_units().to_vec(),
@@ -227,6 +318,35 @@ impl Recorder {
             },
             result,
         }
+    }
+
+    /// The replay recorded in memory.
+    pub fn finish(mut self, m: &Match, names: &[String], result: MatchResult) -> Replay {
+        let interrupted = result.ended_by == INTERRUPTED;
+        let turns = std::mem::take(&mut self.turns);
+        let mut doc = self.document(m, names, result, turns);
+        if interrupted {
+            doc.final_state = self.end_state;
+        }
+        doc
+    }
+
+    /// The replay of the rounds recorded in memory so far, the recorder going on.
+    pub fn replay_so_far(&self, m: &Match, names: &[String], result: MatchResult) -> Replay {
+        self.document(m, names, result, self.turns.clone())
+    }
+
+    /// Ends a streamed replay: the final state (the state after the last round recorded when the
+    /// match was interrupted) and the result. Returns the file's size, or what went wrong.
+    fn finish_stream(mut self, m: &Match, result: &MatchResult, interrupted: bool) -> Option<Result<u64, String>> {
+        let mut s = self.stream.take()?;
+        if let Some(e) = s.error {
+            return Some(Err(e));
+        }
+        if !interrupted {
+            self.snapshot_end(m);
+        }
+        Some(s.writer.finish(&self.end_state, result).map_err(|e| e.to_string()))
     }
 }
 
@@ -275,22 +395,58 @@ pub fn play(
     opts: PlayOptions,
     observer: &mut dyn Observer,
 ) -> GameRecord {
+    let recorder = opts.record.then(Recorder::new);
+    run(map, players, opts.config, recorder, observer)
+}
+
+/// Plays a whole match and streams its replay to `writer` as rounds finish (memory does not grow
+/// with the match). When the match is interrupted the replay still ends properly, marked
+/// `interrupted`; a write error is reported in [`GameRecord::replay_written`], not raised.
+pub fn play_to(
+    map: Arc<Map>,
+    players: &mut [&mut dyn Player],
+    config: MatchConfig,
+    writer: ReplayWriter,
+    observer: &mut dyn Observer,
+) -> GameRecord {
+    let names: Vec<String> = players.iter().map(|p| p.name()).collect();
+    let m = Match::new(map.clone(), config);
+    let recorder = Recorder::streaming(writer, &m, &names);
+    run(map, players, config, Some(recorder), observer)
+}
+
+fn run(
+    map: Arc<Map>,
+    players: &mut [&mut dyn Player],
+    config: MatchConfig,
+    mut recorder: Option<Recorder>,
+    observer: &mut dyn Observer,
+) -> GameRecord {
     let seats = map.seats().len();
     assert_eq!(players.len(), seats, "one player per seat");
     let names: Vec<String> = players.iter().map(|p| p.name()).collect();
-    let mut m = Match::new(map.clone(), opts.config);
+    let mut m = Match::new(map.clone(), config);
     let mut obs: Vec<Observation> = vec![Observation::default(); seats];
     let mut inputs: Vec<SideInput> = vec![SideInput::Nothing; seats];
     let mut report = RoundReport::default();
-    let mut recorder = opts.record.then(Recorder::new);
     let mut discards = vec![DiscardDigest::new(); seats];
     let mut violations = vec![Vec::new(); seats];
     let grid = map.grid();
+    let mut interrupted = false;
+    if let Some(r) = recorder.as_mut() {
+        r.snapshot_end(&m);
+    }
     while !m.is_over() {
+        if interrupt::requested() {
+            interrupted = true;
+            break;
+        }
         m.start_round();
         if let Some(r) = recorder.as_mut() {
             r.before_resolution(&m);
         }
+        // Every seat gets its observation before any answer is collected: agent processes think
+        // at the same time, and each is judged against its own send time.
         let active: Vec<bool> = (0..seats).map(|s| m.is_active(s as u8)).collect();
         for s in 0..seats {
             if active[s] {
@@ -299,6 +455,7 @@ pub fn play(
             }
         }
         let mut answers = Vec::with_capacity(if recorder.is_some() { seats } else { 0 });
+        let mut round_violations = Vec::new();
         for s in 0..seats {
             if !active[s] {
                 inputs[s] = SideInput::Nothing;
@@ -321,13 +478,22 @@ pub fn play(
                     }
                 }
                 PlayerAnswer::Violation { kind, detail } => {
-                    violations[s].push((m.round(), kind, detail.clone()));
+                    round_violations.push((s, kind, detail.clone()));
                     inputs[s] = SideInput::Violation;
                     if recorder.is_some() {
                         answers.push(Answer::Violation(Violation { kind: kind.wire().to_string(), detail }));
                     }
                 }
+                PlayerAnswer::Interrupted => interrupted = true,
             }
+        }
+        if interrupted || interrupt::requested() {
+            // The round is not played: nobody is charged for an answer cut short by a stop.
+            interrupted = true;
+            break;
+        }
+        for (s, kind, detail) in round_violations {
+            violations[s].push((m.round(), kind, detail));
         }
         m.resolve_round(&inputs, &mut report);
         for d in &report.discarded {
@@ -341,19 +507,31 @@ pub fn play(
     for p in players.iter_mut() {
         p.end();
     }
-    let result = match_result(&m, &names);
-    let replay = recorder.map(|r| r.finish(&m, &names, result));
+    let mut result = match_result(&m, &names);
+    if interrupted {
+        result.ended_by = INTERRUPTED.to_string();
+    }
+    let (replay, replay_written) = match recorder {
+        Some(r) if r.stream.is_some() => (None, r.finish_stream(&m, &result, interrupted)),
+        Some(r) => (Some(r.finish(&m, &names, result)), None),
+        None => (None, None),
+    };
     GameRecord {
         outcome: m.outcome(),
         last_round: m.round(),
-        end_reason: m.end_reason().expect("the match is over"),
+        end_reason: m.end_reason(),
         council_fell: m.council_fell(),
         names,
         discards,
         violations,
+        agents: players.iter().map(|p| p.stats()).collect(),
         replay,
+        replay_written,
     }
 }
+
+/// `ended_by` of a match stopped by Ctrl-C or SIGTERM before its end.
+pub const INTERRUPTED: &str = "interrupted";
 
 /// Re-plays a replay's recorded answers on its map, producing a fresh replay.
 pub fn replay_again(replay: &Replay) -> Result<Replay, gbely_world::replay::ReplayError> {

@@ -3,6 +3,10 @@
 Protocol: one observation (JSON) per line on stdin, one answer (JSON) per line on stdout.
 The agent's own print() output goes to stderr (the agent's log), never to the protocol.
 This process never loads the engine or the Council: only the agent file and `pravidla`.
+
+The harness reports its own errors (the agent raised, failed at import, returned something that is
+not JSON) on a line starting with `#gbely-error `: no JSON text starts with `#`, so whatever keys an
+agent puts in its answer, the answer is never mistaken for an error report.
 """
 import importlib.util
 import json
@@ -10,9 +14,36 @@ import os
 import sys
 import traceback
 
+ERROR_TAG = "#gbely-error "
+
+
+def report(proto, kind, detail):
+    proto.write(ERROR_TAG + json.dumps({"kind": kind, "detail": detail}) + "\n")
+    proto.flush()
+
+
+def limit_memory():
+    limit = os.environ.get("GBELY_MEMORY_LIMIT")
+    if not limit:
+        return
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (int(limit), int(limit)))
+    except (ImportError, ValueError, OSError) as e:  # not on this OS, or above the hard limit
+        print("gbely: could not limit the agent's memory: %s" % e, file=sys.stderr)
+
+
+def describe(e):
+    """`ModuleNotFoundError: No module named 'numpy'`, cut to one line of reasonable length."""
+    text = "%s: %s" % (type(e).__name__, e) if str(e) else type(e).__name__
+    text = " ".join(text.split())
+    return text if len(text) <= 300 else text[:297] + "..."
+
 
 def main():
     agent_path = sys.argv[1]
+    limit_memory()
     # The protocol keeps the real stdout; everything else written to fd 1 goes to the log.
     proto = os.fdopen(os.dup(1), "w", encoding="utf-8", newline="\n")
     os.dup2(2, 1)
@@ -26,15 +57,17 @@ def main():
     sys.modules["agent"] = module
     try:
         spec.loader.exec_module(module)
-    except BaseException:
+    except BaseException as e:
         traceback.print_exc()
         print("gbely: the agent failed at import", file=sys.stderr)
         sys.stderr.flush()
+        report(proto, "crash", "the agent failed at import: %s" % describe(e))
         os._exit(3)
     decide = getattr(module, "decide", None)
     if not callable(decide):
         print("gbely: the agent file defines no function decide(stav)", file=sys.stderr)
         sys.stderr.flush()
+        report(proto, "crash", "the agent file defines no function decide(stav)")
         os._exit(4)
     stdin = sys.stdin.buffer
     while True:
@@ -47,15 +80,13 @@ def main():
         except Exception as e:  # the round is a violation; the runner restarts us
             traceback.print_exc()
             sys.stderr.flush()
-            err = {"kind": "crash", "detail": "decide raised %s: %s" % (type(e).__name__, e)}
-            proto.write(json.dumps({"__gbely_error__": err}) + "\n")
-            proto.flush()
+            report(proto, "crash", "decide raised %s" % describe(e))
             continue
         try:
             text = json.dumps(answer, allow_nan=False, separators=(",", ":"))
-        except (TypeError, ValueError) as e:
-            err = {"kind": "unreadable", "detail": "the answer is not JSON: %s" % e}
-            text = json.dumps({"__gbely_error__": err})
+        except (TypeError, ValueError, RecursionError) as e:
+            report(proto, "unreadable", "the answer is not JSON: %s" % e)
+            continue
         proto.write(text + "\n")
         proto.flush()
         sys.stderr.flush()

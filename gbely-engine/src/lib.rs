@@ -23,6 +23,7 @@
 mod bits;
 pub mod cli;
 pub mod game;
+pub mod interrupt;
 pub mod process;
 pub mod protocol;
 pub mod replays;

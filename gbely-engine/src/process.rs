@@ -1,24 +1,36 @@
 //! Agents in their own processes (SPEC §8).
 //!
-//! Each agent runs as a child process in its own process group, spoken to one JSON line at a
-//! time: the observation on its stdin, the answer on its stdout; its stderr goes straight to its
-//! log file (no pipe that could fill up). A writer thread feeds stdin and a reader thread reads
-//! stdout with a size cap, so neither a huge observation nor a hostile agent can block the
-//! runner. Any violation kills the whole group (children too); the agent is restarted lazily,
+//! Each agent runs as a child process in its own process group and its own working folder,
+//! spoken to one JSON line at a time: the observation on its stdin, the answer on its stdout.
+//! A writer thread feeds stdin, a reader thread reads stdout with a size cap and **timestamps each
+//! answer when its last byte arrives**, and a third thread copies stderr into the agent's log up
+//! to a cap. So neither a huge observation, a flood of output nor a slow agent in another seat can
+//! block the runner or change how this seat is judged: every seat is judged against its own send
+//! time, whatever order the runner collects answers in.
+//!
+//! Any violation kills the agent with everything it started: its process group, and every process
+//! that carries its token in the environment (`GBELY_AGENT_TOKEN`, inherited by descendants, so a
+//! grandchild that left the group with `setsid()` is found too). The agent is restarted lazily,
 //! just before its next observation, so start-up counts toward that round as for the judge.
+//!
+//! Resources: the agent's address space is limited (`memory_limit`, set by the harness for Python
+//! agents and by `ulimit -v` for executables), and its log is cut at `log_limit` bytes.
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
+use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use gbely_rules::{constants, Grid, Observation};
 use serde_json::Value;
 
-use crate::game::{Player, PlayerAnswer, ViolationKind};
+use crate::game::{AgentStats, Player, PlayerAnswer, ViolationKind};
+use crate::interrupt;
 use crate::protocol::{answer_from_value, write_observation};
 
 /// The harness that runs a Python agent file (embedded in the binary).
@@ -26,6 +38,19 @@ pub const HARNESS_PY: &str = include_str!("harness.py");
 
 /// Largest answer line accepted; a longer one is an unreadable answer (a violation).
 pub const MAX_ANSWER_BYTES: usize = 8 * 1024 * 1024;
+
+/// Address space allowed to an agent process unless configured otherwise: generous for any
+/// Python agent (numpy included), small enough that a leaking agent fails alone.
+pub const DEFAULT_MEMORY_LIMIT: u64 = 4 << 30;
+
+/// An agent's log is cut after this many bytes of its own output (the runner's notes still go in).
+pub const DEFAULT_LOG_LIMIT: u64 = 16 << 20;
+
+/// How the harness reports its own errors (the agent raised, its answer is not JSON, it failed at
+/// import): a line starting with this tag. No JSON text starts with `#`, and an agent's answer is
+/// always written by the harness's `json.dumps`, so an agent cannot forge it; the tag is only
+/// honoured for Python agents run by the harness.
+const HARNESS_ERROR_TAG: &[u8] = b"#gbely-error ";
 
 /// How to start an agent.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,37 +66,77 @@ pub enum AgentCommand {
 pub struct ProcessConfig {
     /// Time for one round, from sending the observation to the full answer; `None` = no limit.
     pub time_limit: Option<Duration>,
-    /// Where the harness and `pravidla.py` are written, and the log goes.
+    /// The agent's working folder: the harness and `pravidla.py` are written there.
     pub work_dir: PathBuf,
     /// The agent's log file (its stderr, and the runner's notes).
     pub log: PathBuf,
+    /// Address space limit of the agent process in bytes; `None` = no limit.
+    pub memory_limit: Option<u64>,
+    /// Bytes of the agent's own output kept in its log.
+    pub log_limit: u64,
 }
 
 impl ProcessConfig {
+    /// The judge's settings: 2 s a round, [`DEFAULT_MEMORY_LIMIT`], [`DEFAULT_LOG_LIMIT`].
+    pub fn new(work_dir: impl Into<PathBuf>, log: impl Into<PathBuf>) -> ProcessConfig {
+        ProcessConfig {
+            time_limit: ProcessConfig::default_time_limit(),
+            work_dir: work_dir.into(),
+            log: log.into(),
+            memory_limit: Some(DEFAULT_MEMORY_LIMIT),
+            log_limit: DEFAULT_LOG_LIMIT,
+        }
+    }
+
     pub fn default_time_limit() -> Option<Duration> {
         Some(Duration::from_secs_f64(constants::ROUND_TIME_LIMIT_S))
     }
 }
 
-/// Per-round timings and notes, for reports (`gbely check`).
+/// Per-round timings and notes, for reports (`gbely check`, the summary's fairness notes).
 #[derive(Clone, Debug, Default)]
 pub struct ProcessStats {
     /// Seconds from sending each observation to the answer (answered rounds only).
     pub round_seconds: Vec<f64>,
     pub starts: u32,
+    /// CPU time and time spent runnable but waiting for a CPU, summed over the rounds.
+    pub cpu: CpuTally,
 }
 
-enum Line {
+/// What the scheduler says about an agent's rounds (Linux `/proc/PID/schedstat`; zero elsewhere).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CpuTally {
+    /// Rounds measured.
+    pub rounds: u32,
+    /// Seconds the agent ran on a CPU while it was deciding.
+    pub run_seconds: f64,
+    /// Seconds it was ready to run but waited for a CPU (other agents or programs had them all).
+    pub wait_seconds: f64,
+    /// The longest such wait in one round.
+    pub max_wait_seconds: f64,
+    /// Rounds in which waiting for a CPU took more than a tenth of the round's time limit.
+    pub starved_rounds: u32,
+}
+
+enum LineKind {
     Answer(Vec<u8>),
     TooLarge,
     Eof,
     Error(String),
 }
 
+/// A line from the agent, stamped when its last byte arrived.
+struct Line {
+    kind: LineKind,
+    at: Instant,
+}
+
 struct Running {
     child: Child,
     to_agent: Sender<Vec<u8>>,
     from_agent: Receiver<Line>,
+    /// Scheduler figures when the observation was sent.
+    sched_at_send: Option<SchedStat>,
 }
 
 /// A seat played by an agent process.
@@ -79,10 +144,14 @@ pub struct ProcessPlayer {
     name: String,
     command: AgentCommand,
     config: ProcessConfig,
+    /// Marks this agent's processes and their descendants (environment `GBELY_AGENT_TOKEN`).
+    token: String,
     running: Option<Running>,
     sent_at: Option<Instant>,
     pending: Option<PlayerAnswer>,
     buf: Vec<u8>,
+    /// Bytes of the agent's own output written to its log so far (all its runs together).
+    logged: Arc<AtomicU64>,
     pub stats: ProcessStats,
 }
 
@@ -107,14 +176,18 @@ impl ProcessPlayer {
             std::fs::create_dir_all(dir)?;
         }
         File::create(&config.log)?;
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let token = format!("{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
         Ok(ProcessPlayer {
             name: name.into(),
             command,
             config,
+            token,
             running: None,
             sent_at: None,
             pending: None,
             buf: Vec::new(),
+            logged: Arc::new(AtomicU64::new(0)),
             stats: ProcessStats::default(),
         })
     }
@@ -131,25 +204,40 @@ impl ProcessPlayer {
 
     fn spawn(&mut self) -> std::io::Result<Running> {
         use std::os::unix::process::CommandExt;
+        let work_dir = std::path::absolute(&self.config.work_dir)?;
         let mut cmd = match &self.command {
             AgentCommand::Python { file, python } => {
                 let mut c = Command::new(python);
-                c.arg("-u").arg(self.config.work_dir.join("gbely_harness.py")).arg(file);
+                // The agent starts in its own folder: name its file from where we are.
+                c.arg("-u").arg(work_dir.join("gbely_harness.py")).arg(std::path::absolute(file)?);
+                if let Some(limit) = self.config.memory_limit {
+                    c.env("GBELY_MEMORY_LIMIT", limit.to_string());
+                }
                 c
             }
-            AgentCommand::Exec { program, args } => {
-                let mut c = Command::new(program);
-                c.args(args);
-                c
-            }
+            AgentCommand::Exec { program, args } => match self.config.memory_limit {
+                // The shell sets the limit, then becomes the agent.
+                Some(limit) => {
+                    let mut c = Command::new("/bin/sh");
+                    c.arg("-c").arg(format!("ulimit -v {} 2>/dev/null; exec \"$0\" \"$@\"", limit / 1024));
+                    c.arg(program).args(args);
+                    c
+                }
+                None => {
+                    let mut c = Command::new(program);
+                    c.args(args);
+                    c
+                }
+            },
         };
-        let log = OpenOptions::new().append(true).open(&self.config.log)?;
-        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::from(log)).process_group(0);
-        cmd.env("PYTHONDONTWRITEBYTECODE", "1").env("PYTHONIOENCODING", "utf-8");
+        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
+        cmd.current_dir(&work_dir);
+        cmd.env("PYTHONDONTWRITEBYTECODE", "1").env("PYTHONIOENCODING", "utf-8").env("GBELY_AGENT_TOKEN", &self.token);
         let mut child = cmd.spawn()?;
         self.stats.starts += 1;
         let mut stdin = child.stdin.take().expect("piped");
         let stdout = child.stdout.take().expect("piped");
+        let stderr = child.stderr.take().expect("piped");
         // A whole observation (up to ~400 KB at 60×60) fits in one larger pipe buffer: fewer
         // switches between the writer and the agent. Best effort: the default size still works.
         let _ = nix::fcntl::fcntl(std::os::fd::AsRawFd::as_raw_fd(&stdin), nix::fcntl::FcntlArg::F_SETPIPE_SZ(1 << 20));
@@ -163,20 +251,86 @@ impl ProcessPlayer {
         });
         let (line_tx, from_agent) = mpsc::channel::<Line>();
         thread::spawn(move || read_lines(stdout, line_tx));
-        Ok(Running { child, to_agent, from_agent })
+        let log = OpenOptions::new().append(true).open(&self.config.log)?;
+        let (logged, cap) = (Arc::clone(&self.logged), self.config.log_limit);
+        thread::spawn(move || copy_log(stderr, log, logged, cap));
+        Ok(Running { child, to_agent, from_agent, sched_at_send: None })
     }
 
-    /// Kills the agent's whole process group and reaps it.
+    /// Kills the agent's whole process group and every process carrying its token, and reaps it.
     fn kill(&mut self) {
         if let Some(mut r) = self.running.take() {
             kill_group(&mut r.child);
         }
+        sweep_token(&self.token);
     }
 
     fn violation(&mut self, kind: ViolationKind, detail: String) -> PlayerAnswer {
         self.note(&format!("violation ({}): {detail}; the agent is stopped and restarted", kind.wire()));
         self.kill();
         PlayerAnswer::Violation { kind, detail }
+    }
+
+    /// Adds this round's scheduler figures to the tally; says how long the agent waited for a CPU.
+    fn tally_cpu(&mut self) -> Option<f64> {
+        let r = self.running.as_ref()?;
+        let before = r.sched_at_send?;
+        let after = SchedStat::of(r.child.id())?;
+        let run = after.run_ns.saturating_sub(before.run_ns) as f64 / 1e9;
+        let wait = after.wait_ns.saturating_sub(before.wait_ns) as f64 / 1e9;
+        let t = &mut self.stats.cpu;
+        t.rounds += 1;
+        t.run_seconds += run;
+        t.wait_seconds += wait;
+        t.max_wait_seconds = t.max_wait_seconds.max(wait);
+        let limit = self.config.time_limit.map_or(constants::ROUND_TIME_LIMIT_S, |l| l.as_secs_f64());
+        if wait > limit / 10.0 {
+            t.starved_rounds += 1;
+        }
+        Some(wait)
+    }
+
+    /// Waits for the next line of this round, looking at the stop flag every [`interrupt::POLL`].
+    /// `None`: the deadline passed with nothing received; `Some(None)`: a stop was requested.
+    fn wait_line(&self, deadline: Option<Instant>) -> Option<Option<Line>> {
+        let r = self.running.as_ref().expect("running");
+        loop {
+            // A line that arrived is judged by its own timestamp, however late we look.
+            match r.from_agent.try_recv() {
+                Ok(line) => return Some(Some(line)),
+                Err(TryRecvError::Disconnected) => return Some(Some(Line { kind: LineKind::Eof, at: Instant::now() })),
+                Err(TryRecvError::Empty) => {}
+            }
+            if interrupt::requested() {
+                return Some(None);
+            }
+            let slice = match deadline {
+                Some(d) => {
+                    let now = Instant::now();
+                    if now >= d {
+                        return None;
+                    }
+                    (d - now).min(interrupt::POLL)
+                }
+                None => interrupt::POLL,
+            };
+            match r.from_agent.recv_timeout(slice) {
+                Ok(line) => return Some(Some(line)),
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Some(Some(Line { kind: LineKind::Eof, at: Instant::now() }))
+                }
+            }
+        }
+    }
+
+    fn timeout(&mut self, detail: String) -> PlayerAnswer {
+        let waited = self.tally_cpu();
+        let detail = match waited {
+            Some(w) if w > 0.1 => format!("{detail}; it waited {w:.2} s for a CPU (the machine is overloaded)"),
+            _ => detail,
+        };
+        self.violation(ViolationKind::Timeout, detail)
     }
 }
 
@@ -188,7 +342,121 @@ fn kill_group(child: &mut Child) {
     let _ = child.wait();
 }
 
-/// Reads newline-terminated lines, refusing any longer than [`MAX_ANSWER_BYTES`].
+/// Kills every process whose environment carries `GBELY_AGENT_TOKEN=token`: descendants of an
+/// agent that left its process group (`setsid()`, double forks). Those that were re-parented to
+/// this process (a child subreaper, see [`become_subreaper`]) are reaped too.
+#[cfg(target_os = "linux")]
+fn sweep_token(token: &str) {
+    use nix::sys::signal::{kill, Signal};
+    use nix::unistd::Pid;
+    let needle = format!("GBELY_AGENT_TOKEN={token}\0");
+    let me = std::process::id();
+    let Ok(dir) = std::fs::read_dir("/proc") else { return };
+    for entry in dir.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+        if pid == me {
+            continue;
+        }
+        let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else { continue };
+        if !env.windows(needle.len()).any(|w| w == needle.as_bytes()) {
+            continue;
+        }
+        let _ = kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
+        if parent_of(pid) == Some(me) {
+            let _ = nix::sys::wait::waitpid(Pid::from_raw(pid as i32), None);
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn sweep_token(_token: &str) {}
+
+#[cfg(target_os = "linux")]
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // `pid (comm) state ppid …`: comm may hold spaces and parentheses, so split after the last ')'.
+    stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Makes this process the reaper of its orphaned descendants (Linux), so that an agent's
+/// grandchild whose parent died is re-parented here rather than to init, where
+/// [`kill_orphans`] finds it. For a process that owns its children (the `gbely` command line);
+/// a library embedded in someone else's program should not call it.
+pub fn become_subreaper() {
+    #[cfg(target_os = "linux")]
+    let _ = nix::sys::prctl::set_child_subreaper(true);
+}
+
+/// Kills and reaps every child of this process (for the command line when its matches are over:
+/// what is left are orphaned agent descendants, even those that cleared their environment).
+pub fn kill_orphans() {
+    #[cfg(target_os = "linux")]
+    {
+        use nix::sys::signal::{kill, Signal};
+        use nix::unistd::Pid;
+        let me = std::process::id();
+        let Ok(dir) = std::fs::read_dir("/proc") else { return };
+        for entry in dir.flatten() {
+            let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+            if parent_of(pid) == Some(me) {
+                let _ = kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
+                let _ = nix::sys::wait::waitpid(Pid::from_raw(pid as i32), None);
+            }
+        }
+    }
+}
+
+/// The scheduler's figures of one process (Linux: `/proc/PID/schedstat`, nanoseconds).
+#[derive(Clone, Copy, Debug)]
+struct SchedStat {
+    run_ns: u64,
+    wait_ns: u64,
+}
+
+impl SchedStat {
+    #[cfg(target_os = "linux")]
+    fn of(pid: u32) -> Option<SchedStat> {
+        let text = std::fs::read_to_string(format!("/proc/{pid}/schedstat")).ok()?;
+        let mut it = text.split_whitespace().map(|x| x.parse::<u64>().ok());
+        Some(SchedStat { run_ns: it.next()??, wait_ns: it.next()?? })
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn of(_pid: u32) -> Option<SchedStat> {
+        None
+    }
+}
+
+/// Copies the agent's stderr into its log, up to `cap` bytes over all its runs; the rest is read
+/// and dropped so that the agent never blocks on a full pipe.
+fn copy_log(mut from: impl Read, mut log: File, logged: Arc<AtomicU64>, cap: u64) {
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = match from.read(&mut buf) {
+            Ok(0) => return,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return,
+        };
+        let before = logged.fetch_add(n as u64, Ordering::Relaxed);
+        if before > cap {
+            continue;
+        }
+        let keep = (cap - before).min(n as u64) as usize;
+        let _ = log.write_all(&buf[..keep]);
+        // The chunk that first goes past the cap says so, once.
+        if before + n as u64 > cap {
+            let _ = writeln!(
+                log,
+                "\n[gbely] the log reached its limit of {} bytes: the rest of this agent's output is dropped",
+                cap
+            );
+        }
+    }
+}
+
+/// Reads newline-terminated lines, refusing any longer than [`MAX_ANSWER_BYTES`]; each line is
+/// stamped when its newline arrives.
 fn read_lines(stdout: impl Read, tx: Sender<Line>) {
     let mut reader = BufReader::with_capacity(64 * 1024, stdout);
     let mut line = Vec::new();
@@ -197,12 +465,12 @@ fn read_lines(stdout: impl Read, tx: Sender<Line>) {
             Ok(c) => c,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => {
-                let _ = tx.send(Line::Error(e.to_string()));
+                let _ = tx.send(Line { kind: LineKind::Error(e.to_string()), at: Instant::now() });
                 return;
             }
         };
         if chunk.is_empty() {
-            let _ = tx.send(Line::Eof);
+            let _ = tx.send(Line { kind: LineKind::Eof, at: Instant::now() });
             return;
         }
         let (used, done) = match chunk.iter().position(|&b| b == b'\n') {
@@ -217,10 +485,10 @@ fn read_lines(stdout: impl Read, tx: Sender<Line>) {
         };
         reader.consume(used);
         if line.len() > MAX_ANSWER_BYTES {
-            let _ = tx.send(Line::TooLarge);
+            let _ = tx.send(Line { kind: LineKind::TooLarge, at: Instant::now() });
             return; // dropping the pipe: the agent is killed for this violation anyway
         }
-        if done && tx.send(Line::Answer(std::mem::take(&mut line))).is_err() {
+        if done && tx.send(Line { kind: LineKind::Answer(std::mem::take(&mut line)), at: Instant::now() }).is_err() {
             return;
         }
     }
@@ -233,24 +501,29 @@ impl Player for ProcessPlayer {
 
     fn begin(&mut self, obs: &Observation, grid: &Grid) {
         self.pending = None;
-        if self.running.is_none() {
-            match self.spawn() {
+        match &self.running {
+            Some(r) => {
+                // Lines the agent wrote out of turn belong to no round: drop them.
+                let mut dropped = false;
+                while let Ok(line) = r.from_agent.try_recv() {
+                    dropped |= matches!(line.kind, LineKind::Answer(_));
+                }
+                if dropped {
+                    self.note("dropped an answer line written out of turn");
+                }
+            }
+            None => match self.spawn() {
                 Ok(r) => self.running = Some(r),
                 Err(e) => {
                     let detail = format!("could not start the agent: {e}");
                     self.pending = Some(self.violation(ViolationKind::Crash, detail));
                     return;
                 }
-            }
-        }
-        let r = self.running.as_ref().expect("running");
-        // Lines the agent wrote out of turn belong to no round: drop them.
-        while let Ok(line) = r.from_agent.try_recv() {
-            if let Line::Answer(_) = line {
-                self.note("dropped an answer line written out of turn");
-            }
+            },
         }
         write_observation(obs, grid, &mut self.buf);
+        let r = self.running.as_mut().expect("running");
+        r.sched_at_send = SchedStat::of(r.child.id());
         self.sent_at = Some(Instant::now());
         if r.to_agent.send(std::mem::take(&mut self.buf)).is_err() {
             self.pending = Some(self.violation(ViolationKind::Crash, "the agent's input is closed".into()));
@@ -261,58 +534,59 @@ impl Player for ProcessPlayer {
         if let Some(p) = self.pending.take() {
             return p;
         }
-        let Some(r) = self.running.as_ref() else {
+        if self.running.is_none() {
             return self.violation(ViolationKind::Crash, "the agent is not running".into());
-        };
+        }
         let sent = self.sent_at.unwrap_or_else(Instant::now);
-        let received = match self.config.time_limit {
-            Some(limit) => match r.from_agent.recv_timeout(limit.saturating_sub(sent.elapsed())) {
-                Ok(line) => line,
-                Err(RecvTimeoutError::Timeout) => {
-                    let detail = format!("no answer within {:.1} s", limit.as_secs_f64());
-                    return self.violation(ViolationKind::Timeout, detail);
-                }
-                Err(RecvTimeoutError::Disconnected) => Line::Eof,
-            },
-            None => r.from_agent.recv().unwrap_or(Line::Eof),
+        let limit = self.config.time_limit;
+        let deadline = limit.map(|l| sent + l);
+        let line = match self.wait_line(deadline) {
+            Some(Some(line)) => line,
+            Some(None) => return PlayerAnswer::Interrupted,
+            None => {
+                let limit = limit.expect("a deadline comes from a limit");
+                return self.timeout(format!("no answer within {:.1} s", limit.as_secs_f64()));
+            }
         };
-        let elapsed = sent.elapsed();
-        match received {
-            Line::Answer(bytes) => {
-                if let Some(limit) = self.config.time_limit {
-                    if elapsed > limit {
-                        let detail = format!(
-                            "answered after {:.2} s (limit {:.1} s)",
-                            elapsed.as_secs_f64(),
-                            limit.as_secs_f64()
-                        );
-                        return self.violation(ViolationKind::Timeout, detail);
+        let elapsed = line.at.saturating_duration_since(sent);
+        if let Some(limit) = limit {
+            if elapsed > limit {
+                let detail = match line.kind {
+                    LineKind::Answer(_) => {
+                        format!("answered after {:.2} s (limit {:.1} s)", elapsed.as_secs_f64(), limit.as_secs_f64())
+                    }
+                    _ => format!("no answer within {:.1} s", limit.as_secs_f64()),
+                };
+                return self.timeout(detail);
+            }
+        }
+        match line.kind {
+            LineKind::Answer(bytes) => {
+                self.tally_cpu();
+                self.stats.round_seconds.push(elapsed.as_secs_f64());
+                if matches!(self.command, AgentCommand::Python { .. }) {
+                    if let Some(report) = bytes.strip_prefix(HARNESS_ERROR_TAG) {
+                        return self.harness_error(report);
                     }
                 }
-                self.stats.round_seconds.push(elapsed.as_secs_f64());
                 let value: Value = match serde_json::from_slice(&bytes) {
                     Ok(v) => v,
                     Err(e) => return self.violation(ViolationKind::Unreadable, format!("the answer is not JSON: {e}")),
                 };
-                if let Some(err) = value.get("__gbely_error__") {
-                    let kind = match err.get("kind").and_then(Value::as_str) {
-                        Some("unreadable") => ViolationKind::Unreadable,
-                        _ => ViolationKind::Crash,
-                    };
-                    let detail = err.get("detail").and_then(Value::as_str).unwrap_or("error").to_string();
-                    return self.violation(kind, detail);
-                }
+                drop(bytes);
                 match answer_from_value(value) {
                     Ok(list) => PlayerAnswer::Raw(list),
                     Err(e) => self.violation(ViolationKind::Unreadable, e.to_string()),
                 }
             }
-            Line::TooLarge => self.violation(
+            LineKind::TooLarge => self.violation(
                 ViolationKind::Unreadable,
                 format!("the answer is larger than {} MiB", MAX_ANSWER_BYTES >> 20),
             ),
-            Line::Error(e) => self.violation(ViolationKind::Crash, format!("reading the agent's answer failed: {e}")),
-            Line::Eof => {
+            LineKind::Error(e) => {
+                self.violation(ViolationKind::Crash, format!("reading the agent's answer failed: {e}"))
+            }
+            LineKind::Eof => {
                 // Give a process that is exiting a moment to be reaped, for a precise message.
                 let mut status = None;
                 for _ in 0..20 {
@@ -333,6 +607,29 @@ impl Player for ProcessPlayer {
 
     fn end(&mut self) {
         self.kill();
+    }
+
+    fn stats(&self) -> Option<AgentStats> {
+        Some(AgentStats {
+            timed: self.config.time_limit.is_some(),
+            starts: self.stats.starts,
+            answered_rounds: self.stats.round_seconds.len() as u32,
+            max_answer_seconds: self.stats.round_seconds.iter().copied().fold(0.0, f64::max),
+            cpu: self.stats.cpu,
+        })
+    }
+}
+
+impl ProcessPlayer {
+    /// A violation the harness reported on the agent's behalf (`{"kind": …, "detail": …}`).
+    fn harness_error(&mut self, report: &[u8]) -> PlayerAnswer {
+        let v: Value = serde_json::from_slice(report).unwrap_or(Value::Null);
+        let kind = match v.get("kind").and_then(Value::as_str) {
+            Some("unreadable") => ViolationKind::Unreadable,
+            _ => ViolationKind::Crash,
+        };
+        let detail = v.get("detail").and_then(Value::as_str).unwrap_or("the harness reported an error").to_string();
+        self.violation(kind, detail)
     }
 }
 

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use gbely_rules::{Cell, Terrain};
-use gbely_world::replay::{Answer, CellChange, ReplayError};
+use gbely_world::replay::{Answer, CellChange, FinalState, MatchResult, ReplayError, Turn};
 use gbely_world::{Map, Replay, SeatRole};
 
 use crate::game::owner_code;
@@ -53,19 +53,130 @@ pub fn read_replay(path: &Path) -> Result<Replay, ReplayFileError> {
 
 /// Writes a replay; a name ending in `.gz` is gzip-compressed. Returns the bytes written.
 pub fn write_replay(path: &Path, replay: &Replay) -> std::io::Result<u64> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)?;
+    let mut w = ReplayWriter::create(path)?;
+    w.head(replay)?;
+    for t in &replay.turns {
+        w.turn(t)?;
     }
-    let json = replay.to_json();
-    let bytes = if path.extension().is_some_and(|e| e == "gz") {
-        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
-        enc.write_all(json.as_bytes())?;
-        enc.finish()?
-    } else {
-        json.into_bytes()
-    };
-    std::fs::write(path, &bytes)?;
-    Ok(bytes.len() as u64)
+    w.finish(&replay.final_state, &replay.result)
+}
+
+/// The bytes of a replay file, plain or gzip.
+enum Sink {
+    Plain(std::io::BufWriter<std::fs::File>),
+    Gzip(flate2::write::GzEncoder<std::io::BufWriter<std::fs::File>>),
+}
+
+impl Sink {
+    fn out(&mut self) -> &mut dyn Write {
+        match self {
+            Sink::Plain(w) => w,
+            Sink::Gzip(w) => w,
+        }
+    }
+}
+
+/// Writes a replay as the match goes: the head, then each round as it finishes, then the final
+/// state and the result. Memory does not grow with the match, and the file is the same, byte for
+/// byte, as [`Replay::to_json`] of the whole document (compressed when the name ends in `.gz`).
+///
+/// Opening it before the match starts is how an unwritable path is found before anyone plays.
+pub struct ReplayWriter {
+    path: std::path::PathBuf,
+    sink: Option<Sink>,
+    turns: usize,
+}
+
+impl std::fmt::Debug for ReplayWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReplayWriter").field("path", &self.path).field("turns", &self.turns).finish()
+    }
+}
+
+impl ReplayWriter {
+    /// Creates the file (and its folder); a name ending in `.gz` is gzip-compressed.
+    pub fn create(path: &Path) -> std::io::Result<ReplayWriter> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)?;
+        }
+        let file = std::io::BufWriter::with_capacity(1 << 16, std::fs::File::create(path)?);
+        let sink = if path.extension().is_some_and(|e| e == "gz") {
+            Sink::Gzip(flate2::write::GzEncoder::new(file, flate2::Compression::best()))
+        } else {
+            Sink::Plain(file)
+        };
+        Ok(ReplayWriter { path: path.to_path_buf(), sink: Some(sink), turns: 0 })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn sink(&mut self) -> std::io::Result<&mut dyn Write> {
+        match &mut self.sink {
+            Some(s) => Ok(s.out()),
+            None => Err(std::io::Error::other("the replay is already finished")),
+        }
+    }
+
+    /// Everything before the rounds (the `turns` of `replay` are ignored).
+    pub fn head(&mut self, replay: &Replay) -> std::io::Result<()> {
+        let head = ReplayHead {
+            format: &replay.format,
+            version: replay.version,
+            engine: &replay.engine,
+            map: &replay.map,
+            mode: &replay.mode,
+            rounds: replay.rounds,
+            seats: &replay.seats,
+        };
+        let mut text = serde_json::to_vec(&head).map_err(std::io::Error::other)?;
+        text.pop(); // the closing brace: the document goes on
+        text.extend_from_slice(b",\"turns\":[");
+        self.sink()?.write_all(&text)
+    }
+
+    /// One round, written and forgotten.
+    pub fn turn(&mut self, turn: &Turn) -> std::io::Result<()> {
+        let first = self.turns == 0;
+        let out = self.sink()?;
+        if !first {
+            out.write_all(b",")?;
+        }
+        serde_json::to_writer(&mut *out, turn).map_err(std::io::Error::other)?;
+        self.turns += 1;
+        Ok(())
+    }
+
+    /// The end of the document; flushes and closes the file. Returns the bytes written to disk.
+    pub fn finish(&mut self, final_state: &FinalState, result: &MatchResult) -> std::io::Result<u64> {
+        {
+            let out = self.sink()?;
+            out.write_all(b"],\"final\":")?;
+            serde_json::to_writer(&mut *out, final_state).map_err(std::io::Error::other)?;
+            out.write_all(b",\"result\":")?;
+            serde_json::to_writer(&mut *out, result).map_err(std::io::Error::other)?;
+            out.write_all(b"}")?;
+        }
+        let file = match self.sink.take().expect("checked by sink()") {
+            Sink::Plain(w) => w,
+            Sink::Gzip(w) => w.finish()?,
+        };
+        let file = file.into_inner().map_err(|e| e.into_error())?;
+        Ok(file.metadata()?.len())
+    }
+}
+
+/// The fields of [`Replay`] before `turns`, in its order, for [`ReplayWriter::head`].
+#[derive(serde::Serialize)]
+struct ReplayHead<'a> {
+    format: &'a str,
+    version: u32,
+    engine: &'a str,
+    map: &'a gbely_world::replay::MapRecord,
+    mode: &'a str,
+    rounds: u32,
+    seats: &'a [gbely_world::replay::SeatRecord],
 }
 
 /// The state of every cell at one moment.
@@ -269,7 +380,9 @@ pub fn verify(replay: &Replay) -> Result<Verified, Mismatch> {
     if let Some(e) = first {
         return Err(e);
     }
-    if played != replay.turns.len() || !m.is_over() {
+    // A match stopped by Ctrl-C ends after its last recorded round without being over.
+    let interrupted = replay.result.ended_by == crate::game::INTERRUPTED && !m.is_over();
+    if played != replay.turns.len() || !(m.is_over() || interrupted) {
         let ended = if m.is_over() { format!("ends after round {}", m.round()) } else { "is not over".to_string() };
         return Err(mismatch(
             None,
@@ -296,7 +409,10 @@ pub fn verify(replay: &Replay) -> Result<Verified, Mismatch> {
         ));
     }
     let names: Vec<String> = replay.seats.iter().map(|s| s.name.clone()).collect();
-    let result = crate::game::match_result(&m, &names);
+    let mut result = crate::game::match_result(&m, &names);
+    if interrupted {
+        result.ended_by = crate::game::INTERRUPTED.to_string();
+    }
     if result != replay.result {
         return Err(mismatch(
             None,

@@ -193,11 +193,13 @@ impl std::fmt::Debug for PlaySetup {
     }
 }
 
-/// Builds one player per `(spec, display name)`, process agents logging into `run_dir`.
+/// Builds one player per `(spec, display name)`, process agents logging into `run_dir`, each
+/// working in its own folder `run_dir/.seatK`.
 pub fn build_players(
     specs: &[(String, String)],
     run_dir: &Path,
     limit: Option<Duration>,
+    memory_limit: Option<u64>,
     py: &str,
 ) -> Result<PlaySetup> {
     let mut players: Vec<Box<dyn Player>> = Vec::new();
@@ -210,11 +212,9 @@ pub fn build_players(
             }
             AgentSpec::Process(cmd) => {
                 let log = run_dir.join(format!("seat{seat}-{}.log", file_stem(spec)));
-                let cfg = ProcessConfig {
-                    time_limit: limit,
-                    work_dir: run_dir.join(format!(".seat{seat}")),
-                    log: log.clone(),
-                };
+                let mut cfg = ProcessConfig::new(run_dir.join(format!(".seat{seat}")), log.clone());
+                cfg.time_limit = limit;
+                cfg.memory_limit = memory_limit;
                 let p = ProcessPlayer::new(name.clone(), cmd, cfg)
                     .with_context(|| format!("preparing agent `{spec}` in {}", run_dir.display()))?;
                 players.push(Box::new(p));
@@ -246,6 +246,15 @@ pub fn result_json(map: &Map, rec: &GameRecord, replay: Option<&Path>, logs: &[O
                 "violations": violations,
                 "discarded": discarded,
                 "log": logs[s].as_ref().map(|p| p.display().to_string()),
+                "timing": rec.agents[s].map(|a| json!({
+                    "starts": a.starts,
+                    "answered_rounds": a.answered_rounds,
+                    "max_answer_seconds": a.max_answer_seconds,
+                    "cpu_seconds": a.cpu.run_seconds,
+                    "cpu_wait_seconds": a.cpu.wait_seconds,
+                    "max_cpu_wait_seconds": a.cpu.max_wait_seconds,
+                    "starved_rounds": a.cpu.starved_rounds,
+                })),
             })
         })
         .collect();
@@ -254,11 +263,45 @@ pub fn result_json(map: &Map, rec: &GameRecord, replay: Option<&Path>, logs: &[O
         "fingerprint": map.fingerprint(),
         "size": [map.width(), map.height()],
         "last_round": rec.last_round,
-        "ended_by": rec.end_reason.wire(),
+        "rounds_played": rec.rounds_played(),
+        "ended_by": rec.end_reason.map_or(crate::game::INTERRUPTED, |e| e.wire()),
         "council_fell": rec.council_fell,
         "sides": sides,
         "replay": replay.map(|p| p.display().to_string()),
+        "replay_error": rec.replay_written.as_ref().and_then(|w| w.as_ref().err()),
+        "fairness": fairness_notes(rec),
     })
+}
+
+/// Timed agent processes in this match, and the CPUs this machine offers.
+pub fn timed_agents(rec: &GameRecord) -> usize {
+    rec.agents.iter().flatten().filter(|a| a.timed).count()
+}
+
+/// What the runner saw of the competition for CPUs, for the summary: a warning when timed agents
+/// outnumber the cores, and each agent that waited for a CPU while its clock ran. The judgement
+/// itself is by wall time, as the judge's; these notes say when a violation may come from the
+/// machine rather than from the agent.
+pub fn fairness_notes(rec: &GameRecord) -> Vec<String> {
+    let mut notes = Vec::new();
+    let timed = timed_agents(rec);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if timed > cores {
+        notes.push(format!(
+            "{timed} timed agents share {cores} CPU cores: agents that think at the same time slow each other \
+             down (the judge gives each its own core); use --time-limit off or fewer agents for timing-sensitive tests"
+        ));
+    }
+    for (s, a) in rec.agents.iter().enumerate() {
+        let Some(a) = a else { continue };
+        if a.cpu.starved_rounds > 0 {
+            notes.push(format!(
+                "{}: waited for a CPU in {} round(s) (up to {:.2} s in one round, {:.2} s in all) while its clock ran",
+                rec.names[s], a.cpu.starved_rounds, a.cpu.max_wait_seconds, a.cpu.wait_seconds
+            ));
+        }
+    }
+    notes
 }
 
 /// A final map named on the command line: `seed:TEXT` / `final:TEXT` generate one, else a file.

@@ -25,11 +25,8 @@ struct Run {
 }
 
 fn run_agent(name: &str, command: AgentCommand, dir: &Path, rounds: u32, limit: f64) -> Run {
-    let cfg = ProcessConfig {
-        time_limit: Some(Duration::from_secs_f64(limit)),
-        work_dir: dir.join("work"),
-        log: dir.join("agent.log"),
-    };
+    let mut cfg = ProcessConfig::new(dir.join("work"), dir.join("agent.log"));
+    cfg.time_limit = Some(Duration::from_secs_f64(limit));
     let mut agent = ProcessPlayer::new(name, command, cfg).unwrap();
     let mut council = DecidePlayer::new("council", Council::new());
     let start = Instant::now();
@@ -127,7 +124,7 @@ fn an_agent_that_returns_garbage_is_unreadable_then_disqualified() {
     // The fourth violation disqualifies; the duel ends at the end of that round.
     assert_eq!(run.rec.outcome[0].disqualified, Some(4));
     assert_eq!(run.rec.outcome[0].score, None);
-    assert_eq!(run.rec.end_reason, EndReason::Disqualification);
+    assert_eq!(run.rec.end_reason, Some(EndReason::Disqualification));
     assert_eq!(run.rec.last_round, 4);
 }
 
@@ -251,11 +248,8 @@ fn python_and_rust_examples_play_identically() {
         let map = Arc::new(gbely_world::generate_duel("twins", 30, 30).unwrap());
         let dir = scratch(&format!("twins-{name}"));
         let path = std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../agents")).join(file);
-        let cfg = ProcessConfig {
-            time_limit: Some(Duration::from_secs(5)),
-            work_dir: dir.join("work"),
-            log: dir.join("agent.log"),
-        };
+        let mut cfg = ProcessConfig::new(dir.join("work"), dir.join("agent.log"));
+        cfg.time_limit = Some(Duration::from_secs(5));
         let mut py =
             ProcessPlayer::new("python", AgentCommand::Python { file: path, python: "python3".into() }, cfg).unwrap();
         let mut c = DecidePlayer::new("council", Council::new());

@@ -3,12 +3,12 @@
 
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use gbely_council::Council;
 use gbely_engine::game::{
-    match_result, play, DecidePlayer, PlayOptions, Player, PlayerAnswer, Recorder, ViolationKind,
+    match_result, play, play_to, DecidePlayer, PlayOptions, Player, PlayerAnswer, Recorder, ViolationKind,
 };
 use gbely_engine::protocol::{answer_from_value, parse_commands};
 use gbely_engine::sim::{Match, MatchConfig, RoundReport, SideInput};
@@ -312,8 +312,8 @@ struct CallablePlayer {
     ids: Arc<Vec<Py<PyString>>>,
     limit: Option<Duration>,
     pending: Option<PlayerAnswer>,
-    /// A KeyboardInterrupt or SystemExit inside the callable: the match is cut short.
-    abort: Option<PyErr>,
+    /// A KeyboardInterrupt or SystemExit inside a callable: the match stops and it is re-raised.
+    abort: Arc<Mutex<Option<PyErr>>>,
 }
 
 impl Player for CallablePlayer {
@@ -321,8 +321,8 @@ impl Player for CallablePlayer {
         self.name.clone()
     }
     fn begin(&mut self, obs: &Observation, _grid: &Grid) {
-        if self.abort.is_some() {
-            self.pending = Some(PlayerAnswer::Violation { kind: ViolationKind::Crash, detail: "interrupted".into() });
+        if gbely_engine::interrupt::requested() {
+            self.pending = Some(PlayerAnswer::Interrupted);
             return;
         }
         let answer = Python::with_gil(|py| {
@@ -338,8 +338,9 @@ impl Player for CallablePlayer {
                     if e.is_instance_of::<PyKeyboardInterrupt>(py)
                         || e.is_instance_of::<pyo3::exceptions::PySystemExit>(py)
                     {
-                        self.abort = Some(e);
-                        return PlayerAnswer::Violation { kind: ViolationKind::Crash, detail: "interrupted".into() };
+                        self.abort.lock().expect("not poisoned").get_or_insert(e);
+                        gbely_engine::interrupt::request();
+                        return PlayerAnswer::Interrupted;
                     }
                     let ty = e.get_type(py).name().map(|n| n.to_string()).unwrap_or_else(|_| "an exception".into());
                     let detail = format!("decide raised {ty}: {}", e.value(py));
@@ -430,6 +431,15 @@ fn play_match(
         ))),
         None => PathBuf::new(),
     };
+    // The replay file is created first: an unwritable path fails before anyone plays.
+    let writer = replay
+        .as_ref()
+        .map(|path| {
+            gbely_engine::replays::ReplayWriter::create(path)
+                .map_err(|e| PyOSError::new_err(format!("cannot write the replay {}: {e}", path.display())))
+        })
+        .transpose()?;
+    let abort: Arc<Mutex<Option<PyErr>>> = Arc::new(Mutex::new(None));
     let mut players: Vec<Box<dyn Player + Send>> = Vec::new();
     let mut logs = Vec::new();
     for (seat, (spec, a)) in specs.iter().zip(&agents).enumerate() {
@@ -446,21 +456,37 @@ fn play_match(
                     ids: ids.clone(),
                     limit,
                     pending: None,
-                    abort: None,
+                    abort: abort.clone(),
                 }));
                 logs.push(None);
             }
         }
     }
-    let record = replay.is_some();
-    let opts = PlayOptions { config: MatchConfig { rounds }, record };
+    let config = MatchConfig { rounds };
+    // Ctrl-C (or SIGTERM) stops the match: the engine's handler is chained before Python's, so
+    // the match ends cleanly (agents killed, the partial replay written) and Python then raises
+    // KeyboardInterrupt as usual.
+    let guard = gbely_engine::interrupt::Guard::install()
+        .map_err(|e| PyOSError::new_err(format!("cannot install the Ctrl-C handler: {e}")))?;
     let rec = py.allow_threads(|| {
         let mut refs: Vec<&mut dyn Player> = players.iter_mut().map(|p| p.as_mut() as &mut dyn Player).collect();
-        play(map.clone(), &mut refs, opts, &mut ())
+        match writer {
+            Some(w) => play_to(map.clone(), &mut refs, config, w, &mut ()),
+            None => play(map.clone(), &mut refs, PlayOptions { config, record: false }, &mut ()),
+        }
     });
-    if let Some(path) = &replay {
-        gbely_engine::replays::write_replay(path, rec.replay.as_ref().expect("recorded"))
-            .map_err(|e| PyOSError::new_err(format!("cannot write the replay {}: {e}", path.display())))?;
+    drop(players);
+    drop(guard);
+    if let Some(e) = abort.lock().expect("not poisoned").take() {
+        return Err(e);
+    }
+    if rec.interrupted() {
+        py.check_signals()?;
+        return Err(PyKeyboardInterrupt::new_err("the match was interrupted"));
+    }
+    if let Some(Err(e)) = &rec.replay_written {
+        let path = replay.as_ref().map_or(String::new(), |p| p.display().to_string());
+        return Err(PyOSError::new_err(format!("cannot write the replay {path}: {e}")));
     }
     let doc = runs::result_json(&map, &rec, replay.as_deref(), &logs);
     Ok(doc.to_string())
@@ -481,11 +507,8 @@ fn seat_player(
         runs::AgentSpec::Council => Ok((Box::new(DecidePlayer::new(name.to_string(), Council::new())), None)),
         runs::AgentSpec::Process(cmd) => {
             let log = run_dir.join(format!("seat{seat}-{}.log", runs::file_stem(spec)));
-            let cfg = gbely_engine::process::ProcessConfig {
-                time_limit: limit,
-                work_dir: run_dir.join(format!(".seat{seat}")),
-                log: log.clone(),
-            };
+            let mut cfg = gbely_engine::process::ProcessConfig::new(run_dir.join(format!(".seat{seat}")), log.clone());
+            cfg.time_limit = limit;
             let p = gbely_engine::process::ProcessPlayer::new(name.to_string(), cmd, cfg)
                 .map_err(|e| PyOSError::new_err(e.to_string()))?;
             Ok((Box::new(p), Some(log)))
@@ -595,7 +618,7 @@ impl PyMatch {
             PlayerAnswer::Violation { kind, detail } => {
                 (SideInput::Violation, Answer::Violation(Violation { kind: kind.wire().into(), detail }))
             }
-            PlayerAnswer::Commands(_) => unreachable!("answer_of gives raw lists"),
+            PlayerAnswer::Commands(_) | PlayerAnswer::Interrupted => unreachable!("answer_of gives raw lists"),
         });
         Ok(())
     }
@@ -687,7 +710,7 @@ impl PyMatch {
 
     /// Writes the replay of the rounds played so far.
     fn save_replay(&self, path: PathBuf) -> PyResult<()> {
-        let replay = self.recorder.clone().finish(&self.m, &self.names, match_result(&self.m, &self.names));
+        let replay = self.recorder.replay_so_far(&self.m, &self.names, match_result(&self.m, &self.names));
         gbely_engine::replays::write_replay(&path, &replay)
             .map(|_| ())
             .map_err(|e| PyOSError::new_err(format!("cannot write {}: {e}", path.display())))
