@@ -1,0 +1,140 @@
+//! The `gbely` command under stress (issue 10): Ctrl-C and SIGTERM, an unwritable replay path,
+//! a flooding agent under a memory limit. Nothing is left running, nothing is lost.
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("gbely-clirun-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn processes_with(marker: &str) -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+        .filter(|c| String::from_utf8_lossy(c).contains(marker))
+        .count()
+}
+
+/// Plays a slow agent, signals `gbely` after a few rounds; it must stop promptly with exit 130,
+/// no agent left, and a replay of the rounds played that reads and verifies.
+fn stop_with(signal: Signal) {
+    let dir = scratch(&format!("{signal:?}"));
+    let marker = format!("slowpoke_{}_{signal:?}", std::process::id());
+    let agent = dir.join(format!("{marker}.py"));
+    // Each round takes 0.3 s, and the agent keeps a child of its own busy.
+    std::fs::write(
+        &agent,
+        "import subprocess, time\nkid = None\ndef decide(stav):\n    global kid\n    if kid is None:\n        kid = subprocess.Popen(['sleep', '600'])\n    time.sleep(0.3)\n    return []\n",
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gbely"))
+        .args(["play", agent.to_str().unwrap(), "--map", "seed:stop", "--size", "16", "--time-limit", "5"])
+        .args(["--replay", "r.json", "--run-dir", "run"])
+        .current_dir(&dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2000));
+    assert!(child.try_wait().unwrap().is_none(), "still playing (150 rounds of 0.3 s)");
+    let sent = Instant::now();
+    kill(Pid::from_raw(child.id() as i32), signal).unwrap();
+    let status = child.wait().unwrap();
+    let took = sent.elapsed();
+    let (mut out, mut err) = (String::new(), String::new());
+    child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    assert_eq!(status.code(), Some(130), "{signal:?}: {out}{err}");
+    // The promise is "within a second"; the bound leaves room for a loaded CI machine.
+    assert!(took < Duration::from_secs(3), "{signal:?}: stopped after {took:?}");
+    assert!(out.contains("INTERRUPTED in round"), "{out}");
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(processes_with(&marker), 0, "{signal:?}: the agent is gone");
+    let replay = gbely_engine::replays::read_replay(&dir.join("r.json")).unwrap();
+    assert_eq!(replay.result.ended_by, "interrupted");
+    assert!(!replay.turns.is_empty() && replay.turns.len() < 150, "{} rounds", replay.turns.len());
+    let verify = Command::new(env!("CARGO_BIN_EXE_gbely"))
+        .args(["replay", "verify", "r.json"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(verify.status.code(), Some(0), "{}", text(&verify.stdout));
+}
+
+#[test]
+fn ctrl_c_stops_the_match_kills_the_agents_and_keeps_the_replay() {
+    stop_with(Signal::SIGINT);
+}
+
+#[test]
+fn sigterm_stops_the_match_like_ctrl_c() {
+    stop_with(Signal::SIGTERM);
+}
+
+#[test]
+fn an_unwritable_replay_path_fails_before_any_agent_starts() {
+    let dir = scratch("unwritable");
+    std::fs::write(dir.join("a-file"), "").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_gbely"))
+        .args(["play", "template", "--replay", "a-file/replay.json", "--run-dir", "run"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let err = text(&out.stderr);
+    assert!(err.contains("cannot write the replay to a-file/replay.json"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let logs: Vec<_> =
+        std::fs::read_dir(dir.join("run")).map(|d| d.flatten().map(|e| e.file_name()).collect()).unwrap_or_default();
+    assert!(logs.is_empty(), "no agent was prepared: {logs:?}");
+}
+
+/// An answer just under the 8 MiB cap every round, under `ulimit -v` 400 MB: the engine used to
+/// keep every raw answer for the replay and abort; now it streams the replay and ends normally.
+#[test]
+fn a_flooding_agent_cannot_exhaust_the_engines_memory() {
+    let dir = scratch("flood");
+    let agent = dir.join("flood.py");
+    std::fs::write(
+        &agent,
+        r#"import sys
+item = '{"typ":"FORTIFY","pole":"P00_00","investicia":1}'
+n = (8 * 1024 * 1024 - 64) // (len(item) + 1)
+line = ('{"prikazy":[' + ",".join([item] * n) + ']}\n').encode()
+out = sys.stdout.buffer
+for _ in sys.stdin.buffer:
+    out.write(line)
+    out.flush()
+"#,
+    )
+    .unwrap();
+    let gbely = env!("CARGO_BIN_EXE_gbely");
+    let script = format!(
+        "ulimit -v 400000; exec '{gbely}' play --agent-cmd 'python3 {}' --map seed:flood --size 20 --rounds 12 --time-limit 20 --replay r.json --json",
+        agent.display()
+    );
+    let out = Command::new("/bin/sh").arg("-c").arg(&script).current_dir(&dir).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["rounds_played"], 12);
+    assert_eq!(doc["sides"][0]["violations"].as_array().unwrap().len(), 0);
+    // Every command was read, and discarded for the reason SPEC §6.2 gives (P00_00 is not the agent's).
+    let per_round = (8 * 1024 * 1024 - 64) / (r#"{"typ":"FORTIFY","pole":"P00_00","investicia":1}"#.len() + 1);
+    assert_eq!(doc["sides"][0]["discarded"]["source_not_owned"], 12 * per_round);
+    let size = std::fs::metadata(dir.join("r.json")).unwrap().len();
+    assert!(size > 12 * 8_000_000, "the replay holds every answer ({size} bytes)");
+    let _ = std::fs::remove_dir_all(&dir);
+}
