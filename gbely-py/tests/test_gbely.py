@@ -237,3 +237,44 @@ def test_a_final_from_python_with_files_and_callables(tmp_path):
     gbely.Replay.load(tmp_path / "final.json.gz").verify()
     with pytest.raises(ValueError, match="1 to 8"):
         gbely.final([])
+
+
+SLOW_AGENT = "import time\ndef decide(stav):\n    time.sleep(0.3)\n    return []\n"
+
+
+@pytest.mark.parametrize("kind", ["file", "callable"])
+def test_ctrl_c_in_gbely_play_raises_keyboardinterrupt_and_keeps_the_replay(tmp_path, kind):
+    """Ctrl-C is never swallowed into a disqualification: the match stops, the agents are
+    killed, the replay of the rounds played is written (marked interrupted), and Python raises
+    KeyboardInterrupt as usual."""
+    (tmp_path / "slow_agent.py").write_text(SLOW_AGENT)
+    script = tmp_path / "run.py"
+    script.write_text(
+        "import sys, time, gbely\n"
+        "sys.path.insert(0, %r)\n"
+        "import slow_agent\n"
+        "agent = 'slow_agent.py' if sys.argv[1] == 'file' else slow_agent.decide\n"
+        "try:\n"
+        "    gbely.play(agent, 'template', map='seed:ki', size=16, replay='r.json', time_limit=5)\n"
+        "    print('FINISHED')\n"
+        "except KeyboardInterrupt:\n"
+        "    print('KeyboardInterrupt', flush=True)\n" % str(tmp_path)
+    )
+    child = subprocess.Popen([sys.executable, str(script), kind], cwd=tmp_path,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(2.5)
+    assert child.poll() is None, child.communicate()
+    sent = time.monotonic()
+    child.send_signal(2)  # SIGINT, as Ctrl-C in a terminal
+    out, err = child.communicate(timeout=30)
+    took = time.monotonic() - sent
+    assert "KeyboardInterrupt" in out, out + err
+    assert took < 3, took
+    replay = gbely.Replay.load(tmp_path / "r.json")
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["result"]["ended_by"] == "interrupted"
+    assert 0 < len(doc["turns"]) < 150
+    assert replay.verify() is None
+    # No agent process is left behind.
+    left = subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True, text=True).stdout.split()
+    assert [p for p in left if int(p) != child.pid] == []
