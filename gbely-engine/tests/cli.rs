@@ -251,3 +251,34 @@ fn a_final_of_agent_processes_prints_the_table() {
     let bad = gbely(&dir, &["final", "a.py", "b.py", "c.py", "d.py", "e.py", "f.py", "g.py", "h.py", "i.py"]);
     assert_eq!(bad.status.code(), Some(2));
 }
+
+/// Regression: a replay error printed its cause twice ("X: not a gbely replay (…): not a gbely
+/// replay (…)"), once in the message and once more from the error's source chain.
+#[test]
+fn replay_and_map_errors_say_their_cause_once() {
+    let dir = scratch("replay-errors");
+    std::fs::write(dir.join("notareplay.json"), "{\"a\": 1}\n").unwrap();
+    for cmd in ["show", "verify", "stats", "view"] {
+        let out = gbely(&dir, &["replay", cmd, "notareplay.json"]);
+        assert_eq!(out.status.code(), Some(1));
+        assert_eq!(text(&out.stderr), "gbely: error: notareplay.json: not a gbely replay (format `none`)\n", "{cmd}");
+    }
+    std::fs::write(dir.join("junk.json"), "{").unwrap();
+    std::fs::write(dir.join("binary.json"), [0x7b, 0xff, 0xfe, 0x00]).unwrap();
+    for (file, cause) in
+        [("junk.json", "not a replay: EOF"), ("binary.json", "not UTF-8"), ("missing.json", "No such file")]
+    {
+        let out = gbely(&dir, &["replay", "show", file]);
+        let e = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1));
+        assert_eq!(e.lines().count(), 1, "{e}");
+        assert!(e.starts_with(&format!("gbely: error: ")) && e.contains(file), "{e}");
+        assert_eq!(e.matches(cause).count(), 1, "`{cause}` once in {e}");
+    }
+    std::fs::write(dir.join("bad.map"), "gbely-map 1\nname x\nsize 3 3\nseat army P09_00\n").unwrap();
+    let out = gbely(&dir, &["map", "show", "bad.map"]);
+    assert_eq!(text(&out.stderr), "gbely: error: bad.map: line 4: seat base `P09_00` is not a cell of a 3×3 map\n");
+    let out = gbely(&dir, &["map", "show", "missing.map"]);
+    let e = text(&out.stderr);
+    assert_eq!((e.lines().count(), e.matches("No such file").count()), (1, 1), "{e}");
+}
