@@ -19,7 +19,7 @@ use crate::game::{play, DecidePlayer, GameRecord, Observer, PlayOptions, Player}
 use crate::process::{AgentCommand, ProcessConfig, ProcessPlayer};
 use crate::runs::{
     agent_name, build_players, check_spec, discard_digest, file_stem, final_seating, final_table, load_final_map,
-    load_map, python, result_json, time_limit, timestamp, unique_dir,
+    load_map, python, result_json, time_limit, timestamp, unique_dir, MAX_ROUNDS,
 };
 use crate::sim::{Match, MatchConfig, RoundReport};
 
@@ -113,12 +113,12 @@ struct PlayArgs {
 /// How a match is run and reported (shared by `play` and `final`).
 #[derive(Debug, Args)]
 struct RunArgs {
-    /// Rounds to play.
-    #[arg(long, default_value_t = constants::ROUNDS)]
+    /// Rounds to play: 1–100000.
+    #[arg(long, default_value_t = constants::ROUNDS, value_parser = rounds_parser())]
     rounds: u32,
-    /// Seconds per round for agent processes; `off` for no limit (debugging).
-    #[arg(long, default_value = "2", value_name = "SECONDS|off")]
-    time_limit: String,
+    /// Seconds per round for agent processes: more than 0, at most 3600; `off` for no limit (debugging).
+    #[arg(long, default_value = "2", value_name = "SECONDS|off", value_parser = parse_time_limit)]
+    time_limit: TimeLimit,
     /// The Python interpreter for agent files (default: $GBELY_PYTHON or python3).
     #[arg(long)]
     python: Option<String>,
@@ -140,6 +140,19 @@ struct RunArgs {
     /// A line per round on stderr: cells, units, captures, discarded commands, violations.
     #[arg(long, short = 'v')]
     verbose: bool,
+}
+
+/// `--rounds`: 1 to [`MAX_ROUNDS`] (the help texts say the same numbers).
+fn rounds_parser() -> clap::builder::RangedI64ValueParser<u32> {
+    clap::value_parser!(u32).range(1..=i64::from(MAX_ROUNDS))
+}
+
+/// A parsed `--time-limit`: `None` is no limit.
+#[derive(Clone, Copy, Debug)]
+struct TimeLimit(Option<std::time::Duration>);
+
+fn parse_time_limit(s: &str) -> Result<TimeLimit, String> {
+    time_limit(s).map(TimeLimit)
 }
 
 #[derive(Debug, Args)]
@@ -167,8 +180,8 @@ struct FinalArgs {
 struct CheckArgs {
     /// The agent file to check.
     agent: PathBuf,
-    /// Rounds of the test match against the Council.
-    #[arg(long, default_value_t = 30)]
+    /// Rounds of the test match against the Council: 1–100000.
+    #[arg(long, default_value_t = 30, value_parser = rounds_parser())]
     rounds: u32,
     /// The Python interpreter (default: $GBELY_PYTHON or python3).
     #[arg(long)]
@@ -261,6 +274,14 @@ pub fn run_code(args: Vec<OsString>) -> u8 {
     let cli = match Cli::try_parse_from(args) {
         Ok(c) => c,
         Err(e) => {
+            // A refused value (`--rounds 0`, `--time-limit 1e20`) is one line, like other errors;
+            // clap's other messages keep their usage lines and hints.
+            if e.kind() == clap::error::ErrorKind::ValueValidation {
+                let text = e.to_string();
+                let first = text.lines().next().unwrap_or_default();
+                eprintln!("gbely: {first}");
+                return exit::USAGE;
+            }
             let code = if e.use_stderr() { exit::USAGE } else { exit::OK };
             let _ = e.print();
             return code;
@@ -372,7 +393,7 @@ type SeatsRun = (GameRecord, Option<PathBuf>, Vec<Option<PathBuf>>);
 /// Plays a match of the given seats (`(spec, display name)` each) with the progress bar and
 /// per-round log, and writes its replay: the part `play` and `final` share.
 fn run_seats(map: &Arc<Map>, specs: &[(String, String)], run: &RunArgs, default_dir: &str) -> Result<SeatsRun> {
-    let limit = time_limit(&run.time_limit)?;
+    let limit = run.time_limit.0;
     let py = python(run.python.as_deref());
     let run_dir = match &run.run_dir {
         Some(d) => d.clone(),
@@ -414,7 +435,6 @@ fn cmd_play(a: PlayArgs) -> Result<u8> {
             map.seats().len()
         );
     }
-    time_limit(&a.run.time_limit)?;
     for spec in [&agent, &a.opponent] {
         check_spec(spec)?;
     }
@@ -494,7 +514,6 @@ fn cmd_final(a: FinalArgs) -> Result<u8> {
     if a.agents.len() > finalists {
         bail!("{} agents for {finalists} seats", a.agents.len());
     }
-    time_limit(&a.run.time_limit)?;
     let mut entries: Vec<String> = a.agents.clone();
     let fill = if a.fill == "self" { a.agents[0].clone() } else { a.fill.clone() };
     if fill == "council" {

@@ -130,17 +130,33 @@ pub fn resolve_agent(spec: &str, run_dir: &Path, seat: usize, py: &str) -> Resul
     }
 }
 
-pub fn time_limit(s: &str) -> Result<Option<Duration>> {
+/// The longest round time limit accepted: longer is a typo, not a setting (`off` has no limit).
+pub const MAX_TIME_LIMIT_S: f64 = 3600.0;
+
+/// The most rounds a match may be asked to play.
+pub const MAX_ROUNDS: u32 = 100_000;
+
+/// A `--time-limit` value: seconds (more than 0, at most [`MAX_TIME_LIMIT_S`]), or `off` / `none`
+/// for no limit. `0` is refused rather than read as "off": a zero limit is a mistake, not a wish.
+/// The error says what is accepted; the caller names the value.
+pub fn time_limit(s: &str) -> Result<Option<Duration>, String> {
     match s {
-        "off" | "none" | "0" => Ok(None),
+        "off" | "none" => Ok(None),
         _ => {
-            let secs: f64 =
-                s.parse().map_err(|_| anyhow!("bad --time-limit `{s}`: seconds (e.g. 2 or 0.5) or `off`"))?;
-            if !(secs.is_finite() && secs > 0.0) {
-                bail!("bad --time-limit `{s}`: must be a positive number of seconds, or `off`");
-            }
-            Ok(Some(Duration::from_secs_f64(secs)))
+            let secs: f64 = s.trim().parse().map_err(|_| TIME_LIMIT_RANGE.to_string())?;
+            time_limit_seconds(secs).map(Some)
         }
+    }
+}
+
+const TIME_LIMIT_RANGE: &str = "seconds more than 0 and at most 3600 (e.g. 2 or 0.5), or `off` for no limit";
+
+/// A round time limit in seconds: more than 0 and at most [`MAX_TIME_LIMIT_S`].
+pub fn time_limit_seconds(secs: f64) -> Result<Duration, String> {
+    if secs.is_finite() && secs > 0.0 && secs <= MAX_TIME_LIMIT_S {
+        Ok(Duration::from_secs_f64(secs))
+    } else {
+        Err(TIME_LIMIT_RANGE.to_string())
     }
 }
 

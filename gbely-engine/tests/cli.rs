@@ -282,3 +282,38 @@ fn replay_and_map_errors_say_their_cause_once() {
     let e = text(&out.stderr);
     assert_eq!((e.lines().count(), e.matches("No such file").count()), (1, 1), "{e}");
 }
+
+/// Regression: `--time-limit 1e20` panicked, `0` silently meant "no limit", `--rounds 0` played
+/// nothing. Each is refused with one line, exit 2, before anything is written.
+#[test]
+fn time_limits_and_rounds_out_of_range_are_refused_in_one_line() {
+    let dir = scratch("ranges");
+    for v in ["0", "-1", "1e20", "nan", "inf", "3600.5", "abc"] {
+        let arg = format!("--time-limit={v}");
+        for args in [vec!["play", "council", "--rounds", "1"], vec!["final", "template", "--size", "40"]] {
+            let out = gbely(&dir, &[&args[..], &[arg.as_str(), "-q"]].concat());
+            let e = text(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{args:?} {arg}: {e}");
+            assert_eq!(e.lines().count(), 1, "{e}");
+            assert!(e.starts_with("gbely: error: ") && e.contains(&format!("'{v}'")), "{e}");
+            assert!(e.contains("at most 3600") && e.contains("`off`"), "{e}");
+        }
+    }
+    for v in ["0", "100001"] {
+        for args in [vec!["play", "council"], vec!["final", "template"], vec!["check", "x.py"]] {
+            let out = gbely(&dir, &[&args[..], &["--rounds", v]].concat());
+            let e = text(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{args:?} {v}: {e}");
+            assert_eq!(e.lines().count(), 1, "{e}");
+            assert!(e.contains("--rounds") && e.contains("1..=100000"), "{e}");
+        }
+    }
+    assert!(!dir.join("gbely-runs").exists(), "nothing written for a refused command line");
+    // The bounds are in the help; `off`, `none` and the largest values are accepted.
+    let help = text(&gbely(&dir, &["play", "--help"]).stdout);
+    assert!(help.contains("1–100000") && help.contains("at most 3600"), "{help}");
+    for limit in ["off", "none", "3600", "0.25"] {
+        let out = gbely(&dir, &["play", "council", "--rounds", "2", "--time-limit", limit, "-q", "--no-replay"]);
+        assert_eq!(out.status.code(), Some(0), "{limit}: {}", text(&out.stderr));
+    }
+}
