@@ -81,9 +81,19 @@ pub enum AgentSpec {
     Process(AgentCommand),
 }
 
-/// Refuses a spec naming a file that is not there, before anything is written.
+/// Refuses a spec naming a file that is not there, or a `cmd:` command whose program cannot be
+/// run, before anything is written: the match would only end in a disqualification.
 pub fn check_spec(spec: &str) -> Result<()> {
-    if spec == "council" || spec == "template" || spec == "expander" || spec.starts_with("cmd:") {
+    if let Some(cmd) = spec.strip_prefix("cmd:") {
+        if cmd.trim().is_empty() {
+            bail!("`cmd:` needs a command, e.g. cmd:\"./my_agent --fast\"");
+        }
+        if let Some(program) = command_program(cmd) {
+            check_program(&program).map_err(|why| anyhow!("agent `{spec}`: {why}"))?;
+        }
+        return Ok(());
+    }
+    if spec == "council" || spec == "template" || spec == "expander" {
         return Ok(());
     }
     let path = Path::new(spec);
@@ -94,6 +104,80 @@ pub fn check_spec(spec: &str) -> Result<()> {
         bail!("agent `{spec}` is a folder, not a file");
     }
     Ok(())
+}
+
+/// The program a `cmd:` command runs (it is run as `/bin/sh -c "exec COMMAND"`): its first shell
+/// word with quotes and backslashes taken away. `None` when only the shell can tell (the word
+/// holds `$`, a backquote, a glob, a leading `~`, a bracket, or a quote that is not closed).
+pub fn command_program(cmd: &str) -> Option<String> {
+    let mut chars = cmd.trim_start().chars();
+    let mut word = String::new();
+    while let Some(c) = chars.next() {
+        match c {
+            ' ' | '\t' | '\n' | ';' | '&' | '|' | '<' | '>' => break,
+            '\'' => loop {
+                match chars.next()? {
+                    '\'' => break,
+                    x => word.push(x),
+                }
+            },
+            '"' => loop {
+                match chars.next()? {
+                    '"' => break,
+                    '$' | '`' => return None,
+                    '\\' => match chars.next()? {
+                        x @ ('"' | '\\' | '$' | '`') => word.push(x),
+                        '\n' => {}
+                        x => word.extend(['\\', x]),
+                    },
+                    x => word.push(x),
+                }
+            },
+            '\\' => match chars.next()? {
+                '\n' => {}
+                x => word.push(x),
+            },
+            '$' | '`' | '*' | '?' | '[' | '(' | ')' => return None,
+            '~' if word.is_empty() => return None,
+            x => word.push(x),
+        }
+    }
+    (!word.is_empty()).then_some(word)
+}
+
+/// Whether `program` can be started, as the shell would look for it: a name with a `/` is a path,
+/// any other name is searched in `PATH`. The error says what is wrong, naming the program.
+pub fn check_program(program: &str) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    let runnable = |p: &Path| -> Result<(), &'static str> {
+        let meta = std::fs::metadata(p).map_err(|_| "not found")?;
+        if meta.is_dir() {
+            Err("a folder, not a program")
+        } else if meta.permissions().mode() & 0o111 == 0 {
+            Err("not executable")
+        } else {
+            Ok(())
+        }
+    };
+    if program.contains('/') {
+        return runnable(Path::new(program)).map_err(|why| format!("program `{program}` is {why}"));
+    }
+    let Some(path) = std::env::var_os("PATH") else {
+        return Ok(()); // the shell's own default search path: let it look
+    };
+    let mut seen = None;
+    for dir in std::env::split_paths(&path) {
+        let dir = if dir.as_os_str().is_empty() { PathBuf::from(".") } else { dir };
+        match runnable(&dir.join(program)) {
+            Ok(()) => return Ok(()),
+            Err("not found") => {}
+            Err(why) => seen = seen.or(Some((dir, why))),
+        }
+    }
+    Err(match seen {
+        Some((dir, why)) => format!("program `{program}` is not in PATH ({} is {why})", dir.join(program).display()),
+        None => format!("program `{program}` is not found in PATH"),
+    })
 }
 
 pub fn resolve_agent(spec: &str, run_dir: &Path, seat: usize, py: &str) -> Result<AgentSpec> {

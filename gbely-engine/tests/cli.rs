@@ -317,3 +317,44 @@ fn time_limits_and_rounds_out_of_range_are_refused_in_one_line() {
         assert_eq!(out.status.code(), Some(0), "{limit}: {}", text(&out.stderr));
     }
 }
+
+/// Regression: a `cmd:` agent whose program is missing played a whole match and ended in a
+/// disqualification ("exit status 127"). It is refused before the match, in one line.
+#[test]
+fn a_command_agent_whose_program_cannot_run_is_refused_before_the_match() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("cmd-program");
+    std::fs::create_dir(dir.join("a folder")).unwrap();
+    std::fs::write(dir.join("plain.txt"), "not a program\n").unwrap();
+    let answer_all = "#!/bin/sh\nwhile read line; do echo '{\"prikazy\": []}'; done\n";
+    std::fs::write(dir.join("my agent"), answer_all).unwrap();
+    std::fs::set_permissions(dir.join("my agent"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let refused = [
+        ("no-such-program-gbely", "program `no-such-program-gbely` is not found in PATH"),
+        ("./missing --fast", "program `./missing` is not found"),
+        ("'./a folder' --fast", "program `./a folder` is a folder"),
+        ("./plain.txt", "program `./plain.txt` is not executable"),
+        ("\"./my\\ agent\"", "program `./my\\ agent` is not found"),
+    ];
+    for (cmd, why) in refused {
+        let spec = format!("cmd:{cmd}");
+        for args in [
+            vec!["play", "--agent-cmd", cmd],
+            vec!["play", "council", "--opponent", &spec],
+            vec!["final", &spec, "--size", "40"],
+            vec!["final", "template", "--fill", &spec, "--size", "40"],
+        ] {
+            let out = gbely(&dir, &[&args[..], &["--rounds", "5", "-q"]].concat());
+            let e = text(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{args:?}: {e}");
+            assert_eq!(e.lines().count(), 1, "{args:?}: {e}");
+            assert!(e.starts_with("gbely: error: ") && e.contains(why), "{args:?}: `{why}` not in {e}");
+        }
+    }
+    assert!(!dir.join("gbely-runs").exists(), "nothing written for a refused agent");
+    // Quotes and backslashes are read as the shell reads them; PATH programs are found.
+    for cmd in ["'./my agent' --fast", "./my\\ agent", "\"./my agent\"", "sh './my agent'", "false"] {
+        let out = gbely(&dir, &["play", "--agent-cmd", cmd, "--rounds", "2", "-q", "--no-replay"]);
+        assert_eq!(out.status.code(), Some(0), "{cmd}: {}", text(&out.stderr));
+    }
+}
