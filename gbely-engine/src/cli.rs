@@ -31,7 +31,7 @@ pub mod exit {
     pub const ERROR: u8 = 1;
     /// The command line itself is wrong.
     pub const USAGE: u8 = 2;
-    /// `play`: the (first) agent was disqualified.
+    /// `play`, `final`: your agent (the first one named) was disqualified.
     pub const DISQUALIFIED: u8 = 3;
     /// `check`: the submission would fail.
     pub const CHECK_FAILED: u8 = 4;
@@ -552,7 +552,9 @@ fn cmd_final(a: FinalArgs) -> Result<u8> {
     } else if !a.run.quiet {
         print_final(&map, &rec, replay_path.as_deref())?;
     }
-    Ok(exit::OK)
+    // The first agent named is the user's, wherever it was seated.
+    let mine = entry_of.iter().position(|&e| e == 0).expect("the first agent has a seat");
+    Ok(if rec.outcome[mine].disqualified.is_some() { exit::DISQUALIFIED } else { exit::OK })
 }
 
 fn print_final(map: &Map, rec: &GameRecord, replay: Option<&Path>) -> Result<()> {

@@ -358,3 +358,26 @@ fn a_command_agent_whose_program_cannot_run_is_refused_before_the_match() {
         assert_eq!(out.status.code(), Some(0), "{cmd}: {}", text(&out.stderr));
     }
 }
+
+/// Regression: `final` exited 0 when the user's agent (the first one named) was disqualified;
+/// `play` exits 3 then, and so does `final` now, wherever that agent was seated.
+#[test]
+fn a_final_exits_3_when_the_first_agent_is_disqualified() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("final-dq");
+    std::fs::write(dir.join("idle.sh"), "#!/bin/sh\nwhile read line; do echo '{\"prikazy\": []}'; done\n").unwrap();
+    std::fs::set_permissions(dir.join("idle.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let quick = ["--size", "40", "--rounds", "5", "--no-replay", "--json"];
+    // `false` exits at once: a violation every round, disqualified at the fourth (round 3).
+    for seat in ["0", "5"] {
+        let out =
+            gbely(&dir, &[&["final", "cmd:false", "--fill", "cmd:./idle.sh", "--seat", seat], &quick[..]].concat());
+        assert_eq!(out.status.code(), Some(3), "seat {seat}: {}", text(&out.stderr));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let mine = doc["table"].as_array().unwrap().iter().find(|r| r["name"] == "false").unwrap().clone();
+        assert_eq!((mine["seat"].to_string(), mine["disqualified"].clone()), (seat.to_string(), true.into()));
+    }
+    // Disqualified fills do not change the exit code.
+    let out = gbely(&dir, &[&["final", "cmd:./idle.sh", "--fill", "cmd:false"], &quick[..]].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}
