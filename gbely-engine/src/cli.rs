@@ -18,8 +18,8 @@ use serde_json::json;
 use crate::game::{play, DecidePlayer, GameRecord, Observer, PlayOptions, Player};
 use crate::process::{AgentCommand, ProcessConfig, ProcessPlayer};
 use crate::runs::{
-    agent_name, build_players, check_spec, discard_digest, file_stem, final_seating, final_table, load_final_map,
-    load_map, python, result_json, time_limit, timestamp, unique_dir, MAX_ROUNDS,
+    agent_name, build_players, check_spec, discard_digest, file_stem, final_seating, final_table, is_python_agent,
+    load_final_map, load_map, python, resolve_python, result_json, time_limit, timestamp, unique_dir, MAX_ROUNDS,
 };
 use crate::sim::{Match, MatchConfig, RoundReport};
 
@@ -387,20 +387,27 @@ fn share(score: Option<f64>) -> String {
     score.map_or("disqualified".into(), |s| format!("{s:.2} %"))
 }
 
-/// What [`run_seats`] leaves: the record, the replay's path, the agents' logs.
-type SeatsRun = (GameRecord, Option<PathBuf>, Vec<Option<PathBuf>>);
+/// What [`run_seats`] leaves.
+struct SeatsRun {
+    rec: GameRecord,
+    replay: Option<PathBuf>,
+    logs: Vec<Option<PathBuf>>,
+    /// The interpreter the Python agents ran with, when some seat was one.
+    python: Option<String>,
+}
 
 /// Plays a match of the given seats (`(spec, display name)` each) with the progress bar and
 /// per-round log, and writes its replay: the part `play` and `final` share.
 fn run_seats(map: &Arc<Map>, specs: &[(String, String)], run: &RunArgs, default_dir: &str) -> Result<SeatsRun> {
     let limit = run.time_limit.0;
     let py = python(run.python.as_deref());
+    let py = if specs.iter().any(|(s, _)| is_python_agent(s)) { Some(resolve_python(&py)?) } else { None };
     let run_dir = match &run.run_dir {
         Some(d) => d.clone(),
         None => unique_dir(PathBuf::from("gbely-runs").join(default_dir)),
     };
     std::fs::create_dir_all(&run_dir).with_context(|| format!("cannot create the run folder {}", run_dir.display()))?;
-    let mut setup = build_players(specs, &run_dir, limit, &py)?;
+    let mut setup = build_players(specs, &run_dir, limit, py.as_deref().unwrap_or("python3"))?;
     let show = !run.quiet && !run.json;
     let mut progress = Progress { bar: progress_bar(run.rounds, show), verbose: run.verbose };
     let record = !run.no_replay;
@@ -418,7 +425,7 @@ fn run_seats(map: &Arc<Map>, specs: &[(String, String)], run: &RunArgs, default_
     } else {
         None
     };
-    Ok((rec, replay_path, setup.logs))
+    Ok(SeatsRun { rec, replay: replay_path, logs: setup.logs, python: py })
 }
 
 fn cmd_play(a: PlayArgs) -> Result<u8> {
@@ -443,14 +450,15 @@ fn cmd_play(a: PlayArgs) -> Result<u8> {
     let names =
         if names[0] == names[1] { [format!("{} (seat 0)", names[0]), format!("{} (seat 1)", names[1])] } else { names };
     let specs = [(agent.clone(), names[0].clone()), (a.opponent.clone(), names[1].clone())];
-    let (rec, replay_path, logs) = run_seats(&map, &specs, &a.run, &default_dir)?;
+    let SeatsRun { rec, replay: replay_path, logs, python } = run_seats(&map, &specs, &a.run, &default_dir)?;
     if a.run.json {
-        let doc = result_json(&map, &rec, replay_path.as_deref(), &logs);
+        let mut doc = result_json(&map, &rec, replay_path.as_deref(), &logs);
+        doc["python"] = json!(python);
         let mut out = std::io::stdout().lock();
         serde_json::to_writer(&mut out, &doc)?;
         writeln!(out)?;
     } else if !a.run.quiet {
-        print_summary(&map, &rec, replay_path.as_deref(), &logs)?;
+        print_summary(&map, &rec, replay_path.as_deref(), &logs, python.as_deref())?;
     }
     Ok(if rec.outcome[0].disqualified.is_some() { exit::DISQUALIFIED } else { exit::OK })
 }
@@ -464,7 +472,13 @@ fn headline(map: &Map, rec: &GameRecord) -> String {
     format!("on {} ({}×{}), {} rounds played ({how})", map.name(), map.width(), map.height(), rec.last_round + 1)
 }
 
-fn print_summary(map: &Map, rec: &GameRecord, replay: Option<&Path>, logs: &[Option<PathBuf>]) -> Result<()> {
+fn print_summary(
+    map: &Map,
+    rec: &GameRecord,
+    replay: Option<&Path>,
+    logs: &[Option<PathBuf>],
+    python: Option<&str>,
+) -> Result<()> {
     let mut out = std::io::stdout().lock();
     let width = rec.names.iter().map(|n| n.chars().count()).max().unwrap_or(8).max(8);
     writeln!(out, "{} vs {} {}", rec.names[0], rec.names[1], headline(map, rec))?;
@@ -505,6 +519,9 @@ fn print_summary(map: &Map, rec: &GameRecord, replay: Option<&Path>, logs: &[Opt
             writeln!(out, "  log of {}: {}", rec.names[s], l.display())?;
         }
     }
+    if let Some(py) = python {
+        writeln!(out, "  python: {py}")?;
+    }
     Ok(())
 }
 
@@ -539,9 +556,10 @@ fn cmd_final(a: FinalArgs) -> Result<u8> {
     }
     specs.push(("council".into(), "council".into()));
     let default_dir = format!("{}-final-{}", timestamp(), file_stem(&a.agents[0]));
-    let (rec, replay_path, logs) = run_seats(&map, &specs, &a.run, &default_dir)?;
+    let SeatsRun { rec, replay: replay_path, logs, python } = run_seats(&map, &specs, &a.run, &default_dir)?;
     if a.run.json {
         let mut doc = result_json(&map, &rec, replay_path.as_deref(), &logs);
+        doc["python"] = json!(python);
         doc["table"] = json!(final_table(&map, &rec).iter().map(|r| json!({
             "rank": r.rank, "seat": r.seat, "class": r.class, "name": r.name, "share": r.share,
             "cells": r.cells, "tiebreak_round": r.tiebreak, "violations": r.violations, "disqualified": r.disqualified,
@@ -550,14 +568,14 @@ fn cmd_final(a: FinalArgs) -> Result<u8> {
         serde_json::to_writer(&mut out, &doc)?;
         writeln!(out)?;
     } else if !a.run.quiet {
-        print_final(&map, &rec, replay_path.as_deref())?;
+        print_final(&map, &rec, replay_path.as_deref(), python.as_deref())?;
     }
     // The first agent named is the user's, wherever it was seated.
     let mine = entry_of.iter().position(|&e| e == 0).expect("the first agent has a seat");
     Ok(if rec.outcome[mine].disqualified.is_some() { exit::DISQUALIFIED } else { exit::OK })
 }
 
-fn print_final(map: &Map, rec: &GameRecord, replay: Option<&Path>) -> Result<()> {
+fn print_final(map: &Map, rec: &GameRecord, replay: Option<&Path>, python: Option<&str>) -> Result<()> {
     let mut out = std::io::stdout().lock();
     let total = map.len() as f64;
     writeln!(out, "final {}", headline(map, rec))?;
@@ -607,6 +625,9 @@ fn print_final(map: &Map, rec: &GameRecord, replay: Option<&Path>) -> Result<()>
     }
     if let Some(p) = replay {
         writeln!(out, "  replay: {}   (gbely replay view {})", p.display(), p.display())?;
+    }
+    if let Some(py) = python {
+        writeln!(out, "  python: {py}")?;
     }
     Ok(())
 }
@@ -728,7 +749,7 @@ fn cmd_replay(cmd: ReplayCmd) -> Result<u8> {
 
 /// The submission check (`gbely check`).
 fn cmd_check(a: CheckArgs) -> Result<u8> {
-    let py = python(a.python.as_deref());
+    let py = resolve_python(&python(a.python.as_deref()))?;
     let mut problems: Vec<String> = Vec::new();
     let mut notes: Vec<String> = Vec::new();
     let path = &a.agent;

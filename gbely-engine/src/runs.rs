@@ -49,8 +49,30 @@ pub fn load_map(spec: &str, size: Option<&str>) -> Result<Map> {
     }
 }
 
+/// The Python interpreter the user named: `--python`, else `$GBELY_PYTHON`, else `python3`.
 pub fn python(given: Option<&str>) -> String {
     given.map(str::to_string).or_else(|| std::env::var("GBELY_PYTHON").ok()).unwrap_or_else(|| "python3".into())
+}
+
+/// The interpreter `python` names, resolved once to the executable it really runs
+/// (`sys.executable`). A version manager's shim (pyenv, asdf) is then not run again at every
+/// start of an agent, where its own start-up would count toward the agent's round. When the
+/// interpreter runs but does not say, its name is kept; when it cannot be run at all, that is
+/// the error, before any match.
+pub fn resolve_python(python: &str) -> Result<String> {
+    let out = std::process::Command::new(python)
+        .args(["-c", "import sys; print(sys.executable)"])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .map_err(|e| anyhow!("cannot run the Python interpreter `{python}`: {e} (set --python or GBELY_PYTHON)"))?;
+    let exe = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    Ok(if out.status.success() && !exe.is_empty() && Path::new(&exe).is_file() { exe } else { python.to_string() })
+}
+
+/// Whether an agent spec is run by the Python interpreter (an agent file, `template`, `expander`).
+pub fn is_python_agent(spec: &str) -> bool {
+    spec == "template" || spec == "expander" || (!spec.starts_with("cmd:") && spec.ends_with(".py"))
 }
 
 /// A short display name for an agent spec.

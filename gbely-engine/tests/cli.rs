@@ -381,3 +381,48 @@ fn a_final_exits_3_when_the_first_agent_is_disqualified() {
     let out = gbely(&dir, &[&["final", "cmd:./idle.sh", "--fill", "cmd:false"], &quick[..]].concat());
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 }
+
+/// The interpreter as Python itself names it (`sys.executable`).
+fn python_executable() -> String {
+    let out = Command::new("python3").args(["-c", "import sys; print(sys.executable)"]).output().expect("python3");
+    text(&out.stdout).trim().to_string()
+}
+
+/// A version manager's shim (like pyenv's) is run once per match to find the real interpreter,
+/// not at every start of an agent, where its start-up would count toward the agent's round.
+#[test]
+fn the_python_interpreter_is_resolved_once_and_named_in_the_summary() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("python-shim");
+    let shim = dir.join("shim-python");
+    std::fs::write(
+        &shim,
+        format!("#!/bin/sh\necho started >> '{}'\nexec python3 \"$@\"\n", dir.join("runs").display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // A violation every round: the agent is started four times before it is disqualified.
+    std::fs::write(dir.join("bad.py"), "def decide(stav):\n    return 'nonsense'\n").unwrap();
+    let out = gbely(&dir, &["play", "bad.py", "--python", shim.to_str().unwrap(), "--rounds", "6", "--no-replay"]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read_to_string(dir.join("runs")).unwrap().lines().count(), 1, "the shim ran once");
+    let s = text(&out.stdout);
+    assert!(s.contains(&format!("\n  python: {}\n", python_executable())), "{s}");
+    // In --json; absent when no seat is a Python agent (and then a bad --python does not matter).
+    let out = gbely(&dir, &["play", "template", "--rounds", "1", "--no-replay", "--json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["python"], python_executable());
+    let out = gbely(&dir, &["play", "council", "--python", "/no/python", "--rounds", "1", "--no-replay", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["python"], serde_json::Value::Null);
+    let out = gbely(&dir, &["play", "council", "--rounds", "1", "--no-replay"]);
+    assert!(!text(&out.stdout).contains("python:"), "{}", text(&out.stdout));
+    // An interpreter that cannot be run at all: one line, before the match.
+    let empty = scratch("python-missing");
+    let out = gbely(&empty, &["play", "template", "--python", "/no/python", "--rounds", "1"]);
+    let e = text(&out.stderr);
+    assert_eq!((out.status.code(), e.lines().count()), (Some(1), 1), "{e}");
+    assert!(e.contains("cannot run the Python interpreter `/no/python`"), "{e}");
+    assert!(!empty.join("gbely-runs").exists(), "{e}");
+}
