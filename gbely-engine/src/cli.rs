@@ -770,8 +770,25 @@ fn cmd_check(a: CheckArgs) -> Result<u8> {
     if let Some(err) = inspect.get("syntax_error").and_then(|v| v.as_str()) {
         problems.push(format!("the file does not parse: {err}"));
     }
-    if inspect.get("has_decide") != Some(&json!(true)) {
-        problems.push("the file defines no top-level function decide(stav)".into());
+    let mut warnings: Vec<String> = Vec::new();
+    match inspect.get("decide").filter(|d| !d.is_null()) {
+        None if inspect["syntax_error"].is_null() => {
+            problems.push("the file defines no top-level function decide(stav)".into());
+        }
+        None => {}
+        Some(d) => {
+            for other in d["maybe"].as_array().into_iter().flatten().filter_map(|m| m.as_str()) {
+                warnings.push(format!("on another branch: {other}"));
+            }
+            if let Some(p) = d["problem"].as_str() {
+                problems.push(p.to_string());
+            } else if d["kind"] == "assigned" {
+                warnings.push(format!(
+                    "decide (line {}) is assigned the result of an expression: the check cannot see that it is a function",
+                    d["line"]
+                ));
+            }
+        }
     }
     let foreign: Vec<String> = inspect
         .get("non_stdlib")
@@ -784,7 +801,17 @@ fn cmd_check(a: CheckArgs) -> Result<u8> {
             foreign.join(", ")
         ));
     }
+    let optional: Vec<&str> =
+        inspect["optional"].as_array().map(|l| l.iter().filter_map(|x| x.as_str()).collect()).unwrap_or_default();
+    if !optional.is_empty() {
+        warnings.push(format!(
+            "optional imports outside the standard library, guarded by try/except ImportError: {} \
+             (the judge will not have them: your fallback will run)",
+            optional.join(", ")
+        ));
+    }
     let mut timing = None;
+    let mut startup = None;
     let mut violations = Vec::new();
     if problems.is_empty() {
         let run_dir = unique_dir(PathBuf::from("gbely-runs").join(format!(
@@ -812,6 +839,11 @@ fn cmd_check(a: CheckArgs) -> Result<u8> {
         let p95 = times.get(((times.len() as f64 * 0.95).ceil() as usize).saturating_sub(1)).copied().unwrap_or(0.0);
         timing = Some((max, p95, times.len()));
         violations = rec.violations[0].clone();
+        // SPEC §8: the process starts just before its first observation, so the time to answer
+        // round 0 is the start-up (interpreter, imports, the first decide) the 2 s limit counts.
+        if !violations.iter().any(|(round, _, _)| *round == 0) {
+            startup = agent.stats.round_seconds.first().copied();
+        }
         for (round, kind, detail) in &violations {
             problems.push(format!("violation in round {round}: {} — {detail}", kind.wire()));
         }
@@ -830,7 +862,9 @@ fn cmd_check(a: CheckArgs) -> Result<u8> {
             "ok": ok,
             "problems": problems,
             "notes": notes,
+            "warnings": warnings,
             "decision_seconds": timing.map(|(max, p95, n)| json!({"max": max, "p95": p95, "rounds": n})),
+            "startup_seconds": startup,
             "violations": violations.len(),
         });
         println!("{doc}");
@@ -847,6 +881,12 @@ fn cmd_check(a: CheckArgs) -> Result<u8> {
                 constants::ROUND_TIME_LIMIT_S
             );
         }
+        if let Some(t) = startup {
+            println!("  start-up  {t:.3} s (counts toward round 0's {} s)", constants::ROUND_TIME_LIMIT_S);
+        }
+        for w in &warnings {
+            println!("  WARN  {w}");
+        }
         for p in &problems {
             println!("  FAIL  {p}");
         }
@@ -855,27 +895,116 @@ fn cmd_check(a: CheckArgs) -> Result<u8> {
     Ok(if ok { exit::OK } else { exit::CHECK_FAILED })
 }
 
+/// Reads the agent's syntax tree without running it (the structural part of `gbely check`).
+///
+/// `decide`: what the name is bound to at the end of the module, looking into the bodies of
+/// top-level `if`/`else`, `try`/`except`/`else`/`finally` and `with` blocks (branches are
+/// alternatives: when one gives a function, the others only warn). A function passes; so do a
+/// lambda and `decide = other_function` (callable, and the harness calls it like a function); a
+/// call, attribute or subscript passes with a warning (the source cannot say what it gives); any
+/// other value (`decide = 42`), a class or an `async def` fails.
+///
+/// Imports: a module outside the standard library fails, unless every import of it is inside a
+/// `try` whose handlers catch `ImportError` (or `ModuleNotFoundError`, `Exception`, a bare
+/// `except`): that is an optional import with a fallback, and only a warning.
 const INSPECT_PY: &str = r#"
 import ast, json, sys
+sys.setrecursionlimit(10000)
 path = sys.argv[1]
-out = {"has_decide": False, "imports": [], "non_stdlib": [], "syntax_error": None}
+out = {"decide": None, "non_stdlib": [], "optional": [], "syntax_error": None}
 try:
-    src = open(path, encoding="utf-8").read()
+    src = open(path, encoding="utf-8-sig").read()
     tree = ast.parse(src, filename=path)
-except (SyntaxError, UnicodeDecodeError, ValueError) as e:
+except (SyntaxError, UnicodeDecodeError, ValueError, RecursionError) as e:
     out["syntax_error"] = str(e)
     print(json.dumps(out)); sys.exit(0)
-names = set()
-for node in ast.walk(tree):
+
+TRY = (ast.Try,) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
+CATCHES = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
+
+def catches_import_error(handler):
+    t = handler.type
+    if t is None:
+        return True
+    for n in (t.elts if isinstance(t, ast.Tuple) else [t]):
+        if (isinstance(n, ast.Name) and n.id in CATCHES) or (isinstance(n, ast.Attribute) and n.attr in CATCHES):
+            return True
+    return False
+
+required, optional = set(), set()
+def imports(node, guarded):
     if isinstance(node, ast.Import):
-        names.update(a.name.split(".")[0] for a in node.names)
+        (optional if guarded else required).update(a.name.split(".")[0] for a in node.names)
     elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-        names.add(node.module.split(".")[0])
-out["has_decide"] = any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "decide" for n in tree.body) or \
-    any(isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "decide" for t in n.targets) for n in tree.body)
+        (optional if guarded else required).add(node.module.split(".")[0])
+    if isinstance(node, TRY):
+        inner = guarded or any(catches_import_error(h) for h in node.handlers)
+        for n in node.body:
+            imports(n, inner)
+        for n in node.handlers + node.orelse + node.finalbody:
+            imports(n, guarded)
+        return
+    for n in ast.iter_child_nodes(node):
+        imports(n, guarded)
+imports(tree, False)
+
+MAYBE_CALLABLE = (ast.Call, ast.Attribute, ast.Subscript, ast.IfExp, ast.NamedExpr)
+def binding(n):
+    """(line, kind, problem) when the statement binds `decide`, else None."""
+    if isinstance(n, ast.FunctionDef) and n.name == "decide":
+        return (n.lineno, "function", None)
+    if isinstance(n, ast.AsyncFunctionDef) and n.name == "decide":
+        return (n.lineno, "async", "decide (line %d) is an async function: the harness calls decide(stav) and needs the commands, not a coroutine" % n.lineno)
+    if isinstance(n, ast.ClassDef) and n.name == "decide":
+        return (n.lineno, "class", "decide (line %d) is a class, not a function decide(stav)" % n.lineno)
+    if isinstance(n, (ast.Import, ast.ImportFrom)):
+        if any((a.asname or a.name) == "decide" for a in n.names):
+            return (n.lineno, "imported", None)
+        return None
+    if isinstance(n, (ast.Assign, ast.AnnAssign)) and getattr(n, "value", None) is not None:
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+        if any(isinstance(t, ast.Name) and t.id == "decide" for t in targets):
+            v = n.value
+            if isinstance(v, ast.Lambda):
+                return (n.lineno, "lambda", None)
+            if isinstance(v, ast.Name):
+                return (n.lineno, "alias", None)
+            if isinstance(v, MAYBE_CALLABLE):
+                return (n.lineno, "assigned", None)
+            return (n.lineno, "value", "decide (line %d) is assigned a value (%s), not a function: define def decide(stav): at the top level" % (n.lineno, type(v).__name__))
+    return None
+
+# What `decide` may be bound to after a block: a set of bindings, None for "not bound".
+# Branches (if/else, try/except) are alternatives; statements in a row replace each other.
+def scan(body, cur):
+    for n in body:
+        b = binding(n)
+        if b is not None:
+            cur = {b}
+        elif isinstance(n, ast.If):
+            cur = scan(n.body, cur) | scan(n.orelse, cur)
+        elif isinstance(n, TRY):
+            after = scan(n.orelse, scan(n.body, cur))
+            for h in n.handlers:
+                after = after | scan(h.body, cur | scan(n.body, cur))
+            cur = scan(n.finalbody, after)
+        elif isinstance(n, (ast.With, ast.AsyncWith)):
+            cur = scan(n.body, cur)
+    return cur
+final = scan(tree.body, {None})
+good = sorted(b for b in final if b is not None and b[2] is None)
+bad = sorted(b for b in final if b is not None and b[2] is not None)
+if good:
+    line, kind, _ = good[-1]
+    other = [b[2] for b in bad] + (["decide is not defined at all"] if None in final else [])
+    out["decide"] = {"line": line, "kind": kind, "problem": None, "maybe": other}
+elif bad:
+    line, kind, problem = bad[-1]
+    out["decide"] = {"line": line, "kind": kind, "problem": problem, "maybe": []}
 std = set(getattr(sys, "stdlib_module_names", ())) | set(sys.builtin_module_names) | {"pravidla", "__future__"}
-out["imports"] = sorted(names)
-out["non_stdlib"] = sorted(n for n in names if n not in std) if std else []
+if std:
+    out["non_stdlib"] = sorted(n for n in required if n not in std)
+    out["optional"] = sorted(n for n in optional - required if n not in std)
 print(json.dumps(out))
 "#;
 

@@ -426,3 +426,73 @@ fn the_python_interpreter_is_resolved_once_and_named_in_the_summary() {
     assert!(e.contains("cannot run the Python interpreter `/no/python`"), "{e}");
     assert!(!empty.join("gbely-runs").exists(), "{e}");
 }
+
+/// `gbely check` judges `decide` and the imports from the syntax tree, without running the
+/// module: a function under a top-level `if`/`try` passes, `decide = 42` fails, an optional
+/// import with an `except ImportError` fallback is a warning, not a failure.
+#[test]
+fn check_reads_decide_and_imports_from_the_syntax_tree() {
+    let dir = scratch("check-tree");
+    let files = [
+        ("guarded.py", "try:\n    import numpy\nexcept ImportError:\n    numpy = None\ndef decide(stav):\n    return []\n"),
+        (
+            "versioned.py",
+            "import sys\nif sys.version_info >= (3, 8):\n    def decide(stav):\n        return []\nelse:\n    raise SystemExit\n",
+        ),
+        ("in_try.py", "try:\n    def decide(stav):\n        return []\nfinally:\n    pass\n"),
+        ("lambda.py", "decide = lambda stav: []\n"),
+    ];
+    for (file, source) in files {
+        std::fs::write(dir.join(file), source).unwrap();
+        let out = gbely(&dir, &["check", file, "--rounds", "2"]);
+        let s = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{file}: {s}{}", text(&out.stderr));
+        assert!(s.contains("the submission passes the check"), "{file}: {s}");
+    }
+    let s = text(&gbely(&dir, &["check", "guarded.py", "--rounds", "2"]).stdout);
+    let warn = s.lines().find(|l| l.starts_with("  WARN  ")).unwrap_or_else(|| panic!("no warning in {s}"));
+    assert!(warn.contains("numpy") && warn.contains("ImportError"), "{warn}");
+
+    // Failures, found without running the module (it would leave a file behind).
+    let runs = "open('module-was-run', 'w').write('x')\n";
+    let failing = [
+        ("forty_two.py", format!("{runs}decide = 42\n"), "decide (line 2) is assigned a value"),
+        ("redefined.py", format!("{runs}def decide(stav):\n    return []\ndecide = None\n"), "line 4"),
+        ("async_decide.py", format!("{runs}async def decide(stav):\n    return []\n"), "async"),
+        (
+            "wrong_guard.py",
+            format!("{runs}try:\n    import numpy\nexcept ValueError:\n    pass\ndef decide(stav):\n    return []\n"),
+            "outside the standard library (the judge will not have them): numpy",
+        ),
+    ];
+    for (file, source, why) in failing {
+        std::fs::write(dir.join(file), source).unwrap();
+        let out = gbely(&dir, &["check", file, "--rounds", "2"]);
+        let s = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(4), "{file}: {s}");
+        let fail = s.lines().find(|l| l.starts_with("  FAIL  ")).unwrap_or_else(|| panic!("{file}: no FAIL in {s}"));
+        assert!(fail.contains(why), "{file}: `{why}` not in {fail}");
+        assert!(!dir.join("module-was-run").exists(), "{file}: the check ran the module");
+    }
+}
+
+/// SPEC §8: the agent starts just before its first observation, so its start-up counts toward
+/// round 0's 2 s. `check` reports it.
+#[test]
+fn check_reports_the_start_up_time() {
+    let dir = scratch("check-startup");
+    std::fs::write(dir.join("slow_import.py"), "import time\ntime.sleep(0.6)\ndef decide(stav):\n    return []\n")
+        .unwrap();
+    let out = gbely(&dir, &["check", "slow_import.py", "--rounds", "2"]);
+    let s = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{s}");
+    let line = s.lines().find(|l| l.starts_with("  start-up  ")).unwrap_or_else(|| panic!("{s}"));
+    assert!(line.ends_with(" s (counts toward round 0's 2 s)"), "{line}");
+    let secs: f64 = line["  start-up  ".len()..].split_whitespace().next().unwrap().parse().unwrap();
+    assert!((0.6..2.0).contains(&secs), "{line}");
+    let out = gbely(&dir, &["check", "slow_import.py", "--rounds", "2", "--json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let secs = doc["startup_seconds"].as_f64().unwrap();
+    assert!((0.6..2.0).contains(&secs), "{doc}");
+    assert_eq!(doc["warnings"], serde_json::json!([]));
+}
