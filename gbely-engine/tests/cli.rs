@@ -272,7 +272,7 @@ fn replay_and_map_errors_say_their_cause_once() {
         let e = text(&out.stderr);
         assert_eq!(out.status.code(), Some(1));
         assert_eq!(e.lines().count(), 1, "{e}");
-        assert!(e.starts_with(&format!("gbely: error: ")) && e.contains(file), "{e}");
+        assert!(e.starts_with("gbely: error: ") && e.contains(file), "{e}");
         assert_eq!(e.matches(cause).count(), 1, "`{cause}` once in {e}");
     }
     std::fs::write(dir.join("bad.map"), "gbely-map 1\nname x\nsize 3 3\nseat army P09_00\n").unwrap();
