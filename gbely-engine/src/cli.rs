@@ -20,7 +20,8 @@ use crate::process::{AgentCommand, ProcessConfig, ProcessPlayer};
 use crate::replays::ReplayWriter;
 use crate::runs::{
     agent_name, build_players, check_spec, discard_digest, fairness_notes, file_stem, final_seating, final_table,
-    load_final_map, load_map, python, result_json, time_limit, timestamp, unique_dir,
+    is_python_agent, load_final_map, load_map, python, resolve_python, result_json, time_limit, timestamp, unique_dir,
+    MAX_ROUNDS,
 };
 use crate::sim::{Match, MatchConfig, RoundReport};
 
@@ -32,7 +33,7 @@ pub mod exit {
     pub const ERROR: u8 = 1;
     /// The command line itself is wrong.
     pub const USAGE: u8 = 2;
-    /// `play`: the (first) agent was disqualified.
+    /// `play`, `final`: your agent (the first one named) was disqualified.
     pub const DISQUALIFIED: u8 = 3;
     /// `check`: the submission would fail.
     pub const CHECK_FAILED: u8 = 4;
@@ -117,12 +118,12 @@ struct PlayArgs {
 /// How a match is run and reported (shared by `play` and `final`).
 #[derive(Debug, Args)]
 struct RunArgs {
-    /// Rounds to play.
-    #[arg(long, default_value_t = constants::ROUNDS)]
+    /// Rounds to play: 1–100000.
+    #[arg(long, default_value_t = constants::ROUNDS, value_parser = rounds_parser())]
     rounds: u32,
-    /// Seconds per round for agent processes; `off` for no limit (debugging).
-    #[arg(long, default_value = "2", value_name = "SECONDS|off")]
-    time_limit: String,
+    /// Seconds per round for agent processes: more than 0, at most 3600; `off` for no limit (debugging).
+    #[arg(long, default_value = "2", value_name = "SECONDS|off", value_parser = parse_time_limit)]
+    time_limit: TimeLimit,
     /// The Python interpreter for agent files (default: $GBELY_PYTHON or python3).
     #[arg(long)]
     python: Option<String>,
@@ -147,6 +148,19 @@ struct RunArgs {
     /// A line per round on stderr: cells, units, captures, discarded commands, violations.
     #[arg(long, short = 'v')]
     verbose: bool,
+}
+
+/// `--rounds`: 1 to [`MAX_ROUNDS`] (the help texts say the same numbers).
+fn rounds_parser() -> clap::builder::RangedI64ValueParser<u32> {
+    clap::value_parser!(u32).range(1..=i64::from(MAX_ROUNDS))
+}
+
+/// A parsed `--time-limit`: `None` is no limit.
+#[derive(Clone, Copy, Debug)]
+struct TimeLimit(Option<std::time::Duration>);
+
+fn parse_time_limit(s: &str) -> Result<TimeLimit, String> {
+    time_limit(s).map(TimeLimit)
 }
 
 #[derive(Debug, Args)]
@@ -174,8 +188,8 @@ struct FinalArgs {
 struct CheckArgs {
     /// The agent file to check.
     agent: PathBuf,
-    /// Rounds of the test match against the Council.
-    #[arg(long, default_value_t = 30)]
+    /// Rounds of the test match against the Council: 1–100000.
+    #[arg(long, default_value_t = 30, value_parser = rounds_parser())]
     rounds: u32,
     /// The Python interpreter (default: $GBELY_PYTHON or python3).
     #[arg(long)]
@@ -282,6 +296,14 @@ pub fn run_code(args: Vec<OsString>) -> u8 {
     let cli = match Cli::try_parse_from(args) {
         Ok(c) => c,
         Err(e) => {
+            // A refused value (`--rounds 0`, `--time-limit 1e20`) is one line, like other errors;
+            // clap's other messages keep their usage lines and hints.
+            if e.kind() == clap::error::ErrorKind::ValueValidation {
+                let text = e.to_string();
+                let first = text.lines().next().unwrap_or_default();
+                eprintln!("gbely: {first}");
+                return exit::USAGE;
+            }
             let code = if e.use_stderr() { exit::USAGE } else { exit::OK };
             let _ = e.print();
             return code;
@@ -387,8 +409,14 @@ fn share(score: Option<f64>) -> String {
     score.map_or("disqualified".into(), |s| format!("{s:.2} %"))
 }
 
-/// What [`run_seats`] leaves: the record, the replay's path, the agents' logs.
-type SeatsRun = (GameRecord, Option<PathBuf>, Vec<Option<PathBuf>>);
+/// What [`run_seats`] leaves.
+struct SeatsRun {
+    rec: GameRecord,
+    replay: Option<PathBuf>,
+    logs: Vec<Option<PathBuf>>,
+    /// The interpreter the Python agents ran with, when some seat was one.
+    python: Option<String>,
+}
 
 /// Plays a match of the given seats (`(spec, display name)` each) with the progress bar and
 /// per-round log, streaming its replay to disk: the part `play` and `final` share.
@@ -397,8 +425,9 @@ type SeatsRun = (GameRecord, Option<PathBuf>, Vec<Option<PathBuf>>);
 /// or SIGTERM stops the match within [`crate::interrupt::POLL`] or so: agents killed, the replay
 /// of the rounds played closed and marked `interrupted`.
 fn run_seats(map: &Arc<Map>, specs: &[(String, String)], run: &RunArgs, default_dir: &str) -> Result<SeatsRun> {
-    let limit = time_limit(&run.time_limit)?;
+    let limit = run.time_limit.0;
     let py = python(run.python.as_deref());
+    let py = if specs.iter().any(|(s, _)| is_python_agent(s)) { Some(resolve_python(&py)?) } else { None };
     let run_dir = match &run.run_dir {
         Some(d) => d.clone(),
         None => unique_dir(PathBuf::from("gbely-runs").join(default_dir)),
@@ -413,7 +442,7 @@ fn run_seats(map: &Arc<Map>, specs: &[(String, String)], run: &RunArgs, default_
         Some(w)
     };
     let replay_path = writer.as_ref().map(|w| w.path().to_path_buf());
-    let mut setup = build_players(specs, &run_dir, limit, run.memory_limit.0, &py)?;
+    let mut setup = build_players(specs, &run_dir, limit, run.memory_limit.0, py.as_deref().unwrap_or("python3"))?;
     let show = !run.quiet && !run.json;
     let mut progress = Progress { bar: progress_bar(run.rounds, show), verbose: run.verbose };
     let config = MatchConfig { rounds: run.rounds };
@@ -435,7 +464,7 @@ fn run_seats(map: &Arc<Map>, specs: &[(String, String)], run: &RunArgs, default_
         eprintln!("gbely: warning: writing the replay failed: {e}");
     }
     let replay_path = replay_path.filter(|_| matches!(rec.replay_written, Some(Ok(_))));
-    Ok((rec, replay_path, setup.logs))
+    Ok(SeatsRun { rec, replay: replay_path, logs: setup.logs, python: py })
 }
 
 /// The exit code of a played match: interrupted, or the user's agent disqualified.
@@ -463,7 +492,6 @@ fn cmd_play(a: PlayArgs) -> Result<u8> {
             map.seats().len()
         );
     }
-    time_limit(&a.run.time_limit)?;
     for spec in [&agent, &a.opponent] {
         check_spec(spec)?;
     }
@@ -472,14 +500,15 @@ fn cmd_play(a: PlayArgs) -> Result<u8> {
     let names =
         if names[0] == names[1] { [format!("{} (seat 0)", names[0]), format!("{} (seat 1)", names[1])] } else { names };
     let specs = [(agent.clone(), names[0].clone()), (a.opponent.clone(), names[1].clone())];
-    let (rec, replay_path, logs) = run_seats(&map, &specs, &a.run, &default_dir)?;
+    let SeatsRun { rec, replay: replay_path, logs, python } = run_seats(&map, &specs, &a.run, &default_dir)?;
     if a.run.json {
-        let doc = result_json(&map, &rec, replay_path.as_deref(), &logs);
+        let mut doc = result_json(&map, &rec, replay_path.as_deref(), &logs);
+        doc["python"] = json!(python);
         let mut out = std::io::stdout().lock();
         serde_json::to_writer(&mut out, &doc)?;
         writeln!(out)?;
     } else if !a.run.quiet {
-        print_summary(&map, &rec, replay_path.as_deref(), &logs)?;
+        print_summary(&map, &rec, replay_path.as_deref(), &logs, python.as_deref())?;
     }
     Ok(match_exit(&rec, Some(0)))
 }
@@ -502,7 +531,13 @@ fn print_fairness(out: &mut impl Write, rec: &GameRecord) -> Result<()> {
     Ok(())
 }
 
-fn print_summary(map: &Map, rec: &GameRecord, replay: Option<&Path>, logs: &[Option<PathBuf>]) -> Result<()> {
+fn print_summary(
+    map: &Map,
+    rec: &GameRecord,
+    replay: Option<&Path>,
+    logs: &[Option<PathBuf>],
+    python: Option<&str>,
+) -> Result<()> {
     let mut out = std::io::stdout().lock();
     let width = rec.names.iter().map(|n| n.chars().count()).max().unwrap_or(8).max(8);
     writeln!(out, "{} vs {} {}", rec.names[0], rec.names[1], headline(map, rec))?;
@@ -545,6 +580,9 @@ fn print_summary(map: &Map, rec: &GameRecord, replay: Option<&Path>, logs: &[Opt
             writeln!(out, "  log of {}: {}", rec.names[s], l.display())?;
         }
     }
+    if let Some(py) = python {
+        writeln!(out, "  python: {py}")?;
+    }
     Ok(())
 }
 
@@ -554,7 +592,6 @@ fn cmd_final(a: FinalArgs) -> Result<u8> {
     if a.agents.len() > finalists {
         bail!("{} agents for {finalists} seats", a.agents.len());
     }
-    time_limit(&a.run.time_limit)?;
     let mut entries: Vec<String> = a.agents.clone();
     let fill = if a.fill == "self" { a.agents[0].clone() } else { a.fill.clone() };
     if fill == "council" {
@@ -580,9 +617,10 @@ fn cmd_final(a: FinalArgs) -> Result<u8> {
     }
     specs.push(("council".into(), "council".into()));
     let default_dir = format!("{}-final-{}", timestamp(), file_stem(&a.agents[0]));
-    let (rec, replay_path, logs) = run_seats(&map, &specs, &a.run, &default_dir)?;
+    let SeatsRun { rec, replay: replay_path, logs, python } = run_seats(&map, &specs, &a.run, &default_dir)?;
     if a.run.json {
         let mut doc = result_json(&map, &rec, replay_path.as_deref(), &logs);
+        doc["python"] = json!(python);
         doc["table"] = json!(final_table(&map, &rec).iter().map(|r| json!({
             "rank": r.rank, "seat": r.seat, "class": r.class, "name": r.name, "share": r.share,
             "cells": r.cells, "tiebreak_round": r.tiebreak, "violations": r.violations, "disqualified": r.disqualified,
@@ -591,12 +629,14 @@ fn cmd_final(a: FinalArgs) -> Result<u8> {
         serde_json::to_writer(&mut out, &doc)?;
         writeln!(out)?;
     } else if !a.run.quiet {
-        print_final(&map, &rec, replay_path.as_deref())?;
+        print_final(&map, &rec, replay_path.as_deref(), python.as_deref())?;
     }
-    Ok(match_exit(&rec, None))
+    // The first agent named is the user's, wherever it was seated.
+    let mine = entry_of.iter().position(|&e| e == 0).expect("the first agent has a seat");
+    Ok(match_exit(&rec, Some(mine)))
 }
 
-fn print_final(map: &Map, rec: &GameRecord, replay: Option<&Path>) -> Result<()> {
+fn print_final(map: &Map, rec: &GameRecord, replay: Option<&Path>, python: Option<&str>) -> Result<()> {
     let mut out = std::io::stdout().lock();
     let total = map.len() as f64;
     writeln!(out, "final {}", headline(map, rec))?;
@@ -653,6 +693,9 @@ fn print_final(map: &Map, rec: &GameRecord, replay: Option<&Path>) -> Result<()>
     print_fairness(&mut out, rec)?;
     if let Some(p) = replay {
         writeln!(out, "  replay: {}   (gbely replay view {})", p.display(), p.display())?;
+    }
+    if let Some(py) = python {
+        writeln!(out, "  python: {py}")?;
     }
     Ok(())
 }
@@ -774,7 +817,7 @@ fn cmd_replay(cmd: ReplayCmd) -> Result<u8> {
 
 /// The submission check (`gbely check`).
 fn cmd_check(a: CheckArgs) -> Result<u8> {
-    let py = python(a.python.as_deref());
+    let py = resolve_python(&python(a.python.as_deref()))?;
     let mut problems: Vec<String> = Vec::new();
     let mut notes: Vec<String> = Vec::new();
     let path = &a.agent;
@@ -795,8 +838,25 @@ fn cmd_check(a: CheckArgs) -> Result<u8> {
     if let Some(err) = inspect.get("syntax_error").and_then(|v| v.as_str()) {
         problems.push(format!("the file does not parse: {err}"));
     }
-    if inspect.get("has_decide") != Some(&json!(true)) {
-        problems.push("the file defines no top-level function decide(stav)".into());
+    let mut warnings: Vec<String> = Vec::new();
+    match inspect.get("decide").filter(|d| !d.is_null()) {
+        None if inspect["syntax_error"].is_null() => {
+            problems.push("the file defines no top-level function decide(stav)".into());
+        }
+        None => {}
+        Some(d) => {
+            for other in d["maybe"].as_array().into_iter().flatten().filter_map(|m| m.as_str()) {
+                warnings.push(format!("on another branch: {other}"));
+            }
+            if let Some(p) = d["problem"].as_str() {
+                problems.push(p.to_string());
+            } else if d["kind"] == "assigned" {
+                warnings.push(format!(
+                    "decide (line {}) is assigned the result of an expression: the check cannot see that it is a function",
+                    d["line"]
+                ));
+            }
+        }
     }
     let foreign: Vec<String> = inspect
         .get("non_stdlib")
@@ -809,7 +869,17 @@ fn cmd_check(a: CheckArgs) -> Result<u8> {
             foreign.join(", ")
         ));
     }
+    let optional: Vec<&str> =
+        inspect["optional"].as_array().map(|l| l.iter().filter_map(|x| x.as_str()).collect()).unwrap_or_default();
+    if !optional.is_empty() {
+        warnings.push(format!(
+            "optional imports outside the standard library, guarded by try/except ImportError: {} \
+             (the judge will not have them: your fallback will run)",
+            optional.join(", ")
+        ));
+    }
     let mut timing = None;
+    let mut startup = None;
     let mut violations = Vec::new();
     if problems.is_empty() {
         let run_dir = unique_dir(PathBuf::from("gbely-runs").join(format!(
@@ -838,6 +908,11 @@ fn cmd_check(a: CheckArgs) -> Result<u8> {
         let p95 = times.get(((times.len() as f64 * 0.95).ceil() as usize).saturating_sub(1)).copied().unwrap_or(0.0);
         timing = Some((max, p95, times.len()));
         violations = rec.violations[0].clone();
+        // SPEC §8: the process starts just before its first observation, so the time to answer
+        // round 0 is the start-up (interpreter, imports, the first decide) the 2 s limit counts.
+        if !violations.iter().any(|(round, _, _)| *round == 0) {
+            startup = agent.stats.round_seconds.first().copied();
+        }
         for (round, kind, detail) in &violations {
             problems.push(format!("violation in round {round}: {} — {detail}", kind.wire()));
         }
@@ -856,7 +931,9 @@ fn cmd_check(a: CheckArgs) -> Result<u8> {
             "ok": ok,
             "problems": problems,
             "notes": notes,
+            "warnings": warnings,
             "decision_seconds": timing.map(|(max, p95, n)| json!({"max": max, "p95": p95, "rounds": n})),
+            "startup_seconds": startup,
             "violations": violations.len(),
         });
         println!("{doc}");
@@ -873,6 +950,12 @@ fn cmd_check(a: CheckArgs) -> Result<u8> {
                 constants::ROUND_TIME_LIMIT_S
             );
         }
+        if let Some(t) = startup {
+            println!("  start-up  {t:.3} s (counts toward round 0's {} s)", constants::ROUND_TIME_LIMIT_S);
+        }
+        for w in &warnings {
+            println!("  WARN  {w}");
+        }
         for p in &problems {
             println!("  FAIL  {p}");
         }
@@ -881,27 +964,116 @@ fn cmd_check(a: CheckArgs) -> Result<u8> {
     Ok(if ok { exit::OK } else { exit::CHECK_FAILED })
 }
 
+/// Reads the agent's syntax tree without running it (the structural part of `gbely check`).
+///
+/// `decide`: what the name is bound to at the end of the module, looking into the bodies of
+/// top-level `if`/`else`, `try`/`except`/`else`/`finally` and `with` blocks (branches are
+/// alternatives: when one gives a function, the others only warn). A function passes; so do a
+/// lambda and `decide = other_function` (callable, and the harness calls it like a function); a
+/// call, attribute or subscript passes with a warning (the source cannot say what it gives); any
+/// other value (`decide = 42`), a class or an `async def` fails.
+///
+/// Imports: a module outside the standard library fails, unless every import of it is inside a
+/// `try` whose handlers catch `ImportError` (or `ModuleNotFoundError`, `Exception`, a bare
+/// `except`): that is an optional import with a fallback, and only a warning.
 const INSPECT_PY: &str = r#"
 import ast, json, sys
+sys.setrecursionlimit(10000)
 path = sys.argv[1]
-out = {"has_decide": False, "imports": [], "non_stdlib": [], "syntax_error": None}
+out = {"decide": None, "non_stdlib": [], "optional": [], "syntax_error": None}
 try:
-    src = open(path, encoding="utf-8").read()
+    src = open(path, encoding="utf-8-sig").read()
     tree = ast.parse(src, filename=path)
-except (SyntaxError, UnicodeDecodeError, ValueError) as e:
+except (SyntaxError, UnicodeDecodeError, ValueError, RecursionError) as e:
     out["syntax_error"] = str(e)
     print(json.dumps(out)); sys.exit(0)
-names = set()
-for node in ast.walk(tree):
+
+TRY = (ast.Try,) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
+CATCHES = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
+
+def catches_import_error(handler):
+    t = handler.type
+    if t is None:
+        return True
+    for n in (t.elts if isinstance(t, ast.Tuple) else [t]):
+        if (isinstance(n, ast.Name) and n.id in CATCHES) or (isinstance(n, ast.Attribute) and n.attr in CATCHES):
+            return True
+    return False
+
+required, optional = set(), set()
+def imports(node, guarded):
     if isinstance(node, ast.Import):
-        names.update(a.name.split(".")[0] for a in node.names)
+        (optional if guarded else required).update(a.name.split(".")[0] for a in node.names)
     elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-        names.add(node.module.split(".")[0])
-out["has_decide"] = any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "decide" for n in tree.body) or \
-    any(isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "decide" for t in n.targets) for n in tree.body)
+        (optional if guarded else required).add(node.module.split(".")[0])
+    if isinstance(node, TRY):
+        inner = guarded or any(catches_import_error(h) for h in node.handlers)
+        for n in node.body:
+            imports(n, inner)
+        for n in node.handlers + node.orelse + node.finalbody:
+            imports(n, guarded)
+        return
+    for n in ast.iter_child_nodes(node):
+        imports(n, guarded)
+imports(tree, False)
+
+MAYBE_CALLABLE = (ast.Call, ast.Attribute, ast.Subscript, ast.IfExp, ast.NamedExpr)
+def binding(n):
+    """(line, kind, problem) when the statement binds `decide`, else None."""
+    if isinstance(n, ast.FunctionDef) and n.name == "decide":
+        return (n.lineno, "function", None)
+    if isinstance(n, ast.AsyncFunctionDef) and n.name == "decide":
+        return (n.lineno, "async", "decide (line %d) is an async function: the harness calls decide(stav) and needs the commands, not a coroutine" % n.lineno)
+    if isinstance(n, ast.ClassDef) and n.name == "decide":
+        return (n.lineno, "class", "decide (line %d) is a class, not a function decide(stav)" % n.lineno)
+    if isinstance(n, (ast.Import, ast.ImportFrom)):
+        if any((a.asname or a.name) == "decide" for a in n.names):
+            return (n.lineno, "imported", None)
+        return None
+    if isinstance(n, (ast.Assign, ast.AnnAssign)) and getattr(n, "value", None) is not None:
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+        if any(isinstance(t, ast.Name) and t.id == "decide" for t in targets):
+            v = n.value
+            if isinstance(v, ast.Lambda):
+                return (n.lineno, "lambda", None)
+            if isinstance(v, ast.Name):
+                return (n.lineno, "alias", None)
+            if isinstance(v, MAYBE_CALLABLE):
+                return (n.lineno, "assigned", None)
+            return (n.lineno, "value", "decide (line %d) is assigned a value (%s), not a function: define def decide(stav): at the top level" % (n.lineno, type(v).__name__))
+    return None
+
+# What `decide` may be bound to after a block: a set of bindings, None for "not bound".
+# Branches (if/else, try/except) are alternatives; statements in a row replace each other.
+def scan(body, cur):
+    for n in body:
+        b = binding(n)
+        if b is not None:
+            cur = {b}
+        elif isinstance(n, ast.If):
+            cur = scan(n.body, cur) | scan(n.orelse, cur)
+        elif isinstance(n, TRY):
+            after = scan(n.orelse, scan(n.body, cur))
+            for h in n.handlers:
+                after = after | scan(h.body, cur | scan(n.body, cur))
+            cur = scan(n.finalbody, after)
+        elif isinstance(n, (ast.With, ast.AsyncWith)):
+            cur = scan(n.body, cur)
+    return cur
+final = scan(tree.body, {None})
+good = sorted(b for b in final if b is not None and b[2] is None)
+bad = sorted(b for b in final if b is not None and b[2] is not None)
+if good:
+    line, kind, _ = good[-1]
+    other = [b[2] for b in bad] + (["decide is not defined at all"] if None in final else [])
+    out["decide"] = {"line": line, "kind": kind, "problem": None, "maybe": other}
+elif bad:
+    line, kind, problem = bad[-1]
+    out["decide"] = {"line": line, "kind": kind, "problem": problem, "maybe": []}
 std = set(getattr(sys, "stdlib_module_names", ())) | set(sys.builtin_module_names) | {"pravidla", "__future__"}
-out["imports"] = sorted(names)
-out["non_stdlib"] = sorted(n for n in names if n not in std) if std else []
+if std:
+    out["non_stdlib"] = sorted(n for n in required if n not in std)
+    out["optional"] = sorted(n for n in optional - required if n not in std)
 print(json.dumps(out))
 "#;
 

@@ -17,12 +17,16 @@ use crate::sim::{Match, MatchConfig, RoundReport, SideInput};
 /// Largest replay accepted after decompression (a guard against a gzip bomb).
 pub const MAX_REPLAY_BYTES: u64 = 2 << 30;
 
+/// Why a replay file could not be read. The message already says the cause, so the cause is not
+/// also chained as a `source` (an error report walking the chain would print it twice).
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayFileError {
-    #[error("cannot read {path}: {source}")]
-    Io { path: String, source: std::io::Error },
-    #[error("{path}: {source}")]
-    Replay { path: String, source: ReplayError },
+    #[error("cannot read {path}: {error}")]
+    Io { path: String, error: std::io::Error },
+    #[error("{path}: {error}")]
+    Replay { path: String, error: ReplayError },
+    #[error("{path}: not a replay: not UTF-8 text ({error})")]
+    NotText { path: String, error: std::string::FromUtf8Error },
     #[error("{path}: larger than {MAX_REPLAY_BYTES} bytes uncompressed")]
     TooLarge { path: String },
 }
@@ -30,13 +34,13 @@ pub enum ReplayFileError {
 /// Reads a replay file, gzip-compressed (`.json.gz`) or not: the content decides, not the name.
 pub fn read_replay(path: &Path) -> Result<Replay, ReplayFileError> {
     let p = path.display().to_string();
-    let raw = std::fs::read(path).map_err(|source| ReplayFileError::Io { path: p.clone(), source })?;
+    let raw = std::fs::read(path).map_err(|error| ReplayFileError::Io { path: p.clone(), error })?;
     let text = if raw.starts_with(&[0x1f, 0x8b]) {
         let mut out = Vec::new();
         flate2::read::MultiGzDecoder::new(&raw[..])
             .take(MAX_REPLAY_BYTES + 1)
             .read_to_end(&mut out)
-            .map_err(|source| ReplayFileError::Io { path: p.clone(), source })?;
+            .map_err(|error| ReplayFileError::Io { path: p.clone(), error })?;
         if out.len() as u64 > MAX_REPLAY_BYTES {
             return Err(ReplayFileError::TooLarge { path: p });
         }
@@ -44,11 +48,8 @@ pub fn read_replay(path: &Path) -> Result<Replay, ReplayFileError> {
     } else {
         raw
     };
-    let text = String::from_utf8(text).map_err(|e| ReplayFileError::Replay {
-        path: p.clone(),
-        source: ReplayError::Format(format!("not UTF-8 text ({e})")),
-    })?;
-    Replay::from_json(&text).map_err(|source| ReplayFileError::Replay { path: p, source })
+    let text = String::from_utf8(text).map_err(|error| ReplayFileError::NotText { path: p.clone(), error })?;
+    Replay::from_json(&text).map_err(|error| ReplayFileError::Replay { path: p, error })
 }
 
 /// Writes a replay; a name ending in `.gz` is gzip-compressed. Returns the bytes written.

@@ -49,8 +49,30 @@ pub fn load_map(spec: &str, size: Option<&str>) -> Result<Map> {
     }
 }
 
+/// The Python interpreter the user named: `--python`, else `$GBELY_PYTHON`, else `python3`.
 pub fn python(given: Option<&str>) -> String {
     given.map(str::to_string).or_else(|| std::env::var("GBELY_PYTHON").ok()).unwrap_or_else(|| "python3".into())
+}
+
+/// The interpreter `python` names, resolved once to the executable it really runs
+/// (`sys.executable`). A version manager's shim (pyenv, asdf) is then not run again at every
+/// start of an agent, where its own start-up would count toward the agent's round. When the
+/// interpreter runs but does not say, its name is kept; when it cannot be run at all, that is
+/// the error, before any match.
+pub fn resolve_python(python: &str) -> Result<String> {
+    let out = std::process::Command::new(python)
+        .args(["-c", "import sys; print(sys.executable)"])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .map_err(|e| anyhow!("cannot run the Python interpreter `{python}`: {e} (set --python or GBELY_PYTHON)"))?;
+    let exe = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    Ok(if out.status.success() && !exe.is_empty() && Path::new(&exe).is_file() { exe } else { python.to_string() })
+}
+
+/// Whether an agent spec is run by the Python interpreter (an agent file, `template`, `expander`).
+pub fn is_python_agent(spec: &str) -> bool {
+    spec == "template" || spec == "expander" || (!spec.starts_with("cmd:") && spec.ends_with(".py"))
 }
 
 /// A short display name for an agent spec.
@@ -81,9 +103,19 @@ pub enum AgentSpec {
     Process(AgentCommand),
 }
 
-/// Refuses a spec naming a file that is not there, before anything is written.
+/// Refuses a spec naming a file that is not there, or a `cmd:` command whose program cannot be
+/// run, before anything is written: the match would only end in a disqualification.
 pub fn check_spec(spec: &str) -> Result<()> {
-    if spec == "council" || spec == "template" || spec == "expander" || spec.starts_with("cmd:") {
+    if let Some(cmd) = spec.strip_prefix("cmd:") {
+        if cmd.trim().is_empty() {
+            bail!("`cmd:` needs a command, e.g. cmd:\"./my_agent --fast\"");
+        }
+        if let Some(program) = command_program(cmd) {
+            check_program(&program).map_err(|why| anyhow!("agent `{spec}`: {why}"))?;
+        }
+        return Ok(());
+    }
+    if spec == "council" || spec == "template" || spec == "expander" {
         return Ok(());
     }
     let path = Path::new(spec);
@@ -96,6 +128,112 @@ pub fn check_spec(spec: &str) -> Result<()> {
     Ok(())
 }
 
+/// The program a `cmd:` command runs (it is run as `/bin/sh -c "exec COMMAND"`): its first shell
+/// word with quotes and backslashes taken away. `None` when only the shell can tell (the word
+/// holds `$`, a backquote, a glob, a leading `~`, a bracket, or a quote that is not closed).
+pub fn command_program(cmd: &str) -> Option<String> {
+    let mut chars = cmd.trim_start().chars();
+    let mut word = String::new();
+    while let Some(c) = chars.next() {
+        match c {
+            ' ' | '\t' | '\n' | ';' | '&' | '|' | '<' | '>' => break,
+            '\'' => loop {
+                match chars.next()? {
+                    '\'' => break,
+                    x => word.push(x),
+                }
+            },
+            '"' => loop {
+                match chars.next()? {
+                    '"' => break,
+                    '$' | '`' => return None,
+                    '\\' => match chars.next()? {
+                        x @ ('"' | '\\' | '$' | '`') => word.push(x),
+                        '\n' => {}
+                        x => word.extend(['\\', x]),
+                    },
+                    x => word.push(x),
+                }
+            },
+            '\\' => match chars.next()? {
+                '\n' => {}
+                x => word.push(x),
+            },
+            '$' | '`' | '*' | '?' | '[' | '(' | ')' => return None,
+            '~' if word.is_empty() => return None,
+            x => word.push(x),
+        }
+    }
+    (!word.is_empty()).then_some(word)
+}
+
+/// Whether `program` can be started, as the shell would look for it: a name with a `/` is a path,
+/// any other name is searched in `PATH`. The error says what is wrong, naming the program.
+pub fn check_program(program: &str) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    let runnable = |p: &Path| -> Result<(), &'static str> {
+        let meta = std::fs::metadata(p).map_err(|_| "not found")?;
+        if meta.is_dir() {
+            Err("a folder, not a program")
+        } else if meta.permissions().mode() & 0o111 == 0 {
+            Err("not executable")
+        } else {
+            Ok(())
+        }
+    };
+    if program.contains('/') {
+        return runnable(Path::new(program)).map_err(|why| format!("program `{program}` is {why}"));
+    }
+    let Some(path) = std::env::var_os("PATH") else {
+        return Ok(()); // the shell's own default search path: let it look
+    };
+    let mut seen = None;
+    for dir in std::env::split_paths(&path) {
+        let dir = if dir.as_os_str().is_empty() { PathBuf::from(".") } else { dir };
+        match runnable(&dir.join(program)) {
+            Ok(()) => return Ok(()),
+            Err("not found") => {}
+            Err(why) => seen = seen.or(Some((dir, why))),
+        }
+    }
+    Err(match seen {
+        Some((dir, why)) => format!("program `{program}` is not in PATH ({} is {why})", dir.join(program).display()),
+        None => format!("program `{program}` is not found in PATH"),
+    })
+}
+
+/// A `cmd:` command made to work from the agent's own folder: each plain word (letters, digits
+/// and `_-.,/+=:@%`, not an option) that names an existing file or folder relative to `from`
+/// becomes its absolute path, quoted for the shell. Words with quotes, variables or other shell
+/// syntax are left as written. A first word without `/` is a program the shell finds in `PATH`,
+/// and stays as it is.
+pub fn absolute_words(cmd: &str, from: &Path) -> String {
+    let plain = |w: &str| w.chars().all(|c| c.is_ascii_alphanumeric() || "_-.,/+=:@%".contains(c));
+    let mut out = String::with_capacity(cmd.len());
+    let mut rest = cmd;
+    let mut first = true;
+    while !rest.is_empty() {
+        let start = rest.find(|c: char| !c.is_ascii_whitespace()).unwrap_or(rest.len());
+        out.push_str(&rest[..start]);
+        rest = &rest[start..];
+        let end = rest.find(|c: char| c.is_ascii_whitespace()).unwrap_or(rest.len());
+        let word = &rest[..end];
+        let candidate = from.join(word);
+        let program_in_path = first && !word.contains('/');
+        first &= word.is_empty();
+        if !word.is_empty() && !program_in_path && plain(word) && !word.starts_with(['-', '/']) && candidate.exists() {
+            let abs = candidate.to_string_lossy().replace('\'', "'\\''");
+            out.push('\'');
+            out.push_str(&abs);
+            out.push('\'');
+        } else {
+            out.push_str(word);
+        }
+        rest = &rest[end..];
+    }
+    out
+}
+
 pub fn resolve_agent(spec: &str, run_dir: &Path, seat: usize, py: &str) -> Result<AgentSpec> {
     if spec == "council" {
         return Ok(AgentSpec::Council);
@@ -104,6 +242,7 @@ pub fn resolve_agent(spec: &str, run_dir: &Path, seat: usize, py: &str) -> Resul
         if cmd.trim().is_empty() {
             bail!("`cmd:` needs a command, e.g. cmd:\"./my_agent --fast\"");
         }
+        let cmd = absolute_words(cmd, &std::env::current_dir()?);
         return Ok(AgentSpec::Process(AgentCommand::Exec {
             program: "/bin/sh".into(),
             args: vec!["-c".into(), format!("exec {cmd}")],
@@ -130,17 +269,33 @@ pub fn resolve_agent(spec: &str, run_dir: &Path, seat: usize, py: &str) -> Resul
     }
 }
 
-pub fn time_limit(s: &str) -> Result<Option<Duration>> {
+/// The longest round time limit accepted: longer is a typo, not a setting (`off` has no limit).
+pub const MAX_TIME_LIMIT_S: f64 = 3600.0;
+
+/// The most rounds a match may be asked to play.
+pub const MAX_ROUNDS: u32 = 100_000;
+
+/// A `--time-limit` value: seconds (more than 0, at most [`MAX_TIME_LIMIT_S`]), or `off` / `none`
+/// for no limit. `0` is refused rather than read as "off": a zero limit is a mistake, not a wish.
+/// The error says what is accepted; the caller names the value.
+pub fn time_limit(s: &str) -> Result<Option<Duration>, String> {
     match s {
-        "off" | "none" | "0" => Ok(None),
+        "off" | "none" => Ok(None),
         _ => {
-            let secs: f64 =
-                s.parse().map_err(|_| anyhow!("bad --time-limit `{s}`: seconds (e.g. 2 or 0.5) or `off`"))?;
-            if !(secs.is_finite() && secs > 0.0) {
-                bail!("bad --time-limit `{s}`: must be a positive number of seconds, or `off`");
-            }
-            Ok(Some(Duration::from_secs_f64(secs)))
+            let secs: f64 = s.trim().parse().map_err(|_| TIME_LIMIT_RANGE.to_string())?;
+            time_limit_seconds(secs).map(Some)
         }
+    }
+}
+
+const TIME_LIMIT_RANGE: &str = "seconds more than 0 and at most 3600 (e.g. 2 or 0.5), or `off` for no limit";
+
+/// A round time limit in seconds: more than 0 and at most [`MAX_TIME_LIMIT_S`].
+pub fn time_limit_seconds(secs: f64) -> Result<Duration, String> {
+    if secs.is_finite() && secs > 0.0 && secs <= MAX_TIME_LIMIT_S {
+        Ok(Duration::from_secs_f64(secs))
+    } else {
+        Err(TIME_LIMIT_RANGE.to_string())
     }
 }
 
@@ -416,4 +571,24 @@ pub fn final_table(map: &Map, rec: &GameRecord) -> Vec<FinalRow> {
         }
     }
     rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_words_naming_files_here_become_absolute() {
+        let here = std::env::temp_dir().join(format!("gbely-words-{}", std::process::id()));
+        std::fs::create_dir_all(here.join("bin")).unwrap();
+        std::fs::write(here.join("bot.py"), "").unwrap();
+        std::fs::write(here.join("bin/run"), "").unwrap();
+        std::fs::write(here.join("python3"), "").unwrap();
+        let h = here.display();
+        assert_eq!(absolute_words("python3 bot.py --fast", &here), format!("python3 '{h}/bot.py' --fast"));
+        assert_eq!(absolute_words("./bin/run  -v", &here), format!("'{h}/./bin/run'  -v"));
+        assert_eq!(absolute_words("bin/run missing.txt", &here), format!("'{h}/bin/run' missing.txt"));
+        assert_eq!(absolute_words("python3 \"bot.py\" $HOME", &here), "python3 \"bot.py\" $HOME");
+        let _ = std::fs::remove_dir_all(&here);
+    }
 }

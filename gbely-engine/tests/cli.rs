@@ -251,3 +251,248 @@ fn a_final_of_agent_processes_prints_the_table() {
     let bad = gbely(&dir, &["final", "a.py", "b.py", "c.py", "d.py", "e.py", "f.py", "g.py", "h.py", "i.py"]);
     assert_eq!(bad.status.code(), Some(2));
 }
+
+/// Regression: a replay error printed its cause twice ("X: not a gbely replay (…): not a gbely
+/// replay (…)"), once in the message and once more from the error's source chain.
+#[test]
+fn replay_and_map_errors_say_their_cause_once() {
+    let dir = scratch("replay-errors");
+    std::fs::write(dir.join("notareplay.json"), "{\"a\": 1}\n").unwrap();
+    for cmd in ["show", "verify", "stats", "view"] {
+        let out = gbely(&dir, &["replay", cmd, "notareplay.json"]);
+        assert_eq!(out.status.code(), Some(1));
+        assert_eq!(text(&out.stderr), "gbely: error: notareplay.json: not a gbely replay (format `none`)\n", "{cmd}");
+    }
+    std::fs::write(dir.join("junk.json"), "{").unwrap();
+    std::fs::write(dir.join("binary.json"), [0x7b, 0xff, 0xfe, 0x00]).unwrap();
+    for (file, cause) in
+        [("junk.json", "not a replay: EOF"), ("binary.json", "not UTF-8"), ("missing.json", "No such file")]
+    {
+        let out = gbely(&dir, &["replay", "show", file]);
+        let e = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1));
+        assert_eq!(e.lines().count(), 1, "{e}");
+        assert!(e.starts_with("gbely: error: ") && e.contains(file), "{e}");
+        assert_eq!(e.matches(cause).count(), 1, "`{cause}` once in {e}");
+    }
+    std::fs::write(dir.join("bad.map"), "gbely-map 1\nname x\nsize 3 3\nseat army P09_00\n").unwrap();
+    let out = gbely(&dir, &["map", "show", "bad.map"]);
+    assert_eq!(text(&out.stderr), "gbely: error: bad.map: line 4: seat base `P09_00` is not a cell of a 3×3 map\n");
+    let out = gbely(&dir, &["map", "show", "missing.map"]);
+    let e = text(&out.stderr);
+    assert_eq!((e.lines().count(), e.matches("No such file").count()), (1, 1), "{e}");
+}
+
+/// Regression: `--time-limit 1e20` panicked, `0` silently meant "no limit", `--rounds 0` played
+/// nothing. Each is refused with one line, exit 2, before anything is written.
+#[test]
+fn time_limits_and_rounds_out_of_range_are_refused_in_one_line() {
+    let dir = scratch("ranges");
+    for v in ["0", "-1", "1e20", "nan", "inf", "3600.5", "abc"] {
+        let arg = format!("--time-limit={v}");
+        for args in [vec!["play", "council", "--rounds", "1"], vec!["final", "template", "--size", "40"]] {
+            let out = gbely(&dir, &[&args[..], &[arg.as_str(), "-q"]].concat());
+            let e = text(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{args:?} {arg}: {e}");
+            assert_eq!(e.lines().count(), 1, "{e}");
+            assert!(e.starts_with("gbely: error: ") && e.contains(&format!("'{v}'")), "{e}");
+            assert!(e.contains("at most 3600") && e.contains("`off`"), "{e}");
+        }
+    }
+    for v in ["0", "100001"] {
+        for args in [vec!["play", "council"], vec!["final", "template"], vec!["check", "x.py"]] {
+            let out = gbely(&dir, &[&args[..], &["--rounds", v]].concat());
+            let e = text(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{args:?} {v}: {e}");
+            assert_eq!(e.lines().count(), 1, "{e}");
+            assert!(e.contains("--rounds") && e.contains("1..=100000"), "{e}");
+        }
+    }
+    assert!(!dir.join("gbely-runs").exists(), "nothing written for a refused command line");
+    // The bounds are in the help; `off`, `none` and the largest values are accepted.
+    let help = text(&gbely(&dir, &["play", "--help"]).stdout);
+    assert!(help.contains("1–100000") && help.contains("at most 3600"), "{help}");
+    for limit in ["off", "none", "3600", "0.25"] {
+        let out = gbely(&dir, &["play", "council", "--rounds", "2", "--time-limit", limit, "-q", "--no-replay"]);
+        assert_eq!(out.status.code(), Some(0), "{limit}: {}", text(&out.stderr));
+    }
+}
+
+/// Regression: a `cmd:` agent whose program is missing played a whole match and ended in a
+/// disqualification ("exit status 127"). It is refused before the match, in one line.
+#[test]
+fn a_command_agent_whose_program_cannot_run_is_refused_before_the_match() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("cmd-program");
+    std::fs::create_dir(dir.join("a folder")).unwrap();
+    std::fs::write(dir.join("plain.txt"), "not a program\n").unwrap();
+    let answer_all = "#!/bin/sh\nwhile read line; do echo '{\"prikazy\": []}'; done\n";
+    std::fs::write(dir.join("my agent"), answer_all).unwrap();
+    std::fs::set_permissions(dir.join("my agent"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let refused = [
+        ("no-such-program-gbely", "program `no-such-program-gbely` is not found in PATH"),
+        ("./missing --fast", "program `./missing` is not found"),
+        ("'./a folder' --fast", "program `./a folder` is a folder"),
+        ("./plain.txt", "program `./plain.txt` is not executable"),
+        ("\"./my\\ agent\"", "program `./my\\ agent` is not found"),
+    ];
+    for (cmd, why) in refused {
+        let spec = format!("cmd:{cmd}");
+        for args in [
+            vec!["play", "--agent-cmd", cmd],
+            vec!["play", "council", "--opponent", &spec],
+            vec!["final", &spec, "--size", "40"],
+            vec!["final", "template", "--fill", &spec, "--size", "40"],
+        ] {
+            let out = gbely(&dir, &[&args[..], &["--rounds", "5", "-q"]].concat());
+            let e = text(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{args:?}: {e}");
+            assert_eq!(e.lines().count(), 1, "{args:?}: {e}");
+            assert!(e.starts_with("gbely: error: ") && e.contains(why), "{args:?}: `{why}` not in {e}");
+        }
+    }
+    assert!(!dir.join("gbely-runs").exists(), "nothing written for a refused agent");
+    // Quotes and backslashes are read as the shell reads them; PATH programs are found.
+    for cmd in ["'./my agent' --fast", "./my\\ agent", "\"./my agent\"", "sh './my agent'", "false"] {
+        let out = gbely(&dir, &["play", "--agent-cmd", cmd, "--rounds", "2", "-q", "--no-replay"]);
+        assert_eq!(out.status.code(), Some(0), "{cmd}: {}", text(&out.stderr));
+    }
+}
+
+/// Regression: `final` exited 0 when the user's agent (the first one named) was disqualified;
+/// `play` exits 3 then, and so does `final` now, wherever that agent was seated.
+#[test]
+fn a_final_exits_3_when_the_first_agent_is_disqualified() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("final-dq");
+    std::fs::write(dir.join("idle.sh"), "#!/bin/sh\nwhile read line; do echo '{\"prikazy\": []}'; done\n").unwrap();
+    std::fs::set_permissions(dir.join("idle.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let quick = ["--size", "40", "--rounds", "5", "--no-replay", "--json"];
+    // `false` exits at once: a violation every round, disqualified at the fourth (round 3).
+    for seat in ["0", "5"] {
+        let out =
+            gbely(&dir, &[&["final", "cmd:false", "--fill", "cmd:./idle.sh", "--seat", seat], &quick[..]].concat());
+        assert_eq!(out.status.code(), Some(3), "seat {seat}: {}", text(&out.stderr));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let mine = doc["table"].as_array().unwrap().iter().find(|r| r["name"] == "false").unwrap().clone();
+        assert_eq!((mine["seat"].to_string(), mine["disqualified"].clone()), (seat.to_string(), true.into()));
+    }
+    // Disqualified fills do not change the exit code.
+    let out = gbely(&dir, &[&["final", "cmd:./idle.sh", "--fill", "cmd:false"], &quick[..]].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}
+
+/// The interpreter as Python itself names it (`sys.executable`).
+fn python_executable() -> String {
+    let out = Command::new("python3").args(["-c", "import sys; print(sys.executable)"]).output().expect("python3");
+    text(&out.stdout).trim().to_string()
+}
+
+/// A version manager's shim (like pyenv's) is run once per match to find the real interpreter,
+/// not at every start of an agent, where its start-up would count toward the agent's round.
+#[test]
+fn the_python_interpreter_is_resolved_once_and_named_in_the_summary() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("python-shim");
+    let shim = dir.join("shim-python");
+    std::fs::write(
+        &shim,
+        format!("#!/bin/sh\necho started >> '{}'\nexec python3 \"$@\"\n", dir.join("runs").display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // A violation every round: the agent is started four times before it is disqualified.
+    std::fs::write(dir.join("bad.py"), "def decide(stav):\n    return 'nonsense'\n").unwrap();
+    let out = gbely(&dir, &["play", "bad.py", "--python", shim.to_str().unwrap(), "--rounds", "6", "--no-replay"]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read_to_string(dir.join("runs")).unwrap().lines().count(), 1, "the shim ran once");
+    let s = text(&out.stdout);
+    assert!(s.contains(&format!("\n  python: {}\n", python_executable())), "{s}");
+    // In --json; absent when no seat is a Python agent (and then a bad --python does not matter).
+    let out = gbely(&dir, &["play", "template", "--rounds", "1", "--no-replay", "--json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["python"], python_executable());
+    let out = gbely(&dir, &["play", "council", "--python", "/no/python", "--rounds", "1", "--no-replay", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["python"], serde_json::Value::Null);
+    let out = gbely(&dir, &["play", "council", "--rounds", "1", "--no-replay"]);
+    assert!(!text(&out.stdout).contains("python:"), "{}", text(&out.stdout));
+    // An interpreter that cannot be run at all: one line, before the match.
+    let empty = scratch("python-missing");
+    let out = gbely(&empty, &["play", "template", "--python", "/no/python", "--rounds", "1"]);
+    let e = text(&out.stderr);
+    assert_eq!((out.status.code(), e.lines().count()), (Some(1), 1), "{e}");
+    assert!(e.contains("cannot run the Python interpreter `/no/python`"), "{e}");
+    assert!(!empty.join("gbely-runs").exists(), "{e}");
+}
+
+/// `gbely check` judges `decide` and the imports from the syntax tree, without running the
+/// module: a function under a top-level `if`/`try` passes, `decide = 42` fails, an optional
+/// import with an `except ImportError` fallback is a warning, not a failure.
+#[test]
+fn check_reads_decide_and_imports_from_the_syntax_tree() {
+    let dir = scratch("check-tree");
+    let files = [
+        ("guarded.py", "try:\n    import numpy\nexcept ImportError:\n    numpy = None\ndef decide(stav):\n    return []\n"),
+        (
+            "versioned.py",
+            "import sys\nif sys.version_info >= (3, 8):\n    def decide(stav):\n        return []\nelse:\n    raise SystemExit\n",
+        ),
+        ("in_try.py", "try:\n    def decide(stav):\n        return []\nfinally:\n    pass\n"),
+        ("lambda.py", "decide = lambda stav: []\n"),
+    ];
+    for (file, source) in files {
+        std::fs::write(dir.join(file), source).unwrap();
+        let out = gbely(&dir, &["check", file, "--rounds", "2"]);
+        let s = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{file}: {s}{}", text(&out.stderr));
+        assert!(s.contains("the submission passes the check"), "{file}: {s}");
+    }
+    let s = text(&gbely(&dir, &["check", "guarded.py", "--rounds", "2"]).stdout);
+    let warn = s.lines().find(|l| l.starts_with("  WARN  ")).unwrap_or_else(|| panic!("no warning in {s}"));
+    assert!(warn.contains("numpy") && warn.contains("ImportError"), "{warn}");
+
+    // Failures, found without running the module (it would leave a file behind).
+    let runs = "open('module-was-run', 'w').write('x')\n";
+    let failing = [
+        ("forty_two.py", format!("{runs}decide = 42\n"), "decide (line 2) is assigned a value"),
+        ("redefined.py", format!("{runs}def decide(stav):\n    return []\ndecide = None\n"), "line 4"),
+        ("async_decide.py", format!("{runs}async def decide(stav):\n    return []\n"), "async"),
+        (
+            "wrong_guard.py",
+            format!("{runs}try:\n    import numpy\nexcept ValueError:\n    pass\ndef decide(stav):\n    return []\n"),
+            "outside the standard library (the judge will not have them): numpy",
+        ),
+    ];
+    for (file, source, why) in failing {
+        std::fs::write(dir.join(file), source).unwrap();
+        let out = gbely(&dir, &["check", file, "--rounds", "2"]);
+        let s = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(4), "{file}: {s}");
+        let fail = s.lines().find(|l| l.starts_with("  FAIL  ")).unwrap_or_else(|| panic!("{file}: no FAIL in {s}"));
+        assert!(fail.contains(why), "{file}: `{why}` not in {fail}");
+        assert!(!dir.join("module-was-run").exists(), "{file}: the check ran the module");
+    }
+}
+
+/// SPEC §8: the agent starts just before its first observation, so its start-up counts toward
+/// round 0's 2 s. `check` reports it.
+#[test]
+fn check_reports_the_start_up_time() {
+    let dir = scratch("check-startup");
+    std::fs::write(dir.join("slow_import.py"), "import time\ntime.sleep(0.6)\ndef decide(stav):\n    return []\n")
+        .unwrap();
+    let out = gbely(&dir, &["check", "slow_import.py", "--rounds", "2"]);
+    let s = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{s}");
+    let line = s.lines().find(|l| l.starts_with("  start-up  ")).unwrap_or_else(|| panic!("{s}"));
+    assert!(line.ends_with(" s (counts toward round 0's 2 s)"), "{line}");
+    let secs: f64 = line["  start-up  ".len()..].split_whitespace().next().unwrap().parse().unwrap();
+    assert!((0.6..2.0).contains(&secs), "{line}");
+    let out = gbely(&dir, &["check", "slow_import.py", "--rounds", "2", "--json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let secs = doc["startup_seconds"].as_f64().unwrap();
+    assert!((0.6..2.0).contains(&secs), "{doc}");
+    assert_eq!(doc["warnings"], serde_json::json!([]));
+}

@@ -138,3 +138,23 @@ for _ in sys.stdin.buffer:
     assert!(size > 12 * 8_000_000, "the replay holds every answer ({size} bytes)");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Agents start in their own folder, yet a `cmd:` command written relative to where the user is
+/// (`python3 bot.py`) still finds its files.
+#[test]
+fn a_command_agent_with_relative_paths_plays_from_its_own_folder() {
+    let dir = scratch("relative");
+    std::fs::write(dir.join("relbot.py"), "import os, sys\nfor line in sys.stdin:\n    sys.stderr.write('cwd ' + os.getcwd() + '\\n')\n    print('[]', flush=True)\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_gbely"))
+        .args(["play", "--agent-cmd", "python3 relbot.py", "--map", "seed:rel", "--size", "16", "--rounds", "3"])
+        .args(["--json", "--no-replay", "--run-dir", "run"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["sides"][0]["violations"].as_array().unwrap().len(), 0, "{doc}");
+    let log = std::fs::read_to_string(dir.join(doc["sides"][0]["log"].as_str().unwrap())).unwrap();
+    let own = std::fs::canonicalize(dir.join("run/.seat0")).unwrap();
+    assert!(log.contains(&format!("cwd {}", own.display())), "{log}");
+}

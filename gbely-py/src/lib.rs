@@ -391,8 +391,12 @@ fn play_match(
     }
     let limit = match time_limit {
         None => None,
-        Some(s) if s.is_finite() && s > 0.0 => Some(Duration::from_secs_f64(s)),
-        Some(s) => return Err(PyValueError::new_err(format!("time_limit must be positive seconds or None, not {s}"))),
+        Some(s) => Some(runs::time_limit_seconds(s).map_err(|_| {
+            PyValueError::new_err(format!(
+                "time_limit={s}: seconds more than 0 and at most {}, or None for no limit",
+                runs::MAX_TIME_LIMIT_S
+            ))
+        })?),
     };
     let py_exe = runs::python(python.as_deref());
     let ids = Arc::new(id_strings(py, map.grid()));

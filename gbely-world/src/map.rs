@@ -114,42 +114,72 @@ impl Map {
 
     /// Checks the invariants; used by every constructor.
     pub(crate) fn validate(&self) -> Result<(), String> {
+        self.validate_at().map_err(|(_, m)| m)
+    }
+
+    /// [`Map::validate`], also saying what is at fault, so a map file can name the line.
+    pub(crate) fn validate_at(&self) -> Result<(), (Fault, String)> {
         let g = &self.grid;
         if self.seats.len() < 2 {
-            return Err(format!("a map needs at least 2 seats, found {}", self.seats.len()));
+            return Err((Fault::SeatCount, format!("a map needs at least 2 seats, found {}", self.seats.len())));
         }
         if self.seats.len() > 9 {
-            return Err(format!("a map has at most 9 seats, found {}", self.seats.len()));
+            return Err((Fault::SeatCount, format!("a map has at most 9 seats, found {}", self.seats.len())));
         }
         for c in g.cells() {
             let i = c.index();
             if self.base[i] && self.terrain[i] != Terrain::Meadow {
-                return Err(format!("cell {}: a base must be luka", g.id(c)));
+                return Err((Fault::Terrain(c), format!("cell {}: a base must be luka", g.id(c))));
             }
             if let Some(s) = self.start_owner[i] {
                 if s as usize >= self.seats.len() {
-                    return Err(format!("cell {}: owner seat {s} does not exist", g.id(c)));
+                    return Err((Fault::Owner(c), format!("cell {}: owner seat {s} does not exist", g.id(c))));
                 }
             } else if self.base[i] && self.garrison[i] != 0 {
-                return Err(format!("cell {}: a neutral base has no garrison", g.id(c)));
+                return Err((Fault::Garrison(c), format!("cell {}: a neutral base has no garrison", g.id(c))));
             }
         }
         for (k, s) in self.seats.iter().enumerate() {
             if s.base.index() >= g.len() {
-                return Err(format!("seat {k}: base is off the map"));
+                return Err((Fault::Seat(k), format!("seat {k}: base is off the map")));
             }
             if !self.base[s.base.index()] {
-                return Err(format!("seat {k}: {} is not a base cell", g.id(s.base)));
+                return Err((Fault::Seat(k), format!("seat {k}: {} is not a base cell", g.id(s.base))));
+            }
+            // Before the ownership check: two seats on one base leave the first without it.
+            if let Some(other) = self.seats.iter().skip(k + 1).position(|o| o.base == s.base) {
+                let later = k + 1 + other;
+                return Err((
+                    Fault::Seat(later),
+                    format!("seat {later}: base {} is another seat's base", g.id(s.base)),
+                ));
             }
             if self.start_owner[s.base.index()] != Some(k as u8) {
-                return Err(format!("seat {k}: its base {} is not its own at the start", g.id(s.base)));
-            }
-            if self.seats[..k].iter().any(|o| o.base == s.base) {
-                return Err(format!("seat {k}: base {} is another seat's base", g.id(s.base)));
+                return Err((
+                    Fault::SeatOwner(k),
+                    format!("seat {k}: its base {} is not its own at the start", g.id(s.base)),
+                ));
             }
         }
         Ok(())
     }
+}
+
+/// What a broken invariant is about (for naming the line of a map file).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Fault {
+    /// Too few or too many seats.
+    SeatCount,
+    /// A seat's base cell.
+    Seat(usize),
+    /// The starting owner of a seat's base.
+    SeatOwner(usize),
+    /// A cell's terrain.
+    Terrain(Cell),
+    /// A cell's starting owner.
+    Owner(Cell),
+    /// A cell's garrison.
+    Garrison(Cell),
 }
 
 /// FNV-1a, 64-bit: tiny, fixed forever, no dependency.

@@ -22,7 +22,7 @@ use std::fmt::Write;
 use gbely_rules::{Cell, Grid, Terrain};
 use thiserror::Error;
 
-use crate::map::{Map, Seat, SeatRole};
+use crate::map::{Fault, Map, Seat, SeatRole};
 
 pub const MAP_FORMAT_VERSION: u32 = 1;
 
@@ -97,6 +97,8 @@ pub fn write_map_file(map: &Map) -> String {
 
 /// Reads a map file. Every error names the line, and the cell where one is at fault.
 pub fn parse_map_file(text: &str) -> Result<Map, MapFileError> {
+    // Editors on Windows may start a UTF-8 file with a byte order mark; it is not content.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     // (1-based line number, content without comment, trimmed)
     let mut lines = text
         .lines()
@@ -141,6 +143,7 @@ pub fn parse_map_file(text: &str) -> Result<Map, MapFileError> {
     let n = g.len();
 
     let mut seats = Vec::new();
+    let mut seat_lines = Vec::new();
     let (mut ln, mut line) = next("`seat ROLE CELL` or `terrain`")?;
     while let Some(rest) = line.strip_prefix("seat ") {
         let parts: Vec<&str> = rest.split_whitespace().collect();
@@ -155,16 +158,21 @@ pub fn parse_map_file(text: &str) -> Result<Map, MapFileError> {
         let base =
             g.parse(id).ok_or_else(|| err(ln, format!("seat base `{id}` is not a cell of a {width}×{height} map")))?;
         seats.push(Seat { role, base });
+        seat_lines.push(ln);
         (ln, line) = next("`terrain`")?;
     }
     if line != "terrain" {
         return Err(err(ln, format!("expected `seat …` or `terrain`, found `{line}`")));
     }
+    let terrain_line = ln;
+    // The line of each row of each section, to name the line of a cell at fault.
+    let (mut terrain_rows, mut garrison_rows, mut owner_rows) = (Vec::new(), Vec::new(), Vec::new());
 
     let mut terrain = vec![Terrain::Meadow; n];
     let mut base = vec![false; n];
     for r in 0..height {
         let (ln, row) = next(&format!("terrain row {r}"))?;
+        terrain_rows.push(ln);
         if row.chars().count() != width as usize {
             return Err(err(ln, format!("terrain row {r} has {} cells, expected {width}", row.chars().count())));
         }
@@ -188,6 +196,7 @@ pub fn parse_map_file(text: &str) -> Result<Map, MapFileError> {
     let mut garrison = vec![0u32; n];
     for r in 0..height {
         let (ln, row) = next(&format!("garrison row {r}"))?;
+        garrison_rows.push(ln);
         let vals: Vec<&str> = row.split_whitespace().collect();
         if vals.len() != width as usize {
             return Err(err(ln, format!("garrison row {r} has {} values, expected {width}", vals.len())));
@@ -207,6 +216,7 @@ pub fn parse_map_file(text: &str) -> Result<Map, MapFileError> {
     if line == "owners" {
         for r in 0..height {
             let (ln, row) = next(&format!("owners row {r}"))?;
+            owner_rows.push(ln);
             if row.chars().count() != width as usize {
                 return Err(err(ln, format!("owners row {r} has {} cells, expected {width}", row.chars().count())));
             }
@@ -235,7 +245,18 @@ pub fn parse_map_file(text: &str) -> Result<Map, MapFileError> {
     }
 
     let map = Map { name, grid: g, terrain, base, garrison, start_owner, seats };
-    map.validate().map_err(|m| err(1, format!("invalid map: {m}")))?;
+    map.validate_at().map_err(|(fault, m)| {
+        let row = |c: Cell| map.grid().row_col(c).0 as usize;
+        let line = match fault {
+            Fault::SeatCount => seat_lines.get(9).copied().unwrap_or(terrain_line),
+            Fault::Seat(k) => seat_lines[k],
+            Fault::SeatOwner(k) => owner_rows.get(row(map.seats[k].base)).copied().unwrap_or(seat_lines[k]),
+            Fault::Terrain(c) => terrain_rows[row(c)],
+            Fault::Owner(c) => owner_rows.get(row(c)).copied().unwrap_or(terrain_line),
+            Fault::Garrison(c) => garrison_rows[row(c)],
+        };
+        err(line, format!("invalid map: {m}"))
+    })?;
     Ok(map)
 }
 

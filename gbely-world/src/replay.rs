@@ -161,10 +161,12 @@ pub struct SideResult {
     pub eliminated: Option<u32>,
 }
 
+/// Why a replay document was refused. Each message says its cause itself; none is also chained as
+/// a `source`, so a report that walks the chain says it once.
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {
     #[error("not a replay: {0}")]
-    Json(#[from] serde_json::Error),
+    Json(serde_json::Error),
     #[error("not a gbely replay (format `{0}`)")]
     Format(String),
     #[error("replay version {0} is not supported (this build reads {REPLAY_VERSION})")]
@@ -182,7 +184,7 @@ impl Replay {
 
     pub fn from_json(text: &str) -> Result<Replay, ReplayError> {
         // Check the header first so a wrong file gets a clear error rather than a missing field.
-        let head: Value = serde_json::from_str(text)?;
+        let head: Value = serde_json::from_str(text).map_err(ReplayError::Json)?;
         match head.get("format").and_then(Value::as_str) {
             Some(REPLAY_FORMAT) => {}
             other => return Err(ReplayError::Format(other.unwrap_or("none").to_string())),
@@ -191,6 +193,6 @@ impl Replay {
             Some(v) if v == REPLAY_VERSION as u64 => {}
             other => return Err(ReplayError::Version(other.unwrap_or(0) as u32)),
         }
-        Ok(serde_json::from_value(head)?)
+        serde_json::from_value(head).map_err(ReplayError::Json)
     }
 }

@@ -63,12 +63,37 @@ fn malformed_files_name_the_line_and_cell() {
     check_err(&SMALL.replace("4 5 6 7", "4 5 6"), 13, "3 values");
     check_err(&SMALL.replace("end\n", ""), 14, "file ends early");
     check_err(&format!("{SMALL}more\n"), 16, "after `end`");
-    // Semantic errors: a seat whose base is not a base cell.
-    check_err(&SMALL.replace("...B\n", "....\n"), 1, "not a base cell");
-    // An extra base that nobody owns: fine with no garrison, refused with one.
+}
+
+/// Regression: errors found when the whole map is checked (seats, bases, owners) named line 1,
+/// whatever line was at fault.
+#[test]
+fn seat_and_base_errors_name_the_line_at_fault() {
+    // Seat 1 (line 6) sits on P00_03, which the terrain no longer marks as a base.
+    check_err(&SMALL.replace("...B\n", "....\n"), 6, "seat 1: P00_03 is not a base cell");
+    // Seat 1 on seat 0's base: the second seat line is at fault.
+    check_err(&SMALL.replace("seat council P00_03", "seat council P02_00"), 6, "seat 1: base P02_00 is another");
+    // An extra base that nobody owns: fine with no garrison, refused with one (garrison row 1 is line 13).
     let extra = SMALL.replace(".^~.", "B^~.");
     assert!(parse_map_file(&extra.replace("4 5 6 7", "0 5 6 7")).is_ok());
-    check_err(&extra, 1, "P01_00: a neutral base has no garrison");
+    check_err(&extra, 13, "P01_00: a neutral base has no garrison");
+    // Owners (rows on lines 16–18): seat 0's base given to seat 1 on row 2, a seat that does not
+    // exist on row 1.
+    let owned = SMALL.replace("end\n", "owners\n...1\n....\n0...\nend\n");
+    assert!(parse_map_file(&owned).is_ok());
+    check_err(&owned.replace("0...\nend", "1...\nend"), 18, "seat 0: its base P02_00 is not its own");
+    check_err(&owned.replace("\n....\n0...", "\n..5.\n0..."), 17, "cell P01_02: owner seat 5 does not exist");
+    // One seat only: the line where the seats end (`terrain`, line 6).
+    check_err(&SMALL.replace("seat council P00_03\n", ""), 6, "at least 2 seats");
+}
+
+#[test]
+fn a_file_with_a_byte_order_mark_or_crlf_line_ends_reads_the_same() {
+    let plain = parse_map_file(SMALL).unwrap();
+    assert_eq!(parse_map_file(&format!("\u{feff}{SMALL}")).unwrap(), plain);
+    assert_eq!(parse_map_file(&format!("\u{feff}{}", SMALL.replace('\n', "\r\n"))).unwrap(), plain);
+    // Errors still count lines from the first.
+    check_err(&format!("\u{feff}{}", SMALL.replace("size 4 3", "size 4 x")), 4, "bad size");
 }
 
 #[test]
