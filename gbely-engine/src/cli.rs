@@ -15,7 +15,7 @@ use gbely_rules::constants;
 use gbely_world::{render_map, write_map_file, Map, MapStats};
 use serde_json::json;
 
-use crate::game::{play, play_to, DecidePlayer, GameRecord, Observer, PlayOptions, Player};
+use crate::game::{play, play_to, DecidePlayer, MatchRecord, Observer, PlayOptions, Player};
 use crate::process::{AgentCommand, ProcessConfig, ProcessPlayer};
 use crate::replays::ReplayWriter;
 use crate::runs::{
@@ -411,7 +411,7 @@ fn share(score: Option<f64>) -> String {
 
 /// What [`run_seats`] leaves.
 struct SeatsRun {
-    rec: GameRecord,
+    rec: MatchRecord,
     replay: Option<PathBuf>,
     logs: Vec<Option<PathBuf>>,
     /// The interpreter the Python agents ran with, when some seat was one.
@@ -468,7 +468,7 @@ fn run_seats(map: &Arc<Map>, specs: &[(String, String)], run: &RunArgs, default_
 }
 
 /// The exit code of a played match: interrupted, or the user's agent disqualified.
-fn match_exit(rec: &GameRecord, user_seat: Option<usize>) -> u8 {
+fn match_exit(rec: &MatchRecord, user_seat: Option<usize>) -> u8 {
     if rec.interrupted() {
         exit::INTERRUPTED
     } else if user_seat.and_then(|s| rec.outcome.get(s)).is_some_and(|o| o.disqualified.is_some()) {
@@ -514,7 +514,7 @@ fn cmd_play(a: PlayArgs) -> Result<u8> {
 }
 
 /// "on gbely (60×60), 150 rounds played (full length)": the first line of a summary.
-fn headline(map: &Map, rec: &GameRecord) -> String {
+fn headline(map: &Map, rec: &MatchRecord) -> String {
     let how = match rec.end_reason {
         Some(crate::sim::EndReason::Rounds) => "full length".to_string(),
         Some(e) => format!("ended by {}", e.wire().replace('_', " ")),
@@ -524,7 +524,7 @@ fn headline(map: &Map, rec: &GameRecord) -> String {
 }
 
 /// The runner's notes on CPU competition (see [`crate::runs::fairness_notes`]).
-fn print_fairness(out: &mut impl Write, rec: &GameRecord) -> Result<()> {
+fn print_fairness(out: &mut impl Write, rec: &MatchRecord) -> Result<()> {
     for n in fairness_notes(rec) {
         writeln!(out, "  note: {n}")?;
     }
@@ -533,7 +533,7 @@ fn print_fairness(out: &mut impl Write, rec: &GameRecord) -> Result<()> {
 
 fn print_summary(
     map: &Map,
-    rec: &GameRecord,
+    rec: &MatchRecord,
     replay: Option<&Path>,
     logs: &[Option<PathBuf>],
     python: Option<&str>,
@@ -636,7 +636,7 @@ fn cmd_final(a: FinalArgs) -> Result<u8> {
     Ok(match_exit(&rec, Some(mine)))
 }
 
-fn print_final(map: &Map, rec: &GameRecord, replay: Option<&Path>, python: Option<&str>) -> Result<()> {
+fn print_final(map: &Map, rec: &MatchRecord, replay: Option<&Path>, python: Option<&str>) -> Result<()> {
     let mut out = std::io::stdout().lock();
     let total = map.len() as f64;
     writeln!(out, "final {}", headline(map, rec))?;

@@ -5,16 +5,16 @@ use std::sync::Arc;
 
 use gbely_rules::{Command, Decide, DiscardReason, Grid, Observation};
 use gbely_world::replay::{
-    Answer, CellChange, Discarded, FinalState, MapRecord, MatchResult, SeatRecord, SideResult, Turn, Violation,
-    REPLAY_FORMAT, REPLAY_VERSION,
+    Answer, CellChange, Discarded, FinalState, MapRecord, MatchResult, SeatRecord, SideResult, Turn, REPLAY_FORMAT,
+    REPLAY_VERSION,
 };
 use gbely_world::{Map, Replay};
 use serde_json::Value;
 
 use crate::interrupt;
-use crate::protocol::{command_to_value, parse_commands};
 use crate::replays::ReplayWriter;
-use crate::sim::{Match, MatchConfig, RoundReport, SideInput, SideOutcome, NEUTRAL};
+use crate::session::Session;
+use crate::sim::{Match, MatchConfig, RoundReport, SideOutcome, NEUTRAL};
 
 /// Why a round counted as a violation (SPEC §8).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -28,6 +28,13 @@ pub enum ViolationKind {
 }
 
 impl ViolationKind {
+    pub const ALL: [ViolationKind; 3] = [ViolationKind::Timeout, ViolationKind::Crash, ViolationKind::Unreadable];
+
+    /// The kind named as in replays (`timeout`, `crash`, `unreadable`).
+    pub fn from_wire(name: &str) -> Option<ViolationKind> {
+        ViolationKind::ALL.into_iter().find(|k| k.wire() == name)
+    }
+
     pub fn wire(self) -> &'static str {
         match self {
             ViolationKind::Timeout => "timeout",
@@ -107,40 +114,6 @@ impl<D: Decide> Player for DecidePlayer<D> {
     }
 }
 
-/// Plays back the answers a replay recorded for one seat.
-#[derive(Debug)]
-pub struct ReplayPlayer {
-    name: String,
-    answers: std::vec::IntoIter<Answer>,
-}
-
-impl ReplayPlayer {
-    pub fn new(name: impl Into<String>, answers: Vec<Answer>) -> Self {
-        ReplayPlayer { name: name.into(), answers: answers.into_iter() }
-    }
-}
-
-impl Player for ReplayPlayer {
-    fn name(&self) -> String {
-        self.name.clone()
-    }
-    fn begin(&mut self, _obs: &Observation, _grid: &Grid) {}
-    fn finish(&mut self) -> PlayerAnswer {
-        match self.answers.next() {
-            Some(Answer::Commands(list)) => PlayerAnswer::Raw(list),
-            Some(Answer::Violation(v)) => PlayerAnswer::Violation {
-                kind: match v.kind.as_str() {
-                    "timeout" => ViolationKind::Timeout,
-                    "crash" => ViolationKind::Crash,
-                    _ => ViolationKind::Unreadable,
-                },
-                detail: v.detail,
-            },
-            Some(Answer::Out) | None => PlayerAnswer::Raw(Vec::new()),
-        }
-    }
-}
-
 /// Options of [`play`].
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PlayOptions {
@@ -154,7 +127,7 @@ pub type DiscardDigest = BTreeMap<DiscardReason, u32>;
 
 /// Everything a played match leaves behind.
 #[derive(Debug)]
-pub struct GameRecord {
+pub struct MatchRecord {
     pub names: Vec<String>,
     pub outcome: Vec<SideOutcome>,
     /// The last round played; when interrupted, the round that was stopped (not played).
@@ -173,7 +146,7 @@ pub struct GameRecord {
     pub replay_written: Option<Result<u64, String>>,
 }
 
-impl GameRecord {
+impl MatchRecord {
     /// Rounds actually played.
     pub fn rounds_played(&self) -> u32 {
         if self.end_reason.is_some() {
@@ -227,6 +200,7 @@ impl Recorder {
     /// Streams to `writer`, starting with the replay's head (map, seats); call before round 0.
     pub fn streaming(mut writer: ReplayWriter, m: &Match, names: &[String]) -> Recorder {
         let mut r = Recorder::new();
+        r.start(m);
         let head = r.document(m, names, match_result(m, names), Vec::new());
         let error = writer.head(&head).err().map(|e| e.to_string());
         r.stream = Some(Stream { writer, error });
@@ -241,6 +215,15 @@ impl Recorder {
         e.units.extend_from_slice(m.all_units());
         e.fortification.clear();
         e.fortification.extend_from_slice(m.all_fortifications());
+    }
+
+    /// Call once before round 0 (the state an interrupted match ends with if no round was played).
+    pub fn start(&mut self, m: &Match) {
+        self.snapshot_end(m);
+    }
+
+    pub fn is_streaming(&self) -> bool {
+        self.stream.is_some()
     }
 
     /// Call after production, before resolution.
@@ -338,7 +321,12 @@ impl Recorder {
 
     /// Ends a streamed replay: the final state (the state after the last round recorded when the
     /// match was interrupted) and the result. Returns the file's size, or what went wrong.
-    fn finish_stream(mut self, m: &Match, result: &MatchResult, interrupted: bool) -> Option<Result<u64, String>> {
+    pub(crate) fn finish_stream(
+        mut self,
+        m: &Match,
+        result: &MatchResult,
+        interrupted: bool,
+    ) -> Option<Result<u64, String>> {
         let mut s = self.stream.take()?;
         if let Some(e) = s.error {
             return Some(Err(e));
@@ -394,166 +382,66 @@ pub fn play(
     players: &mut [&mut dyn Player],
     opts: PlayOptions,
     observer: &mut dyn Observer,
-) -> GameRecord {
-    let recorder = opts.record.then(Recorder::new);
-    run(map, players, opts.config, recorder, observer)
+) -> MatchRecord {
+    let mut session = Session::new(map, opts.config, players.iter().map(|p| p.name()).collect());
+    if opts.record {
+        session.record();
+    }
+    run(session, players, observer)
 }
 
 /// Plays a whole match and streams its replay to `writer` as rounds finish (memory does not grow
 /// with the match). When the match is interrupted the replay still ends properly, marked
-/// `interrupted`; a write error is reported in [`GameRecord::replay_written`], not raised.
+/// `interrupted`; a write error is reported in [`MatchRecord::replay_written`], not raised.
 pub fn play_to(
     map: Arc<Map>,
     players: &mut [&mut dyn Player],
     config: MatchConfig,
     writer: ReplayWriter,
     observer: &mut dyn Observer,
-) -> GameRecord {
-    let names: Vec<String> = players.iter().map(|p| p.name()).collect();
-    let m = Match::new(map.clone(), config);
-    let recorder = Recorder::streaming(writer, &m, &names);
-    run(map, players, config, Some(recorder), observer)
+) -> MatchRecord {
+    let mut session = Session::new(map, config, players.iter().map(|p| p.name()).collect());
+    session.record_to(writer);
+    run(session, players, observer)
 }
 
-fn run(
-    map: Arc<Map>,
-    players: &mut [&mut dyn Player],
-    config: MatchConfig,
-    mut recorder: Option<Recorder>,
-    observer: &mut dyn Observer,
-) -> GameRecord {
-    let seats = map.seats().len();
+/// The players' loop over a [`Session`]: every seat gets its observation before any answer is
+/// collected, so agent processes think at the same time, each judged against its own send time.
+/// A stop request (Ctrl-C) ends the match before the round in progress is resolved.
+fn run(mut session: Session, players: &mut [&mut dyn Player], observer: &mut dyn Observer) -> MatchRecord {
+    let seats = session.seats();
     assert_eq!(players.len(), seats, "one player per seat");
-    let names: Vec<String> = players.iter().map(|p| p.name()).collect();
-    let mut m = Match::new(map.clone(), config);
+    let grid = session.grid().clone();
     let mut obs: Vec<Observation> = vec![Observation::default(); seats];
-    let mut inputs: Vec<SideInput> = vec![SideInput::Nothing; seats];
-    let mut report = RoundReport::default();
-    let mut discards = vec![DiscardDigest::new(); seats];
-    let mut violations = vec![Vec::new(); seats];
-    let grid = map.grid();
-    let mut interrupted = false;
-    if let Some(r) = recorder.as_mut() {
-        r.snapshot_end(&m);
-    }
-    while !m.is_over() {
+    'rounds: while !session.is_over() {
         if interrupt::requested() {
-            interrupted = true;
             break;
         }
-        m.start_round();
-        if let Some(r) = recorder.as_mut() {
-            r.before_resolution(&m);
+        let active: Vec<bool> = (0..seats).map(|s| session.is_active(s as u8)).collect();
+        for s in (0..seats).filter(|&s| active[s]) {
+            session.observe_into(s as u8, &mut obs[s]);
+            players[s].begin(&obs[s], &grid);
         }
-        // Every seat gets its observation before any answer is collected: agent processes think
-        // at the same time, and each is judged against its own send time.
-        let active: Vec<bool> = (0..seats).map(|s| m.is_active(s as u8)).collect();
-        for s in 0..seats {
-            if active[s] {
-                m.observe_into(s as u8, &mut obs[s]);
-                players[s].begin(&obs[s], grid);
-            }
-        }
-        let mut answers = Vec::with_capacity(if recorder.is_some() { seats } else { 0 });
-        let mut round_violations = Vec::new();
-        for s in 0..seats {
-            if !active[s] {
-                inputs[s] = SideInput::Nothing;
-                if recorder.is_some() {
-                    answers.push(Answer::Out);
-                }
-                continue;
-            }
+        for s in (0..seats).filter(|&s| active[s]) {
             match players[s].finish() {
-                PlayerAnswer::Commands(cmds) => {
-                    if recorder.is_some() {
-                        answers.push(Answer::Commands(cmds.iter().map(|c| command_to_value(c, grid)).collect()));
-                    }
-                    inputs[s] = SideInput::Orders(cmds.into_iter().map(Ok).collect());
-                }
-                PlayerAnswer::Raw(list) => {
-                    inputs[s] = SideInput::Orders(parse_commands(&list, grid));
-                    if recorder.is_some() {
-                        answers.push(Answer::Commands(list));
-                    }
-                }
-                PlayerAnswer::Violation { kind, detail } => {
-                    round_violations.push((s, kind, detail.clone()));
-                    inputs[s] = SideInput::Violation;
-                    if recorder.is_some() {
-                        answers.push(Answer::Violation(Violation { kind: kind.wire().to_string(), detail }));
-                    }
-                }
-                PlayerAnswer::Interrupted => interrupted = true,
+                PlayerAnswer::Interrupted => break 'rounds,
+                answer => session.submit(s as u8, answer),
             }
         }
-        if interrupted || interrupt::requested() {
-            // The round is not played: nobody is charged for an answer cut short by a stop.
-            interrupted = true;
+        if interrupt::requested() {
+            // Nobody is charged for an answer cut short by a stop: the round is not played.
             break;
         }
-        for (s, kind, detail) in round_violations {
-            violations[s].push((m.round(), kind, detail));
-        }
-        m.resolve_round(&inputs, &mut report);
-        for d in &report.discarded {
-            *discards[d.seat as usize].entry(d.reason).or_default() += 1;
-        }
-        if let Some(r) = recorder.as_mut() {
-            r.after_resolution(&m, answers, &report);
-        }
-        observer.round_done(&m, &report);
+        session.advance();
+        observer.round_done(session.state(), session.report());
     }
     for p in players.iter_mut() {
         p.end();
     }
-    let mut result = match_result(&m, &names);
-    if interrupted {
-        result.ended_by = INTERRUPTED.to_string();
-    }
-    let (replay, replay_written) = match recorder {
-        Some(r) if r.stream.is_some() => (None, r.finish_stream(&m, &result, interrupted)),
-        Some(r) => (Some(r.finish(&m, &names, result)), None),
-        None => (None, None),
-    };
-    GameRecord {
-        outcome: m.outcome(),
-        last_round: m.round(),
-        end_reason: m.end_reason(),
-        council_fell: m.council_fell(),
-        names,
-        discards,
-        violations,
-        agents: players.iter().map(|p| p.stats()).collect(),
-        replay,
-        replay_written,
-    }
+    let mut rec = session.finish();
+    rec.agents = players.iter().map(|p| p.stats()).collect();
+    rec
 }
 
 /// `ended_by` of a match stopped by Ctrl-C or SIGTERM before its end.
 pub const INTERRUPTED: &str = "interrupted";
-
-/// Re-plays a replay's recorded answers on its map, producing a fresh replay.
-pub fn replay_again(replay: &Replay) -> Result<Replay, gbely_world::replay::ReplayError> {
-    let map = Arc::new(replay.map.to_map()?);
-    let seats = map.seats().len();
-    let mut per_seat: Vec<Vec<Answer>> = vec![Vec::new(); seats];
-    for t in &replay.turns {
-        for (s, a) in t.answers.iter().enumerate().take(seats) {
-            if !matches!(a, Answer::Out) {
-                per_seat[s].push(a.clone());
-            }
-        }
-    }
-    let mut players: Vec<ReplayPlayer> = per_seat
-        .into_iter()
-        .enumerate()
-        .map(|(s, a)| ReplayPlayer::new(replay.seats.get(s).map_or(String::new(), |r| r.name.clone()), a))
-        .collect();
-    let mut refs: Vec<&mut dyn Player> = players.iter_mut().map(|p| p as &mut dyn Player).collect();
-    let opts = PlayOptions { config: MatchConfig { rounds: replay.rounds }, record: true };
-    let rec = play(map, &mut refs, opts, &mut ());
-    let mut fresh = rec.replay.expect("recorded");
-    fresh.engine = replay.engine.clone();
-    Ok(fresh)
-}

@@ -29,6 +29,7 @@ pub mod protocol;
 pub mod replays;
 pub mod runs;
 pub mod serve;
+pub mod session;
 pub mod sim;
 pub mod viewer;
 

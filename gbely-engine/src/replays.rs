@@ -11,8 +11,10 @@ use gbely_world::replay::{Answer, CellChange, FinalState, MatchResult, ReplayErr
 use gbely_world::{Map, Replay, SeatRole};
 
 use crate::game::owner_code;
-use crate::protocol::{observation_json, parse_commands};
-use crate::sim::{Match, MatchConfig, RoundReport, SideInput};
+use crate::game::{PlayerAnswer, ViolationKind};
+use crate::protocol::observation_json;
+use crate::session::Session;
+use crate::sim::{Match, MatchConfig, RoundReport};
 
 /// Largest replay accepted after decompression (a guard against a gzip bomb).
 pub const MAX_REPLAY_BYTES: u64 = 2 << 30;
@@ -246,40 +248,40 @@ pub fn frames(replay: &Replay, map: &Map) -> Result<Vec<Frame>, String> {
     Ok(out)
 }
 
-/// Re-plays a replay's recorded answers round by round, calling `each` after every round with
-/// the round's index, the match and the report. The answers are the file's, untouched.
-pub fn resimulate(
-    replay: &Replay,
-    map: Arc<Map>,
-    mut each: impl FnMut(usize, &mut Match, &RoundReport) -> bool,
-) -> Match {
+/// Re-plays a replay's recorded answers round by round through a [`Session`], calling `each`
+/// after every round with the round's index, the match and the report. The answers are the
+/// file's, untouched; a seat with no answer recorded plays nothing, as in any session.
+pub fn resimulate(replay: &Replay, map: Arc<Map>, mut each: impl FnMut(usize, &Match, &RoundReport) -> bool) -> Match {
     let seats = map.seats().len();
-    let grid = map.grid().clone();
-    let mut m = Match::new(map, MatchConfig { rounds: replay.rounds });
-    let mut report = RoundReport::default();
+    let names = (0..seats).map(|s| replay.seats.get(s).map_or_else(String::new, |r| r.name.clone())).collect();
+    let mut session = Session::new(map, MatchConfig { rounds: replay.rounds }, names);
     for (r, t) in replay.turns.iter().enumerate() {
-        if m.is_over() {
+        if session.is_over() {
             break;
         }
-        m.start_round();
-        let inputs: Vec<SideInput> = (0..seats)
-            .map(|s| {
-                if !m.is_active(s as u8) {
-                    return SideInput::Nothing;
-                }
-                match t.answers.get(s) {
-                    Some(Answer::Commands(list)) => SideInput::Orders(parse_commands(list, &grid)),
-                    Some(Answer::Violation(_)) => SideInput::Violation,
-                    Some(Answer::Out) | None => SideInput::Orders(Vec::new()),
-                }
-            })
-            .collect();
-        m.resolve_round(&inputs, &mut report);
-        if !each(r, &mut m, &report) {
+        for (s, answer) in t.answers.iter().enumerate().take(seats) {
+            if let Some(a) = recorded_answer(answer) {
+                session.submit(s as u8, a);
+            }
+        }
+        session.advance();
+        if !each(r, session.state(), session.report()) {
             break;
         }
     }
-    m
+    session.into_state()
+}
+
+/// A recorded answer as a session takes it (`None` for a seat that was out of the game).
+pub fn recorded_answer(answer: &Answer) -> Option<PlayerAnswer> {
+    match answer {
+        Answer::Commands(list) => Some(PlayerAnswer::Raw(list.clone())),
+        Answer::Violation(v) => Some(PlayerAnswer::Violation {
+            kind: ViolationKind::from_wire(&v.kind).unwrap_or(ViolationKind::Crash),
+            detail: v.detail.clone(),
+        }),
+        Answer::Out => None,
+    }
 }
 
 /// Where a replay and its re-simulation first part.

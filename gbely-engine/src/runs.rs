@@ -11,7 +11,7 @@ use gbely_rules::DiscardReason;
 use gbely_world::{parse_map_file, Map, MapSpec};
 use serde_json::json;
 
-use crate::game::{DecidePlayer, GameRecord, Player};
+use crate::game::{DecidePlayer, MatchRecord, Player};
 use crate::process::{AgentCommand, ProcessConfig, ProcessPlayer};
 
 /// The example agents shipped inside the binary, usable by name.
@@ -380,7 +380,7 @@ pub fn build_players(
     Ok(PlaySetup { players, logs })
 }
 
-pub fn result_json(map: &Map, rec: &GameRecord, replay: Option<&Path>, logs: &[Option<PathBuf>]) -> serde_json::Value {
+pub fn result_json(map: &Map, rec: &MatchRecord, replay: Option<&Path>, logs: &[Option<PathBuf>]) -> serde_json::Value {
     let sides: Vec<serde_json::Value> = rec
         .outcome
         .iter()
@@ -429,7 +429,7 @@ pub fn result_json(map: &Map, rec: &GameRecord, replay: Option<&Path>, logs: &[O
 }
 
 /// Timed agent processes in this match, and the CPUs this machine offers.
-pub fn timed_agents(rec: &GameRecord) -> usize {
+pub fn timed_agents(rec: &MatchRecord) -> usize {
     rec.agents.iter().flatten().filter(|a| a.timed).count()
 }
 
@@ -437,7 +437,7 @@ pub fn timed_agents(rec: &GameRecord) -> usize {
 /// outnumber the cores, and each agent that waited for a CPU while its clock ran. The judgement
 /// itself is by wall time, as the judge's; these notes say when a violation may come from the
 /// machine rather than from the agent.
-pub fn fairness_notes(rec: &GameRecord) -> Vec<String> {
+pub fn fairness_notes(rec: &MatchRecord) -> Vec<String> {
     let mut notes = Vec::new();
     let timed = timed_agents(rec);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -543,7 +543,7 @@ pub struct FinalRow {
 }
 
 /// The finalists ranked by share, then by the earlier tie-break round; disqualified last.
-pub fn final_table(map: &Map, rec: &GameRecord) -> Vec<FinalRow> {
+pub fn final_table(map: &Map, rec: &MatchRecord) -> Vec<FinalRow> {
     let finalists = map.seats().len() - 1;
     let mut rows: Vec<FinalRow> = rec.outcome[..finalists]
         .iter()

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use gbely_engine::game::{play, GameRecord, PlayOptions, Player, ViolationKind};
+use gbely_engine::game::{play, MatchRecord, PlayOptions, Player, ViolationKind};
 use gbely_engine::process::{AgentCommand, ProcessConfig, ProcessPlayer};
 use gbely_engine::sim::MatchConfig;
 use gbely_world::{generate_final, FinalConfig, Map};
@@ -27,7 +27,7 @@ fn python_agent(dir: &Path, name: &str, source: &str, limit: f64) -> ProcessPlay
     ProcessPlayer::new(name, AgentCommand::Python { file, python: "python3".into() }, cfg).unwrap()
 }
 
-fn play_all(map: Map, players: &mut [ProcessPlayer], rounds: u32) -> GameRecord {
+fn play_all(map: Map, players: &mut [ProcessPlayer], rounds: u32) -> MatchRecord {
     let mut refs: Vec<&mut dyn Player> = players.iter_mut().map(|p| p as &mut dyn Player).collect();
     play(Arc::new(map), &mut refs, PlayOptions { config: MatchConfig { rounds }, record: false }, &mut ())
 }
@@ -38,7 +38,7 @@ const FAST: &str = "def decide(stav):\n    return []\n";
 const SLOW: &str =
     "import time\ndef decide(stav):\n    if 1 <= stav['kolo'] <= 3:\n        time.sleep(1.6)\n    return []\n";
 
-fn violation_rounds(rec: &GameRecord, seat: usize) -> Vec<(u32, ViolationKind)> {
+fn violation_rounds(rec: &MatchRecord, seat: usize) -> Vec<(u32, ViolationKind)> {
     rec.violations[seat].iter().map(|(r, k, _)| (*r, *k)).collect()
 }
 

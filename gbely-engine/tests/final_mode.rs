@@ -155,7 +155,7 @@ fn the_resolution_order_rotates_over_nine_sides() {
     );
 }
 
-fn eight_and_the_council(map: Arc<gbely_world::Map>, mut seat0: Box<dyn Player>) -> gbely_engine::game::GameRecord {
+fn eight_and_the_council(map: Arc<gbely_world::Map>, mut seat0: Box<dyn Player>) -> gbely_engine::game::MatchRecord {
     let mut players: Vec<Box<dyn Player>> = vec![];
     players.push(std::mem::replace(&mut seat0, Box::new(DecidePlayer::new("x", Template::default()))));
     for k in 1..8 {

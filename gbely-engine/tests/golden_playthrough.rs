@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use agents::{Expander, Template};
 use gbely_council::Council;
-use gbely_engine::game::{play, DecidePlayer, GameRecord, Observer, PlayOptions, Player};
+use gbely_engine::game::{play, DecidePlayer, MatchRecord, Observer, PlayOptions, Player};
 use gbely_engine::sim::{Match, RoundReport};
 use gbely_rules::Decide;
 
@@ -39,7 +39,7 @@ impl Observer for Transcript {
     }
 }
 
-fn run(seed: &str, size: u32, a: impl Decide, b: impl Decide) -> (String, GameRecord) {
+fn run(seed: &str, size: u32, a: impl Decide, b: impl Decide) -> (String, MatchRecord) {
     let map = Arc::new(gbely_world::generate_duel(seed, size, size).unwrap());
     let mut pa = DecidePlayer::new("a", a);
     let mut pb = DecidePlayer::new("b", b);

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use gbely_council::Council;
-use gbely_engine::game::{play, DecidePlayer, GameRecord, PlayOptions, Player, ViolationKind};
+use gbely_engine::game::{play, DecidePlayer, MatchRecord, PlayOptions, Player, ViolationKind};
 use gbely_engine::process::{AgentCommand, ProcessConfig, ProcessPlayer};
 use gbely_engine::sim::{EndReason, MatchConfig};
 
@@ -18,7 +18,7 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 struct Run {
-    rec: GameRecord,
+    rec: MatchRecord,
     elapsed: Duration,
     log: String,
     starts: u32,
@@ -238,7 +238,7 @@ fn a_rust_decide_served_as_a_process_plays_like_in_process() {
 /// The Python examples and their Rust `Decide` twins play the same moves.
 #[test]
 fn python_and_rust_examples_play_identically() {
-    fn rust_side(agent: impl gbely_rules::Decide, map: &Arc<gbely_world::Map>) -> GameRecord {
+    fn rust_side(agent: impl gbely_rules::Decide, map: &Arc<gbely_world::Map>) -> MatchRecord {
         let mut a = DecidePlayer::new("rust", agent);
         let mut c = DecidePlayer::new("council", Council::new());
         let mut players: [&mut dyn Player; 2] = [&mut a, &mut c];

@@ -7,14 +7,12 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use gbely_council::Council;
-use gbely_engine::game::{
-    match_result, play, play_to, DecidePlayer, PlayOptions, Player, PlayerAnswer, Recorder, ViolationKind,
-};
-use gbely_engine::protocol::{answer_from_value, parse_commands};
-use gbely_engine::sim::{Match, MatchConfig, RoundReport, SideInput};
+use gbely_engine::game::{match_result, play, play_to, DecidePlayer, PlayOptions, Player, PlayerAnswer, ViolationKind};
+use gbely_engine::protocol::answer_from_value;
+use gbely_engine::session::Session;
+use gbely_engine::sim::MatchConfig;
 use gbely_engine::{cli, runs};
 use gbely_rules::{Decide, Grid, Observation};
-use gbely_world::replay::{Answer, Violation};
 use gbely_world::{parse_map_file, render_map, write_map_file, Map, MapStats};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyValueError};
 use pyo3::intern;
@@ -521,29 +519,28 @@ fn seat_player(
 }
 
 /// A match played step by step: read observations, submit commands, advance a round.
+/// A loop over the engine's [`Session`], like every other way a match is played.
 #[pyclass(name = "Match", module = "gbely", subclass)]
 struct PyMatch {
-    m: Match,
+    session: Session,
     ids: Vec<Py<PyString>>,
-    names: Vec<String>,
     councils: Vec<Option<Council>>,
-    inputs: Vec<Option<(SideInput, Answer)>>,
-    recorder: Recorder,
-    report: RoundReport,
 }
 
 #[pymethods]
 impl PyMatch {
     /// `map`: a `Map`, `gbely`, `seed:TEXT` or a map file. `council`: the seats the built-in
     /// Council plays (default: the Council's seat of the map); the other seats are yours.
+    /// `record`: keep the replay in memory for `save_replay` (off makes stepping cheaper).
     #[new]
-    #[pyo3(signature = (map = None, rounds = 150, council = None, names = None))]
+    #[pyo3(signature = (map = None, rounds = 150, council = None, names = None, record = true))]
     fn new(
         py: Python<'_>,
         map: Option<Bound<'_, PyAny>>,
         rounds: u32,
         council: Option<Vec<usize>>,
         names: Option<Vec<String>>,
+        record: bool,
     ) -> PyResult<Self> {
         let map = map_arg(map.as_ref())?;
         let seats = map.seats().len();
@@ -567,46 +564,41 @@ impl PyMatch {
         };
         let ids = id_strings(py, map.grid());
         let councils = (0..seats).map(|k| council.contains(&k).then(Council::new)).collect();
-        let m = Match::new(map, MatchConfig { rounds });
-        Ok(PyMatch {
-            m,
-            ids,
-            names,
-            councils,
-            inputs: (0..seats).map(|_| None).collect(),
-            recorder: Recorder::new(),
-            report: RoundReport::default(),
-        })
+        let mut session = Session::new(map, MatchConfig { rounds }, names);
+        if record {
+            session.record();
+        }
+        Ok(PyMatch { session, ids, councils })
     }
 
     /// The current round (0-based; the last one played once the match is over).
     #[getter]
     fn round(&self) -> u32 {
-        self.m.round()
+        self.session.round()
     }
     #[getter]
     fn is_over(&self) -> bool {
-        self.m.is_over()
+        self.session.is_over()
     }
     #[getter]
     fn seats(&self) -> usize {
-        self.m.seats()
+        self.session.seats()
     }
     #[getter]
     fn map(&self) -> PyMap {
-        PyMap { inner: self.m.map().clone() }
+        PyMap { inner: self.session.state().map().clone() }
     }
     /// Whether a seat still plays (neither eliminated nor disqualified).
     fn is_active(&self, seat: usize) -> PyResult<bool> {
         self.check_seat(seat)?;
-        Ok(self.m.is_active(seat as u8))
+        Ok(self.session.is_active(seat as u8))
     }
 
     /// The observation of SPEC §5 for a seat, as the dict an agent gets.
     fn observation<'py>(&mut self, py: Python<'py>, seat: usize) -> PyResult<Bound<'py, PyDict>> {
         self.check_seat(seat)?;
         self.check_running()?;
-        let obs = self.m.observe(seat as u8);
+        let obs = self.session.observe(seat as u8);
         obs_dict(py, &obs, &self.ids)
     }
 
@@ -616,14 +608,7 @@ impl PyMatch {
     fn submit(&mut self, seat: usize, commands: Bound<'_, PyAny>) -> PyResult<()> {
         self.check_seat(seat)?;
         self.check_running()?;
-        let grid = self.m.map().grid().clone();
-        self.inputs[seat] = Some(match answer_of(&commands) {
-            PlayerAnswer::Raw(list) => (SideInput::Orders(parse_commands(&list, &grid)), Answer::Commands(list)),
-            PlayerAnswer::Violation { kind, detail } => {
-                (SideInput::Violation, Answer::Violation(Violation { kind: kind.wire().into(), detail }))
-            }
-            PlayerAnswer::Commands(_) | PlayerAnswer::Interrupted => unreachable!("answer_of gives raw lists"),
-        });
+        self.session.submit(seat as u8, answer_of(&commands));
         Ok(())
     }
 
@@ -632,11 +617,10 @@ impl PyMatch {
     fn violation(&mut self, seat: usize, kind: &str, detail: &str) -> PyResult<()> {
         self.check_seat(seat)?;
         self.check_running()?;
-        if !["timeout", "crash", "unreadable"].contains(&kind) {
+        let Some(kind) = ViolationKind::from_wire(kind) else {
             return Err(PyValueError::new_err(format!("violation kind `{kind}`: timeout, crash or unreadable")));
-        }
-        self.inputs[seat] =
-            Some((SideInput::Violation, Answer::Violation(Violation { kind: kind.into(), detail: detail.into() })));
+        };
+        self.session.submit(seat as u8, PlayerAnswer::Violation { kind, detail: detail.into() });
         Ok(())
     }
 
@@ -645,76 +629,57 @@ impl PyMatch {
     /// violations, eliminations, and whether the match is over.
     fn advance<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         self.check_running()?;
-        self.m.start_round();
-        self.recorder.before_resolution(&self.m);
-        let grid = self.m.map().grid().clone();
-        let seats = self.m.seats();
-        let mut inputs = Vec::with_capacity(seats);
-        let mut answers = Vec::with_capacity(seats);
-        for s in 0..seats {
-            if !self.m.is_active(s as u8) {
-                inputs.push(SideInput::Nothing);
-                answers.push(Answer::Out);
-                self.inputs[s] = None;
-                continue;
+        for s in 0..self.session.seats() {
+            if let Some(council) = self.councils[s].as_mut().filter(|_| self.session.is_active(s as u8)) {
+                let obs = self.session.observe(s as u8);
+                self.session.submit(s as u8, PlayerAnswer::Commands(council.decide(&obs)));
             }
-            if let Some(council) = self.councils[s].as_mut() {
-                let obs = self.m.observe(s as u8);
-                let cmds = council.decide(&obs);
-                answers.push(Answer::Commands(
-                    cmds.iter().map(|c| gbely_engine::protocol::command_to_value(c, &grid)).collect(),
-                ));
-                inputs.push(SideInput::Orders(cmds.into_iter().map(Ok).collect()));
-                continue;
-            }
-            let (input, answer) =
-                self.inputs[s].take().unwrap_or((SideInput::Orders(Vec::new()), Answer::Commands(Vec::new())));
-            inputs.push(input);
-            answers.push(answer);
         }
-        let (m, report) = (&mut self.m, &mut self.report);
-        py.allow_threads(|| m.resolve_round(&inputs, report));
-        self.recorder.after_resolution(&self.m, answers, &self.report);
+        let session = &mut self.session;
+        py.allow_threads(|| {
+            session.advance();
+        });
+        let report = self.session.report();
         let d = PyDict::new(py);
-        let g = self.m.map().grid();
-        d.set_item("round", self.report.round)?;
-        let caps: Vec<(u8, String, i8)> = self
-            .report
-            .captures
-            .iter()
-            .map(|c| (c.seat, g.id(c.cell), gbely_engine::game::owner_code(c.from)))
-            .collect();
+        let g = self.session.grid();
+        d.set_item("round", report.round)?;
+        let caps: Vec<(u8, String, i8)> =
+            report.captures.iter().map(|c| (c.seat, g.id(c.cell), gbely_engine::game::owner_code(c.from))).collect();
         d.set_item("captures", caps)?;
-        let disc: Vec<(u8, u32, &str)> =
-            self.report.discarded.iter().map(|x| (x.seat, x.index, x.reason.code())).collect();
+        let disc: Vec<(u8, u32, &str)> = report.discarded.iter().map(|x| (x.seat, x.index, x.reason.code())).collect();
         d.set_item("discarded", disc)?;
-        d.set_item("violations", self.report.violations.clone())?;
-        d.set_item("disqualified", self.report.disqualified.clone())?;
-        d.set_item("eliminated", self.report.eliminated.clone())?;
-        d.set_item("over", self.m.is_over())?;
+        d.set_item("violations", report.violations.clone())?;
+        d.set_item("disqualified", report.disqualified.clone())?;
+        d.set_item("eliminated", report.eliminated.clone())?;
+        d.set_item("over", self.session.is_over())?;
         Ok(d)
     }
 
     /// Cells and units per seat now.
     fn figures<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let seats = self.m.seats() as u8;
+        let m = self.session.state();
+        let seats = m.seats() as u8;
         let d = PyDict::new(py);
-        d.set_item("round", self.m.round())?;
-        d.set_item("cells", (0..seats).map(|s| self.m.cell_count(s)).collect::<Vec<_>>())?;
-        d.set_item("units", (0..seats).map(|s| self.m.unit_total(s)).collect::<Vec<_>>())?;
+        d.set_item("round", m.round())?;
+        d.set_item("cells", (0..seats).map(|s| m.cell_count(s)).collect::<Vec<_>>())?;
+        d.set_item("units", (0..seats).map(|s| m.unit_total(s)).collect::<Vec<_>>())?;
         Ok(d)
     }
 
     /// The result (SPEC §10): per seat cells, score (share of the map, %), tie-break round,
     /// violations, disqualification; final once the match is over.
     fn result<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let text = serde_json::to_string(&match_result(&self.m, &self.names)).expect("serializes");
+        let text =
+            serde_json::to_string(&match_result(self.session.state(), self.session.names())).expect("serializes");
         py.import("json")?.call_method1("loads", (text,))
     }
 
     /// Writes the replay of the rounds played so far.
     fn save_replay(&self, path: PathBuf) -> PyResult<()> {
-        let replay = self.recorder.replay_so_far(&self.m, &self.names, match_result(&self.m, &self.names));
+        let replay = self
+            .session
+            .replay_so_far()
+            .ok_or_else(|| PyValueError::new_err("this match is not recorded: create it with record=True"))?;
         gbely_engine::replays::write_replay(&path, &replay)
             .map(|_| ())
             .map_err(|e| PyOSError::new_err(format!("cannot write {}: {e}", path.display())))
@@ -723,16 +688,16 @@ impl PyMatch {
 
 impl PyMatch {
     fn check_seat(&self, seat: usize) -> PyResult<()> {
-        if seat >= self.m.seats() {
+        if seat >= self.session.seats() {
             return Err(PyValueError::new_err(format!(
                 "seat {seat} does not exist: the match has {} seats",
-                self.m.seats()
+                self.session.seats()
             )));
         }
         Ok(())
     }
     fn check_running(&self) -> PyResult<()> {
-        if self.m.is_over() {
+        if self.session.is_over() {
             return Err(pyo3::exceptions::PyRuntimeError::new_err("the match is over"));
         }
         Ok(())
