@@ -516,9 +516,9 @@ fn cmd_play(a: PlayArgs) -> Result<u8> {
 /// "on gbely (60×60), 150 rounds played (full length)": the first line of a summary.
 fn headline(map: &Map, rec: &MatchRecord) -> String {
     let how = match rec.end_reason {
-        Some(crate::sim::EndReason::Rounds) => "full length".to_string(),
-        Some(e) => format!("ended by {}", e.wire().replace('_', " ")),
-        None => format!("INTERRUPTED in round {}", rec.last_round),
+        crate::sim::EndReason::Rounds => "full length".to_string(),
+        crate::sim::EndReason::Interrupted => format!("INTERRUPTED in round {}", rec.last_round),
+        e => format!("ended by {}", e.wire().replace('_', " ")),
     };
     format!("on {} ({}×{}), {} rounds played ({how})", map.name(), map.width(), map.height(), rec.rounds_played())
 }

@@ -14,35 +14,9 @@ use serde_json::Value;
 use crate::interrupt;
 use crate::replays::ReplayWriter;
 use crate::session::Session;
-use crate::sim::{Match, MatchConfig, RoundReport, SideOutcome, NEUTRAL};
+use crate::sim::{EndReason, Match, MatchConfig, RoundReport, SideOutcome, NEUTRAL};
 
-/// Why a round counted as a violation (SPEC §8).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum ViolationKind {
-    /// No full answer within the round limit.
-    Timeout,
-    /// The process crashed or exited (or, in-process, the agent raised).
-    Crash,
-    /// The answer is not a JSON object with a `prikazy` list, nor a list.
-    Unreadable,
-}
-
-impl ViolationKind {
-    pub const ALL: [ViolationKind; 3] = [ViolationKind::Timeout, ViolationKind::Crash, ViolationKind::Unreadable];
-
-    /// The kind named as in replays (`timeout`, `crash`, `unreadable`).
-    pub fn from_wire(name: &str) -> Option<ViolationKind> {
-        ViolationKind::ALL.into_iter().find(|k| k.wire() == name)
-    }
-
-    pub fn wire(self) -> &'static str {
-        match self {
-            ViolationKind::Timeout => "timeout",
-            ViolationKind::Crash => "crash",
-            ViolationKind::Unreadable => "unreadable",
-        }
-    }
-}
+pub use gbely_rules::ViolationKind;
 
 /// A player's answer for one round.
 #[derive(Clone, Debug, PartialEq)]
@@ -132,8 +106,8 @@ pub struct MatchRecord {
     pub outcome: Vec<SideOutcome>,
     /// The last round played; when interrupted, the round that was stopped (not played).
     pub last_round: u32,
-    /// How the match ended; `None` when it was interrupted (Ctrl-C) before its end.
-    pub end_reason: Option<crate::sim::EndReason>,
+    /// How the match ended ([`EndReason::Interrupted`] when stopped before its end).
+    pub end_reason: EndReason,
     pub council_fell: Option<u32>,
     pub discards: Vec<DiscardDigest>,
     /// Violations per seat: (round, kind, detail).
@@ -149,7 +123,7 @@ pub struct MatchRecord {
 impl MatchRecord {
     /// Rounds actually played.
     pub fn rounds_played(&self) -> u32 {
-        if self.end_reason.is_some() {
+        if !self.interrupted() {
             self.last_round + 1
         } else {
             self.last_round
@@ -157,7 +131,7 @@ impl MatchRecord {
     }
 
     pub fn interrupted(&self) -> bool {
-        self.end_reason.is_none()
+        self.end_reason == EndReason::Interrupted
     }
 }
 
@@ -305,7 +279,7 @@ impl Recorder {
 
     /// The replay recorded in memory.
     pub fn finish(mut self, m: &Match, names: &[String], result: MatchResult) -> Replay {
-        let interrupted = result.ended_by == INTERRUPTED;
+        let interrupted = result.ended_by == EndReason::Interrupted.wire();
         let turns = std::mem::take(&mut self.turns);
         let mut doc = self.document(m, names, result, turns);
         if interrupted {
@@ -442,6 +416,3 @@ fn run(mut session: Session, players: &mut [&mut dyn Player], observer: &mut dyn
     rec.agents = players.iter().map(|p| p.stats()).collect();
     rec
 }
-
-/// `ended_by` of a match stopped by Ctrl-C or SIGTERM before its end.
-pub const INTERRUPTED: &str = "interrupted";

@@ -384,7 +384,7 @@ pub fn verify(replay: &Replay) -> Result<Verified, Mismatch> {
         return Err(e);
     }
     // A match stopped by Ctrl-C ends after its last recorded round without being over.
-    let interrupted = replay.result.ended_by == crate::game::INTERRUPTED && !m.is_over();
+    let interrupted = replay.result.ended_by == crate::sim::EndReason::Interrupted.wire() && !m.is_over();
     if played != replay.turns.len() || !(m.is_over() || interrupted) {
         let ended = if m.is_over() { format!("ends after round {}", m.round()) } else { "is not over".to_string() };
         return Err(mismatch(
@@ -414,7 +414,7 @@ pub fn verify(replay: &Replay) -> Result<Verified, Mismatch> {
     let names: Vec<String> = replay.seats.iter().map(|s| s.name.clone()).collect();
     let mut result = crate::game::match_result(&m, &names);
     if interrupted {
-        result.ended_by = crate::game::INTERRUPTED.to_string();
+        result.ended_by = crate::sim::EndReason::Interrupted.wire().to_string();
     }
     if result != replay.result {
         return Err(mismatch(

@@ -419,7 +419,7 @@ pub fn result_json(map: &Map, rec: &MatchRecord, replay: Option<&Path>, logs: &[
         "size": [map.width(), map.height()],
         "last_round": rec.last_round,
         "rounds_played": rec.rounds_played(),
-        "ended_by": rec.end_reason.map_or(crate::game::INTERRUPTED, |e| e.wire()),
+        "ended_by": rec.end_reason,
         "council_fell": rec.council_fell,
         "sides": sides,
         "replay": replay.map(|p| p.display().to_string()),

@@ -21,10 +21,10 @@ use gbely_rules::{Grid, Observation};
 use gbely_world::replay::{Answer, Violation};
 use gbely_world::{Map, Replay};
 
-use crate::game::{match_result, DiscardDigest, MatchRecord, PlayerAnswer, Recorder, ViolationKind, INTERRUPTED};
+use crate::game::{match_result, DiscardDigest, MatchRecord, PlayerAnswer, Recorder, ViolationKind};
 use crate::protocol::{command_to_value, parse_commands};
 use crate::replays::ReplayWriter;
-use crate::sim::{Match, MatchConfig, RoundReport, SideInput};
+use crate::sim::{EndReason, Match, MatchConfig, RoundReport, SideInput};
 
 /// One match, step by step. See the module documentation.
 #[derive(Debug)]
@@ -193,7 +193,7 @@ impl Session {
         let interrupted = !self.m.is_over();
         let mut result = match_result(&self.m, &self.names);
         if interrupted {
-            result.ended_by = INTERRUPTED.to_string();
+            result.ended_by = EndReason::Interrupted.wire().to_string();
         }
         let m = &self.m;
         let (replay, replay_written) = match self.recorder {
@@ -204,7 +204,7 @@ impl Session {
         MatchRecord {
             outcome: m.outcome(),
             last_round: m.round(),
-            end_reason: m.end_reason(),
+            end_reason: m.end_reason().unwrap_or(EndReason::Interrupted),
             council_fell: m.council_fell(),
             agents: vec![None; self.names.len()],
             names: self.names,

@@ -14,25 +14,7 @@ use crate::bits::Territory;
 /// The owner value of a neutral (`hbp`) cell.
 pub const NEUTRAL: u8 = u8::MAX;
 
-/// What rules of play a map's seats imply.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
-    /// Two sides; each sees the other as `zastupitelstvo`; either side's elimination or
-    /// disqualification ends the match.
-    Duel,
-    /// Finalists (seats with the army role) and the Council (SPEC §9): finalists cannot attack
-    /// each other, labels are relative, the match ends when the Council has no cell.
-    Final,
-}
-
-impl Mode {
-    pub fn wire(self) -> &'static str {
-        match self {
-            Mode::Duel => "duel",
-            Mode::Final => "final",
-        }
-    }
-}
+pub use gbely_rules::{EndReason, Mode};
 
 /// Settings of a match.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,26 +41,6 @@ pub enum SideInput {
     Violation,
     /// Nothing: the side is out of the game (or simply sent no answer to record).
     Nothing,
-}
-
-/// Why the match ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EndReason {
-    Rounds,
-    Elimination,
-    Disqualification,
-    CouncilFell,
-}
-
-impl EndReason {
-    pub fn wire(self) -> &'static str {
-        match self {
-            EndReason::Rounds => "rounds",
-            EndReason::Elimination => "elimination",
-            EndReason::Disqualification => "disqualification",
-            EndReason::CouncilFell => "council_fell",
-        }
-    }
 }
 
 /// A discarded command.

@@ -124,7 +124,7 @@ fn an_agent_that_returns_garbage_is_unreadable_then_disqualified() {
     // The fourth violation disqualifies; the duel ends at the end of that round.
     assert_eq!(run.rec.outcome[0].disqualified, Some(4));
     assert_eq!(run.rec.outcome[0].score, None);
-    assert_eq!(run.rec.end_reason, Some(EndReason::Disqualification));
+    assert_eq!(run.rec.end_reason, EndReason::Disqualification);
     assert_eq!(run.rec.last_round, 4);
 }
 

@@ -213,7 +213,7 @@ fn nothing_submitted_is_no_commands_and_not_a_violation() {
     let rec = s.finish();
     assert_eq!(rec.violations, vec![Vec::new(), Vec::new()]);
     assert_eq!(rec.outcome.iter().map(|o| o.cells).collect::<Vec<_>>(), start);
-    assert_eq!(rec.end_reason, Some(gbely_engine::sim::EndReason::Rounds));
+    assert_eq!(rec.end_reason, gbely_engine::sim::EndReason::Rounds);
 }
 
 #[test]

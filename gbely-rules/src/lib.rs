@@ -20,6 +20,7 @@ mod grid;
 mod lookup;
 mod protocol;
 mod terrain;
+mod vocab;
 
 pub use grid::{format_cell_id, parse_cell_id, Cell, Grid, Neighbours};
 pub use lookup::{defence, sure_win, CellLookup, Slot};
@@ -27,3 +28,4 @@ pub use protocol::{
     round_half_away, round_tenth, Command, Decide, DiscardReason, Observation, OwnCell, Owner, VisibleCell,
 };
 pub use terrain::Terrain;
+pub use vocab::{EndReason, Mode, SeatRole, ViolationKind};

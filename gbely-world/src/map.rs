@@ -1,24 +1,7 @@
 //! The whole map: size, terrain, bases, starting garrisons and owners, seats.
 
+pub use gbely_rules::SeatRole;
 use gbely_rules::{Cell, Grid, Terrain};
-
-/// What a seat is for. The engine derives the rules of a match from the seats (SPEC §1, §9).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum SeatRole {
-    /// An army (`armada`): an agent's seat.
-    Army,
-    /// The Council's seat (in a duel of two agents, the second agent plays it).
-    Council,
-}
-
-impl SeatRole {
-    pub fn wire(self) -> &'static str {
-        match self {
-            SeatRole::Army => "army",
-            SeatRole::Council => "council",
-        }
-    }
-}
 
 /// One side's place on the map: its home base.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
