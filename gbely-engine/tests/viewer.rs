@@ -26,7 +26,7 @@ fn chromium() -> &'static str {
             return c;
         }
     }
-    panic!("the viewer tests need Debian's `chromium` (apt-get install chromium; .ci/run installs it)");
+    panic!("the viewer tests need Debian's `chromium` (apt-get install chromium; ./run-tests installs it)");
 }
 
 /// Runs headless Chromium on a page; returns (stdout, stderr).
