@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use gbely_engine::game::{Player, PlayerAnswer};
-use gbely_engine::process::{AgentCommand, ProcessConfig, ProcessPlayer};
 use gbely_engine::protocol::observation_json;
+use gbely_engine::runner::process::{AgentCommand, ProcessConfig, ProcessPlayer};
 use gbely_engine::sim::{Match, MatchConfig};
 
 const ECHO: &str = "import sys\nfor _ in sys.stdin:\n    sys.stdout.write('[]\\n')\n    sys.stdout.flush()\n";

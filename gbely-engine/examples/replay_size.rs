@@ -14,8 +14,8 @@ fn size(name: &str, a: impl Decide, b: impl Decide) {
     let mut players: [&mut dyn Player; 2] = [&mut pa, &mut pb];
     let rec = play(map, &mut players, PlayOptions { record: true, ..Default::default() }, &mut ());
     let dir = std::env::temp_dir();
-    let plain = gbely_engine::replays::write_replay(&dir.join("size.json"), rec.replay.as_ref().unwrap()).unwrap();
-    let gz = gbely_engine::replays::write_replay(&dir.join("size.json.gz"), rec.replay.as_ref().unwrap()).unwrap();
+    let plain = gbely_engine::record::write_replay(&dir.join("size.json"), rec.replay.as_ref().unwrap()).unwrap();
+    let gz = gbely_engine::record::write_replay(&dir.join("size.json.gz"), rec.replay.as_ref().unwrap()).unwrap();
     println!(
         "{name:<22} {:>9.2} MB plain {:>7.2} MB gzip   shares {:.2} / {:.2}",
         plain as f64 / 1e6,

@@ -16,8 +16,8 @@ use gbely_world::{render_map, write_map_file, Map, MapStats};
 use serde_json::json;
 
 use crate::game::{play, play_to, DecidePlayer, MatchRecord, Observer, PlayOptions, Player};
-use crate::process::{AgentCommand, ProcessConfig, ProcessPlayer};
-use crate::replays::ReplayWriter;
+use crate::record::ReplayWriter;
+use crate::runner::process::{AgentCommand, ProcessConfig, ProcessPlayer};
 use crate::runs::{
     agent_name, build_players, check_spec, discard_digest, fairness_notes, file_stem, final_seating, final_table,
     is_python_agent, load_final_map, load_map, python, resolve_python, result_json, time_limit, timestamp, unique_dir,
@@ -347,7 +347,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Cmd::Replay(r) => cmd_replay(r),
         Cmd::Serve { name } => match name.as_str() {
             "council" => {
-                crate::serve::serve_stdio(&mut Council::new())?;
+                crate::runner::serve::serve_stdio(&mut Council::new())?;
                 Ok(exit::OK)
             }
             other => bail!("no built-in Rust agent `{other}` (available: council)"),
@@ -422,7 +422,7 @@ struct SeatsRun {
 /// per-round log, streaming its replay to disk: the part `play` and `final` share.
 ///
 /// The replay file is created before any agent starts, so an unwritable path fails first. Ctrl-C
-/// or SIGTERM stops the match within [`crate::interrupt::POLL`] or so: agents killed, the replay
+/// or SIGTERM stops the match within [`crate::runner::interrupt::POLL`] or so: agents killed, the replay
 /// of the rounds played closed and marked `interrupted`.
 fn run_seats(map: &Arc<Map>, specs: &[(String, String)], run: &RunArgs, default_dir: &str) -> Result<SeatsRun> {
     let limit = run.time_limit.0;
@@ -446,8 +446,8 @@ fn run_seats(map: &Arc<Map>, specs: &[(String, String)], run: &RunArgs, default_
     let show = !run.quiet && !run.json;
     let mut progress = Progress { bar: progress_bar(run.rounds, show), verbose: run.verbose };
     let config = MatchConfig { rounds: run.rounds };
-    let guard = crate::interrupt::Guard::install().context("cannot install the Ctrl-C handler")?;
-    crate::process::become_subreaper();
+    let guard = crate::runner::interrupt::Guard::install().context("cannot install the Ctrl-C handler")?;
+    crate::runner::process::become_subreaper();
     let mut refs: Vec<&mut dyn Player> = setup.players.iter_mut().map(|p| p.as_mut() as &mut dyn Player).collect();
     let rec = match writer {
         Some(w) => play_to(map.clone(), &mut refs, config, w, &mut progress),
@@ -455,7 +455,7 @@ fn run_seats(map: &Arc<Map>, specs: &[(String, String)], run: &RunArgs, default_
     };
     drop(refs);
     drop(setup.players);
-    crate::process::kill_orphans();
+    crate::runner::process::kill_orphans();
     drop(guard);
     if let Some(bar) = &progress.bar {
         bar.finish_and_clear();

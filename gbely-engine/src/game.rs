@@ -4,19 +4,31 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use gbely_rules::{Command, Decide, DiscardReason, Grid, Observation};
-use gbely_world::replay::{
-    Answer, CellChange, Discarded, FinalState, MapRecord, MatchResult, SeatRecord, SideResult, Turn, REPLAY_FORMAT,
-    REPLAY_VERSION,
-};
+use gbely_world::replay::{MatchResult, SideResult};
 use gbely_world::{Map, Replay};
 use serde_json::Value;
 
-use crate::interrupt;
-use crate::replays::ReplayWriter;
+use crate::record::ReplayWriter;
+use crate::runner::interrupt;
 use crate::session::Session;
 use crate::sim::{EndReason, Match, MatchConfig, RoundReport, SideOutcome, NEUTRAL};
 
 pub use gbely_rules::ViolationKind;
+
+/// What the scheduler says about an agent's rounds (Linux `/proc/PID/schedstat`; zero elsewhere and in process).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CpuTally {
+    /// Rounds measured.
+    pub rounds: u32,
+    /// Seconds the agent ran on a CPU while it was deciding.
+    pub run_seconds: f64,
+    /// Seconds it was ready to run but waited for a CPU (other agents or programs had them all).
+    pub wait_seconds: f64,
+    /// The longest such wait in one round.
+    pub max_wait_seconds: f64,
+    /// Rounds in which waiting for a CPU took more than a tenth of the round's time limit.
+    pub starved_rounds: u32,
+}
 
 /// A player's answer for one round.
 #[derive(Clone, Debug, PartialEq)]
@@ -44,7 +56,7 @@ pub struct AgentStats {
     /// The slowest answer in time, in seconds.
     pub max_answer_seconds: f64,
     /// CPU time and waits for a CPU while deciding (Linux).
-    pub cpu: crate::process::CpuTally,
+    pub cpu: CpuTally,
 }
 
 /// Someone who plays a seat. Deciding is split in two so that agent processes of all seats
@@ -141,182 +153,6 @@ pub trait Observer {
 }
 
 impl Observer for () {}
-
-/// Builds a replay while a match is played: in memory, or streamed to a file round by round.
-#[derive(Debug)]
-pub struct Recorder {
-    after_production: (Vec<u8>, Vec<f64>, Vec<f64>),
-    /// The state at the end of the last round recorded: the final state of an interrupted match.
-    end_state: FinalState,
-    turns: Vec<Turn>,
-    stream: Option<Stream>,
-}
-
-/// A replay being written to its file, and the first error writing it, if any (the match goes
-/// on without the file rather than failing).
-#[derive(Debug)]
-struct Stream {
-    writer: ReplayWriter,
-    error: Option<String>,
-}
-
-impl Recorder {
-    /// Records in memory ([`Recorder::finish`] gives the [`Replay`]).
-    pub fn new() -> Recorder {
-        Recorder {
-            after_production: (Vec::new(), Vec::new(), Vec::new()),
-            end_state: FinalState { owner: Vec::new(), units: Vec::new(), fortification: Vec::new() },
-            turns: Vec::new(),
-            stream: None,
-        }
-    }
-
-    /// Streams to `writer`, starting with the replay's head (map, seats); call before round 0.
-    pub fn streaming(mut writer: ReplayWriter, m: &Match, names: &[String]) -> Recorder {
-        let mut r = Recorder::new();
-        r.start(m);
-        let head = r.document(m, names, match_result(m, names), Vec::new());
-        let error = writer.head(&head).err().map(|e| e.to_string());
-        r.stream = Some(Stream { writer, error });
-        r
-    }
-
-    fn snapshot_end(&mut self, m: &Match) {
-        let e = &mut self.end_state;
-        e.owner.clear();
-        e.owner.extend(m.owners().iter().map(|&o| owner_code(o)));
-        e.units.clear();
-        e.units.extend_from_slice(m.all_units());
-        e.fortification.clear();
-        e.fortification.extend_from_slice(m.all_fortifications());
-    }
-
-    /// Call once before round 0 (the state an interrupted match ends with if no round was played).
-    pub fn start(&mut self, m: &Match) {
-        self.snapshot_end(m);
-    }
-
-    pub fn is_streaming(&self) -> bool {
-        self.stream.is_some()
-    }
-
-    /// Call after production, before resolution.
-    pub fn before_resolution(&mut self, m: &Match) {
-        let (o, u, f) = &mut self.after_production;
-        o.clear();
-        o.extend_from_slice(m.owners());
-        u.clear();
-        u.extend_from_slice(m.all_units());
-        f.clear();
-        f.extend_from_slice(m.all_fortifications());
-    }
-
-    /// Call after resolution with the answers as received.
-    pub fn after_resolution(&mut self, m: &Match, answers: Vec<Answer>, report: &RoundReport) {
-        let (o, u, f) = &self.after_production;
-        let mut changes = Vec::new();
-        for i in 0..o.len() {
-            let (no, nu, nf) = (m.owners()[i], m.all_units()[i], m.all_fortifications()[i]);
-            if no != o[i] || nu.to_bits() != u[i].to_bits() || nf.to_bits() != f[i].to_bits() {
-                changes.push(CellChange(i as u32, owner_code(no), nu, nf));
-            }
-        }
-        let seats = m.seats() as u8;
-        let turn = Turn {
-            round: report.round,
-            answers,
-            discarded: report
-                .discarded
-                .iter()
-                .map(|d| Discarded { seat: d.seat, index: d.index, reason: d.reason.code().to_string() })
-                .collect(),
-            cells: (0..seats).map(|s| m.cell_count(s)).collect(),
-            units: (0..seats).map(|s| m.unit_total(s)).collect(),
-            changes,
-        };
-        // An interrupted match ends with the state at the end of its last round, not with the
-        // production of the round it stopped in.
-        self.snapshot_end(m);
-        match &mut self.stream {
-            Some(s) => {
-                if s.error.is_none() {
-                    s.error = s.writer.turn(&turn).err().map(|e| e.to_string());
-                }
-            }
-            None => self.turns.push(turn),
-        }
-    }
-
-    fn document(&self, m: &Match, names: &[String], result: MatchResult, turns: Vec<Turn>) -> Replay {
-        let map = m.map();
-        Replay {
-            format: REPLAY_FORMAT.to_string(),
-            version: REPLAY_VERSION,
-            engine: format!("gbely-engine {}", env!("CARGO_PKG_VERSION")),
-            map: MapRecord::of(map),
-            mode: m.mode().wire().to_string(),
-            rounds: m.rounds(),
-            seats: map
-                .seats()
-                .iter()
-                .enumerate()
-                .map(|(k, s)| SeatRecord {
-                    seat: k as u8,
-                    name: names[k].clone(),
-                    role: s.role.wire().to_string(),
-                    base: map.grid().id(s.base),
-                })
-                .collect(),
-            turns,
-            final_state: FinalState {
-                owner: m.owners().iter().map(|&o| owner_code(o)).collect(),
-                units: m.all_units().to_vec(),
-                fortification: m.all_fortifications().to_vec(),
-            },
-            result,
-        }
-    }
-
-    /// The replay recorded in memory.
-    pub fn finish(mut self, m: &Match, names: &[String], result: MatchResult) -> Replay {
-        let interrupted = result.ended_by == EndReason::Interrupted.wire();
-        let turns = std::mem::take(&mut self.turns);
-        let mut doc = self.document(m, names, result, turns);
-        if interrupted {
-            doc.final_state = self.end_state;
-        }
-        doc
-    }
-
-    /// The replay of the rounds recorded in memory so far, the recorder going on.
-    pub fn replay_so_far(&self, m: &Match, names: &[String], result: MatchResult) -> Replay {
-        self.document(m, names, result, self.turns.clone())
-    }
-
-    /// Ends a streamed replay: the final state (the state after the last round recorded when the
-    /// match was interrupted) and the result. Returns the file's size, or what went wrong.
-    pub(crate) fn finish_stream(
-        mut self,
-        m: &Match,
-        result: &MatchResult,
-        interrupted: bool,
-    ) -> Option<Result<u64, String>> {
-        let mut s = self.stream.take()?;
-        if let Some(e) = s.error {
-            return Some(Err(e));
-        }
-        if !interrupted {
-            self.snapshot_end(m);
-        }
-        Some(s.writer.finish(&self.end_state, result).map_err(|e| e.to_string()))
-    }
-}
-
-impl Default for Recorder {
-    fn default() -> Self {
-        Recorder::new()
-    }
-}
 
 /// Owner as written in replays: the seat, or -1 for neutral.
 pub fn owner_code(o: u8) -> i8 {

@@ -20,17 +20,18 @@
 //! assert_eq!(rec.outcome[0].cells, 1);
 //! ```
 
-mod bits;
+#[cfg(feature = "cli")]
 pub mod cli;
 pub mod game;
-pub mod interrupt;
-pub mod process;
 pub mod protocol;
+pub mod record;
 pub mod replays;
+pub mod runner;
+#[cfg(feature = "cli")]
 pub mod runs;
-pub mod serve;
 pub mod session;
 pub mod sim;
+#[cfg(feature = "gzip")]
 pub mod viewer;
 
 pub use sim::{Match, MatchConfig, Mode, SideInput, NEUTRAL};

@@ -2,12 +2,12 @@
 //! any round, re-simulating to verify, the observation a seat got, figures, terminal rendering.
 
 use std::fmt::Write as _;
-use std::io::{Read, Write};
+
 use std::path::Path;
 use std::sync::Arc;
 
 use gbely_rules::{Cell, Terrain};
-use gbely_world::replay::{Answer, CellChange, FinalState, MatchResult, ReplayError, Turn};
+use gbely_world::replay::{Answer, CellChange, ReplayError};
 use gbely_world::{Map, Replay, SeatRole};
 
 use crate::game::owner_code;
@@ -37,149 +37,31 @@ pub enum ReplayFileError {
 pub fn read_replay(path: &Path) -> Result<Replay, ReplayFileError> {
     let p = path.display().to_string();
     let raw = std::fs::read(path).map_err(|error| ReplayFileError::Io { path: p.clone(), error })?;
-    let text = if raw.starts_with(&[0x1f, 0x8b]) {
-        let mut out = Vec::new();
-        flate2::read::MultiGzDecoder::new(&raw[..])
-            .take(MAX_REPLAY_BYTES + 1)
-            .read_to_end(&mut out)
-            .map_err(|error| ReplayFileError::Io { path: p.clone(), error })?;
-        if out.len() as u64 > MAX_REPLAY_BYTES {
-            return Err(ReplayFileError::TooLarge { path: p });
-        }
-        out
-    } else {
-        raw
-    };
+    let text = if raw.starts_with(&[0x1f, 0x8b]) { gunzip(&raw, &p)? } else { raw };
     let text = String::from_utf8(text).map_err(|error| ReplayFileError::NotText { path: p.clone(), error })?;
     Replay::from_json(&text).map_err(|error| ReplayFileError::Replay { path: p, error })
 }
 
-/// Writes a replay; a name ending in `.gz` is gzip-compressed. Returns the bytes written.
-pub fn write_replay(path: &Path, replay: &Replay) -> std::io::Result<u64> {
-    let mut w = ReplayWriter::create(path)?;
-    w.head(replay)?;
-    for t in &replay.turns {
-        w.turn(t)?;
+/// The content of a gzip-compressed replay, at most [`MAX_REPLAY_BYTES`].
+#[cfg(feature = "gzip")]
+fn gunzip(raw: &[u8], p: &str) -> Result<Vec<u8>, ReplayFileError> {
+    let p = p.to_string();
+    let mut out = Vec::new();
+    use std::io::Read;
+    flate2::read::MultiGzDecoder::new(raw)
+        .take(MAX_REPLAY_BYTES + 1)
+        .read_to_end(&mut out)
+        .map_err(|error| ReplayFileError::Io { path: p.clone(), error })?;
+    if out.len() as u64 > MAX_REPLAY_BYTES {
+        return Err(ReplayFileError::TooLarge { path: p });
     }
-    w.finish(&replay.final_state, &replay.result)
+    Ok(out)
 }
 
-/// The bytes of a replay file, plain or gzip.
-enum Sink {
-    Plain(std::io::BufWriter<std::fs::File>),
-    Gzip(flate2::write::GzEncoder<std::io::BufWriter<std::fs::File>>),
-}
-
-impl Sink {
-    fn out(&mut self) -> &mut dyn Write {
-        match self {
-            Sink::Plain(w) => w,
-            Sink::Gzip(w) => w,
-        }
-    }
-}
-
-/// Writes a replay as the match goes: the head, then each round as it finishes, then the final
-/// state and the result. Memory does not grow with the match, and the file is the same, byte for
-/// byte, as [`Replay::to_json`] of the whole document (compressed when the name ends in `.gz`).
-///
-/// Opening it before the match starts is how an unwritable path is found before anyone plays.
-pub struct ReplayWriter {
-    path: std::path::PathBuf,
-    sink: Option<Sink>,
-    turns: usize,
-}
-
-impl std::fmt::Debug for ReplayWriter {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ReplayWriter").field("path", &self.path).field("turns", &self.turns).finish()
-    }
-}
-
-impl ReplayWriter {
-    /// Creates the file (and its folder); a name ending in `.gz` is gzip-compressed.
-    pub fn create(path: &Path) -> std::io::Result<ReplayWriter> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)?;
-        }
-        let file = std::io::BufWriter::with_capacity(1 << 16, std::fs::File::create(path)?);
-        let sink = if path.extension().is_some_and(|e| e == "gz") {
-            Sink::Gzip(flate2::write::GzEncoder::new(file, flate2::Compression::best()))
-        } else {
-            Sink::Plain(file)
-        };
-        Ok(ReplayWriter { path: path.to_path_buf(), sink: Some(sink), turns: 0 })
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    fn sink(&mut self) -> std::io::Result<&mut dyn Write> {
-        match &mut self.sink {
-            Some(s) => Ok(s.out()),
-            None => Err(std::io::Error::other("the replay is already finished")),
-        }
-    }
-
-    /// Everything before the rounds (the `turns` of `replay` are ignored).
-    pub fn head(&mut self, replay: &Replay) -> std::io::Result<()> {
-        let head = ReplayHead {
-            format: &replay.format,
-            version: replay.version,
-            engine: &replay.engine,
-            map: &replay.map,
-            mode: &replay.mode,
-            rounds: replay.rounds,
-            seats: &replay.seats,
-        };
-        let mut text = serde_json::to_vec(&head).map_err(std::io::Error::other)?;
-        text.pop(); // the closing brace: the document goes on
-        text.extend_from_slice(b",\"turns\":[");
-        self.sink()?.write_all(&text)
-    }
-
-    /// One round, written and forgotten.
-    pub fn turn(&mut self, turn: &Turn) -> std::io::Result<()> {
-        let first = self.turns == 0;
-        let out = self.sink()?;
-        if !first {
-            out.write_all(b",")?;
-        }
-        serde_json::to_writer(&mut *out, turn).map_err(std::io::Error::other)?;
-        self.turns += 1;
-        Ok(())
-    }
-
-    /// The end of the document; flushes and closes the file. Returns the bytes written to disk.
-    pub fn finish(&mut self, final_state: &FinalState, result: &MatchResult) -> std::io::Result<u64> {
-        {
-            let out = self.sink()?;
-            out.write_all(b"],\"final\":")?;
-            serde_json::to_writer(&mut *out, final_state).map_err(std::io::Error::other)?;
-            out.write_all(b",\"result\":")?;
-            serde_json::to_writer(&mut *out, result).map_err(std::io::Error::other)?;
-            out.write_all(b"}")?;
-        }
-        let file = match self.sink.take().expect("checked by sink()") {
-            Sink::Plain(w) => w,
-            Sink::Gzip(w) => w.finish()?,
-        };
-        let file = file.into_inner().map_err(|e| e.into_error())?;
-        Ok(file.metadata()?.len())
-    }
-}
-
-/// The fields of [`Replay`] before `turns`, in its order, for [`ReplayWriter::head`].
-#[derive(serde::Serialize)]
-struct ReplayHead<'a> {
-    format: &'a str,
-    version: u32,
-    engine: &'a str,
-    map: &'a gbely_world::replay::MapRecord,
-    mode: &'a str,
-    rounds: u32,
-    seats: &'a [gbely_world::replay::SeatRecord],
+#[cfg(not(feature = "gzip"))]
+fn gunzip(_raw: &[u8], p: &str) -> Result<Vec<u8>, ReplayFileError> {
+    let error = std::io::Error::other("gzip-compressed, and this build reads no gzip (feature `gzip`)");
+    Err(ReplayFileError::Io { path: p.to_string(), error })
 }
 
 /// The state of every cell at one moment.

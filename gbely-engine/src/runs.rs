@@ -12,7 +12,7 @@ use gbely_world::{parse_map_file, Map, MapSpec};
 use serde_json::json;
 
 use crate::game::{DecidePlayer, MatchRecord, Player};
-use crate::process::{AgentCommand, ProcessConfig, ProcessPlayer};
+use crate::runner::process::{AgentCommand, ProcessConfig, ProcessPlayer};
 
 /// The example agents shipped inside the binary, usable by name.
 const TEMPLATE_PY: &str = include_str!("../../agents/my_agent.py");

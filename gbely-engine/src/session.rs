@@ -21,9 +21,10 @@ use gbely_rules::{Grid, Observation};
 use gbely_world::replay::{Answer, Violation};
 use gbely_world::{Map, Replay};
 
-use crate::game::{match_result, DiscardDigest, MatchRecord, PlayerAnswer, Recorder, ViolationKind};
+use crate::game::{match_result, DiscardDigest, MatchRecord, PlayerAnswer, ViolationKind};
 use crate::protocol::{command_to_value, parse_commands};
-use crate::replays::ReplayWriter;
+use crate::record::Recorder;
+use crate::record::ReplayWriter;
 use crate::sim::{EndReason, Match, MatchConfig, RoundReport, SideInput};
 
 /// One match, step by step. See the module documentation.

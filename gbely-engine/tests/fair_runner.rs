@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use gbely_engine::game::{play, MatchRecord, PlayOptions, Player, ViolationKind};
-use gbely_engine::process::{AgentCommand, ProcessConfig, ProcessPlayer};
+use gbely_engine::runner::process::{AgentCommand, ProcessConfig, ProcessPlayer};
 use gbely_engine::sim::MatchConfig;
 use gbely_world::{generate_final, FinalConfig, Map};
 

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use gbely_council::Council;
 use gbely_engine::game::{play, DecidePlayer, MatchRecord, PlayOptions, Player, ViolationKind};
-use gbely_engine::process::{AgentCommand, ProcessConfig, ProcessPlayer};
+use gbely_engine::runner::process::{AgentCommand, ProcessConfig, ProcessPlayer};
 use gbely_engine::sim::{EndReason, MatchConfig};
 
 fn scratch(name: &str) -> PathBuf {

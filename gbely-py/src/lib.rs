@@ -319,7 +319,7 @@ impl Player for CallablePlayer {
         self.name.clone()
     }
     fn begin(&mut self, obs: &Observation, _grid: &Grid) {
-        if gbely_engine::interrupt::requested() {
+        if gbely_engine::runner::interrupt::requested() {
             self.pending = Some(PlayerAnswer::Interrupted);
             return;
         }
@@ -337,7 +337,7 @@ impl Player for CallablePlayer {
                         || e.is_instance_of::<pyo3::exceptions::PySystemExit>(py)
                     {
                         self.abort.lock().expect("not poisoned").get_or_insert(e);
-                        gbely_engine::interrupt::request();
+                        gbely_engine::runner::interrupt::request();
                         return PlayerAnswer::Interrupted;
                     }
                     let ty = e.get_type(py).name().map(|n| n.to_string()).unwrap_or_else(|_| "an exception".into());
@@ -437,7 +437,7 @@ fn play_match(
     let writer = replay
         .as_ref()
         .map(|path| {
-            gbely_engine::replays::ReplayWriter::create(path)
+            gbely_engine::record::ReplayWriter::create(path)
                 .map_err(|e| PyOSError::new_err(format!("cannot write the replay {}: {e}", path.display())))
         })
         .transpose()?;
@@ -468,7 +468,7 @@ fn play_match(
     // Ctrl-C (or SIGTERM) stops the match: the engine's handler is chained before Python's, so
     // the match ends cleanly (agents killed, the partial replay written) and Python then raises
     // KeyboardInterrupt as usual.
-    let guard = gbely_engine::interrupt::Guard::install()
+    let guard = gbely_engine::runner::interrupt::Guard::install()
         .map_err(|e| PyOSError::new_err(format!("cannot install the Ctrl-C handler: {e}")))?;
     let rec = py.allow_threads(|| {
         let mut refs: Vec<&mut dyn Player> = players.iter_mut().map(|p| p.as_mut() as &mut dyn Player).collect();
@@ -509,9 +509,10 @@ fn seat_player(
         runs::AgentSpec::Council => Ok((Box::new(DecidePlayer::new(name.to_string(), Council::new())), None)),
         runs::AgentSpec::Process(cmd) => {
             let log = run_dir.join(format!("seat{seat}-{}.log", runs::file_stem(spec)));
-            let mut cfg = gbely_engine::process::ProcessConfig::new(run_dir.join(format!(".seat{seat}")), log.clone());
+            let mut cfg =
+                gbely_engine::runner::process::ProcessConfig::new(run_dir.join(format!(".seat{seat}")), log.clone());
             cfg.time_limit = limit;
-            let p = gbely_engine::process::ProcessPlayer::new(name.to_string(), cmd, cfg)
+            let p = gbely_engine::runner::process::ProcessPlayer::new(name.to_string(), cmd, cfg)
                 .map_err(|e| PyOSError::new_err(e.to_string()))?;
             Ok((Box::new(p), Some(log)))
         }
@@ -680,7 +681,7 @@ impl PyMatch {
             .session
             .replay_so_far()
             .ok_or_else(|| PyValueError::new_err("this match is not recorded: create it with record=True"))?;
-        gbely_engine::replays::write_replay(&path, &replay)
+        gbely_engine::record::write_replay(&path, &replay)
             .map(|_| ())
             .map_err(|e| PyOSError::new_err(format!("cannot write {}: {e}", path.display())))
     }

@@ -9,7 +9,9 @@ use gbely_rules::constants::{ALLOWED_VIOLATIONS, BASE_BONUS, FORTIFY_EFFICIENCY,
 use gbely_rules::{round_tenth, Cell, Command, DiscardReason, Observation, OwnCell, Owner, Terrain, VisibleCell};
 use gbely_world::{Map, SeatRole};
 
-use crate::bits::Territory;
+mod bits;
+
+use bits::Territory;
 
 /// The owner value of a neutral (`hbp`) cell.
 pub const NEUTRAL: u8 = u8::MAX;

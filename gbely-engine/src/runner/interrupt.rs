@@ -28,12 +28,14 @@ pub fn request() {
     flag().store(true, Ordering::Relaxed);
 }
 
-/// SIGINT and SIGTERM raise the stop flag while this lives.
+/// SIGINT and SIGTERM raise the stop flag while this lives (feature `runner`).
+#[cfg(feature = "runner")]
 #[derive(Debug)]
 pub struct Guard {
     ids: Vec<signal_hook::SigId>,
 }
 
+#[cfg(feature = "runner")]
 impl Guard {
     /// Clears the flag and installs the handlers.
     pub fn install() -> std::io::Result<Guard> {
@@ -46,6 +48,7 @@ impl Guard {
     }
 }
 
+#[cfg(feature = "runner")]
 impl Drop for Guard {
     fn drop(&mut self) {
         for id in self.ids.drain(..) {

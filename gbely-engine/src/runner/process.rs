@@ -29,9 +29,9 @@ use std::time::{Duration, Instant};
 use gbely_rules::{constants, Grid, Observation};
 use serde_json::Value;
 
-use crate::game::{AgentStats, Player, PlayerAnswer, ViolationKind};
-use crate::interrupt;
+use crate::game::{AgentStats, CpuTally, Player, PlayerAnswer, ViolationKind};
 use crate::protocol::{answer_from_value, write_observation};
+use crate::runner::interrupt;
 
 /// The harness that runs a Python agent file (embedded in the binary).
 pub const HARNESS_PY: &str = include_str!("harness.py");
@@ -101,21 +101,6 @@ pub struct ProcessStats {
     pub starts: u32,
     /// CPU time and time spent runnable but waiting for a CPU, summed over the rounds.
     pub cpu: CpuTally,
-}
-
-/// What the scheduler says about an agent's rounds (Linux `/proc/PID/schedstat`; zero elsewhere).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct CpuTally {
-    /// Rounds measured.
-    pub rounds: u32,
-    /// Seconds the agent ran on a CPU while it was deciding.
-    pub run_seconds: f64,
-    /// Seconds it was ready to run but waited for a CPU (other agents or programs had them all).
-    pub wait_seconds: f64,
-    /// The longest such wait in one round.
-    pub max_wait_seconds: f64,
-    /// Rounds in which waiting for a CPU took more than a tenth of the round's time limit.
-    pub starved_rounds: u32,
 }
 
 enum LineKind {

@@ -5,7 +5,7 @@
 //! ```no_run
 //! // src/bin/my_agent.rs of a crate depending on gbely-engine and gbely-council:
 //! fn main() -> std::io::Result<()> {
-//!     gbely_engine::serve::serve_stdio(&mut gbely_council::Council::new())
+//!     gbely_engine::runner::serve::serve_stdio(&mut gbely_council::Council::new())
 //! }
 //! ```
 //! Then: `gbely play --agent-cmd "target/release/my_agent"`.

@@ -1,0 +1,329 @@
+//! Recording a match: the replay document built round by round, in memory or streamed to a
+//! file ([`ReplayWriter`]) so that memory does not grow with the match.
+
+use std::io::Write;
+use std::path::Path;
+
+use gbely_world::replay::{
+    Answer, CellChange, Discarded, FinalState, MapRecord, MatchResult, SeatRecord, Turn, REPLAY_FORMAT, REPLAY_VERSION,
+};
+use gbely_world::Replay;
+
+use crate::game::{match_result, owner_code};
+use crate::sim::{EndReason, Match, RoundReport};
+
+/// Builds a replay while a match is played: in memory, or streamed to a file round by round.
+#[derive(Debug)]
+pub struct Recorder {
+    after_production: (Vec<u8>, Vec<f64>, Vec<f64>),
+    /// The state at the end of the last round recorded: the final state of an interrupted match.
+    end_state: FinalState,
+    turns: Vec<Turn>,
+    stream: Option<Stream>,
+}
+
+/// A replay being written to its file, and the first error writing it, if any (the match goes
+/// on without the file rather than failing).
+#[derive(Debug)]
+struct Stream {
+    writer: ReplayWriter,
+    error: Option<String>,
+}
+
+impl Recorder {
+    /// Records in memory ([`Recorder::finish`] gives the [`Replay`]).
+    pub fn new() -> Recorder {
+        Recorder {
+            after_production: (Vec::new(), Vec::new(), Vec::new()),
+            end_state: FinalState { owner: Vec::new(), units: Vec::new(), fortification: Vec::new() },
+            turns: Vec::new(),
+            stream: None,
+        }
+    }
+
+    /// Streams to `writer`, starting with the replay's head (map, seats); call before round 0.
+    pub fn streaming(mut writer: ReplayWriter, m: &Match, names: &[String]) -> Recorder {
+        let mut r = Recorder::new();
+        r.start(m);
+        let head = r.document(m, names, match_result(m, names), Vec::new());
+        let error = writer.head(&head).err().map(|e| e.to_string());
+        r.stream = Some(Stream { writer, error });
+        r
+    }
+
+    fn snapshot_end(&mut self, m: &Match) {
+        let e = &mut self.end_state;
+        e.owner.clear();
+        e.owner.extend(m.owners().iter().map(|&o| owner_code(o)));
+        e.units.clear();
+        e.units.extend_from_slice(m.all_units());
+        e.fortification.clear();
+        e.fortification.extend_from_slice(m.all_fortifications());
+    }
+
+    /// Call once before round 0 (the state an interrupted match ends with if no round was played).
+    pub fn start(&mut self, m: &Match) {
+        self.snapshot_end(m);
+    }
+
+    pub fn is_streaming(&self) -> bool {
+        self.stream.is_some()
+    }
+
+    /// Call after production, before resolution.
+    pub fn before_resolution(&mut self, m: &Match) {
+        let (o, u, f) = &mut self.after_production;
+        o.clear();
+        o.extend_from_slice(m.owners());
+        u.clear();
+        u.extend_from_slice(m.all_units());
+        f.clear();
+        f.extend_from_slice(m.all_fortifications());
+    }
+
+    /// Call after resolution with the answers as received.
+    pub fn after_resolution(&mut self, m: &Match, answers: Vec<Answer>, report: &RoundReport) {
+        let (o, u, f) = &self.after_production;
+        let mut changes = Vec::new();
+        for i in 0..o.len() {
+            let (no, nu, nf) = (m.owners()[i], m.all_units()[i], m.all_fortifications()[i]);
+            if no != o[i] || nu.to_bits() != u[i].to_bits() || nf.to_bits() != f[i].to_bits() {
+                changes.push(CellChange(i as u32, owner_code(no), nu, nf));
+            }
+        }
+        let seats = m.seats() as u8;
+        let turn = Turn {
+            round: report.round,
+            answers,
+            discarded: report
+                .discarded
+                .iter()
+                .map(|d| Discarded { seat: d.seat, index: d.index, reason: d.reason.code().to_string() })
+                .collect(),
+            cells: (0..seats).map(|s| m.cell_count(s)).collect(),
+            units: (0..seats).map(|s| m.unit_total(s)).collect(),
+            changes,
+        };
+        // An interrupted match ends with the state at the end of its last round, not with the
+        // production of the round it stopped in.
+        self.snapshot_end(m);
+        match &mut self.stream {
+            Some(s) => {
+                if s.error.is_none() {
+                    s.error = s.writer.turn(&turn).err().map(|e| e.to_string());
+                }
+            }
+            None => self.turns.push(turn),
+        }
+    }
+
+    fn document(&self, m: &Match, names: &[String], result: MatchResult, turns: Vec<Turn>) -> Replay {
+        let map = m.map();
+        Replay {
+            format: REPLAY_FORMAT.to_string(),
+            version: REPLAY_VERSION,
+            engine: format!("gbely-engine {}", env!("CARGO_PKG_VERSION")),
+            map: MapRecord::of(map),
+            mode: m.mode().wire().to_string(),
+            rounds: m.rounds(),
+            seats: map
+                .seats()
+                .iter()
+                .enumerate()
+                .map(|(k, s)| SeatRecord {
+                    seat: k as u8,
+                    name: names[k].clone(),
+                    role: s.role.wire().to_string(),
+                    base: map.grid().id(s.base),
+                })
+                .collect(),
+            turns,
+            final_state: FinalState {
+                owner: m.owners().iter().map(|&o| owner_code(o)).collect(),
+                units: m.all_units().to_vec(),
+                fortification: m.all_fortifications().to_vec(),
+            },
+            result,
+        }
+    }
+
+    /// The replay recorded in memory.
+    pub fn finish(mut self, m: &Match, names: &[String], result: MatchResult) -> Replay {
+        let interrupted = result.ended_by == EndReason::Interrupted.wire();
+        let turns = std::mem::take(&mut self.turns);
+        let mut doc = self.document(m, names, result, turns);
+        if interrupted {
+            doc.final_state = self.end_state;
+        }
+        doc
+    }
+
+    /// The replay of the rounds recorded in memory so far, the recorder going on.
+    pub fn replay_so_far(&self, m: &Match, names: &[String], result: MatchResult) -> Replay {
+        self.document(m, names, result, self.turns.clone())
+    }
+
+    /// Ends a streamed replay: the final state (the state after the last round recorded when the
+    /// match was interrupted) and the result. Returns the file's size, or what went wrong.
+    pub(crate) fn finish_stream(
+        mut self,
+        m: &Match,
+        result: &MatchResult,
+        interrupted: bool,
+    ) -> Option<Result<u64, String>> {
+        let mut s = self.stream.take()?;
+        if let Some(e) = s.error {
+            return Some(Err(e));
+        }
+        if !interrupted {
+            self.snapshot_end(m);
+        }
+        Some(s.writer.finish(&self.end_state, result).map_err(|e| e.to_string()))
+    }
+}
+
+impl Default for Recorder {
+    fn default() -> Self {
+        Recorder::new()
+    }
+}
+
+/// Writes a replay; a name ending in `.gz` is gzip-compressed. Returns the bytes written.
+pub fn write_replay(path: &Path, replay: &Replay) -> std::io::Result<u64> {
+    let mut w = ReplayWriter::create(path)?;
+    w.head(replay)?;
+    for t in &replay.turns {
+        w.turn(t)?;
+    }
+    w.finish(&replay.final_state, &replay.result)
+}
+
+/// The bytes of a replay file, plain or gzip.
+enum Sink {
+    Plain(std::io::BufWriter<std::fs::File>),
+    #[cfg(feature = "gzip")]
+    Gzip(flate2::write::GzEncoder<std::io::BufWriter<std::fs::File>>),
+}
+
+impl Sink {
+    fn out(&mut self) -> &mut dyn Write {
+        match self {
+            Sink::Plain(w) => w,
+            #[cfg(feature = "gzip")]
+            Sink::Gzip(w) => w,
+        }
+    }
+}
+
+/// Writes a replay as the match goes: the head, then each round as it finishes, then the final
+/// state and the result. Memory does not grow with the match, and the file is the same, byte for
+/// byte, as [`Replay::to_json`] of the whole document (compressed when the name ends in `.gz`).
+///
+/// Opening it before the match starts is how an unwritable path is found before anyone plays.
+pub struct ReplayWriter {
+    path: std::path::PathBuf,
+    sink: Option<Sink>,
+    turns: usize,
+}
+
+impl std::fmt::Debug for ReplayWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReplayWriter").field("path", &self.path).field("turns", &self.turns).finish()
+    }
+}
+
+impl ReplayWriter {
+    /// Creates the file (and its folder); a name ending in `.gz` is gzip-compressed.
+    pub fn create(path: &Path) -> std::io::Result<ReplayWriter> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)?;
+        }
+        let gz = path.extension().is_some_and(|e| e == "gz");
+        if gz && cfg!(not(feature = "gzip")) {
+            return Err(std::io::Error::other("this build writes no gzip (feature `gzip`): name the replay .json"));
+        }
+        let file = std::io::BufWriter::with_capacity(1 << 16, std::fs::File::create(path)?);
+        #[cfg(feature = "gzip")]
+        let sink = if gz {
+            Sink::Gzip(flate2::write::GzEncoder::new(file, flate2::Compression::best()))
+        } else {
+            Sink::Plain(file)
+        };
+        #[cfg(not(feature = "gzip"))]
+        let sink = Sink::Plain(file);
+        Ok(ReplayWriter { path: path.to_path_buf(), sink: Some(sink), turns: 0 })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn sink(&mut self) -> std::io::Result<&mut dyn Write> {
+        match &mut self.sink {
+            Some(s) => Ok(s.out()),
+            None => Err(std::io::Error::other("the replay is already finished")),
+        }
+    }
+
+    /// Everything before the rounds (the `turns` of `replay` are ignored).
+    pub fn head(&mut self, replay: &Replay) -> std::io::Result<()> {
+        let head = ReplayHead {
+            format: &replay.format,
+            version: replay.version,
+            engine: &replay.engine,
+            map: &replay.map,
+            mode: &replay.mode,
+            rounds: replay.rounds,
+            seats: &replay.seats,
+        };
+        let mut text = serde_json::to_vec(&head).map_err(std::io::Error::other)?;
+        text.pop(); // the closing brace: the document goes on
+        text.extend_from_slice(b",\"turns\":[");
+        self.sink()?.write_all(&text)
+    }
+
+    /// One round, written and forgotten.
+    pub fn turn(&mut self, turn: &Turn) -> std::io::Result<()> {
+        let first = self.turns == 0;
+        let out = self.sink()?;
+        if !first {
+            out.write_all(b",")?;
+        }
+        serde_json::to_writer(&mut *out, turn).map_err(std::io::Error::other)?;
+        self.turns += 1;
+        Ok(())
+    }
+
+    /// The end of the document; flushes and closes the file. Returns the bytes written to disk.
+    // Without gzip the sink has one kind only.
+    #[cfg_attr(not(feature = "gzip"), allow(clippy::infallible_destructuring_match))]
+    pub fn finish(&mut self, final_state: &FinalState, result: &MatchResult) -> std::io::Result<u64> {
+        {
+            let out = self.sink()?;
+            out.write_all(b"],\"final\":")?;
+            serde_json::to_writer(&mut *out, final_state).map_err(std::io::Error::other)?;
+            out.write_all(b",\"result\":")?;
+            serde_json::to_writer(&mut *out, result).map_err(std::io::Error::other)?;
+            out.write_all(b"}")?;
+        }
+        let file = match self.sink.take().expect("checked by sink()") {
+            Sink::Plain(w) => w,
+            #[cfg(feature = "gzip")]
+            Sink::Gzip(w) => w.finish()?,
+        };
+        let file = file.into_inner().map_err(|e| e.into_error())?;
+        Ok(file.metadata()?.len())
+    }
+}
+
+/// The fields of [`Replay`] before `turns`, in its order, for [`ReplayWriter::head`].
+#[derive(serde::Serialize)]
+struct ReplayHead<'a> {
+    format: &'a str,
+    version: u32,
+    engine: &'a str,
+    map: &'a gbely_world::replay::MapRecord,
+    mode: &'a str,
+    rounds: u32,
+    seats: &'a [gbely_world::replay::SeatRecord],
+}
