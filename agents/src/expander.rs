@@ -1,4 +1,4 @@
-use gbely_rules::{sure_win, CellLookup, Command, Decide, Observation, Owner};
+use gbely_rules::{sure_win, CellLookup, Command, Decide, Frontier, Observation, Owner};
 
 /// A stronger example: cheapest valuable targets first with the smallest sure force, several
 /// cells striking together when one is not enough, and the interior's units moved to the front
@@ -8,10 +8,7 @@ use gbely_rules::{sure_win, CellLookup, Command, Decide, Observation, Owner};
 pub struct Expander {
     lookup: CellLookup,
     spare: Vec<f64>,
-    frontier: Vec<bool>,
-    // For each visible cell, the own cells next to it, as a compressed list.
-    adj_start: Vec<u32>,
-    adj: Vec<u32>,
+    front: Frontier,
     targets: Vec<(f64, f64, usize)>,
     around: Vec<usize>,
     dist: Vec<u32>,
@@ -22,36 +19,11 @@ impl Decide for Expander {
     fn decide(&mut self, obs: &Observation) -> Vec<Command> {
         self.lookup.rebuild(obs);
         let mut out = Vec::new();
-        let (n_own, n_vis) = (obs.own.len(), obs.visible.len());
+        let n_own = obs.own.len();
         // Units each own cell can still send this round (0.05 covers the observation's rounding).
         self.spare.clear();
         self.spare.extend(obs.own.iter().map(|c| (c.units - 0.05).max(0.0)));
-        self.frontier.clear();
-        self.frontier.resize(n_own, false);
-        self.adj_start.clear();
-        self.adj_start.resize(n_vis + 1, 0);
-        for (i, c) in obs.own.iter().enumerate() {
-            for nb in c.neighbours.iter() {
-                if let Some(v) = self.lookup.visible(nb) {
-                    self.adj_start[v + 1] += 1;
-                    self.frontier[i] = true;
-                }
-            }
-        }
-        for v in 0..n_vis {
-            self.adj_start[v + 1] += self.adj_start[v];
-        }
-        self.adj.clear();
-        self.adj.resize(self.adj_start[n_vis] as usize, 0);
-        let mut fill = self.adj_start.clone();
-        for (i, c) in obs.own.iter().enumerate() {
-            for nb in c.neighbours.iter() {
-                if let Some(v) = self.lookup.visible(nb) {
-                    self.adj[fill[v] as usize] = i as u32;
-                    fill[v] += 1;
-                }
-            }
-        }
+        self.front.rebuild(obs, &self.lookup);
         // Targets by value per unit: production, and +3 for an enemy cell (it also weakens them).
         self.targets.clear();
         self.targets.extend(obs.visible.iter().enumerate().map(|(v, t)| {
@@ -63,9 +35,7 @@ impl Decide for Expander {
         for k in 0..self.targets.len() {
             let (_, need, v) = self.targets[k];
             self.around.clear();
-            self.around.extend(
-                self.adj[self.adj_start[v] as usize..self.adj_start[v + 1] as usize].iter().map(|&a| a as usize),
-            );
+            self.around.extend(self.front.attackers(v).iter().map(|&a| a as usize));
             let spare = &self.spare;
             self.around.sort_by(|&a, &b| spare[b].total_cmp(&spare[a]).then(a.cmp(&b)));
             let total: f64 = self.around.iter().map(|&a| spare[a]).sum();
@@ -91,7 +61,7 @@ impl Decide for Expander {
         self.dist.resize(n_own, u32::MAX);
         self.queue.clear();
         for i in 0..n_own {
-            if self.frontier[i] {
+            if self.front.is_frontier(i) {
                 self.dist[i] = 0;
                 self.queue.push(i);
             }
@@ -110,7 +80,7 @@ impl Decide for Expander {
             }
         }
         for (x, c) in obs.own.iter().enumerate() {
-            if self.frontier[x] || self.dist[x] == u32::MAX || c.units < 1.0 {
+            if self.front.is_frontier(x) || self.dist[x] == u32::MAX || c.units < 1.0 {
                 continue;
             }
             let dist = &self.dist;

@@ -28,7 +28,7 @@
 //! assert!(council.decide(&Observation::default()).is_empty());
 //! ```
 
-use gbely_rules::{sure_win, Cell, CellLookup, Command, Decide, Observation, Owner, Slot, Terrain};
+use gbely_rules::{sure_win, Cell, CellLookup, Command, Decide, Frontier, Observation, Owner, Slot, Terrain};
 
 /// How the Council plays. The defaults are the Council of the leaderboard.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -58,13 +58,9 @@ pub struct Council {
     spare: Vec<f64>,
     used: Vec<bool>,
     threat: Vec<f64>,
-    frontier: Vec<bool>,
+    front: Frontier,
     dist: Vec<u32>,
     buckets: [Vec<u32>; 3],
-    // Visible cell → own neighbours, as a compressed list.
-    adj_start: Vec<u32>,
-    adj: Vec<u32>,
-    fill: Vec<u32>,
     /// Per own cell, the cost of stepping onto it (a hill lets only 60 % through).
     cost: Vec<u32>,
     targets: Vec<(f64, f64, u32)>,
@@ -97,13 +93,10 @@ impl Council {
 
     fn index(&mut self, obs: &Observation) {
         self.lookup.rebuild(obs);
-        let (n_own, n_vis) = (obs.own.len(), obs.visible.len());
+        self.front.rebuild(obs, &self.lookup);
+        let n_own = obs.own.len();
         self.threat.clear();
         self.threat.resize(n_own, 0.0);
-        self.frontier.clear();
-        self.frontier.resize(n_own, false);
-        self.adj_start.clear();
-        self.adj_start.resize(n_vis + 1, 0);
         self.own_nbr.clear();
         self.cost.clear();
         self.cost.extend(obs.own.iter().map(|o| step_cost(o.terrain)));
@@ -113,8 +106,6 @@ impl Council {
                 match self.lookup.get(nb) {
                     Slot::Own(j) => own[k] = j as u32,
                     Slot::Visible(v) => {
-                        self.frontier[i] = true;
-                        self.adj_start[v + 1] += 1;
                         let vc = &obs.visible[v];
                         if is_enemy(vc.owner) {
                             self.threat[i] = self.threat[i].max(vc.garrison);
@@ -125,29 +116,10 @@ impl Council {
             }
             self.own_nbr.push(own);
         }
-        for v in 0..n_vis {
-            self.adj_start[v + 1] += self.adj_start[v];
-        }
-        self.adj.clear();
-        self.adj.resize(self.adj_start[n_vis] as usize, 0);
-        // Second pass over the frontier only: a visible neighbour makes a cell a frontier cell.
-        self.fill.clear();
-        self.fill.extend_from_slice(&self.adj_start[..n_vis]);
-        for (i, o) in obs.own.iter().enumerate() {
-            if !self.frontier[i] {
-                continue;
-            }
-            for nb in o.neighbours.iter() {
-                if let Some(v) = self.lookup.visible(nb) {
-                    self.adj[self.fill[v] as usize] = i as u32;
-                    self.fill[v] += 1;
-                }
-            }
-        }
     }
 
     fn attackers(&self, v: usize) -> &[u32] {
-        &self.adj[self.adj_start[v] as usize..self.adj_start[v + 1] as usize]
+        self.front.attackers(v)
     }
 
     fn expand(&mut self, obs: &Observation, out: &mut Vec<Command>) {
@@ -197,8 +169,7 @@ impl Council {
             }
             self.helpers.clear();
             let mut total = 0.0;
-            let (from, to) = (self.adj_start[v] as usize, self.adj_start[v + 1] as usize);
-            for &a in &self.adj[from..to] {
+            for &a in self.front.attackers(v) {
                 if !self.used[a as usize] && self.spare[a as usize] >= 1.0 {
                     self.helpers.push(a);
                     total += self.spare[a as usize];
@@ -255,7 +226,7 @@ impl Council {
             b.clear();
         }
         for i in 0..n_own {
-            if self.frontier[i] {
+            if self.front.is_frontier(i) {
                 self.dist[i] = 0;
                 self.buckets[0].push(i as u32);
             }
@@ -288,7 +259,7 @@ impl Council {
             d += 1;
         }
         for (x, o) in obs.own.iter().enumerate() {
-            if self.frontier[x] || self.dist[x] == FAR || o.units < 1.0 {
+            if self.front.is_frontier(x) || self.dist[x] == FAR || o.units < 1.0 {
                 continue;
             }
             // The next step on a shortest path: dist[y] + cost(y) == dist[x]; first in N,S,W,E.

@@ -23,7 +23,7 @@ mod terrain;
 mod vocab;
 
 pub use grid::{format_cell_id, parse_cell_id, Cell, Grid, Neighbours};
-pub use lookup::{defence, sure_win, CellLookup, Slot};
+pub use lookup::{defence, sure_win, CellLookup, Frontier, Slot};
 pub use protocol::{
     round_half_away, round_tenth, Command, Decide, DiscardReason, Observation, OwnCell, Owner, VisibleCell,
 };

@@ -83,6 +83,71 @@ impl CellLookup {
     }
 }
 
+/// Who can attack what: for each visible cell, the own cells next to it, and which own cells are
+/// on the frontier (next to a visible cell). Rebuilt each round without allocating once grown.
+///
+/// Attackers of a visible cell are listed in the order of `obs.own`; that order is part of the
+/// example agents' and the Council's behaviour.
+#[derive(Clone, Debug, Default)]
+pub struct Frontier {
+    /// `start[v]..start[v + 1]` indexes `attackers` for visible cell `v`.
+    start: Vec<u32>,
+    attackers: Vec<u32>,
+    fill: Vec<u32>,
+    frontier: Vec<bool>,
+}
+
+impl Frontier {
+    pub fn new() -> Frontier {
+        Frontier::default()
+    }
+
+    /// Indexes `obs`; `lookup` must have been rebuilt for the same observation.
+    pub fn rebuild(&mut self, obs: &Observation, lookup: &CellLookup) {
+        let (n_own, n_vis) = (obs.own.len(), obs.visible.len());
+        self.frontier.clear();
+        self.frontier.resize(n_own, false);
+        self.start.clear();
+        self.start.resize(n_vis + 1, 0);
+        for (i, o) in obs.own.iter().enumerate() {
+            for nb in o.neighbours.iter() {
+                if let Some(v) = lookup.visible(nb) {
+                    self.start[v + 1] += 1;
+                    self.frontier[i] = true;
+                }
+            }
+        }
+        for v in 0..n_vis {
+            self.start[v + 1] += self.start[v];
+        }
+        self.attackers.clear();
+        self.attackers.resize(self.start[n_vis] as usize, 0);
+        self.fill.clear();
+        self.fill.extend_from_slice(&self.start[..n_vis]);
+        // Only frontier cells have visible neighbours.
+        for (i, o) in obs.own.iter().enumerate().filter(|(i, _)| self.frontier[*i]) {
+            for nb in o.neighbours.iter() {
+                if let Some(v) = lookup.visible(nb) {
+                    self.attackers[self.fill[v] as usize] = i as u32;
+                    self.fill[v] += 1;
+                }
+            }
+        }
+    }
+
+    /// The own cells (indices into `obs.own`) next to visible cell `v`, in `obs.own` order.
+    #[inline]
+    pub fn attackers(&self, v: usize) -> &[u32] {
+        &self.attackers[self.start[v] as usize..self.start[v + 1] as usize]
+    }
+
+    /// Whether own cell `i` (an index into `obs.own`) has a visible neighbour.
+    #[inline]
+    pub fn is_frontier(&self, i: usize) -> bool {
+        self.frontier[i]
+    }
+}
+
 /// The defence of a cell (SPEC §6.4): `garrison × bonus + fortification`.
 #[inline]
 pub fn defence(garrison: f64, fortification: f64, terrain: Terrain) -> f64 {
