@@ -88,10 +88,7 @@ impl Frame {
         for i in 0..self.owner.len() {
             if self.owner[i] >= 0 {
                 let c = Cell(i as u32);
-                self.units[i] += map.terrain(c).production();
-                if map.is_base(c) {
-                    self.units[i] += gbely_rules::constants::BASE_BONUS;
-                }
+                self.units[i] = crate::sim::produced(self.units[i], map.terrain(c).production(), map.is_base(c));
             }
         }
     }
@@ -333,12 +330,39 @@ pub fn observation_at(replay: &Replay, round: u32, seat: u8) -> Result<(String, 
 }
 
 /// ANSI 256-colour codes of the seats (army seats in order; the Council blue).
-fn seat_ansi(role: SeatRole, army_index: usize) -> u8 {
-    const ARMY: [u8; 8] = [160, 129, 208, 37, 170, 142, 94, 240];
-    match role {
-        SeatRole::Council => 26,
-        SeatRole::Army => ARMY[army_index % ARMY.len()],
-    }
+/// A seat's colour: for the viewer (hex) and for terminals (the nearest xterm-256 colour).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SeatColor {
+    pub hex: &'static str,
+    pub ansi: u8,
+}
+
+/// The one table of seat colours: armies in seat order, then the Council's blue.
+const ARMY_COLORS: [SeatColor; 8] = [
+    SeatColor { hex: "#d62728", ansi: 160 },
+    SeatColor { hex: "#8e44ad", ansi: 129 },
+    SeatColor { hex: "#ff7f0e", ansi: 208 },
+    SeatColor { hex: "#17becf", ansi: 37 },
+    SeatColor { hex: "#e377c2", ansi: 170 },
+    SeatColor { hex: "#bcbd22", ansi: 142 },
+    SeatColor { hex: "#8c564b", ansi: 94 },
+    SeatColor { hex: "#00a86b", ansi: 240 },
+];
+const COUNCIL_COLOR: SeatColor = SeatColor { hex: "#1f3fbf", ansi: 26 };
+
+/// The colour of each seat of a map, by role: armies take the table in order.
+pub fn seat_colors(roles: &[SeatRole]) -> Vec<SeatColor> {
+    let mut armies = 0;
+    roles
+        .iter()
+        .map(|r| match r {
+            SeatRole::Council => COUNCIL_COLOR,
+            SeatRole::Army => {
+                armies += 1;
+                ARMY_COLORS[(armies - 1) % ARMY_COLORS.len()]
+            }
+        })
+        .collect()
 }
 
 /// A frame for terminals: one character per cell (neutral: `.` `^` `~` by terrain; owned: the
@@ -356,18 +380,8 @@ pub fn render_frame(replay: &Replay, map: &Map, frame: &Frame, round: Option<u32
         map.width(),
         map.height()
     );
-    let mut armies = 0;
-    let colors: Vec<u8> = map
-        .seats()
-        .iter()
-        .map(|st| {
-            let c = seat_ansi(st.role, armies);
-            if st.role == SeatRole::Army {
-                armies += 1;
-            }
-            c
-        })
-        .collect();
+    let roles: Vec<SeatRole> = map.seats().iter().map(|s| s.role).collect();
+    let colors: Vec<u8> = seat_colors(&roles).iter().map(|c| c.ansi).collect();
     for r in 0..g.height() {
         let mut last: Option<u8> = None;
         for c in 0..g.width() {
@@ -376,11 +390,7 @@ pub fn render_frame(replay: &Replay, map: &Map, frame: &Frame, round: Option<u32
             let o = frame.owner[i];
             let ch = match (o, map.is_base(cell)) {
                 (-1, true) => 'b',
-                (-1, false) => match map.terrain(cell) {
-                    Terrain::Meadow => '.',
-                    Terrain::Hill => '^',
-                    Terrain::River => '~',
-                },
+                (-1, false) => map.terrain(cell).glyph(),
                 (k, true) => (b'A' + k as u8) as char,
                 (k, false) => (b'0' + k as u8) as char,
             };

@@ -14,9 +14,9 @@ use serde_json::json;
 use crate::game::{DecidePlayer, MatchRecord, Player};
 use crate::runner::process::{AgentCommand, ProcessConfig, ProcessPlayer};
 
-/// The example agents shipped inside the binary, usable by name.
-const TEMPLATE_PY: &str = include_str!("../../agents/my_agent.py");
-const EXPANDER_PY: &str = include_str!("../../agents/expander.py");
+/// The example agents shipped inside the binary, usable by name (from the `agents` crate).
+const TEMPLATE_PY: &str = agents::MY_AGENT_PY;
+const EXPANDER_PY: &str = agents::EXPANDER_PY;
 
 /// `N` or `WxH`.
 pub fn parse_size(s: &str) -> Result<(u32, u32)> {

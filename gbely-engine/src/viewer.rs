@@ -5,31 +5,15 @@
 use std::io::Write;
 use std::sync::Arc;
 
-use gbely_rules::Terrain;
+use gbely_rules::{constants, Terrain};
 use gbely_world::replay::Answer;
 use gbely_world::{Replay, SeatRole};
 use serde_json::{json, Value};
 
 use crate::game::owner_code;
-use crate::replays::{resimulate, Frame};
+use crate::replays::{resimulate, seat_colors, Frame};
 
 const TEMPLATE: &str = include_str!("viewer.html");
-
-/// Colours of the seats: armies in order, the Council blue.
-pub fn seat_colors(roles: &[SeatRole]) -> Vec<&'static str> {
-    const ARMY: [&str; 8] = ["#d62728", "#8e44ad", "#ff7f0e", "#17becf", "#e377c2", "#bcbd22", "#8c564b", "#00a86b"];
-    let mut k = 0;
-    roles
-        .iter()
-        .map(|r| match r {
-            SeatRole::Council => "#1f3fbf",
-            SeatRole::Army => {
-                k += 1;
-                ARMY[(k - 1) % ARMY.len()]
-            }
-        })
-        .collect()
-}
 
 fn q(x: f64) -> i64 {
     (x * 100.0).round() as i64
@@ -40,14 +24,7 @@ fn q(x: f64) -> i64 {
 pub fn viewer_data(replay: &Replay) -> Result<Value, String> {
     let map = Arc::new(replay.map.to_map().map_err(|e| e.to_string())?);
     let g = map.grid();
-    let terrain: String = g
-        .cells()
-        .map(|c| match map.terrain(c) {
-            Terrain::Meadow => '.',
-            Terrain::Hill => '^',
-            Terrain::River => '~',
-        })
-        .collect();
+    let terrain: String = g.cells().map(|c| map.terrain(c).glyph()).collect();
     let bases: Vec<u32> = g.cells().filter(|&c| map.is_base(c)).map(|c| c.0).collect();
     let roles: Vec<SeatRole> = map.seats().iter().map(|s| s.role).collect();
     let colors = seat_colors(&roles);
@@ -55,7 +32,7 @@ pub fn viewer_data(replay: &Replay) -> Result<Value, String> {
         .seats
         .iter()
         .enumerate()
-        .map(|(k, s)| json!({"name": s.name, "role": s.role, "base": map.seats()[k].base.0, "color": colors[k]}))
+        .map(|(k, s)| json!({"name": s.name, "role": s.role, "base": map.seats()[k].base.0, "color": colors[k].hex}))
         .collect();
     let start = Frame::start(&map);
     // Events come from a re-simulation (failed attacks are not stored in the file).
@@ -111,6 +88,10 @@ pub fn viewer_data(replay: &Replay) -> Result<Value, String> {
         "h": g.height(),
         "t": terrain,
         "b": bases,
+        // Production per terrain glyph and the base bonus, in hundredths: the rules' own numbers,
+        // so the page rebuilds each round as the engine does.
+        "prod": Terrain::ALL.iter().map(|t| (t.glyph().to_string(), json!(q(t.production())))).collect::<serde_json::Map<_, _>>(),
+        "base_bonus": q(constants::BASE_BONUS),
         "seats": seats,
         "o0": start.owner,
         "u0": start.units.iter().map(|&u| q(u)).collect::<Vec<_>>(),

@@ -84,6 +84,42 @@ mod tests {
         assert_eq!(passability(Terrain::River), 1.0);
     }
 
+    /// The `pravidla` text and the Rust constants are one fact written twice: every value of the
+    /// Python module must be the Rust one.
+    #[test]
+    fn pravidla_values_are_the_rust_constants() {
+        let value = |name: &str| -> String {
+            let line = PRAVIDLA_PY.lines().find(|l| l.starts_with(&format!("{name} = "))).expect(name);
+            line[name.len() + 3..].trim().to_string()
+        };
+        let number = |text: &str| -> f64 { text.trim().parse().expect(text) };
+        // {"luka": 3, "vrch": 2, "rieka": 1} → per terrain, in the Rust table's terms.
+        let per_terrain = |name: &str, f: fn(Terrain) -> f64| {
+            let text = value(name);
+            let body = text.trim_start_matches('{').trim_end_matches('}');
+            let mut seen = 0;
+            for entry in body.split(',') {
+                let (k, v) = entry.split_once(':').expect(name);
+                let t = Terrain::from_wire(k.trim().trim_matches('"')).expect(name);
+                assert_eq!(number(v), f(t), "{name}[{}]", t.wire());
+                seen += 1;
+            }
+            assert_eq!(seen, Terrain::ALL.len(), "{name} names every terrain");
+        };
+        per_terrain("PRODUKCIA", production);
+        per_terrain("TERENNY_BONUS", defence_bonus);
+        per_terrain("PRIECHODNOST", passability);
+        assert_eq!(number(&value("BONUS_ZAKLADNE")), BASE_BONUS);
+        assert_eq!(number(&value("UCINNOST_OPEVNENIA")), FORTIFY_EFFICIENCY);
+        assert_eq!(number(&value("ZACIATOCNE_JEDNOTKY")), STARTING_UNITS);
+        assert_eq!(number(&value("VELKOST_MAPY")), MAP_SIZE as f64);
+        assert_eq!(number(&value("POCET_KOL")), ROUNDS as f64);
+        assert_eq!(value("POSADKA_NEUTRAL"), format!("({}, {})", NEUTRAL_GARRISON.0, NEUTRAL_GARRISON.1));
+        assert_eq!(number(&value("LIMIT_KOLA_S")), ROUND_TIME_LIMIT_S);
+        assert_eq!(number(&value("POVOLENE_PORUSENIA")), ALLOWED_VIOLATIONS as f64);
+        assert_eq!(value("REFERENCNA_MAPA"), format!("\"{REFERENCE_MAP}\""));
+    }
+
     #[test]
     fn pravidla_module_imports_nothing_and_names_every_constant() {
         assert!(!PRAVIDLA_PY.lines().any(|l| l.starts_with("import ") || l.starts_with("from ")));

@@ -30,6 +30,20 @@ impl Terrain {
         Terrain::ALL.into_iter().find(|t| t.wire() == s)
     }
 
+    /// The terrain's character in map files, terminal views and the viewer: `.` meadow,
+    /// `^` hill, `~` river. The one table of glyphs.
+    pub const fn glyph(self) -> char {
+        match self {
+            Terrain::Meadow => '.',
+            Terrain::Hill => '^',
+            Terrain::River => '~',
+        }
+    }
+
+    pub fn from_glyph(c: char) -> Option<Terrain> {
+        Terrain::ALL.into_iter().find(|t| t.glyph() == c)
+    }
+
     pub const fn production(self) -> f64 {
         crate::constants::production(self)
     }

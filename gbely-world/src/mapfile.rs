@@ -41,9 +41,7 @@ fn err(line: usize, message: impl Into<String>) -> MapFileError {
 fn terrain_char(t: Terrain, base: bool) -> char {
     match (t, base) {
         (_, true) => 'B',
-        (Terrain::Meadow, _) => '.',
-        (Terrain::Hill, _) => '^',
-        (Terrain::River, _) => '~',
+        (t, _) => t.glyph(),
     }
 }
 
@@ -180,10 +178,8 @@ pub fn parse_map_file(text: &str) -> Result<Map, MapFileError> {
             let cell = g.cell(r, c as u32);
             let i = cell.index();
             (terrain[i], base[i]) = match ch {
-                '.' => (Terrain::Meadow, false),
-                '^' => (Terrain::Hill, false),
-                '~' => (Terrain::River, false),
                 'B' => (Terrain::Meadow, true),
+                other if Terrain::from_glyph(other).is_some() => (Terrain::from_glyph(other).expect("checked"), false),
                 other => return Err(err(ln, format!("cell {}: unknown terrain `{other}` (. ^ ~ B)", g.id(cell)))),
             };
         }

@@ -18,6 +18,18 @@ pub const NEUTRAL: u8 = u8::MAX;
 
 pub use gbely_rules::{EndReason, Mode};
 
+/// One owned cell's units after production (SPEC §4 step 1): two separate additions, in that
+/// order (SPEC §6.6). The one place production is computed; replay frames use it too.
+#[inline]
+pub fn produced(units: f64, production: f64, base: bool) -> f64 {
+    let u = units + production;
+    if base {
+        u + BASE_BONUS
+    } else {
+        u
+    }
+}
+
 /// Settings of a match.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MatchConfig {
@@ -277,11 +289,7 @@ impl Match {
             let _ = s;
             t.for_each(|c| {
                 let i = c as usize;
-                // Two separate additions, in that order (SPEC §6.6).
-                self.units[i] += self.production[i];
-                if self.is_base[i] {
-                    self.units[i] += BASE_BONUS;
-                }
+                self.units[i] = produced(self.units[i], self.production[i], self.is_base[i]);
             });
         }
     }
