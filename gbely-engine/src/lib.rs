@@ -21,14 +21,12 @@
 //! ```
 
 #[cfg(feature = "cli")]
-pub mod cli;
+pub mod app;
 pub mod game;
 pub mod protocol;
 pub mod record;
 pub mod replays;
 pub mod runner;
-#[cfg(feature = "cli")]
-pub mod runs;
 pub mod session;
 pub mod sim;
 #[cfg(feature = "gzip")]

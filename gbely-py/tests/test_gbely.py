@@ -278,3 +278,13 @@ def test_ctrl_c_in_gbely_play_raises_keyboardinterrupt_and_keeps_the_replay(tmp_
     # No agent process is left behind.
     left = subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True, text=True).stdout.split()
     assert [p for p in left if int(p) != child.pid] == []
+
+
+def test_a_match_without_recording_steps_and_refuses_to_save(tmp_path):
+    m = gbely.Match(map="seed:norec", rounds=3, record=False)
+    while not m.is_over:
+        m.submit(0, [])
+        m.advance()
+    assert m.result()["last_round"] == 2
+    with pytest.raises(ValueError, match="not recorded"):
+        m.save_replay(tmp_path / "r.json")

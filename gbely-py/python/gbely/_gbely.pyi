@@ -60,6 +60,7 @@ class Match:
         rounds: int = 150,
         council: Optional[List[int]] = None,
         names: Optional[List[str]] = None,
+        record: bool = True,
     ) -> None: ...
     @property
     def round(self) -> int: ...

@@ -1,0 +1,421 @@
+//! The `gbely` command line. One implementation, used by the Rust binary and by
+//! `python -m gbely` alike: [`run`] takes the arguments and returns the exit code.
+//!
+//! This file holds the command-line grammar (clap) and the dispatch; each subcommand lives in
+//! its own file.
+
+mod check;
+mod final_mode;
+mod maps;
+mod play;
+mod replay;
+
+use check::cmd_check;
+use final_mode::cmd_final;
+use maps::cmd_map;
+use play::cmd_play;
+use replay::cmd_replay;
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{anyhow, bail, Context, Result};
+use clap::{Args, Parser, Subcommand};
+use gbely_council::Council;
+use gbely_rules::constants;
+use gbely_world::{render_map, write_map_file, Map, MapStats};
+use serde_json::json;
+
+use crate::app::runs::{
+    agent_name, build_players, check_spec, discard_digest, fairness_notes, file_stem, final_seating, final_table,
+    is_python_agent, load_final_map, load_map, python, resolve_python, result_json, time_limit, timestamp, unique_dir,
+    MAX_ROUNDS,
+};
+use crate::game::{play, play_to, DecidePlayer, MatchRecord, Observer, PlayOptions, Player};
+use crate::record::ReplayWriter;
+use crate::runner::process::{AgentCommand, ProcessConfig, ProcessPlayer};
+use crate::sim::{Match, MatchConfig, RoundReport};
+
+/// Exit codes.
+pub mod exit {
+    /// The command did what was asked.
+    pub const OK: u8 = 0;
+    /// A runtime error: a missing file, a bad map, an agent that cannot be started.
+    pub const ERROR: u8 = 1;
+    /// The command line itself is wrong.
+    pub const USAGE: u8 = 2;
+    /// `play`, `final`: your agent (the first one named) was disqualified.
+    pub const DISQUALIFIED: u8 = 3;
+    /// `check`: the submission would fail.
+    pub const CHECK_FAILED: u8 = 4;
+    /// `replay verify`: the replay does not match its re-simulation.
+    pub const VERIFY_FAILED: u8 = 5;
+    /// Stopped by Ctrl-C or SIGTERM (128 + SIGINT, as shells report it).
+    pub const INTERRUPTED: u8 = 130;
+}
+
+const AFTER_HELP: &str = "\
+Agents: a Python file with decide(stav) (run in its own process, like the judge does),
+`council` (the built-in Council), `template` or `expander` (the example agents, as
+Python processes), or cmd:COMMAND (any executable speaking the line protocol).
+
+Exit codes: 0 ok, 1 error, 2 bad usage, 3 your agent was disqualified, 4 `check` failed,
+5 `replay verify` found a difference, 130 interrupted (Ctrl-C or SIGTERM: the agents are
+stopped and the replay of the rounds played is written, marked interrupted).
+
+Examples:
+  gbely my_agent.py                          play against the Council on the reference map
+  gbely play my_agent.py --map seed:abc      on a generated 60×60 map
+  gbely play a.py --opponent b.py            a duel of two agent files
+  gbely check my_agent.py                    the submission check
+  gbely final my_agent.py --fill expander    rehearse the 8-army final
+  gbely replay view gbely-runs/…/replay.json.gz --open   watch a match
+  gbely map show seed:abc --size 40          look at a map";
+
+#[derive(Debug, Parser)]
+#[command(name = "gbely", version, about = "The Gbely oil battle: play, check and study agents locally.", after_help = AFTER_HELP)]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Debug, Subcommand)]
+enum Cmd {
+    /// Play one match: your agent against the Council (or another agent) on a map.
+    Play(PlayArgs),
+    /// The final: up to eight agents on a final map, the Council and its reinforcements in the centre.
+    Final(FinalArgs),
+    /// The submission check: file size, `decide`, imports, and a short match with timings.
+    Check(CheckArgs),
+    /// Maps: show, export to a map file, figures.
+    #[command(subcommand)]
+    Map(MapCmd),
+    /// Replays: watch in a browser, show in the terminal, verify, figures.
+    #[command(subcommand)]
+    Replay(ReplayCmd),
+    /// Serve a built-in Rust agent over the line protocol on stdin/stdout (e.g. `council`).
+    Serve {
+        /// `council`.
+        name: String,
+    },
+}
+
+#[derive(Debug, Args, Clone)]
+struct MapArgs {
+    /// `gbely` (the reference map), `seed:TEXT` (generated), or a map file.
+    #[arg(long, short = 'm', default_value = "gbely")]
+    map: String,
+    /// Size of a generated map: `N` or `WxH` (default 60).
+    #[arg(long)]
+    size: Option<String>,
+}
+
+#[derive(Debug, Args)]
+struct PlayArgs {
+    /// Your agent (seat 0, base P57_02 on the reference map).
+    agent: Option<String>,
+    /// Run this command as your agent instead of a file (any executable speaking the protocol).
+    #[arg(long, value_name = "COMMAND", conflicts_with = "agent")]
+    agent_cmd: Option<String>,
+    /// The other side: `council`, an agent file, `template`, `expander` or cmd:COMMAND.
+    #[arg(long, short = 'o', default_value = "council")]
+    opponent: String,
+    #[command(flatten)]
+    map: MapArgs,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+/// How a match is run and reported (shared by `play` and `final`).
+#[derive(Debug, Args)]
+struct RunArgs {
+    /// Rounds to play: 1–100000.
+    #[arg(long, default_value_t = constants::ROUNDS, value_parser = rounds_parser())]
+    rounds: u32,
+    /// Seconds per round for agent processes: more than 0, at most 3600; `off` for no limit (debugging).
+    #[arg(long, default_value = "2", value_name = "SECONDS|off", value_parser = parse_time_limit)]
+    time_limit: TimeLimit,
+    /// The Python interpreter for agent files (default: $GBELY_PYTHON or python3).
+    #[arg(long)]
+    python: Option<String>,
+    /// Address space allowed to each agent process, in MiB; `off` for no limit.
+    #[arg(long, default_value = "4096", value_name = "MIB|off", value_parser = parse_memory_limit)]
+    memory_limit: MemoryLimit,
+    /// Where to write the replay (default: the run folder).
+    #[arg(long, conflicts_with = "no_replay")]
+    replay: Option<PathBuf>,
+    /// Do not write a replay.
+    #[arg(long)]
+    no_replay: bool,
+    /// Folder for this match's logs and replay (default: gbely-runs/<time>-…).
+    #[arg(long)]
+    run_dir: Option<PathBuf>,
+    /// Print the result (and the final's table) as one JSON document on stdout.
+    #[arg(long)]
+    json: bool,
+    /// No progress bar and no summary (errors still go to stderr).
+    #[arg(long, short = 'q')]
+    quiet: bool,
+    /// A line per round on stderr: cells, units, captures, discarded commands, violations.
+    #[arg(long, short = 'v')]
+    verbose: bool,
+}
+
+/// `--rounds`: 1 to [`MAX_ROUNDS`] (the help texts say the same numbers).
+fn rounds_parser() -> clap::builder::RangedI64ValueParser<u32> {
+    clap::value_parser!(u32).range(1..=i64::from(MAX_ROUNDS))
+}
+
+/// A parsed `--time-limit`: `None` is no limit.
+#[derive(Clone, Copy, Debug)]
+struct TimeLimit(Option<std::time::Duration>);
+
+fn parse_time_limit(s: &str) -> Result<TimeLimit, String> {
+    time_limit(s).map(TimeLimit)
+}
+
+#[derive(Debug, Args)]
+struct FinalArgs {
+    /// Up to eight agents: files, `template`, `expander` or cmd:COMMAND.
+    #[arg(required = true, num_args = 1..=8)]
+    agents: Vec<String>,
+    /// Who fills the empty seats: `template`, `expander`, `self` (copies of your first agent) or an agent file.
+    #[arg(long, default_value = "template")]
+    fill: String,
+    /// `seed:TEXT` (a generated final map), or a final map file.
+    #[arg(long, short = 'm', default_value = "seed:gbely-final")]
+    map: String,
+    /// Side of a generated final map.
+    #[arg(long, default_value_t = 90)]
+    size: u32,
+    /// The seat (0–7) of the first agent; repeat for the next ones. Others are seated by the map's seed.
+    #[arg(long = "seat", value_name = "SEAT")]
+    seats: Vec<u8>,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+#[derive(Debug, Args)]
+struct CheckArgs {
+    /// The agent file to check.
+    agent: PathBuf,
+    /// Rounds of the test match against the Council: 1–100000.
+    #[arg(long, default_value_t = 30, value_parser = rounds_parser())]
+    rounds: u32,
+    /// The Python interpreter (default: $GBELY_PYTHON or python3).
+    #[arg(long)]
+    python: Option<String>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+enum ReplayCmd {
+    /// Write the viewer: one self-contained HTML file (works from disk, no network).
+    View {
+        /// The replay (`.json` or `.json.gz`).
+        file: PathBuf,
+        /// The page to write (default: next to the replay, `.html`).
+        #[arg(long, short = 'o')]
+        output: Option<PathBuf>,
+        /// Open it in the default browser.
+        #[arg(long)]
+        open: bool,
+    },
+    /// The map at the end of a round in the terminal, or the observation a seat received.
+    Show {
+        file: PathBuf,
+        /// The round (default: the last one played).
+        #[arg(long)]
+        round: Option<u32>,
+        /// The seat, with --observation.
+        #[arg(long)]
+        seat: Option<u8>,
+        /// Print the exact observation (SPEC §5 JSON) the seat received in the round, and its answer.
+        #[arg(long, requires = "seat")]
+        observation: bool,
+        /// Colours: auto (when the output is a terminal), always, never.
+        #[arg(long, default_value = "auto", value_parser = ["auto", "always", "never"])]
+        color: String,
+    },
+    /// Re-simulate the match and check every round, the final state and the result.
+    Verify { file: PathBuf },
+    /// Shares and units per round, captures, discarded commands per side.
+    Stats {
+        file: PathBuf,
+        /// As one JSON document.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum MapCmd {
+    /// Print a map: terrain and garrisons.
+    Show(NamedMap),
+    /// Write a map in the map file format (to stdout or -o FILE).
+    Export {
+        #[command(flatten)]
+        map: NamedMap,
+        /// Output file.
+        #[arg(long, short = 'o')]
+        output: Option<PathBuf>,
+    },
+    /// Figures of a map: terrain shares, garrisons, symmetry, fingerprint.
+    Stats(NamedMap),
+}
+
+/// A map named either way: `gbely map show seed:abc` or `gbely map show --map seed:abc`.
+#[derive(Debug, Args)]
+struct NamedMap {
+    /// `gbely`, `seed:TEXT`, `final:TEXT` or a map file (same as --map).
+    #[arg(value_name = "MAP", conflicts_with = "map")]
+    spec: Option<String>,
+    #[command(flatten)]
+    args: MapArgs,
+}
+
+impl NamedMap {
+    fn load(&self) -> Result<Map> {
+        load_map(self.spec.as_deref().unwrap_or(&self.args.map), self.args.size.as_deref())
+    }
+}
+
+/// `--memory-limit`: bytes, or `None` for no limit.
+#[derive(Clone, Copy, Debug)]
+struct MemoryLimit(Option<u64>);
+
+fn parse_memory_limit(s: &str) -> Result<MemoryLimit, String> {
+    if s == "off" || s == "none" {
+        return Ok(MemoryLimit(None));
+    }
+    match s.parse::<u64>() {
+        Ok(mib) if (64..=1 << 20).contains(&mib) => Ok(MemoryLimit(Some(mib << 20))),
+        _ => Err(format!("`{s}`: give MiB from 64 to 1048576 (e.g. 4096), or `off`")),
+    }
+}
+
+/// Runs the command line; `args` includes the program name.
+pub fn run(args: Vec<OsString>) -> ExitCode {
+    ExitCode::from(run_code(args))
+}
+
+/// Runs the command line and returns the exit code as a number (for the Python package).
+pub fn run_code(args: Vec<OsString>) -> u8 {
+    let args = with_default_subcommand(args);
+    let cli = match Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            // A refused value (`--rounds 0`, `--time-limit 1e20`) is one line, like other errors;
+            // clap's other messages keep their usage lines and hints.
+            if e.kind() == clap::error::ErrorKind::ValueValidation {
+                let text = e.to_string();
+                let first = text.lines().next().unwrap_or_default();
+                eprintln!("gbely: {first}");
+                return exit::USAGE;
+            }
+            let code = if e.use_stderr() { exit::USAGE } else { exit::OK };
+            let _ = e.print();
+            return code;
+        }
+    };
+    match dispatch(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            if is_broken_pipe(&e) {
+                return exit::OK;
+            }
+            eprintln!("gbely: error: {e:#}");
+            exit::ERROR
+        }
+    }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
+}
+
+/// `gbely my_agent.py` means `gbely play my_agent.py`.
+fn with_default_subcommand(mut args: Vec<OsString>) -> Vec<OsString> {
+    const KNOWN: [&str; 7] = ["play", "check", "map", "serve", "help", "replay", "final"];
+    if let Some(first) = args.get(1).and_then(|a| a.to_str()) {
+        let a_file = !first.starts_with('-') && !KNOWN.contains(&first);
+        let a_play_option = first == "--agent-cmd" || first == "--opponent" || first == "--map";
+        if a_file || a_play_option {
+            args.insert(1, "play".into());
+        }
+    }
+    args
+}
+
+fn dispatch(cli: Cli) -> Result<u8> {
+    match cli.command {
+        Cmd::Play(a) => cmd_play(a),
+        Cmd::Check(a) => cmd_check(a),
+        Cmd::Final(a) => cmd_final(a),
+        Cmd::Map(m) => cmd_map(m),
+        Cmd::Replay(r) => cmd_replay(r),
+        Cmd::Serve { name } => match name.as_str() {
+            "council" => {
+                crate::runner::serve::serve_stdio(&mut Council::new())?;
+                Ok(exit::OK)
+            }
+            other => bail!("no built-in Rust agent `{other}` (available: council)"),
+        },
+    }
+}
+
+/// Progress bar and per-round log.
+struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+    verbose: bool,
+}
+
+impl Observer for Progress {
+    fn round_done(&mut self, m: &Match, report: &RoundReport) {
+        if let Some(bar) = &self.bar {
+            bar.set_position(report.round as u64 + 1);
+            bar.set_message(format!("cells {} : {}", m.cell_count(0), m.cell_count(1)));
+        }
+        if self.verbose {
+            let seats = m.seats() as u8;
+            let cells: Vec<String> = (0..seats).map(|s| m.cell_count(s).to_string()).collect();
+            let units: Vec<String> = (0..seats).map(|s| format!("{:.1}", m.unit_total(s))).collect();
+            let line = format!(
+                "round {:>3}  cells {}  units {}  captures {}  discarded {}{}",
+                report.round,
+                cells.join(":"),
+                units.join(":"),
+                report.captures.len(),
+                report.discarded.len(),
+                if report.violations.is_empty() {
+                    String::new()
+                } else {
+                    format!("  violations: seat {:?}", report.violations)
+                }
+            );
+            match &self.bar {
+                Some(bar) => bar.println(line),
+                None => eprintln!("{line}"),
+            }
+        }
+    }
+}
+
+fn progress_bar(rounds: u32, show: bool) -> Option<indicatif::ProgressBar> {
+    if !show || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new(rounds as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} round {pos:>3}/{len} [{bar:40}] {msg} ({elapsed})")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    Some(bar)
+}

@@ -1,0 +1,189 @@
+//! `gbely play`: a duel, and what `play` and `final` share (running the seats, the summary).
+
+use super::*;
+
+fn share(score: Option<f64>) -> String {
+    score.map_or("disqualified".into(), |s| format!("{s:.2} %"))
+}
+
+/// What [`run_seats`] leaves.
+pub(super) struct SeatsRun {
+    pub(super) rec: MatchRecord,
+    pub(super) replay: Option<PathBuf>,
+    pub(super) logs: Vec<Option<PathBuf>>,
+    /// The interpreter the Python agents ran with, when some seat was one.
+    pub(super) python: Option<String>,
+}
+
+/// Plays a match of the given seats (`(spec, display name)` each) with the progress bar and
+/// per-round log, streaming its replay to disk: the part `play` and `final` share.
+///
+/// The replay file is created before any agent starts, so an unwritable path fails first. Ctrl-C
+/// or SIGTERM stops the match within [`crate::runner::interrupt::POLL`] or so: agents killed, the replay
+/// of the rounds played closed and marked `interrupted`.
+pub(super) fn run_seats(
+    map: &Arc<Map>,
+    specs: &[(String, String)],
+    run: &RunArgs,
+    default_dir: &str,
+) -> Result<SeatsRun> {
+    let limit = run.time_limit.0;
+    let py = python(run.python.as_deref());
+    let py = if specs.iter().any(|(s, _)| is_python_agent(s)) { Some(resolve_python(&py)?) } else { None };
+    let run_dir = match &run.run_dir {
+        Some(d) => d.clone(),
+        None => unique_dir(PathBuf::from("gbely-runs").join(default_dir)),
+    };
+    std::fs::create_dir_all(&run_dir).with_context(|| format!("cannot create the run folder {}", run_dir.display()))?;
+    let writer = if run.no_replay {
+        None
+    } else {
+        let path = run.replay.clone().unwrap_or_else(|| run_dir.join("replay.json.gz"));
+        let w =
+            ReplayWriter::create(&path).with_context(|| format!("cannot write the replay to {}", path.display()))?;
+        Some(w)
+    };
+    let replay_path = writer.as_ref().map(|w| w.path().to_path_buf());
+    let mut setup = build_players(specs, &run_dir, limit, run.memory_limit.0, py.as_deref().unwrap_or("python3"))?;
+    let show = !run.quiet && !run.json;
+    let mut progress = Progress { bar: progress_bar(run.rounds, show), verbose: run.verbose };
+    let config = MatchConfig { rounds: run.rounds };
+    let guard = crate::runner::interrupt::Guard::install().context("cannot install the Ctrl-C handler")?;
+    crate::runner::process::become_subreaper();
+    let mut refs: Vec<&mut dyn Player> = setup.players.iter_mut().map(|p| p.as_mut() as &mut dyn Player).collect();
+    let rec = match writer {
+        Some(w) => play_to(map.clone(), &mut refs, config, w, &mut progress),
+        None => play(map.clone(), &mut refs, PlayOptions { config, record: false }, &mut progress),
+    };
+    drop(refs);
+    drop(setup.players);
+    crate::runner::process::kill_orphans();
+    drop(guard);
+    if let Some(bar) = &progress.bar {
+        bar.finish_and_clear();
+    }
+    if let Some(Err(e)) = &rec.replay_written {
+        eprintln!("gbely: warning: writing the replay failed: {e}");
+    }
+    let replay_path = replay_path.filter(|_| matches!(rec.replay_written, Some(Ok(_))));
+    Ok(SeatsRun { rec, replay: replay_path, logs: setup.logs, python: py })
+}
+
+/// The exit code of a played match: interrupted, or the user's agent disqualified.
+pub(super) fn match_exit(rec: &MatchRecord, user_seat: Option<usize>) -> u8 {
+    if rec.interrupted() {
+        exit::INTERRUPTED
+    } else if user_seat.and_then(|s| rec.outcome.get(s)).is_some_and(|o| o.disqualified.is_some()) {
+        exit::DISQUALIFIED
+    } else {
+        exit::OK
+    }
+}
+
+pub(super) fn cmd_play(a: PlayArgs) -> Result<u8> {
+    let agent = match (&a.agent, &a.agent_cmd) {
+        (Some(f), None) => f.clone(),
+        (None, Some(c)) => format!("cmd:{c}"),
+        _ => bail!("name your agent: `gbely play my_agent.py` (or --agent-cmd COMMAND)"),
+    };
+    let map = Arc::new(load_map(&a.map.map, a.map.size.as_deref())?);
+    if map.seats().len() != 2 {
+        bail!(
+            "map `{}` has {} seats; `play` is a duel (use `gbely final` for final maps)",
+            map.name(),
+            map.seats().len()
+        );
+    }
+    for spec in [&agent, &a.opponent] {
+        check_spec(spec)?;
+    }
+    let default_dir = format!("{}-{}-vs-{}", timestamp(), file_stem(&agent), file_stem(&a.opponent));
+    let names = [agent_name(&agent), agent_name(&a.opponent)];
+    let names =
+        if names[0] == names[1] { [format!("{} (seat 0)", names[0]), format!("{} (seat 1)", names[1])] } else { names };
+    let specs = [(agent.clone(), names[0].clone()), (a.opponent.clone(), names[1].clone())];
+    let SeatsRun { rec, replay: replay_path, logs, python } = run_seats(&map, &specs, &a.run, &default_dir)?;
+    if a.run.json {
+        let mut doc = result_json(&map, &rec, replay_path.as_deref(), &logs);
+        doc["python"] = json!(python);
+        let mut out = std::io::stdout().lock();
+        serde_json::to_writer(&mut out, &doc)?;
+        writeln!(out)?;
+    } else if !a.run.quiet {
+        print_summary(&map, &rec, replay_path.as_deref(), &logs, python.as_deref())?;
+    }
+    Ok(match_exit(&rec, Some(0)))
+}
+
+/// "on gbely (60×60), 150 rounds played (full length)": the first line of a summary.
+pub(super) fn headline(map: &Map, rec: &MatchRecord) -> String {
+    let how = match rec.end_reason {
+        crate::sim::EndReason::Rounds => "full length".to_string(),
+        crate::sim::EndReason::Interrupted => format!("INTERRUPTED in round {}", rec.last_round),
+        e => format!("ended by {}", e.wire().replace('_', " ")),
+    };
+    format!("on {} ({}×{}), {} rounds played ({how})", map.name(), map.width(), map.height(), rec.rounds_played())
+}
+
+/// The runner's notes on CPU competition (see [`crate::app::runs::fairness_notes`]).
+pub(super) fn print_fairness(out: &mut impl Write, rec: &MatchRecord) -> Result<()> {
+    for n in fairness_notes(rec) {
+        writeln!(out, "  note: {n}")?;
+    }
+    Ok(())
+}
+
+fn print_summary(
+    map: &Map,
+    rec: &MatchRecord,
+    replay: Option<&Path>,
+    logs: &[Option<PathBuf>],
+    python: Option<&str>,
+) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    let width = rec.names.iter().map(|n| n.chars().count()).max().unwrap_or(8).max(8);
+    writeln!(out, "{} vs {} {}", rec.names[0], rec.names[1], headline(map, rec))?;
+    writeln!(out, "  {:<width$}  {:>12}  {:>6}  {:>10}  violations", "", "share", "cells", "tie-break")?;
+    for o in &rec.outcome {
+        let s = o.seat as usize;
+        writeln!(
+            out,
+            "  {:<width$}  {:>12}  {:>6}  {:>10}  {}",
+            rec.names[s],
+            share(o.score),
+            o.cells,
+            o.tiebreak_round.map_or("-".into(), |r| format!("round {r}")),
+            rec.violations[s].len()
+        )?;
+    }
+    match rec.council_fell {
+        Some(r) => writeln!(out, "  the Council's seat fell in round {r}")?,
+        None => writeln!(out, "  the Council's seat did not fall")?,
+    }
+    for (s, name) in rec.names.iter().enumerate() {
+        if logs[s].is_none() && rec.discards[s].is_empty() {
+            continue;
+        }
+        writeln!(out, "  {name}: {}", discard_digest(&rec.discards[s]))?;
+        for (round, kind, detail) in &rec.violations[s] {
+            writeln!(out, "    violation in round {round}: {} — {detail}", kind.wire())?;
+        }
+        if let Some(o) = rec.outcome.get(s).and_then(|o| o.disqualified) {
+            let cause = rec.violations[s].last().map_or(String::new(), |(_, _, d)| format!(": {d}"));
+            writeln!(out, "    disqualified in round {o} (the fourth violation{cause})")?;
+        }
+    }
+    print_fairness(&mut out, rec)?;
+    if let Some(p) = replay {
+        writeln!(out, "  replay: {}   (watch it: gbely replay view {} --open)", p.display(), p.display())?;
+    }
+    for (s, log) in logs.iter().enumerate() {
+        if let Some(l) = log {
+            writeln!(out, "  log of {}: {}", rec.names[s], l.display())?;
+        }
+    }
+    if let Some(py) = python {
+        writeln!(out, "  python: {py}")?;
+    }
+    Ok(())
+}

@@ -1,0 +1,89 @@
+//! `gbely replay view|show|verify|stats`.
+
+use super::*;
+
+pub(super) fn cmd_replay(cmd: ReplayCmd) -> Result<u8> {
+    use crate::replays::{frames, observation_at, read_replay, render_frame, verify};
+    let mut out = std::io::stdout().lock();
+    match cmd {
+        ReplayCmd::View { file, output, open } => {
+            let replay = read_replay(&file)?;
+            let html = crate::viewer::viewer_html(&replay).map_err(|e| anyhow!("{}: {e}", file.display()))?;
+            let output = output.unwrap_or_else(|| {
+                let name = file.file_name().map_or("replay".into(), |n| n.to_string_lossy().into_owned());
+                let stem = name.trim_end_matches(".gz").trim_end_matches(".json").to_string();
+                file.with_file_name(format!("{stem}.html"))
+            });
+            std::fs::write(&output, &html).with_context(|| format!("cannot write {}", output.display()))?;
+            writeln!(out, "{} ({:.1} MB)", output.display(), html.len() as f64 / 1e6)?;
+            if open {
+                let opened = std::process::Command::new("xdg-open")
+                    .arg(&output)
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null())
+                    .status();
+                if !opened.is_ok_and(|s| s.success()) {
+                    writeln!(out, "open it in a browser: file://{}", std::fs::canonicalize(&output)?.display())?;
+                }
+            }
+        }
+        ReplayCmd::Show { file, round, seat, observation, color } => {
+            let replay = read_replay(&file)?;
+            let last = replay
+                .turns
+                .len()
+                .checked_sub(1)
+                .ok_or_else(|| anyhow!("{}: the replay has no rounds", file.display()))? as u32;
+            let round = round.unwrap_or(last);
+            if round > last {
+                bail!("round {round} was not played: {} has rounds 0…{last}", file.display());
+            }
+            if observation {
+                let seat = seat.expect("clap requires --seat");
+                let (obs, answer) =
+                    observation_at(&replay, round, seat).map_err(|e| anyhow!("{}: {e}", file.display()))?;
+                writeln!(
+                    out,
+                    "# the observation seat {seat} ({}) received in round {round}",
+                    replay.seats[seat as usize].name
+                )?;
+                writeln!(out, "{obs}")?;
+                writeln!(out, "# its answer")?;
+                match answer {
+                    gbely_world::replay::Answer::Commands(list) => writeln!(out, "{}", json!({ "prikazy": list }))?,
+                    gbely_world::replay::Answer::Violation(v) => writeln!(out, "violation ({}): {}", v.kind, v.detail)?,
+                    gbely_world::replay::Answer::Out => writeln!(out, "none: the seat was out of the game")?,
+                }
+            } else {
+                let map = replay.map.to_map().map_err(|e| anyhow!("{}: {e}", file.display()))?;
+                let fr = frames(&replay, &map).map_err(|e| anyhow!("{}: {e}", file.display()))?;
+                let color = match color.as_str() {
+                    "always" => true,
+                    "never" => false,
+                    _ => std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+                };
+                out.write_all(render_frame(&replay, &map, &fr[round as usize + 1], Some(round), color).as_bytes())?;
+            }
+        }
+        ReplayCmd::Verify { file } => {
+            let replay = read_replay(&file)?;
+            match verify(&replay) {
+                Ok(v) => writeln!(out, "ok: {} re-simulated: {} rounds, {} seats, {} cells; every round's changes, the final state and the result match", file.display(), v.rounds, v.seats, v.cells)?,
+                Err(m) => {
+                    writeln!(out, "MISMATCH in {}: {m}", file.display())?;
+                    return Ok(exit::VERIFY_FAILED);
+                }
+            }
+        }
+        ReplayCmd::Stats { file, json: as_json } => {
+            let replay = read_replay(&file)?;
+            let stats = crate::replays::stats(&replay).map_err(|e| anyhow!("{}: {e}", file.display()))?;
+            if as_json {
+                writeln!(out, "{stats}")?;
+            } else {
+                write!(out, "{}", crate::replays::stats_text(&replay, &stats))?;
+            }
+        }
+    }
+    Ok(exit::OK)
+}

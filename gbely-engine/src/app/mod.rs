@@ -1,0 +1,5 @@
+//! The application around the engine (feature `cli`): the `gbely` command line, and the run
+//! set-up it shares with the Python package (naming maps and agents, run folders, results).
+
+pub mod cli;
+pub mod runs;

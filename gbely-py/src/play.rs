@@ -1,0 +1,232 @@
+//! `gbely.play` / `gbely.final`: whole matches, with agent files and in-process callables.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::convert::*;
+use crate::maps::*;
+use gbely_council::Council;
+use gbely_engine::app::runs;
+use gbely_engine::game::{play, play_to, DecidePlayer, PlayOptions, Player, PlayerAnswer, ViolationKind};
+use gbely_engine::sim::MatchConfig;
+use gbely_rules::{Grid, Observation};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyString;
+
+/// A seat played by a Python callable, in-process: `decide(stav)` gets the dict of SPEC §5.
+pub(crate) struct CallablePlayer {
+    name: String,
+    func: Py<PyAny>,
+    ids: Arc<Vec<Py<PyString>>>,
+    limit: Option<Duration>,
+    pending: Option<PlayerAnswer>,
+    /// A KeyboardInterrupt or SystemExit inside a callable: the match stops and it is re-raised.
+    abort: Arc<Mutex<Option<PyErr>>>,
+}
+
+impl Player for CallablePlayer {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+    fn begin(&mut self, obs: &Observation, _grid: &Grid) {
+        if gbely_engine::runner::interrupt::requested() {
+            self.pending = Some(PlayerAnswer::Interrupted);
+            return;
+        }
+        let answer = Python::with_gil(|py| {
+            let d = match obs_dict(py, obs, &self.ids) {
+                Ok(d) => d,
+                Err(e) => return PlayerAnswer::Violation { kind: ViolationKind::Crash, detail: e.to_string() },
+            };
+            let start = Instant::now();
+            let result = self.func.call1(py, (d,));
+            let elapsed = start.elapsed();
+            match result {
+                Err(e) => {
+                    if e.is_instance_of::<PyKeyboardInterrupt>(py)
+                        || e.is_instance_of::<pyo3::exceptions::PySystemExit>(py)
+                    {
+                        self.abort.lock().expect("not poisoned").get_or_insert(e);
+                        gbely_engine::runner::interrupt::request();
+                        return PlayerAnswer::Interrupted;
+                    }
+                    let ty = e.get_type(py).name().map(|n| n.to_string()).unwrap_or_else(|_| "an exception".into());
+                    let detail = format!("decide raised {ty}: {}", e.value(py));
+                    e.print(py);
+                    PlayerAnswer::Violation { kind: ViolationKind::Crash, detail }
+                }
+                Ok(v) => match self.limit {
+                    Some(limit) if elapsed > limit => PlayerAnswer::Violation {
+                        kind: ViolationKind::Timeout,
+                        detail: format!(
+                            "decide took {:.2} s (limit {:.1} s)",
+                            elapsed.as_secs_f64(),
+                            limit.as_secs_f64()
+                        ),
+                    },
+                    _ => answer_of(v.bind(py)),
+                },
+            }
+        });
+        self.pending = Some(answer);
+    }
+    fn finish(&mut self) -> PlayerAnswer {
+        self.pending.take().unwrap_or(PlayerAnswer::Raw(Vec::new()))
+    }
+}
+
+/// Plays one match; each side is an agent spec (str) or a callable. Returns the result as JSON.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)] // the keyword arguments of gbely.play
+#[pyo3(signature = (agents, map = None, rounds = 150, replay = None, time_limit = Some(2.0), python = None, run_dir = None))]
+pub(crate) fn play_match(
+    py: Python<'_>,
+    agents: Vec<Bound<'_, PyAny>>,
+    map: Option<Bound<'_, PyAny>>,
+    rounds: u32,
+    replay: Option<PathBuf>,
+    time_limit: Option<f64>,
+    python: Option<String>,
+    run_dir: Option<PathBuf>,
+) -> PyResult<String> {
+    let map = map_arg(map.as_ref())?;
+    if agents.len() != map.seats().len() {
+        return Err(PyValueError::new_err(format!(
+            "the map has {} seats but {} agents were given",
+            map.seats().len(),
+            agents.len()
+        )));
+    }
+    let limit = match time_limit {
+        None => None,
+        Some(s) => Some(runs::time_limit_seconds(s).map_err(|_| {
+            PyValueError::new_err(format!(
+                "time_limit={s}: seconds more than 0 and at most {}, or None for no limit",
+                runs::MAX_TIME_LIMIT_S
+            ))
+        })?),
+    };
+    let py_exe = runs::python(python.as_deref());
+    let ids = Arc::new(id_strings(py, map.grid()));
+    // Specs first (files must exist), then the run folder only if a process agent needs one.
+    let mut specs: Vec<Option<String>> = Vec::new();
+    let mut names = Vec::new();
+    for a in &agents {
+        if let Ok(s) = a.extract::<String>() {
+            runs::check_spec(&s).map_err(|e| PyValueError::new_err(format!("{e:#}")))?;
+            names.push(runs::agent_name(&s));
+            specs.push(Some(s));
+        } else if a.is_callable() {
+            let name = a
+                .getattr("__qualname__")
+                .or_else(|_| a.getattr("__name__"))
+                .and_then(|n| n.extract::<String>())
+                .unwrap_or_else(|_| "callable".into());
+            names.push(name);
+            specs.push(None);
+        } else {
+            return Err(PyValueError::new_err("an agent is a path to an agent file, `council`, `template`, `expander`, cmd:COMMAND, or a callable decide(stav)"));
+        }
+    }
+    for k in 1..names.len() {
+        if names[..k].contains(&names[k]) {
+            names[k] = format!("{} (seat {k})", names[k]);
+        }
+    }
+    let needs_dir = specs.iter().flatten().any(|s| s != "council");
+    let run_dir = match run_dir {
+        Some(d) => d,
+        None if needs_dir => runs::unique_dir(PathBuf::from("gbely-runs").join(format!(
+            "{}-{}",
+            runs::timestamp(),
+            runs::file_stem(specs.iter().flatten().next().map_or("agent", |s| s.as_str()))
+        ))),
+        None => PathBuf::new(),
+    };
+    // The replay file is created first: an unwritable path fails before anyone plays.
+    let writer = replay
+        .as_ref()
+        .map(|path| {
+            gbely_engine::record::ReplayWriter::create(path)
+                .map_err(|e| PyOSError::new_err(format!("cannot write the replay {}: {e}", path.display())))
+        })
+        .transpose()?;
+    let abort: Arc<Mutex<Option<PyErr>>> = Arc::new(Mutex::new(None));
+    let mut players: Vec<Box<dyn Player + Send>> = Vec::new();
+    let mut logs = Vec::new();
+    for (seat, (spec, a)) in specs.iter().zip(&agents).enumerate() {
+        match spec {
+            Some(s) => {
+                let (player, log) = seat_player(s, &names[seat], seat, &run_dir, limit, &py_exe)?;
+                players.push(player);
+                logs.push(log);
+            }
+            None => {
+                players.push(Box::new(CallablePlayer {
+                    name: names[seat].clone(),
+                    func: a.clone().unbind(),
+                    ids: ids.clone(),
+                    limit,
+                    pending: None,
+                    abort: abort.clone(),
+                }));
+                logs.push(None);
+            }
+        }
+    }
+    let config = MatchConfig { rounds };
+    // Ctrl-C (or SIGTERM) stops the match: the engine's handler is chained before Python's, so
+    // the match ends cleanly (agents killed, the partial replay written) and Python then raises
+    // KeyboardInterrupt as usual.
+    let guard = gbely_engine::runner::interrupt::Guard::install()
+        .map_err(|e| PyOSError::new_err(format!("cannot install the Ctrl-C handler: {e}")))?;
+    let rec = py.allow_threads(|| {
+        let mut refs: Vec<&mut dyn Player> = players.iter_mut().map(|p| p.as_mut() as &mut dyn Player).collect();
+        match writer {
+            Some(w) => play_to(map.clone(), &mut refs, config, w, &mut ()),
+            None => play(map.clone(), &mut refs, PlayOptions { config, record: false }, &mut ()),
+        }
+    });
+    drop(players);
+    drop(guard);
+    if let Some(e) = abort.lock().expect("not poisoned").take() {
+        return Err(e);
+    }
+    if rec.interrupted() {
+        py.check_signals()?;
+        return Err(PyKeyboardInterrupt::new_err("the match was interrupted"));
+    }
+    if let Some(Err(e)) = &rec.replay_written {
+        let path = replay.as_ref().map_or(String::new(), |p| p.display().to_string());
+        return Err(PyOSError::new_err(format!("cannot write the replay {path}: {e}")));
+    }
+    let doc = runs::result_json(&map, &rec, replay.as_deref(), &logs);
+    Ok(doc.to_string())
+}
+
+type SeatPlayer = (Box<dyn Player + Send>, Option<PathBuf>);
+
+/// The player of one seat named by a spec; a process agent's files carry its seat number.
+pub(crate) fn seat_player(
+    spec: &str,
+    name: &str,
+    seat: usize,
+    run_dir: &std::path::Path,
+    limit: Option<Duration>,
+    py: &str,
+) -> PyResult<SeatPlayer> {
+    match runs::resolve_agent(spec, run_dir, seat, py).map_err(|e| PyValueError::new_err(format!("{e:#}")))? {
+        runs::AgentSpec::Council => Ok((Box::new(DecidePlayer::new(name.to_string(), Council::new())), None)),
+        runs::AgentSpec::Process(cmd) => {
+            let log = run_dir.join(format!("seat{seat}-{}.log", runs::file_stem(spec)));
+            let mut cfg =
+                gbely_engine::runner::process::ProcessConfig::new(run_dir.join(format!(".seat{seat}")), log.clone());
+            cfg.time_limit = limit;
+            let p = gbely_engine::runner::process::ProcessPlayer::new(name.to_string(), cmd, cfg)
+                .map_err(|e| PyOSError::new_err(e.to_string()))?;
+            Ok((Box::new(p), Some(log)))
+        }
+    }
+}
