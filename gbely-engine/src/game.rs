@@ -16,7 +16,7 @@ use crate::sim::{EndReason, Match, MatchConfig, RoundReport, SideOutcome, NEUTRA
 pub use gbely_rules::ViolationKind;
 
 /// What the scheduler says about an agent's rounds (Linux `/proc/PID/schedstat`; zero elsewhere and in process).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
 pub struct CpuTally {
     /// Rounds measured.
     pub rounds: u32,
@@ -46,7 +46,7 @@ pub enum PlayerAnswer {
 }
 
 /// How an agent process fared, for the summary's fairness notes.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
 pub struct AgentStats {
     /// Whether it played under a time limit.
     pub timed: bool,
@@ -163,26 +163,36 @@ pub fn owner_code(o: u8) -> i8 {
     }
 }
 
+/// The result of a played match, as the replay writes it.
+pub fn record_result(rec: &MatchRecord) -> MatchResult {
+    MatchResult {
+        last_round: rec.last_round,
+        ended_by: rec.end_reason.wire().to_string(),
+        council_fell: rec.council_fell,
+        sides: rec.outcome.iter().map(|o| side_result(o, &rec.names[o.seat as usize])).collect(),
+    }
+}
+
+fn side_result(o: &SideOutcome, name: &str) -> SideResult {
+    SideResult {
+        seat: o.seat,
+        name: name.to_string(),
+        cells: o.cells,
+        score: o.score,
+        tiebreak_round: o.tiebreak_round,
+        violations: o.violations,
+        disqualified: o.disqualified.is_some(),
+        eliminated: o.eliminated,
+    }
+}
+
 /// The result section of a replay.
 pub fn match_result(m: &Match, names: &[String]) -> MatchResult {
     MatchResult {
         last_round: m.round(),
         ended_by: m.end_reason().map_or("unfinished", |e| e.wire()).to_string(),
         council_fell: m.council_fell(),
-        sides: m
-            .outcome()
-            .into_iter()
-            .map(|o| SideResult {
-                seat: o.seat,
-                name: names[o.seat as usize].clone(),
-                cells: o.cells,
-                score: o.score,
-                tiebreak_round: o.tiebreak_round,
-                violations: o.violations,
-                disqualified: o.disqualified.is_some(),
-                eliminated: o.eliminated,
-            })
-            .collect(),
+        sides: m.outcome().iter().map(|o| side_result(o, &names[o.seat as usize])).collect(),
     }
 }
 

@@ -72,10 +72,10 @@ fn a_duel_of_two_agent_files_as_json() {
     assert_eq!(doc["sides"][1]["name"], "my_agent.py");
     let (c0, c1) = (doc["sides"][0]["cells"].as_u64().unwrap(), doc["sides"][1]["cells"].as_u64().unwrap());
     assert!(c0 > 1 && c1 > 1);
-    let shares = doc["sides"][0]["share"].as_f64().unwrap() + doc["sides"][1]["share"].as_f64().unwrap();
+    let shares = doc["sides"][0]["score"].as_f64().unwrap() + doc["sides"][1]["score"].as_f64().unwrap();
     assert!(shares <= 100.0);
     assert_eq!(doc["replay"], serde_json::Value::Null);
-    assert!(doc["sides"][1]["log"].as_str().unwrap().ends_with("seat1-my_agent.log"));
+    assert!(doc["sides"][1]["details"]["log"].as_str().unwrap().ends_with("seat1-my_agent.log"));
 }
 
 #[test]

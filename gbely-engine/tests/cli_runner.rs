@@ -130,10 +130,10 @@ for _ in sys.stdin.buffer:
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["rounds_played"], 12);
-    assert_eq!(doc["sides"][0]["violations"].as_array().unwrap().len(), 0);
+    assert_eq!(doc["sides"][0]["violations"], 0);
     // Every command was read, and discarded for the reason SPEC §6.2 gives (P00_00 is not the agent's).
     let per_round = (8 * 1024 * 1024 - 64) / (r#"{"typ":"FORTIFY","pole":"P00_00","investicia":1}"#.len() + 1);
-    assert_eq!(doc["sides"][0]["discarded"]["source_not_owned"], 12 * per_round);
+    assert_eq!(doc["sides"][0]["details"]["discarded"]["source_not_owned"], 12 * per_round);
     let size = std::fs::metadata(dir.join("r.json")).unwrap().len();
     assert!(size > 12 * 8_000_000, "the replay holds every answer ({size} bytes)");
     let _ = std::fs::remove_dir_all(&dir);
@@ -153,8 +153,44 @@ fn a_command_agent_with_relative_paths_plays_from_its_own_folder() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(doc["sides"][0]["violations"].as_array().unwrap().len(), 0, "{doc}");
-    let log = std::fs::read_to_string(dir.join(doc["sides"][0]["log"].as_str().unwrap())).unwrap();
+    assert_eq!(doc["sides"][0]["violations"], 0, "{doc}");
+    let log = std::fs::read_to_string(dir.join(doc["sides"][0]["details"]["log"].as_str().unwrap())).unwrap();
     let own = std::fs::canonicalize(dir.join("run/.seat0")).unwrap();
     assert!(log.contains(&format!("cwd {}", own.display())), "{log}");
+}
+
+/// `--json` and the replay give the result in one shape: each side of the document is the
+/// replay's side result, plus the run's details.
+#[test]
+fn the_json_result_and_the_replay_result_are_one_type() {
+    let dir = scratch("one-shape");
+    let out = Command::new(env!("CARGO_BIN_EXE_gbely"))
+        .args([
+            "play",
+            "expander",
+            "--map",
+            "seed:shape",
+            "--size",
+            "16",
+            "--rounds",
+            "8",
+            "--json",
+            "--replay",
+            "r.json",
+        ])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let mut doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let replay = gbely_engine::replays::read_replay(&dir.join("r.json")).unwrap();
+    let file = serde_json::to_value(&replay.result).unwrap();
+    for key in ["last_round", "ended_by", "council_fell"] {
+        assert_eq!(doc[key], file[key], "{key}");
+    }
+    for (k, side) in doc["sides"].as_array_mut().unwrap().iter_mut().enumerate() {
+        let details = side.as_object_mut().unwrap().remove("details").expect("details");
+        assert!(details["violations"].is_array() && details["discarded"].is_object());
+        assert_eq!(*side, file["sides"][k], "seat {k}");
+    }
 }

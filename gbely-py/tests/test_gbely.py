@@ -35,7 +35,7 @@ def test_python_m_gbely_plays_the_template():
     doc = json.loads(out.stdout)
     assert doc["last_round"] == 19
     assert doc["sides"][0]["name"] == "my_agent.py"
-    assert doc["sides"][0]["violations"] == []
+    assert doc["sides"][0]["violations"] == 0 and doc["sides"][0]["details"]["violations"] == []
 
 
 def test_the_console_script_is_the_same_cli():

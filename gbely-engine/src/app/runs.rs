@@ -8,6 +8,7 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, Context, Result};
 use gbely_council::Council;
 use gbely_rules::DiscardReason;
+use gbely_world::replay::SideResult;
 use gbely_world::{parse_map_file, Map, MapSpec};
 use serde_json::json;
 
@@ -380,52 +381,70 @@ pub fn build_players(
     Ok(PlaySetup { players, logs })
 }
 
+/// The result of a run, as `--json` and the Python package give it: the match result in the
+/// same shape as the replay's and `gbely.Match.result()` ([`MatchResult`]'s fields; each side a
+/// [`SideResult`]), and per side the run's details.
 pub fn result_json(map: &Map, rec: &MatchRecord, replay: Option<&Path>, logs: &[Option<PathBuf>]) -> serde_json::Value {
-    let sides: Vec<serde_json::Value> = rec
-        .outcome
-        .iter()
-        .map(|o| {
-            let s = o.seat as usize;
-            let discarded: BTreeMap<&str, u32> = rec.discards[s].iter().map(|(r, n)| (r.code(), *n)).collect();
-            let violations: Vec<serde_json::Value> =
-                rec.violations[s].iter().map(|(r, k, d)| json!({"round": r, "kind": k.wire(), "detail": d})).collect();
-            json!({
-                "seat": o.seat,
-                "name": rec.names[s],
-                "cells": o.cells,
-                "share": o.score,
-                "tiebreak_round": o.tiebreak_round,
-                "disqualified": o.disqualified.is_some(),
-                "disqualified_round": o.disqualified,
-                "eliminated_round": o.eliminated,
-                "violations": violations,
-                "discarded": discarded,
-                "log": logs[s].as_ref().map(|p| p.display().to_string()),
-                "timing": rec.agents[s].map(|a| json!({
-                    "starts": a.starts,
-                    "answered_rounds": a.answered_rounds,
-                    "max_answer_seconds": a.max_answer_seconds,
-                    "cpu_seconds": a.cpu.run_seconds,
-                    "cpu_wait_seconds": a.cpu.wait_seconds,
-                    "max_cpu_wait_seconds": a.cpu.max_wait_seconds,
-                    "starved_rounds": a.cpu.starved_rounds,
-                })),
-            })
+    let result = crate::game::record_result(rec);
+    let sides: Vec<SideReport> = result
+        .sides
+        .into_iter()
+        .map(|side| {
+            let s = side.seat as usize;
+            let details = SideDetails {
+                violations: rec.violations[s]
+                    .iter()
+                    .map(|(round, kind, detail)| ViolationRecord { round: *round, kind: *kind, detail: detail.clone() })
+                    .collect(),
+                discarded: rec.discards[s].iter().map(|(r, n)| (r.code(), *n)).collect(),
+                disqualified_round: rec.outcome[s].disqualified,
+                log: logs[s].as_ref().map(|p| p.display().to_string()),
+                timing: rec.agents[s],
+            };
+            SideReport { side, details }
         })
         .collect();
     json!({
         "map": map.name(),
         "fingerprint": map.fingerprint(),
         "size": [map.width(), map.height()],
-        "last_round": rec.last_round,
+        "last_round": result.last_round,
         "rounds_played": rec.rounds_played(),
-        "ended_by": rec.end_reason,
-        "council_fell": rec.council_fell,
+        "ended_by": result.ended_by,
+        "council_fell": result.council_fell,
         "sides": sides,
         "replay": replay.map(|p| p.display().to_string()),
         "replay_error": rec.replay_written.as_ref().and_then(|w| w.as_ref().err()),
         "fairness": fairness_notes(rec),
     })
+}
+
+/// One side in [`result_json`]: its [`SideResult`], and what the run adds.
+#[derive(Debug, serde::Serialize)]
+struct SideReport {
+    #[serde(flatten)]
+    side: SideResult,
+    details: SideDetails,
+}
+
+#[derive(Debug, serde::Serialize)]
+struct SideDetails {
+    /// Each violation: round, kind, what happened.
+    violations: Vec<ViolationRecord>,
+    /// Discarded commands by reason code.
+    discarded: BTreeMap<&'static str, u32>,
+    disqualified_round: Option<u32>,
+    /// The agent process's log file.
+    log: Option<String>,
+    /// The agent process's timings (`None` for in-process players).
+    timing: Option<crate::game::AgentStats>,
+}
+
+#[derive(Debug, serde::Serialize)]
+struct ViolationRecord {
+    round: u32,
+    kind: gbely_rules::ViolationKind,
+    detail: String,
 }
 
 /// Timed agent processes in this match, and the CPUs this machine offers.

@@ -102,9 +102,10 @@ class Result:
         d = json.loads(text)
         sides = [
             SideResult(
-                seat=s["seat"], name=s["name"], cells=s["cells"], share=s["share"],
+                seat=s["seat"], name=s["name"], cells=s["cells"], share=s["score"],
                 tiebreak_round=s["tiebreak_round"], disqualified=s["disqualified"],
-                violations=s["violations"], discarded=s["discarded"], log=s["log"],
+                violations=s["details"]["violations"], discarded=s["details"]["discarded"],
+                log=s["details"]["log"],
             )
             for s in d["sides"]
         ]
