@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::{anyhow, bail, Context, Result};
 use gbely_council::Council;
 use gbely_rules::DiscardReason;
 use gbely_world::replay::SideResult;
@@ -19,10 +18,43 @@ use crate::runner::process::{AgentCommand, ProcessConfig, ProcessPlayer};
 const TEMPLATE_PY: &str = agents::MY_AGENT_PY;
 const EXPANDER_PY: &str = agents::EXPANDER_PY;
 
+/// Why a run cannot be set up: each names what is wrong and where, in one line.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("bad --size `{0}`: expected N or WxH, e.g. 60 or 90x60")]
+    BadSize(String),
+    #[error("--size applies to generated maps, not to the map file {0}")]
+    SizeOfMapFile(String),
+    #[error("cannot read the map `{path}` (give `gbely`, `seed:TEXT` or a map file): {error}")]
+    MapUnreadable { path: String, error: std::io::Error },
+    #[error("{path}: {error}")]
+    MapFile { path: String, error: gbely_world::MapFileError },
+    #[error("{0}")]
+    Generate(#[from] gbely_world::GenError),
+    #[error("map `{map}` is not a final map: {why}")]
+    NotAFinalMap { map: String, why: &'static str },
+    #[error("--seat: {0}")]
+    Seating(String),
+    #[error("cannot run the Python interpreter `{python}`: {error} (set --python or GBELY_PYTHON)")]
+    NoPython { python: String, error: std::io::Error },
+    #[error("`cmd:` needs a command, e.g. cmd:\"./my_agent --fast\"")]
+    EmptyCommand,
+    #[error("agent `{spec}`: {why}")]
+    ProgramCannotRun { spec: String, why: String },
+    #[error("agent `{0}` not found: give a Python file with decide(stav), `council`, `template`, `expander` or cmd:COMMAND")]
+    AgentNotFound(String),
+    #[error("agent `{0}` is a folder, not a file")]
+    AgentIsAFolder(String),
+    #[error("preparing agent `{spec}` in {dir}: {error}")]
+    Prepare { spec: String, dir: String, error: std::io::Error },
+}
+
+type Result<T, E = RunError> = std::result::Result<T, E>;
+
 /// `N` or `WxH`.
 pub fn parse_size(s: &str) -> Result<(u32, u32)> {
     let parse =
-        |x: &str| x.trim().parse::<u32>().map_err(|_| anyhow!("bad --size `{s}`: expected N or WxH, e.g. 60 or 90x60"));
+        |x: &str| x.trim().parse::<u32>().map_err(|_| RunError::BadSize(s.to_string()));
     match s.split_once(['x', 'X', '×']) {
         Some((w, h)) => Ok((parse(w)?, parse(h)?)),
         None => {
@@ -41,11 +73,11 @@ pub fn load_map(spec: &str, size: Option<&str>) -> Result<Map> {
         None => {
             let MapSpec::File(path) = &spec else { unreachable!() };
             if size.is_some() {
-                bail!("--size applies to generated maps, not to the map file {path}");
+                return Err(RunError::SizeOfMapFile(path.clone()));
             }
             let text = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read the map `{path}` (give `gbely`, `seed:TEXT` or a map file)"))?;
-            parse_map_file(&text).map_err(|e| anyhow!("{path}: {e}"))
+                .map_err(|error| RunError::MapUnreadable { path: path.clone(), error })?;
+            parse_map_file(&text).map_err(|error| RunError::MapFile { path: path.clone(), error })
         }
     }
 }
@@ -66,7 +98,7 @@ pub fn resolve_python(python: &str) -> Result<String> {
         .stdin(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .output()
-        .map_err(|e| anyhow!("cannot run the Python interpreter `{python}`: {e} (set --python or GBELY_PYTHON)"))?;
+        .map_err(|error| RunError::NoPython { python: python.to_string(), error })?;
     let exe = String::from_utf8_lossy(&out.stdout).trim().to_string();
     Ok(if out.status.success() && !exe.is_empty() && Path::new(&exe).is_file() { exe } else { python.to_string() })
 }
@@ -109,10 +141,10 @@ pub enum AgentSpec {
 pub fn check_spec(spec: &str) -> Result<()> {
     if let Some(cmd) = spec.strip_prefix("cmd:") {
         if cmd.trim().is_empty() {
-            bail!("`cmd:` needs a command, e.g. cmd:\"./my_agent --fast\"");
+            return Err(RunError::EmptyCommand);
         }
         if let Some(program) = command_program(cmd) {
-            check_program(&program).map_err(|why| anyhow!("agent `{spec}`: {why}"))?;
+            check_program(&program).map_err(|why| RunError::ProgramCannotRun { spec: spec.to_string(), why })?;
         }
         return Ok(());
     }
@@ -121,10 +153,10 @@ pub fn check_spec(spec: &str) -> Result<()> {
     }
     let path = Path::new(spec);
     if !path.exists() {
-        bail!("agent `{spec}` not found: give a Python file with decide(stav), `council`, `template`, `expander` or cmd:COMMAND");
+        return Err(RunError::AgentNotFound(spec.to_string()));
     }
     if path.is_dir() {
-        bail!("agent `{spec}` is a folder, not a file");
+        return Err(RunError::AgentIsAFolder(spec.to_string()));
     }
     Ok(())
 }
@@ -235,15 +267,20 @@ pub fn absolute_words(cmd: &str, from: &Path) -> String {
     out
 }
 
+fn prepare(spec: &str, dir: &Path, error: std::io::Error) -> RunError {
+    RunError::Prepare { spec: spec.to_string(), dir: dir.display().to_string(), error }
+}
+
 pub fn resolve_agent(spec: &str, run_dir: &Path, seat: usize, py: &str) -> Result<AgentSpec> {
     if spec == "council" {
         return Ok(AgentSpec::Council);
     }
     if let Some(cmd) = spec.strip_prefix("cmd:") {
         if cmd.trim().is_empty() {
-            bail!("`cmd:` needs a command, e.g. cmd:\"./my_agent --fast\"");
+            return Err(RunError::EmptyCommand);
         }
-        let cmd = absolute_words(cmd, &std::env::current_dir()?);
+        let here = std::env::current_dir().map_err(|error| prepare(spec, run_dir, error))?;
+        let cmd = absolute_words(cmd, &here);
         return Ok(AgentSpec::Process(AgentCommand::Exec {
             program: "/bin/sh".into(),
             args: vec!["-c".into(), format!("exec {cmd}")],
@@ -256,13 +293,13 @@ pub fn resolve_agent(spec: &str, run_dir: &Path, seat: usize, py: &str) -> Resul
     };
     if let Some(text) = builtin {
         let file = run_dir.join(format!("seat{seat}-{spec}.py"));
-        std::fs::create_dir_all(run_dir)?;
-        std::fs::write(&file, text)?;
+        std::fs::create_dir_all(run_dir).map_err(|error| prepare(spec, run_dir, error))?;
+        std::fs::write(&file, text).map_err(|error| prepare(spec, run_dir, error))?;
         return Ok(AgentSpec::Process(AgentCommand::Python { file, python: py.to_string() }));
     }
     check_spec(spec)?;
     let path = Path::new(spec);
-    let abs = std::fs::canonicalize(path).with_context(|| format!("agent `{spec}`"))?;
+    let abs = std::fs::canonicalize(path).map_err(|error| prepare(spec, run_dir, error))?;
     if spec.ends_with(".py") {
         Ok(AgentSpec::Process(AgentCommand::Python { file: abs, python: py.to_string() }))
     } else {
@@ -371,8 +408,7 @@ pub fn build_players(
                 let mut cfg = ProcessConfig::new(run_dir.join(format!(".seat{seat}")), log.clone());
                 cfg.time_limit = limit;
                 cfg.memory_limit = memory_limit;
-                let p = ProcessPlayer::new(name.clone(), cmd, cfg)
-                    .with_context(|| format!("preparing agent `{spec}` in {}", run_dir.display()))?;
+                let p = ProcessPlayer::new(name.clone(), cmd, cfg).map_err(|error| prepare(spec, run_dir, error))?;
                 players.push(Box::new(p));
                 logs.push(Some(log));
             }
@@ -487,10 +523,12 @@ pub fn load_final_map(spec: &str, size: u32) -> Result<Map> {
     };
     let armies = map.seats().iter().filter(|s| s.role == gbely_world::SeatRole::Army).count();
     if map.seats().len() < 3 || map.seats().last().map(|s| s.role) != Some(gbely_world::SeatRole::Council) {
-        bail!("map `{}` is not a final map: it needs finalists and the Council's seat last", map.name());
+        let why = "it needs finalists and the Council's seat last";
+        return Err(RunError::NotAFinalMap { map: map.name().to_string(), why });
     }
     if armies != map.seats().len() - 1 {
-        bail!("map `{}` is not a final map: only the last seat may be the Council's", map.name());
+        let why = "only the last seat may be the Council's";
+        return Err(RunError::NotAFinalMap { map: map.name().to_string(), why });
     }
     Ok(map)
 }
@@ -514,13 +552,13 @@ pub fn final_seating(map: &Map, pinned: &[u8]) -> Result<Vec<usize>> {
     let mut seat_of: Vec<Option<usize>> = vec![None; n];
     for (entry, &seat) in pinned.iter().enumerate() {
         if seat as usize >= n {
-            bail!("--seat {seat}: the finalists' seats are 0…{}", n - 1);
+            return Err(RunError::Seating(format!("{seat}: the finalists' seats are 0…{}", n - 1)));
         }
         if entry >= n {
-            bail!("more --seat values than seats");
+            return Err(RunError::Seating("more values than seats".into()));
         }
         if seat_of.contains(&Some(seat as usize)) {
-            bail!("--seat {seat} is given twice");
+            return Err(RunError::Seating(format!("{seat} is given twice")));
         }
         seat_of[entry] = Some(seat as usize);
     }

@@ -282,7 +282,7 @@ struct NamedMap {
 
 impl NamedMap {
     fn load(&self) -> Result<Map> {
-        load_map(self.spec.as_deref().unwrap_or(&self.args.map), self.args.size.as_deref())
+        Ok(load_map(self.spec.as_deref().unwrap_or(&self.args.map), self.args.size.as_deref())?)
     }
 }
 
