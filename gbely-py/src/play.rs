@@ -9,6 +9,7 @@ use crate::maps::*;
 use gbely_council::Council;
 use gbely_engine::app::runs;
 use gbely_engine::game::{play, play_to, DecidePlayer, PlayOptions, Player, PlayerAnswer, ViolationKind};
+use gbely_engine::runner::TimeLimit;
 use gbely_engine::sim::MatchConfig;
 use gbely_rules::{Grid, Observation};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyValueError};
@@ -100,14 +101,15 @@ pub(crate) fn play_match(
         )));
     }
     let limit = match time_limit {
-        None => None,
-        Some(s) => Some(runs::time_limit_seconds(s).map_err(|_| {
+        None => TimeLimit::OFF,
+        Some(s) => TimeLimit::seconds(s).map_err(|_| {
             PyValueError::new_err(format!(
                 "time_limit={s}: seconds more than 0 and at most {}, or None for no limit",
-                runs::MAX_TIME_LIMIT_S
+                TimeLimit::MAX_SECONDS
             ))
-        })?),
-    };
+        })?,
+    }
+    .duration();
     let py_exe = runs::python(python.as_deref());
     let ids = Arc::new(id_strings(py, map.grid()));
     // Specs first (files must exist), then the run folder only if a process agent needs one.

@@ -41,7 +41,9 @@ pub enum RunError {
     EmptyCommand,
     #[error("agent `{spec}`: {why}")]
     ProgramCannotRun { spec: String, why: String },
-    #[error("agent `{0}` not found: give a Python file with decide(stav), `council`, `template`, `expander` or cmd:COMMAND")]
+    #[error(
+        "agent `{0}` not found: give a Python file with decide(stav), `council`, `template`, `expander` or cmd:COMMAND"
+    )]
     AgentNotFound(String),
     #[error("agent `{0}` is a folder, not a file")]
     AgentIsAFolder(String),
@@ -53,8 +55,7 @@ type Result<T, E = RunError> = std::result::Result<T, E>;
 
 /// `N` or `WxH`.
 pub fn parse_size(s: &str) -> Result<(u32, u32)> {
-    let parse =
-        |x: &str| x.trim().parse::<u32>().map_err(|_| RunError::BadSize(s.to_string()));
+    let parse = |x: &str| x.trim().parse::<u32>().map_err(|_| RunError::BadSize(s.to_string()));
     match s.split_once(['x', 'X', '×']) {
         Some((w, h)) => Ok((parse(w)?, parse(h)?)),
         None => {
@@ -75,8 +76,8 @@ pub fn load_map(spec: &str, size: Option<&str>) -> Result<Map> {
             if size.is_some() {
                 return Err(RunError::SizeOfMapFile(path.clone()));
             }
-            let text = std::fs::read_to_string(path)
-                .map_err(|error| RunError::MapUnreadable { path: path.clone(), error })?;
+            let text =
+                std::fs::read_to_string(path).map_err(|error| RunError::MapUnreadable { path: path.clone(), error })?;
             parse_map_file(&text).map_err(|error| RunError::MapFile { path: path.clone(), error })
         }
     }
@@ -307,35 +308,8 @@ pub fn resolve_agent(spec: &str, run_dir: &Path, seat: usize, py: &str) -> Resul
     }
 }
 
-/// The longest round time limit accepted: longer is a typo, not a setting (`off` has no limit).
-pub const MAX_TIME_LIMIT_S: f64 = 3600.0;
-
 /// The most rounds a match may be asked to play.
 pub const MAX_ROUNDS: u32 = 100_000;
-
-/// A `--time-limit` value: seconds (more than 0, at most [`MAX_TIME_LIMIT_S`]), or `off` / `none`
-/// for no limit. `0` is refused rather than read as "off": a zero limit is a mistake, not a wish.
-/// The error says what is accepted; the caller names the value.
-pub fn time_limit(s: &str) -> Result<Option<Duration>, String> {
-    match s {
-        "off" | "none" => Ok(None),
-        _ => {
-            let secs: f64 = s.trim().parse().map_err(|_| TIME_LIMIT_RANGE.to_string())?;
-            time_limit_seconds(secs).map(Some)
-        }
-    }
-}
-
-const TIME_LIMIT_RANGE: &str = "seconds more than 0 and at most 3600 (e.g. 2 or 0.5), or `off` for no limit";
-
-/// A round time limit in seconds: more than 0 and at most [`MAX_TIME_LIMIT_S`].
-pub fn time_limit_seconds(secs: f64) -> Result<Duration, String> {
-    if secs.is_finite() && secs > 0.0 && secs <= MAX_TIME_LIMIT_S {
-        Ok(Duration::from_secs_f64(secs))
-    } else {
-        Err(TIME_LIMIT_RANGE.to_string())
-    }
-}
 
 /// A UTC timestamp `YYYYMMDD-HHMMSS` for run folder names (no clock crate needed).
 pub fn timestamp() -> String {

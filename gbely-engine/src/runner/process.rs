@@ -89,7 +89,7 @@ impl ProcessConfig {
     }
 
     pub fn default_time_limit() -> Option<Duration> {
-        Some(Duration::from_secs_f64(constants::ROUND_TIME_LIMIT_S))
+        super::TimeLimit::judge().duration()
     }
 }
 

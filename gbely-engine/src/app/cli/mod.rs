@@ -32,12 +32,12 @@ use serde_json::json;
 
 use crate::app::runs::{
     agent_name, build_players, check_spec, discard_digest, fairness_notes, file_stem, final_seating, final_table,
-    is_python_agent, load_final_map, load_map, python, resolve_python, result_json, time_limit, timestamp, unique_dir,
-    MAX_ROUNDS,
+    is_python_agent, load_final_map, load_map, python, resolve_python, result_json, timestamp, unique_dir, MAX_ROUNDS,
 };
 use crate::game::{play, play_to, DecidePlayer, MatchRecord, Observer, PlayOptions, Player};
 use crate::record::ReplayWriter;
 use crate::runner::process::{AgentCommand, ProcessConfig, ProcessPlayer};
+use crate::runner::TimeLimit;
 use crate::sim::{Match, MatchConfig, RoundReport};
 
 /// Exit codes.
@@ -170,12 +170,8 @@ fn rounds_parser() -> clap::builder::RangedI64ValueParser<u32> {
     clap::value_parser!(u32).range(1..=i64::from(MAX_ROUNDS))
 }
 
-/// A parsed `--time-limit`: `None` is no limit.
-#[derive(Clone, Copy, Debug)]
-struct TimeLimit(Option<std::time::Duration>);
-
 fn parse_time_limit(s: &str) -> Result<TimeLimit, String> {
-    time_limit(s).map(TimeLimit)
+    s.parse().map_err(|e: crate::runner::TimeLimitError| e.to_string())
 }
 
 #[derive(Debug, Args)]

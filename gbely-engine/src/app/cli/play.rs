@@ -27,7 +27,7 @@ pub(super) fn run_seats(
     run: &RunArgs,
     default_dir: &str,
 ) -> Result<SeatsRun> {
-    let limit = run.time_limit.0;
+    let limit = run.time_limit.duration();
     let py = python(run.python.as_deref());
     let py = if specs.iter().any(|(s, _)| is_python_agent(s)) { Some(resolve_python(&py)?) } else { None };
     let run_dir = match &run.run_dir {
