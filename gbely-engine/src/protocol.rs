@@ -2,7 +2,7 @@
 //! by command. A malformed command is one discarded command; only an answer that is not JSON,
 //! or not an object with a `prikazy` list (or a list), is unreadable (a violation, SPEC §8).
 
-use gbely_rules::{Command, DiscardReason, Grid, Observation};
+use gbely_rules::{format_cell_id, parse_cell_id, Cell, Command, DiscardReason, Grid, Observation};
 use serde_json::{Map as JsonMap, Value};
 
 use crate::sim::Order;
@@ -224,17 +224,51 @@ fn amount_value(x: f64) -> Value {
     }
 }
 
-/// The wire form of a typed command (for replays of in-process agents).
-pub fn command_to_value(cmd: &Command, grid: &Grid) -> Value {
+/// How cell ids become cells and back. The engine uses the map's own [`Grid`]; a served agent,
+/// which is not told the map's size (SPEC §5), uses a [`VirtualGrid`]. Both number cells
+/// row-major (`row × width + column`), so cells sort the same way under either.
+pub trait CellIds {
+    fn cell(&self, id: &str) -> Option<Cell>;
+    fn id(&self, c: Cell) -> String;
+}
+
+impl CellIds for Grid {
+    fn cell(&self, id: &str) -> Option<Cell> {
+        self.parse(id)
+    }
+    fn id(&self, c: Cell) -> String {
+        if c.index() < self.len() {
+            Grid::id(self, c)
+        } else {
+            format!("#{}", c.0)
+        }
+    }
+}
+
+/// Row-major numbering on a grid `width` columns wide and as tall as needed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VirtualGrid {
+    pub width: u32,
+}
+
+impl CellIds for VirtualGrid {
+    fn cell(&self, id: &str) -> Option<Cell> {
+        let (r, c) = parse_cell_id(id)?;
+        if c >= self.width {
+            return None;
+        }
+        Some(Cell(r.checked_mul(self.width)?.checked_add(c)?))
+    }
+    fn id(&self, c: Cell) -> String {
+        format_cell_id(c.0 / self.width, c.0 % self.width)
+    }
+}
+
+/// The wire form of a typed command (replays of in-process agents, served agents' answers).
+pub fn command_to_value(cmd: &Command, ids: &impl CellIds) -> Value {
     let mut m = JsonMap::new();
     m.insert("typ".into(), Value::from(cmd.wire_type()));
-    let id = |c: gbely_rules::Cell| {
-        if c.index() < grid.len() {
-            Value::from(grid.id(c))
-        } else {
-            Value::from(format!("#{}", c.0))
-        }
-    };
+    let id = |c: Cell| Value::from(ids.id(c));
     match *cmd {
         Command::Move { from, to, amount } | Command::Attack { from, to, amount } => {
             m.insert("z".into(), id(from));
@@ -249,39 +283,39 @@ pub fn command_to_value(cmd: &Command, grid: &Grid) -> Value {
     Value::Object(m)
 }
 
-/// Parses an observation back from its JSON (for tools and tests; agents read it themselves).
-pub fn parse_observation(text: &str, grid: &Grid) -> Option<Observation> {
+/// Parses an observation back from its JSON text (tools and tests).
+pub fn parse_observation(text: &str, ids: &impl CellIds) -> Option<Observation> {
+    observation_from_value(&serde_json::from_str(text).ok()?, ids)
+}
+
+/// Reads a wire observation (SPEC §5) into the typed form: the one parser, used by tools and by
+/// served agents. `None` when a field is missing or malformed.
+pub fn observation_from_value(v: &Value, ids: &impl CellIds) -> Option<Observation> {
     use gbely_rules::{Neighbours, OwnCell, Owner, Terrain, VisibleCell};
-    let v: Value = serde_json::from_str(text).ok()?;
     let num = |v: &Value| v.as_f64();
     let mut obs = Observation {
         round: v.get("kolo")?.as_u64()? as u32,
-        base: grid.parse(v.get("moja_zakladna")?.as_str()?)?,
+        base: ids.cell(v.get("moja_zakladna")?.as_str()?)?,
         ..Observation::default()
     };
     for c in v.get("moje_pola")?.as_array()? {
-        let cell = grid.parse(c.get("id")?.as_str()?)?;
-        let listed: Vec<gbely_rules::Cell> = c
+        let listed: Vec<Cell> = c
             .get("susedia")?
             .as_array()?
             .iter()
-            .map(|n| n.as_str().and_then(|s| grid.parse(s)))
+            .map(|n| n.as_str().and_then(|s| ids.cell(s)))
             .collect::<Option<_>>()?;
-        let neighbours: Neighbours = *grid.neighbours(cell);
-        if neighbours.as_slice() != listed.as_slice() {
-            return None;
-        }
         obs.own.push(OwnCell {
-            cell,
+            cell: ids.cell(c.get("id")?.as_str()?)?,
             terrain: Terrain::from_wire(c.get("typ")?.as_str()?)?,
             units: num(c.get("jednotky")?)?,
             fortification: num(c.get("opevnenie")?)?,
-            neighbours,
+            neighbours: Neighbours::from_cells(&listed)?,
         });
     }
     for c in v.get("viditelne_susedne_pola")?.as_array()? {
         obs.visible.push(VisibleCell {
-            cell: grid.parse(c.get("id")?.as_str()?)?,
+            cell: ids.cell(c.get("id")?.as_str()?)?,
             owner: Owner::from_wire(c.get("vlastnik")?.as_str()?)?,
             garrison: num(c.get("posadka")?)?,
             fortification: num(c.get("opevnenie")?)?,

@@ -12,70 +12,26 @@
 
 use std::io::{BufRead, Write};
 
-use gbely_rules::{
-    format_cell_id, parse_cell_id, Cell, Command, Decide, Neighbours, Observation, OwnCell, Owner, Terrain, VisibleCell,
-};
+use gbely_rules::{Command, Decide, Observation};
 use serde_json::{json, Value};
+
+use crate::protocol::{command_to_value, observation_from_value, VirtualGrid};
 
 /// Columns of the virtual grid used to number cells in a served agent.
 pub const SERVE_WIDTH: u32 = 1024;
 
-fn cell_of(id: &str) -> Option<Cell> {
-    let (r, c) = parse_cell_id(id)?;
-    (c < SERVE_WIDTH).then(|| Cell(r * SERVE_WIDTH + c))
-}
+/// The numbering of a served agent's cells: row-major on a grid [`SERVE_WIDTH`] wide.
+pub const SERVE_GRID: VirtualGrid = VirtualGrid { width: SERVE_WIDTH };
 
-fn id_of(c: Cell) -> String {
-    format_cell_id(c.0 / SERVE_WIDTH, c.0 % SERVE_WIDTH)
-}
-
-fn neighbours_of(list: &[Value]) -> Option<Neighbours> {
-    let cells: Vec<Cell> = list.iter().map(|v| v.as_str().and_then(cell_of)).collect::<Option<_>>()?;
-    Neighbours::from_cells(&cells)
-}
-
-/// Parses a wire observation (SPEC §5) into the typed form, on the virtual grid.
+/// Parses a wire observation (SPEC §5) into the typed form, on the virtual grid (the engine's
+/// own parser, [`observation_from_value`]).
 pub fn parse_wire_observation(v: &Value) -> Option<Observation> {
-    let mut obs = Observation {
-        round: v.get("kolo")?.as_u64()? as u32,
-        base: cell_of(v.get("moja_zakladna")?.as_str()?)?,
-        ..Observation::default()
-    };
-    for c in v.get("moje_pola")?.as_array()? {
-        obs.own.push(OwnCell {
-            cell: cell_of(c.get("id")?.as_str()?)?,
-            terrain: Terrain::from_wire(c.get("typ")?.as_str()?)?,
-            units: c.get("jednotky")?.as_f64()?,
-            fortification: c.get("opevnenie")?.as_f64()?,
-            neighbours: neighbours_of(c.get("susedia")?.as_array()?)?,
-        });
-    }
-    for c in v.get("viditelne_susedne_pola")?.as_array()? {
-        obs.visible.push(VisibleCell {
-            cell: cell_of(c.get("id")?.as_str()?)?,
-            owner: Owner::from_wire(c.get("vlastnik")?.as_str()?)?,
-            garrison: c.get("posadka")?.as_f64()?,
-            fortification: c.get("opevnenie")?.as_f64()?,
-            terrain: Terrain::from_wire(c.get("typ")?.as_str()?)?,
-        });
-    }
-    Some(obs)
+    observation_from_value(v, &SERVE_GRID)
 }
 
 /// The wire answer for typed commands on the virtual grid.
 pub fn wire_answer(cmds: &[Command]) -> Value {
-    let list: Vec<Value> = cmds
-        .iter()
-        .map(|c| match *c {
-            Command::Move { from, to, amount } => {
-                json!({"typ": "MOVE", "z": id_of(from), "na": id_of(to), "pocet": amount})
-            }
-            Command::Attack { from, to, amount } => {
-                json!({"typ": "ATTACK", "z": id_of(from), "na": id_of(to), "pocet": amount})
-            }
-            Command::Fortify { cell, amount } => json!({"typ": "FORTIFY", "pole": id_of(cell), "investicia": amount}),
-        })
-        .collect();
+    let list: Vec<Value> = cmds.iter().map(|c| command_to_value(c, &SERVE_GRID)).collect();
     json!({ "prikazy": list })
 }
 
