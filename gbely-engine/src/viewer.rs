@@ -38,7 +38,7 @@ fn q(x: f64) -> i64 {
 /// The data the page needs, as compact JSON. Units are carried in hundredths: the page shows
 /// them to one decimal.
 pub fn viewer_data(replay: &Replay) -> Result<Value, String> {
-    let map = Arc::new(replay.map.to_map().map_err(|e| e.to_string())?);
+    let map = Arc::new(replay.check().map_err(|e| e.to_string())?);
     let g = map.grid();
     let terrain: String = g
         .cells()
@@ -54,8 +54,9 @@ pub fn viewer_data(replay: &Replay) -> Result<Value, String> {
     let seats: Vec<Value> = replay
         .seats
         .iter()
-        .enumerate()
-        .map(|(k, s)| json!({"name": s.name, "role": s.role, "base": map.seats()[k].base.0, "color": colors[k]}))
+        .zip(map.seats())
+        .zip(&colors)
+        .map(|((s, seat), color)| json!({"name": s.name, "role": s.role, "base": seat.base.0, "color": color}))
         .collect();
     let start = Frame::start(&map);
     // Events come from a re-simulation (failed attacks are not stored in the file).
