@@ -2,12 +2,13 @@
 //! any round, re-simulating to verify, the observation a seat got, figures, terminal rendering.
 
 use std::fmt::Write as _;
+use std::io::Read;
 
 use std::path::Path;
 use std::sync::Arc;
 
 use gbely_rules::{Cell, Terrain};
-use gbely_world::replay::{Answer, CellChange, ReplayError};
+use gbely_world::replay::{Answer, CellChange, ReplayError, Turn};
 use gbely_world::{Map, Replay, SeatRole};
 
 use crate::game::owner_code;
@@ -16,8 +17,13 @@ use crate::protocol::observation_json;
 use crate::session::Session;
 use crate::sim::{Match, MatchConfig, RoundReport};
 
-/// Largest replay accepted after decompression (a guard against a gzip bomb).
-pub const MAX_REPLAY_BYTES: u64 = 2 << 30;
+/// Largest replay read, uncompressed: 1 GiB.
+///
+/// A full 150-round match on the reference map is about 25 MB; a final of 8 seats that flood
+/// commands every round can be tens of times that. Reading streams through the decoder, so the
+/// cap bounds the work a file (a gzip bomb) can ask for, not memory set aside. A match whose
+/// agents answer megabytes every round can write a replay over the cap: it is refused, whole.
+pub const MAX_REPLAY_BYTES: u64 = 1 << 30;
 
 /// Why a replay file could not be read. The message already says the cause, so the cause is not
 /// also chained as a `source` (an error report walking the chain would print it twice).
@@ -27,41 +33,111 @@ pub enum ReplayFileError {
     Io { path: String, error: std::io::Error },
     #[error("{path}: {error}")]
     Replay { path: String, error: ReplayError },
-    #[error("{path}: not a replay: not UTF-8 text ({error})")]
-    NotText { path: String, error: std::string::FromUtf8Error },
+    #[error("{path}: not a replay: not UTF-8 text (an invalid byte at offset {offset})")]
+    NotText { path: String, offset: u64 },
     #[error("{path}: larger than {MAX_REPLAY_BYTES} bytes uncompressed")]
     TooLarge { path: String },
 }
 
-/// Reads a replay file, gzip-compressed (`.json.gz`) or not: the content decides, not the name.
+/// Why a [`Guard`] stopped the stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stop {
+    TooLarge,
+    NotText { offset: u64 },
+}
+
+/// The decompressed bytes on their way to the parser: at most `max` of them ([`MAX_REPLAY_BYTES`]),
+/// and UTF-8. Checking as they flow keeps a bomb or a binary file from being read whole; why it
+/// stopped is kept in `stop`, since the parser reports only that reading failed.
+struct Guard<R> {
+    inner: R,
+    max: u64,
+    read: u64,
+    /// Bytes of a UTF-8 sequence cut at the end of the last read, checked with the next one.
+    pending: Vec<u8>,
+    stop: std::rc::Rc<std::cell::Cell<Option<Stop>>>,
+}
+
+impl<R: Read> Read for Guard<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        let stop = if self.read + n as u64 > self.max { Some(Stop::TooLarge) } else { self.utf8(&buf[..n]) };
+        self.read += n as u64;
+        if let Some(stop) = stop {
+            self.stop.set(Some(stop));
+            return Err(std::io::Error::other("the replay file was refused while reading"));
+        }
+        Ok(n)
+    }
+}
+
+impl<R> Guard<R> {
+    /// Checks the next bytes (none at the end of the file) are UTF-8 text.
+    fn utf8(&mut self, bytes: &[u8]) -> Option<Stop> {
+        let start = self.read - self.pending.len() as u64;
+        let joined;
+        let chunk = if self.pending.is_empty() {
+            bytes
+        } else {
+            self.pending.extend_from_slice(bytes);
+            joined = std::mem::take(&mut self.pending);
+            &joined[..]
+        };
+        match std::str::from_utf8(chunk) {
+            Ok(_) => None,
+            // A sequence cut by the end of this read: checked with the next (an error at the end).
+            Err(e) if e.error_len().is_none() && !bytes.is_empty() => {
+                self.pending = chunk[e.valid_up_to()..].to_vec();
+                None
+            }
+            Err(e) => Some(Stop::NotText { offset: start + e.valid_up_to() as u64 }),
+        }
+    }
+}
+
+/// A replay file's JSON text as a stream, gzip-compressed or not: the content decides, not the name.
+fn open_text(path: &Path) -> std::io::Result<(impl Read, std::rc::Rc<std::cell::Cell<Option<Stop>>>)> {
+    use std::io::BufRead;
+    let mut file = std::io::BufReader::new(std::fs::File::open(path)?);
+    let inner: Box<dyn Read> = if file.fill_buf()?.starts_with(&[0x1f, 0x8b]) {
+        #[cfg(feature = "gzip")]
+        {
+            Box::new(flate2::bufread::MultiGzDecoder::new(file))
+        }
+        #[cfg(not(feature = "gzip"))]
+        return Err(std::io::Error::other("gzip-compressed, and this build reads no gzip (feature `gzip`)"));
+    } else {
+        Box::new(file)
+    };
+    let stop = std::rc::Rc::new(std::cell::Cell::new(None));
+    let guard = Guard { inner, max: MAX_REPLAY_BYTES, read: 0, pending: Vec::new(), stop: stop.clone() };
+    Ok((std::io::BufReader::with_capacity(1 << 16, guard), stop))
+}
+
+/// Reads a replay file, gzip-compressed (`.json.gz`) or not, and checks its structure
+/// ([`Replay::check`]). The text streams from the file into the parser, so memory holds the
+/// replay, not its text; at most [`MAX_REPLAY_BYTES`] are read.
 pub fn read_replay(path: &Path) -> Result<Replay, ReplayFileError> {
     let p = path.display().to_string();
-    let raw = std::fs::read(path).map_err(|error| ReplayFileError::Io { path: p.clone(), error })?;
-    let text = if raw.starts_with(&[0x1f, 0x8b]) { gunzip(&raw, &p)? } else { raw };
-    let text = String::from_utf8(text).map_err(|error| ReplayFileError::NotText { path: p.clone(), error })?;
-    Replay::from_json(&text).map_err(|error| ReplayFileError::Replay { path: p, error })
-}
-
-/// The content of a gzip-compressed replay, at most [`MAX_REPLAY_BYTES`].
-#[cfg(feature = "gzip")]
-fn gunzip(raw: &[u8], p: &str) -> Result<Vec<u8>, ReplayFileError> {
-    let p = p.to_string();
-    let mut out = Vec::new();
-    use std::io::Read;
-    flate2::read::MultiGzDecoder::new(raw)
-        .take(MAX_REPLAY_BYTES + 1)
-        .read_to_end(&mut out)
-        .map_err(|error| ReplayFileError::Io { path: p.clone(), error })?;
-    if out.len() as u64 > MAX_REPLAY_BYTES {
-        return Err(ReplayFileError::TooLarge { path: p });
-    }
-    Ok(out)
-}
-
-#[cfg(not(feature = "gzip"))]
-fn gunzip(_raw: &[u8], p: &str) -> Result<Vec<u8>, ReplayFileError> {
-    let error = std::io::Error::other("gzip-compressed, and this build reads no gzip (feature `gzip`)");
-    Err(ReplayFileError::Io { path: p.to_string(), error })
+    let io = |error| ReplayFileError::Io { path: p.clone(), error };
+    let (text, stop) = open_text(path).map_err(io)?;
+    let error = match Replay::from_reader(text) {
+        Ok(replay) => return Ok(replay),
+        Err(error) => error,
+    };
+    let error = match (stop.get(), error) {
+        (Some(Stop::TooLarge), _) => return Err(ReplayFileError::TooLarge { path: p }),
+        (Some(Stop::NotText { offset }), _) => return Err(ReplayFileError::NotText { path: p, offset }),
+        (None, ReplayError::Json(e)) if e.is_io() => return Err(io(e.into())),
+        // A document that does not parse as a replay may be another document altogether: a
+        // second reading of its head says so.
+        (None, ReplayError::Json(e)) => {
+            let (text, _) = open_text(path).map_err(io)?;
+            Replay::head_error(text).unwrap_or(ReplayError::Json(e))
+        }
+        (None, error) => error,
+    };
+    Err(ReplayFileError::Replay { path: p, error })
 }
 
 /// The state of every cell at one moment.
@@ -93,6 +169,15 @@ impl Frame {
         }
     }
 
+    /// From the state at the end of the round before `turn` to the state at its end, as the file
+    /// says: production, then the turn's changes.
+    pub fn step(&mut self, map: &Map, turn: &Turn) -> Result<(), String> {
+        self.produce(map);
+        self.apply(&turn.changes, map.seats().len(), turn.round)
+    }
+
+    /// The turn's changes. [`Replay::check`] has seen that they fit the map; a replay built or
+    /// changed in code gets an error here rather than a panic.
     fn apply(&mut self, changes: &[CellChange], seats: usize, round: u32) -> Result<(), String> {
         for &CellChange(cell, owner, units, fort) in changes {
             let i = cell as usize;
@@ -114,17 +199,44 @@ impl Frame {
     }
 }
 
+/// Most cell states [`frames`] holds at once (`(turns + 1) × cells`): about 1 GiB.
+pub const MAX_FRAME_CELLS: usize = 64 << 20;
+
 /// The state at the end of each round as the file says (index 0 = the start, `r + 1` = the end
 /// of round `r`), rebuilt from production and the recorded changes.
+///
+/// Every frame at once: for short replays and tests. A reader that goes round by round keeps one
+/// [`Frame`] and [`Frame::step`]s it; one round is [`frame_after`].
 pub fn frames(replay: &Replay, map: &Map) -> Result<Vec<Frame>, String> {
+    let wanted = (replay.turns.len() + 1).saturating_mul(map.len());
+    if wanted > MAX_FRAME_CELLS {
+        return Err(format!(
+            "{} rounds of {} cells are too many to hold at once; read them round by round",
+            replay.turns.len(),
+            map.len()
+        ));
+    }
     let mut f = Frame::start(map);
-    let mut out = vec![f.clone()];
+    let mut out = Vec::with_capacity(replay.turns.len() + 1);
+    out.push(f.clone());
     for t in &replay.turns {
-        f.produce(map);
-        f.apply(&t.changes, map.seats().len(), t.round)?;
+        f.step(map, t)?;
         out.push(f.clone());
     }
     Ok(out)
+}
+
+/// The state at the end of round `round` as the file says, rebuilt from the start.
+pub fn frame_after(replay: &Replay, map: &Map, round: u32) -> Result<Frame, String> {
+    let turns = replay
+        .turns
+        .get(..=round as usize)
+        .ok_or_else(|| format!("round {round} was not played: the replay has {} rounds", replay.turns.len()))?;
+    let mut f = Frame::start(map);
+    for t in turns {
+        f.step(map, t)?;
+    }
+    Ok(f)
 }
 
 /// Re-plays a replay's recorded answers round by round through a [`Session`], calling `each`
@@ -192,13 +304,11 @@ fn describe(o: i8, u: f64, f: f64) -> String {
 /// Re-simulates the match from the map and the recorded answers and checks that every round's
 /// changes, figures and discarded commands, the final state and the result match the file.
 pub fn verify(replay: &Replay) -> Result<Verified, Mismatch> {
-    let map = Arc::new(replay.map.to_map().map_err(|e| mismatch(None, None, e.to_string()))?);
+    let map = Arc::new(replay.check().map_err(|e| mismatch(None, None, e.to_string()))?);
     let g = map.grid().clone();
     let seats = map.seats().len();
-    if replay.seats.len() != seats {
-        return Err(mismatch(None, None, format!("the file lists {} seats, its map has {seats}", replay.seats.len())));
-    }
-    let file_frames = frames(replay, &map).map_err(|e| mismatch(None, None, e))?;
+    // The file's own state, one round ahead of the re-simulation's callback at a time.
+    let mut file_frame = Frame::start(&map);
     let mut first: Option<Mismatch> = None;
     let mut played = 0;
     let m = resimulate(replay, map.clone(), |r, m, report| {
@@ -208,7 +318,11 @@ pub fn verify(replay: &Replay) -> Result<Verified, Mismatch> {
             first = Some(mismatch(Some(r as u32), None, format!("turn {r} is numbered {}", t.round)));
             return false;
         }
-        let want = &file_frames[r + 1];
+        if let Err(e) = file_frame.step(&map, t) {
+            first = Some(mismatch(Some(r as u32), None, e));
+            return false;
+        }
+        let want = &file_frame;
         for c in 0..g.len() {
             let (o, u, f) = (owner_code(m.owners()[c]), m.all_units()[c], m.all_fortifications()[c]);
             if o != want.owner[c]
@@ -273,7 +387,7 @@ pub fn verify(replay: &Replay) -> Result<Verified, Mismatch> {
         ));
     }
     let fs = &replay.final_state;
-    let last = file_frames.last().expect("the start frame");
+    let last = &file_frame;
     if fs.owner != last.owner
         || fs.units.iter().zip(&last.units).any(|(a, b)| a.to_bits() != b.to_bits())
         || fs.fortification.iter().zip(&last.fortification).any(|(a, b)| a.to_bits() != b.to_bits())
@@ -311,7 +425,7 @@ pub fn verify(replay: &Replay) -> Result<Verified, Mismatch> {
 
 /// The observation (SPEC §5 JSON) seat `seat` received in round `round`, and its answer.
 pub fn observation_at(replay: &Replay, round: u32, seat: u8) -> Result<(String, Answer), String> {
-    let map = Arc::new(replay.map.to_map().map_err(|e| e.to_string())?);
+    let map = Arc::new(replay.check().map_err(|e| e.to_string())?);
     if seat as usize >= map.seats().len() {
         return Err(format!("seat {seat} does not exist: the match has {} seats", map.seats().len()));
     }
@@ -417,10 +531,10 @@ pub fn render_frame(replay: &Replay, map: &Map, frame: &Frame, round: Option<u32
         s.push('\n');
     }
     let total = g.len() as f64;
-    for (k, seat) in replay.seats.iter().enumerate() {
+    for (k, (seat, ansi)) in replay.seats.iter().zip(&colors).enumerate() {
         let cells = frame.cells_of(k as i8);
         let units: f64 = (0..g.len()).filter(|&i| frame.owner[i] == k as i8).map(|i| frame.units[i]).sum();
-        let swatch = if color { format!("\x1b[48;5;{}m  \x1b[0m ", colors[k]) } else { String::new() };
+        let swatch = if color { format!("\x1b[48;5;{ansi}m  \x1b[0m ") } else { String::new() };
         let _ = writeln!(
             s,
             "{swatch}seat {k} {:<20} {:>5} cells {:>6.2} %  {:>9.1} units",
@@ -435,20 +549,21 @@ pub fn render_frame(replay: &Replay, map: &Map, frame: &Frame, round: Option<u32
 
 /// Figures of a replay: per round cells, shares, units and captures per seat; per side totals.
 pub fn stats(replay: &Replay) -> Result<serde_json::Value, String> {
-    let map = replay.map.to_map().map_err(|e| e.to_string())?;
-    let fr = frames(replay, &map)?;
+    let map = replay.check().map_err(|e| e.to_string())?;
     let seats = map.seats().len();
     let total = map.len() as f64;
     let mut rounds = Vec::new();
     let mut captures_total = vec![0u32; seats];
     let mut discarded: Vec<std::collections::BTreeMap<String, u32>> = vec![Default::default(); seats];
     let mut violations = vec![0u32; seats];
-    for (r, t) in replay.turns.iter().enumerate() {
-        let (before, after) = (&fr[r], &fr[r + 1]);
+    let mut after = Frame::start(&map);
+    for t in &replay.turns {
+        let before = after.owner.clone();
+        after.step(&map, t)?;
         let mut caps = vec![0u32; seats];
-        for i in 0..map.len() {
-            if after.owner[i] >= 0 && after.owner[i] != before.owner[i] {
-                caps[after.owner[i] as usize] += 1;
+        for (i, &o) in after.owner.iter().enumerate() {
+            if o >= 0 && o != before[i] {
+                caps[o as usize] += 1;
             }
         }
         for (s, c) in caps.iter().enumerate() {
@@ -535,4 +650,42 @@ pub fn stats_text(replay: &Replay, stats: &serde_json::Value) -> String {
         );
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Reads `bytes` through a [`Guard`] of `max` bytes, `chunk` bytes per read.
+    fn guarded(bytes: &[u8], max: u64, chunk: usize) -> (Vec<u8>, Option<Stop>) {
+        struct Chunks<'a>(&'a [u8], usize);
+        impl Read for Chunks<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                let n = self.0.len().min(self.1).min(buf.len());
+                buf[..n].copy_from_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                Ok(n)
+            }
+        }
+        let stop = std::rc::Rc::new(std::cell::Cell::new(None));
+        let mut g = Guard { inner: Chunks(bytes, chunk), max, read: 0, pending: Vec::new(), stop: stop.clone() };
+        let mut out = Vec::new();
+        let _ = g.read_to_end(&mut out);
+        (out, stop.get())
+    }
+
+    #[test]
+    fn the_guard_passes_utf8_cut_anywhere_and_stops_at_a_bad_byte_or_the_cap() {
+        let text = "{\"name\": \"Žilina – 🦀\"}".as_bytes();
+        for chunk in 1..=text.len() {
+            assert_eq!(guarded(text, 1000, chunk), (text.to_vec(), None), "chunk {chunk}");
+        }
+        let mut bad = text.to_vec();
+        bad[12] = 0xff;
+        assert_eq!(guarded(&bad, 1000, 5).1, Some(Stop::NotText { offset: 12 }));
+        // A sequence cut by the end of the file.
+        assert_eq!(guarded(&text[..text.len() - 4], 1000, 3).1, Some(Stop::NotText { offset: 22 }));
+        assert_eq!(guarded(text, text.len() as u64, 7).1, None);
+        assert_eq!(guarded(text, text.len() as u64 - 1, 7).1, Some(Stop::TooLarge));
+    }
 }

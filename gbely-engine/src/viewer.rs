@@ -22,7 +22,7 @@ fn q(x: f64) -> i64 {
 /// The data the page needs, as compact JSON. Units are carried in hundredths: the page shows
 /// them to one decimal.
 pub fn viewer_data(replay: &Replay) -> Result<Value, String> {
-    let map = Arc::new(replay.map.to_map().map_err(|e| e.to_string())?);
+    let map = Arc::new(replay.check().map_err(|e| e.to_string())?);
     let g = map.grid();
     let terrain: String = g.cells().map(|c| map.terrain(c).glyph()).collect();
     let bases: Vec<u32> = g.cells().filter(|&c| map.is_base(c)).map(|c| c.0).collect();
@@ -31,8 +31,9 @@ pub fn viewer_data(replay: &Replay) -> Result<Value, String> {
     let seats: Vec<Value> = replay
         .seats
         .iter()
-        .enumerate()
-        .map(|(k, s)| json!({"name": s.name, "role": s.role, "base": map.seats()[k].base.0, "color": colors[k].hex}))
+        .zip(map.seats())
+        .zip(&colors)
+        .map(|((s, seat), color)| json!({"name": s.name, "role": s.role, "base": seat.base.0, "color": color.hex}))
         .collect();
     let start = Frame::start(&map);
     // Events come from a re-simulation (failed attacks are not stored in the file).

@@ -496,3 +496,27 @@ fn check_reports_the_start_up_time() {
     assert!((0.6..2.0).contains(&secs), "{doc}");
     assert_eq!(doc["warnings"], serde_json::json!([]));
 }
+
+/// Regression: a replay with one seat more than its map made `replay view` and `replay show
+/// --color always` panic (exit 101). It is refused when read: one line, exit 1.
+#[test]
+fn a_replay_with_an_extra_seat_is_refused_in_one_line() {
+    let dir = scratch("extra-seat");
+    let out = gbely(&dir, &["play", "council", "--rounds", "3", "--replay", "r.json", "-q"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("r.json")).unwrap()).unwrap();
+    let mut extra = doc["seats"][1].clone();
+    extra["seat"] = serde_json::json!(2);
+    doc["seats"].as_array_mut().unwrap().push(extra);
+    std::fs::write(dir.join("extra.json"), doc.to_string()).unwrap();
+    for args in [&["view", "extra.json"][..], &["show", "extra.json", "--color", "always"], &["stats", "extra.json"]] {
+        let out = gbely(&dir, &[&["replay"][..], args].concat());
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert_eq!(
+            text(&out.stderr),
+            "gbely: error: extra.json: the replay lists 3 seats, its map has 2\n",
+            "{args:?}"
+        );
+    }
+}

@@ -10,6 +10,9 @@ pub struct Seat {
     pub base: Cell,
 }
 
+/// Most seats a map has (an army per finalist and the Council).
+pub(crate) const MAX_SEATS: usize = 9;
+
 /// A map ready to play. Built by the generator or read from a map file; always valid.
 ///
 /// **Invariants:** every base is `luka`; every seat's base is a base cell owned by that seat at
@@ -106,8 +109,8 @@ impl Map {
         if self.seats.len() < 2 {
             return Err((Fault::SeatCount, format!("a map needs at least 2 seats, found {}", self.seats.len())));
         }
-        if self.seats.len() > 9 {
-            return Err((Fault::SeatCount, format!("a map has at most 9 seats, found {}", self.seats.len())));
+        if self.seats.len() > MAX_SEATS {
+            return Err((Fault::SeatCount, format!("a map has at most {MAX_SEATS} seats, found {}", self.seats.len())));
         }
         for c in g.cells() {
             let i = c.index();

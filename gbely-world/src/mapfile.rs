@@ -26,6 +26,9 @@ use crate::map::{Fault, Map, Seat, SeatRole};
 
 pub const MAP_FORMAT_VERSION: u32 = 1;
 
+/// Most cells in a row or a column of a map file.
+pub(crate) const MAX_SIDE: u32 = 1000;
+
 /// Why a map file was refused: the line (1-based) and what is wrong there.
 #[derive(Debug, Error, PartialEq, Eq)]
 #[error("line {line}: {message}")]
@@ -132,8 +135,8 @@ pub fn parse_map_file(text: &str) -> Result<Map, MapFileError> {
     let (ln, size_line) = next("`size WIDTH HEIGHT`")?;
     let (width, height) = match size_line.split_whitespace().collect::<Vec<_>>()[..] {
         ["size", w, h] => match (w.parse::<u32>(), h.parse::<u32>()) {
-            (Ok(w), Ok(h)) if (1..=1000).contains(&w) && (1..=1000).contains(&h) => (w, h),
-            _ => return Err(err(ln, format!("bad size `{w} {h}`: two integers 1…1000 expected"))),
+            (Ok(w), Ok(h)) if (1..=MAX_SIDE).contains(&w) && (1..=MAX_SIDE).contains(&h) => (w, h),
+            _ => return Err(err(ln, format!("bad size `{w} {h}`: two integers 1…{MAX_SIDE} expected"))),
         },
         _ => return Err(err(ln, "expected `size WIDTH HEIGHT`")),
     };

@@ -8,16 +8,25 @@
 //! Per-round `changes` list the cells whose state at the end of the round differs from the state
 //! right after that round's production (so production itself, which follows from the map, is not
 //! stored): the state of any round is rebuilt by replaying production and changes from the start.
+//!
+//! A document is checked once, when it is read ([`Replay::from_json`], [`Replay::check`]): every
+//! count, seat, cell and owner in it fits its map, so readers index by them and size work by them
+//! without checking again.
 
-use serde::{Deserialize, Serialize};
+use std::marker::PhantomData;
+
+use serde::de::{Error as _, SeqAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
-use crate::map::Map;
-use crate::mapfile::{parse_map_file, MapFileError};
+use crate::map::{Map, MAX_SEATS};
+use crate::mapfile::{parse_map_file, MapFileError, MAX_SIDE};
 
 pub const REPLAY_FORMAT: &str = "gbely-replay";
 pub const REPLAY_VERSION: u32 = 1;
 
+/// A whole match. One read by [`Replay::from_json`] or [`Replay::from_reader`] has the structure
+/// [`Replay::check`] describes.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Replay {
     /// Always `gbely-replay`.
@@ -31,7 +40,9 @@ pub struct Replay {
     pub mode: String,
     /// Rounds the match was configured for (150 by default).
     pub rounds: u32,
+    #[serde(deserialize_with = "per_seat")]
     pub seats: Vec<SeatRecord>,
+    #[serde(deserialize_with = "turns")]
     pub turns: Vec<Turn>,
     #[serde(rename = "final")]
     pub final_state: FinalState,
@@ -117,21 +128,28 @@ pub struct CellChange(pub u32, pub i8, pub f64, pub f64);
 pub struct Turn {
     pub round: u32,
     /// One entry per seat.
+    #[serde(deserialize_with = "per_seat")]
     pub answers: Vec<Answer>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub discarded: Vec<Discarded>,
     /// Cells owned per seat at the end of the round.
+    #[serde(deserialize_with = "per_seat")]
     pub cells: Vec<u32>,
     /// Units per seat at the end of the round.
+    #[serde(deserialize_with = "per_seat")]
     pub units: Vec<f64>,
+    #[serde(deserialize_with = "per_cell")]
     pub changes: Vec<CellChange>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FinalState {
     /// Per cell, row-major: owner seat or -1.
+    #[serde(deserialize_with = "per_cell")]
     pub owner: Vec<i8>,
+    #[serde(deserialize_with = "per_cell")]
     pub units: Vec<f64>,
+    #[serde(deserialize_with = "per_cell")]
     pub fortification: Vec<f64>,
 }
 
@@ -143,6 +161,7 @@ pub struct MatchResult {
     pub ended_by: String,
     /// Round in which the Council's seat lost its last cell, if it did (the blitz record).
     pub council_fell: Option<u32>,
+    #[serde(deserialize_with = "per_seat")]
     pub sides: Vec<SideResult>,
 }
 
@@ -161,8 +180,66 @@ pub struct SideResult {
     pub eliminated: Option<u32>,
 }
 
+// Arrays are refused while they are parsed once they are longer than any replay can have them, so a
+// file cannot make the parser allocate for a million turns (or seats, or changes) that
+// `Replay::check` would refuse afterwards.
+
+fn turns<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Turn>, D::Error> {
+    at_most(d, MAX_ROUNDS as usize, "turns")
+}
+
+/// One entry per seat.
+fn per_seat<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Vec<T>, D::Error> {
+    at_most(d, MAX_SEATS, "seats")
+}
+
+/// At most one entry per cell.
+fn per_cell<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Vec<T>, D::Error> {
+    at_most(d, (MAX_SIDE * MAX_SIDE) as usize, "cells")
+}
+
+fn at_most<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+    max: usize,
+    what: &'static str,
+) -> Result<Vec<T>, D::Error> {
+    struct AtMost<T> {
+        max: usize,
+        what: &'static str,
+        entries: PhantomData<T>,
+    }
+    impl<'de, T: Deserialize<'de>> Visitor<'de> for AtMost<T> {
+        type Value = Vec<T>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            write!(f, "an array of at most {} entries (one per {})", self.max, self.what)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
+            let mut out = Vec::new();
+            while let Some(x) = seq.next_element()? {
+                if out.len() == self.max {
+                    return Err(A::Error::custom(format_args!(
+                        "an array of more than {} entries where there are at most {} {}",
+                        self.max, self.max, self.what
+                    )));
+                }
+                out.push(x);
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_seq(AtMost { max, what, entries: PhantomData })
+}
+
+/// Most rounds a replay may be configured for; the `gbely` command line allows as many.
+///
+/// A reader sizes work by the rounds a file claims only after checking them against this.
+pub const MAX_ROUNDS: u32 = 100_000;
+
 /// Why a replay document was refused. Each message says its cause itself; none is also chained as
 /// a `source`, so a report that walks the chain says it once.
+///
+/// Turns, seats and cells are numbered as in the file: a turn by its index in `turns`, a seat by
+/// its number, a cell by its row-major index (and its id where the cell is on the map).
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {
     #[error("not a replay: {0}")]
@@ -175,6 +252,60 @@ pub enum ReplayError {
     Map(MapFileError),
     #[error("the replay's map fingerprint is {expected} but its map file gives {found}")]
     Fingerprint { expected: String, found: String },
+    #[error("the replay's map record says {record_width}×{record_height} but its map file is {width}×{height}")]
+    MapSize { record_width: u32, record_height: u32, width: u32, height: u32 },
+    #[error("the replay lists {found} seats, its map has {map}")]
+    SeatCount { found: usize, map: usize },
+    #[error("seats[{index}] is numbered seat {found}")]
+    SeatNumber { index: usize, found: u8 },
+    #[error("seat {seat}: its {what} is `{found}`, the map says `{map}`")]
+    SeatOnMap { seat: usize, what: &'static str, found: String, map: String },
+    #[error("the replay is configured for {0} rounds (1…{MAX_ROUNDS} allowed)")]
+    Rounds(u32),
+    #[error("the replay has {turns} turns for {rounds} rounds")]
+    TooManyTurns { turns: usize, rounds: u32 },
+    #[error("turn {turn} is numbered round {found}")]
+    TurnRound { turn: usize, found: u32 },
+    #[error("turn {turn}: {found} {what} for {seats} seats")]
+    TurnSeats { turn: usize, what: &'static str, found: usize, seats: usize },
+    #[error("turn {turn}: change {index} is for cell #{cell}, which is not on the {cells}-cell map")]
+    ChangeCell { turn: usize, index: usize, cell: u32, cells: usize },
+    #[error("turn {turn}: change {index} gives cell {cell} to seat {owner}, which does not exist ({seats} seats)")]
+    ChangeOwner { turn: usize, index: usize, cell: String, owner: i8, seats: usize },
+    #[error("turn {turn}: discarded[{index}] names seat {seat}, which does not exist ({seats} seats)")]
+    DiscardedSeat { turn: usize, index: usize, seat: u8, seats: usize },
+    #[error("final `{what}` has {found} cells, the map {cells}")]
+    FinalCells { what: &'static str, found: usize, cells: usize },
+    #[error("final `owner` gives cell {cell} to seat {owner}, which does not exist ({seats} seats)")]
+    FinalOwner { cell: String, owner: i8, seats: usize },
+    #[error("the result has {found} sides for {seats} seats")]
+    ResultSides { found: usize, seats: usize },
+    #[error("result sides[{index}] is numbered seat {found}")]
+    ResultSeat { index: usize, found: u8 },
+}
+
+/// The fields that say what a document is, read alone: a file that is not a replay (or is a newer
+/// one) is refused for what it is rather than for the first field this version misses.
+#[derive(Deserialize)]
+struct Head {
+    format: Option<Value>,
+    version: Option<Value>,
+}
+
+impl Head {
+    fn check(&self) -> Result<(), ReplayError> {
+        check_head(self.format.as_ref().and_then(Value::as_str), self.version.as_ref().and_then(Value::as_u64))
+    }
+}
+
+fn check_head(format: Option<&str>, version: Option<u64>) -> Result<(), ReplayError> {
+    if format != Some(REPLAY_FORMAT) {
+        return Err(ReplayError::Format(format.unwrap_or("none").to_string()));
+    }
+    match version {
+        Some(v) if v == REPLAY_VERSION as u64 => Ok(()),
+        other => Err(ReplayError::Version(other.map_or(0, |v| v.min(u32::MAX as u64) as u32))),
+    }
 }
 
 impl Replay {
@@ -182,17 +313,122 @@ impl Replay {
         serde_json::to_string(self).expect("a replay always serializes")
     }
 
+    /// Reads a replay and checks its structure ([`Replay::check`]): what comes back can be read
+    /// without further bounds checks, and a reader may size work by its counts.
     pub fn from_json(text: &str) -> Result<Replay, ReplayError> {
-        // Check the header first so a wrong file gets a clear error rather than a missing field.
-        let head: Value = serde_json::from_str(text).map_err(ReplayError::Json)?;
-        match head.get("format").and_then(Value::as_str) {
-            Some(REPLAY_FORMAT) => {}
-            other => return Err(ReplayError::Format(other.unwrap_or("none").to_string())),
+        match serde_json::from_str::<Replay>(text) {
+            Ok(replay) => replay.checked(),
+            // Say "not a gbely replay" rather than "missing field" for another document.
+            Err(e) => Err(Replay::head_error(text.as_bytes()).unwrap_or(ReplayError::Json(e))),
         }
-        match head.get("version").and_then(Value::as_u64) {
-            Some(v) if v == REPLAY_VERSION as u64 => {}
-            other => return Err(ReplayError::Version(other.unwrap_or(0) as u32)),
+    }
+
+    /// [`Replay::from_json`] from a stream, so that no copy of the text is held. On a document
+    /// that does not parse the error is the parser's; [`Replay::head_error`] on a second reading
+    /// says whether the document is a replay at all.
+    pub fn from_reader(reader: impl std::io::Read) -> Result<Replay, ReplayError> {
+        serde_json::from_reader::<_, Replay>(reader).map_err(ReplayError::Json)?.checked()
+    }
+
+    /// For a document that did not parse as a replay: the error if it is not one (another
+    /// `format`, another `version`), `None` if it claims to be one (or is not JSON at all).
+    pub fn head_error(reader: impl std::io::Read) -> Option<ReplayError> {
+        serde_json::from_reader::<_, Head>(reader).ok()?.check().err()
+    }
+
+    fn checked(self) -> Result<Replay, ReplayError> {
+        self.check()?;
+        Ok(self)
+    }
+
+    /// The structure a replay must have, checked by [`Replay::from_json`] when a file is read (and
+    /// here for one built or changed in code); gives back its map. Whether the rounds are what the
+    /// rules make of the answers is another question, for re-simulation (`gbely replay verify`).
+    ///
+    /// Checked: the header; the map record parses, its fingerprint and size match; one seat record
+    /// per map seat, numbered by its index, with the map's role and base; `rounds` in
+    /// 1…[`MAX_ROUNDS`] and no more turns than rounds; each turn numbered by its index, with one
+    /// answer, cell count and unit total per seat; each change's cell on the map and its owner a
+    /// seat or -1; each discarded command's seat a seat; the final state one entry per cell with
+    /// owners a seat or -1; the result one side per seat, numbered by its index.
+    pub fn check(&self) -> Result<Map, ReplayError> {
+        check_head(Some(&self.format), Some(self.version as u64))?;
+        let map = self.map.to_map()?;
+        if (self.map.width, self.map.height) != (map.width(), map.height()) {
+            return Err(ReplayError::MapSize {
+                record_width: self.map.width,
+                record_height: self.map.height,
+                width: map.width(),
+                height: map.height(),
+            });
         }
-        serde_json::from_value(head).map_err(ReplayError::Json)
+        let g = map.grid();
+        let (seats, cells) = (map.seats().len(), map.len());
+        if self.seats.len() != seats {
+            return Err(ReplayError::SeatCount { found: self.seats.len(), map: seats });
+        }
+        for (k, (record, seat)) in self.seats.iter().zip(map.seats()).enumerate() {
+            if record.seat as usize != k {
+                return Err(ReplayError::SeatNumber { index: k, found: record.seat });
+            }
+            let on_map = |what, found: &str, map: String| {
+                if found == map {
+                    Ok(())
+                } else {
+                    Err(ReplayError::SeatOnMap { seat: k, what, found: found.to_string(), map })
+                }
+            };
+            on_map("role", &record.role, seat.role.wire().to_string())?;
+            on_map("base", &record.base, g.id(seat.base))?;
+        }
+        if !(1..=MAX_ROUNDS).contains(&self.rounds) {
+            return Err(ReplayError::Rounds(self.rounds));
+        }
+        if self.turns.len() > self.rounds as usize {
+            return Err(ReplayError::TooManyTurns { turns: self.turns.len(), rounds: self.rounds });
+        }
+        let owner_ok = |o: i8| o >= -1 && (o as i64) < seats as i64;
+        for (k, t) in self.turns.iter().enumerate() {
+            if t.round as usize != k {
+                return Err(ReplayError::TurnRound { turn: k, found: t.round });
+            }
+            for (what, found) in
+                [("answers", t.answers.len()), ("cell counts", t.cells.len()), ("unit totals", t.units.len())]
+            {
+                if found != seats {
+                    return Err(ReplayError::TurnSeats { turn: k, what, found, seats });
+                }
+            }
+            for (index, &CellChange(cell, owner, _, _)) in t.changes.iter().enumerate() {
+                if cell as usize >= cells {
+                    return Err(ReplayError::ChangeCell { turn: k, index, cell, cells });
+                }
+                if !owner_ok(owner) {
+                    let cell = g.id(gbely_rules::Cell(cell));
+                    return Err(ReplayError::ChangeOwner { turn: k, index, cell, owner, seats });
+                }
+            }
+            if let Some((index, d)) = t.discarded.iter().enumerate().find(|(_, d)| d.seat as usize >= seats) {
+                return Err(ReplayError::DiscardedSeat { turn: k, index, seat: d.seat, seats });
+            }
+        }
+        let f = &self.final_state;
+        for (what, found) in
+            [("owner", f.owner.len()), ("units", f.units.len()), ("fortification", f.fortification.len())]
+        {
+            if found != cells {
+                return Err(ReplayError::FinalCells { what, found, cells });
+            }
+        }
+        if let Some((c, &owner)) = f.owner.iter().enumerate().find(|(_, &o)| !owner_ok(o)) {
+            return Err(ReplayError::FinalOwner { cell: g.id(gbely_rules::Cell(c as u32)), owner, seats });
+        }
+        if self.result.sides.len() != seats {
+            return Err(ReplayError::ResultSides { found: self.result.sides.len(), seats });
+        }
+        if let Some((index, side)) = self.result.sides.iter().enumerate().find(|(k, s)| s.seat as usize != *k) {
+            return Err(ReplayError::ResultSeat { index, found: side.seat });
+        }
+        Ok(map)
     }
 }

@@ -308,8 +308,9 @@ pub fn resolve_agent(spec: &str, run_dir: &Path, seat: usize, py: &str) -> Resul
     }
 }
 
-/// The most rounds a match may be asked to play.
-pub const MAX_ROUNDS: u32 = 100_000;
+/// The most rounds a match may be asked to play: as many as a replay may hold, so that every
+/// match the command line plays can be read back.
+pub const MAX_ROUNDS: u32 = gbely_world::replay::MAX_ROUNDS;
 
 /// A UTC timestamp `YYYYMMDD-HHMMSS` for run folder names (no clock crate needed).
 pub fn timestamp() -> String {
