@@ -167,7 +167,7 @@ pub fn owner_code(o: u8) -> i8 {
 pub fn record_result(rec: &MatchRecord) -> MatchResult {
     MatchResult {
         last_round: rec.last_round,
-        ended_by: rec.end_reason.wire().to_string(),
+        ended_by: rec.end_reason,
         council_fell: rec.council_fell,
         sides: rec.outcome.iter().map(|o| side_result(o, &rec.names[o.seat as usize])).collect(),
     }
@@ -190,7 +190,7 @@ fn side_result(o: &SideOutcome, name: &str) -> SideResult {
 pub fn match_result(m: &Match, names: &[String]) -> MatchResult {
     MatchResult {
         last_round: m.round(),
-        ended_by: m.end_reason().map_or("unfinished", |e| e.wire()).to_string(),
+        ended_by: m.end_reason().unwrap_or(EndReason::Unfinished),
         council_fell: m.council_fell(),
         sides: m.outcome().iter().map(|o| side_result(o, &names[o.seat as usize])).collect(),
     }

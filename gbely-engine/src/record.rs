@@ -98,7 +98,7 @@ impl Recorder {
             discarded: report
                 .discarded
                 .iter()
-                .map(|d| Discarded { seat: d.seat, index: d.index, reason: d.reason.code().to_string() })
+                .map(|d| Discarded { seat: d.seat, index: d.index, reason: d.reason })
                 .collect(),
             cells: (0..seats).map(|s| m.cell_count(s)).collect(),
             units: (0..seats).map(|s| m.unit_total(s)).collect(),
@@ -124,7 +124,7 @@ impl Recorder {
             version: REPLAY_VERSION,
             engine: format!("gbely-engine {}", env!("CARGO_PKG_VERSION")),
             map: MapRecord::of(map),
-            mode: m.mode().wire().to_string(),
+            mode: m.mode(),
             rounds: m.rounds(),
             seats: map
                 .seats()
@@ -133,7 +133,7 @@ impl Recorder {
                 .map(|(k, s)| SeatRecord {
                     seat: k as u8,
                     name: names[k].clone(),
-                    role: s.role.wire().to_string(),
+                    role: s.role,
                     base: map.grid().id(s.base),
                 })
                 .collect(),
@@ -149,7 +149,7 @@ impl Recorder {
 
     /// The replay recorded in memory.
     pub fn finish(mut self, m: &Match, names: &[String], result: MatchResult) -> Replay {
-        let interrupted = result.ended_by == EndReason::Interrupted.wire();
+        let interrupted = result.ended_by == EndReason::Interrupted;
         let turns = std::mem::take(&mut self.turns);
         let mut doc = self.document(m, names, result, turns);
         if interrupted {
@@ -272,7 +272,7 @@ impl ReplayWriter {
             version: replay.version,
             engine: &replay.engine,
             map: &replay.map,
-            mode: &replay.mode,
+            mode: replay.mode,
             rounds: replay.rounds,
             seats: &replay.seats,
         };
@@ -323,7 +323,7 @@ struct ReplayHead<'a> {
     version: u32,
     engine: &'a str,
     map: &'a gbely_world::replay::MapRecord,
-    mode: &'a str,
+    mode: gbely_rules::Mode,
     rounds: u32,
     seats: &'a [gbely_world::replay::SeatRecord],
 }

@@ -12,7 +12,7 @@ use gbely_world::replay::{Answer, CellChange, ReplayError, Turn};
 use gbely_world::{Map, Replay, SeatRole};
 
 use crate::game::owner_code;
-use crate::game::{PlayerAnswer, ViolationKind};
+use crate::game::PlayerAnswer;
 use crate::protocol::observation_json;
 use crate::session::Session;
 use crate::sim::{Match, MatchConfig, RoundReport};
@@ -267,10 +267,7 @@ pub fn resimulate(replay: &Replay, map: Arc<Map>, mut each: impl FnMut(usize, &M
 pub fn recorded_answer(answer: &Answer) -> Option<PlayerAnswer> {
     match answer {
         Answer::Commands(list) => Some(PlayerAnswer::Raw(list.clone())),
-        Answer::Violation(v) => Some(PlayerAnswer::Violation {
-            kind: ViolationKind::from_wire(&v.kind).unwrap_or(ViolationKind::Crash),
-            detail: v.detail.clone(),
-        }),
+        Answer::Violation(v) => Some(PlayerAnswer::Violation { kind: v.kind, detail: v.detail.clone() }),
         Answer::Out => None,
     }
 }
@@ -362,7 +359,7 @@ pub fn verify(replay: &Replay) -> Result<Verified, Mismatch> {
         let discarded: Vec<(u8, u32, &str)> =
             report.discarded.iter().map(|d| (d.seat, d.index, d.reason.code())).collect();
         let file_discarded: Vec<(u8, u32, &str)> =
-            t.discarded.iter().map(|d| (d.seat, d.index, d.reason.as_str())).collect();
+            t.discarded.iter().map(|d| (d.seat, d.index, d.reason.code())).collect();
         if discarded != file_discarded {
             first = Some(mismatch(
                 Some(r as u32),
@@ -377,7 +374,7 @@ pub fn verify(replay: &Replay) -> Result<Verified, Mismatch> {
         return Err(e);
     }
     // A match stopped by Ctrl-C ends after its last recorded round without being over.
-    let interrupted = replay.result.ended_by == crate::sim::EndReason::Interrupted.wire() && !m.is_over();
+    let interrupted = replay.result.ended_by == crate::sim::EndReason::Interrupted && !m.is_over();
     if played != replay.turns.len() || !(m.is_over() || interrupted) {
         let ended = if m.is_over() { format!("ends after round {}", m.round()) } else { "is not over".to_string() };
         return Err(mismatch(
@@ -407,7 +404,7 @@ pub fn verify(replay: &Replay) -> Result<Verified, Mismatch> {
     let names: Vec<String> = replay.seats.iter().map(|s| s.name.clone()).collect();
     let mut result = crate::game::match_result(&m, &names);
     if interrupted {
-        result.ended_by = crate::sim::EndReason::Interrupted.wire().to_string();
+        result.ended_by = crate::sim::EndReason::Interrupted;
     }
     if result != replay.result {
         return Err(mismatch(
@@ -571,7 +568,7 @@ pub fn stats(replay: &Replay) -> Result<serde_json::Value, String> {
         }
         for d in &t.discarded {
             if let Some(m) = discarded.get_mut(d.seat as usize) {
-                *m.entry(d.reason.clone()).or_default() += 1;
+                *m.entry(d.reason.code().to_string()).or_default() += 1;
             }
         }
         for (s, a) in t.answers.iter().enumerate() {
@@ -609,7 +606,7 @@ pub fn stats_text(replay: &Replay, stats: &serde_json::Value) -> String {
         names.join(" vs "),
         replay.map.name,
         replay.turns.len(),
-        replay.result.ended_by.replace('_', " ")
+        replay.result.ended_by.wire().replace('_', " ")
     );
     let _ = write!(s, "round");
     for n in &names {

@@ -159,9 +159,7 @@ impl Session {
                     (input, recording.then(|| Answer::Commands(list)))
                 }
                 Some(PlayerAnswer::Violation { kind, detail }) => {
-                    let answer = recording.then(|| {
-                        Answer::Violation(Violation { kind: kind.wire().to_string(), detail: detail.clone() })
-                    });
+                    let answer = recording.then(|| Answer::Violation(Violation { kind, detail: detail.clone() }));
                     self.violations[s].push((round, kind, detail));
                     (SideInput::Violation, answer)
                 }
@@ -194,7 +192,7 @@ impl Session {
         let interrupted = !self.m.is_over();
         let mut result = match_result(&self.m, &self.names);
         if interrupted {
-            result.ended_by = EndReason::Interrupted.wire().to_string();
+            result.ended_by = EndReason::Interrupted;
         }
         let m = &self.m;
         let (replay, replay_written) = match self.recorder {

@@ -64,7 +64,7 @@ fn stop_with(signal: Signal) {
     std::thread::sleep(Duration::from_millis(200));
     assert_eq!(processes_with(&marker), 0, "{signal:?}: the agent is gone");
     let replay = gbely_engine::replays::read_replay(&dir.join("r.json")).unwrap();
-    assert_eq!(replay.result.ended_by, "interrupted");
+    assert_eq!(replay.result.ended_by, gbely_rules::EndReason::Interrupted);
     assert!(!replay.turns.is_empty() && replay.turns.len() < 150, "{} rounds", replay.turns.len());
     let verify = Command::new(env!("CARGO_BIN_EXE_gbely"))
         .args(["replay", "verify", "r.json"])

@@ -533,7 +533,7 @@ fn each_structural_fault_is_named_where_it_is() {
         ),
         (Box::new(|r| r.seats[1].seat = 0), "seats[1] is numbered seat 0"),
         (Box::new(|r| r.seats[0].base = "P00_00".into()), "seat 0: its base is `P00_00`"),
-        (Box::new(|r| r.seats[1].role = "army".into()), "seat 1: its role is `army`"),
+        (Box::new(|r| r.seats[1].role = gbely_rules::SeatRole::Army), "seat 1: its role is `army`"),
         (Box::new(|r| r.rounds = 0), "configured for 0 rounds"),
         (Box::new(|r| r.rounds = 100_001), "configured for 100001 rounds"),
         (Box::new(|r| r.rounds = 5), "has 8 turns for 5 rounds"),
@@ -574,6 +574,6 @@ fn each_structural_fault_is_named_where_it_is() {
     // A match stopped by Ctrl-C: fewer turns than rounds, and a valid file.
     let mut interrupted = s.replay.clone();
     interrupted.rounds = 150;
-    interrupted.result.ended_by = "interrupted".into();
+    interrupted.result.ended_by = gbely_rules::EndReason::Interrupted;
     assert!(Replay::from_json(&interrupted.to_json()).is_ok());
 }

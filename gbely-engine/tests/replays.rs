@@ -104,7 +104,9 @@ fn verify_accepts_every_replay_the_engine_writes() {
 #[test]
 fn a_violation_round_is_in_the_replay_and_verifies() {
     let (_, replay) = replays().pop().unwrap();
-    assert!(matches!(&replay.turns[3].answers[0], Answer::Violation(v) if v.kind == "timeout"));
+    assert!(
+        matches!(&replay.turns[3].answers[0], Answer::Violation(v) if v.kind == gbely_rules::ViolationKind::Timeout)
+    );
     assert_eq!(replay.turns[5].discarded.len(), 2);
     assert_eq!(replay.result.sides[0].violations, 2);
 }

@@ -227,7 +227,7 @@ fn a_session_finished_early_is_marked_interrupted() {
     assert!(rec.interrupted());
     assert_eq!(rec.rounds_played(), 1);
     let replay = rec.replay.unwrap();
-    assert_eq!(replay.result.ended_by, "interrupted");
+    assert_eq!(replay.result.ended_by, gbely_rules::EndReason::Interrupted);
     assert_eq!(replay.turns.len(), 1);
     assert!(verify(&replay).is_ok());
 }

@@ -52,6 +52,8 @@ pub enum EndReason {
     /// Stopped from outside (Ctrl-C, SIGTERM, a session finished early) before its end: never
     /// decided by the rules, only by whoever runs the match.
     Interrupted,
+    /// Still being played: a result read in the middle of a match.
+    Unfinished,
 }
 
 /// The wire name of each variant, and back.
@@ -93,6 +95,7 @@ wire_names!(EndReason {
     Disqualification => "disqualification",
     CouncilFell => "council_fell",
     Interrupted => "interrupted",
+    Unfinished => "unfinished",
 });
 
 #[cfg(test)]

@@ -15,6 +15,7 @@
 
 use std::marker::PhantomData;
 
+use gbely_rules::{DiscardReason, EndReason, Mode, SeatRole, ViolationKind};
 use serde::de::{Error as _, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
@@ -37,7 +38,7 @@ pub struct Replay {
     pub engine: String,
     pub map: MapRecord,
     /// `duel` or `final`.
-    pub mode: String,
+    pub mode: Mode,
     /// Rounds the match was configured for (150 by default).
     pub rounds: u32,
     #[serde(deserialize_with = "per_seat")]
@@ -86,7 +87,7 @@ pub struct SeatRecord {
     /// Who played it (`council`, an agent file name, a command).
     pub name: String,
     /// `army` or `council`.
-    pub role: String,
+    pub role: SeatRole,
     /// The home base id.
     pub base: String,
 }
@@ -106,7 +107,7 @@ pub enum Answer {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Violation {
     /// `timeout`, `crash`, `unreadable`.
-    pub kind: String,
+    pub kind: ViolationKind,
     /// What happened, for the user (`no answer within 2.0 s`).
     pub detail: String,
 }
@@ -117,7 +118,7 @@ pub struct Discarded {
     /// Index of the command in the seat's list.
     pub index: u32,
     /// A [`gbely_rules::DiscardReason`] code.
-    pub reason: String,
+    pub reason: DiscardReason,
 }
 
 /// One cell's state: `[cell, owner, units, fortification]`, owner `-1` for neutral.
@@ -158,7 +159,7 @@ pub struct MatchResult {
     /// The last round played.
     pub last_round: u32,
     /// `rounds`, `elimination`, `disqualification` or `council_fell`.
-    pub ended_by: String,
+    pub ended_by: EndReason,
     /// Round in which the Council's seat lost its last cell, if it did (the blitz record).
     pub council_fell: Option<u32>,
     #[serde(deserialize_with = "per_seat")]
@@ -378,7 +379,7 @@ impl Replay {
                     Err(ReplayError::SeatOnMap { seat: k, what, found: found.to_string(), map })
                 }
             };
-            on_map("role", &record.role, seat.role.wire().to_string())?;
+            on_map("role", record.role.wire(), seat.role.wire().to_string())?;
             on_map("base", &record.base, g.id(seat.base))?;
         }
         if !(1..=MAX_ROUNDS).contains(&self.rounds) {
