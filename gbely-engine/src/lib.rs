@@ -29,7 +29,5 @@ pub mod replays;
 pub mod runner;
 pub mod session;
 pub mod sim;
-#[cfg(feature = "gzip")]
-pub mod viewer;
 
 pub use sim::{Match, MatchConfig, Mode, SideInput, NEUTRAL};

@@ -25,7 +25,7 @@ fn cli_main(py: Python<'_>, args: Vec<String>) -> u8 {
 #[pyfunction]
 fn replay_html(py: Python<'_>, text: String) -> PyResult<String> {
     let replay = gbely_world::Replay::from_json(&text).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    py.allow_threads(|| gbely_engine::viewer::viewer_html(&replay)).map_err(PyValueError::new_err)
+    py.allow_threads(|| gbely_engine::replays::viewer::viewer_html(&replay)).map_err(PyValueError::new_err)
 }
 
 /// Re-simulates a replay given as JSON text; `None` when it matches, else where it differs.

@@ -3,12 +3,12 @@
 use super::*;
 
 pub(super) fn cmd_replay(cmd: ReplayCmd) -> Result<u8> {
-    use crate::replays::{frames, observation_at, read_replay, render_frame, verify};
+    use crate::replays::{frame_after, observation_at, read_replay, render_frame, verify};
     let mut out = std::io::stdout().lock();
     match cmd {
         ReplayCmd::View { file, output, open } => {
             let replay = read_replay(&file)?;
-            let html = crate::viewer::viewer_html(&replay).map_err(|e| anyhow!("{}: {e}", file.display()))?;
+            let html = crate::replays::viewer::viewer_html(&replay).map_err(|e| anyhow!("{}: {e}", file.display()))?;
             let output = output.unwrap_or_else(|| {
                 let name = file.file_name().map_or("replay".into(), |n| n.to_string_lossy().into_owned());
                 let stem = name.trim_end_matches(".gz").trim_end_matches(".json").to_string();
@@ -55,14 +55,14 @@ pub(super) fn cmd_replay(cmd: ReplayCmd) -> Result<u8> {
                     gbely_world::replay::Answer::Out => writeln!(out, "none: the seat was out of the game")?,
                 }
             } else {
-                let map = replay.map.to_map().map_err(|e| anyhow!("{}: {e}", file.display()))?;
-                let fr = frames(&replay, &map).map_err(|e| anyhow!("{}: {e}", file.display()))?;
+                let map = replay.check().map_err(|e| anyhow!("{}: {e}", file.display()))?;
+                let frame = frame_after(&replay, &map, round).map_err(|e| anyhow!("{}: {e}", file.display()))?;
                 let color = match color.as_str() {
                     "always" => true,
                     "never" => false,
                     _ => std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
                 };
-                out.write_all(render_frame(&replay, &map, &fr[round as usize + 1], Some(round), color).as_bytes())?;
+                out.write_all(render_frame(&replay, &map, &frame, Some(round), color).as_bytes())?;
             }
         }
         ReplayCmd::Verify { file } => {

@@ -1,0 +1,184 @@
+//! Replays as files and as matches: reading (plain or gzip, bounded), rebuilding the state of any
+//! round (`frames`), re-simulating to verify and the observation a seat got (`verify`), figures
+//! (`stats`), the terminal rendering (`terminal`) and the HTML viewer (`viewer`). Writing is
+//! [`crate::record`]'s.
+
+mod frames;
+mod stats;
+mod terminal;
+mod verify;
+#[cfg(feature = "gzip")]
+pub mod viewer;
+
+pub use frames::{frame_after, frames, Frame, MAX_FRAME_CELLS};
+pub use stats::{stats, stats_text};
+pub use terminal::{render_frame, seat_colors, SeatColor};
+pub use verify::{observation_at, recorded_answer, resimulate, verify, Mismatch, Verified};
+
+use std::io::Read;
+
+use std::path::Path;
+
+use gbely_world::replay::ReplayError;
+use gbely_world::Replay;
+
+/// Largest replay read, uncompressed: 1 GiB.
+///
+/// A full 150-round match on the reference map is about 25 MB; a final of 8 seats that flood
+/// commands every round can be tens of times that. Reading streams through the decoder, so the
+/// cap bounds the work a file (a gzip bomb) can ask for, not memory set aside. A match whose
+/// agents answer megabytes every round can write a replay over the cap: it is refused, whole.
+pub const MAX_REPLAY_BYTES: u64 = 1 << 30;
+
+/// Why a replay file could not be read. The message already says the cause, so the cause is not
+/// also chained as a `source` (an error report walking the chain would print it twice).
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayFileError {
+    #[error("cannot read {path}: {error}")]
+    Io { path: String, error: std::io::Error },
+    #[error("{path}: {error}")]
+    Replay { path: String, error: ReplayError },
+    #[error("{path}: not a replay: not UTF-8 text (an invalid byte at offset {offset})")]
+    NotText { path: String, offset: u64 },
+    #[error("{path}: larger than {MAX_REPLAY_BYTES} bytes uncompressed")]
+    TooLarge { path: String },
+}
+
+/// Why a [`Guard`] stopped the stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stop {
+    TooLarge,
+    NotText { offset: u64 },
+}
+
+/// The decompressed bytes on their way to the parser: at most `max` of them ([`MAX_REPLAY_BYTES`]),
+/// and UTF-8. Checking as they flow keeps a bomb or a binary file from being read whole; why it
+/// stopped is kept in `stop`, since the parser reports only that reading failed.
+struct Guard<R> {
+    inner: R,
+    max: u64,
+    read: u64,
+    /// Bytes of a UTF-8 sequence cut at the end of the last read, checked with the next one.
+    pending: Vec<u8>,
+    stop: std::rc::Rc<std::cell::Cell<Option<Stop>>>,
+}
+
+impl<R: Read> Read for Guard<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        let stop = if self.read + n as u64 > self.max { Some(Stop::TooLarge) } else { self.utf8(&buf[..n]) };
+        self.read += n as u64;
+        if let Some(stop) = stop {
+            self.stop.set(Some(stop));
+            return Err(std::io::Error::other("the replay file was refused while reading"));
+        }
+        Ok(n)
+    }
+}
+
+impl<R> Guard<R> {
+    /// Checks the next bytes (none at the end of the file) are UTF-8 text.
+    fn utf8(&mut self, bytes: &[u8]) -> Option<Stop> {
+        let start = self.read - self.pending.len() as u64;
+        let joined;
+        let chunk = if self.pending.is_empty() {
+            bytes
+        } else {
+            self.pending.extend_from_slice(bytes);
+            joined = std::mem::take(&mut self.pending);
+            &joined[..]
+        };
+        match std::str::from_utf8(chunk) {
+            Ok(_) => None,
+            // A sequence cut by the end of this read: checked with the next (an error at the end).
+            Err(e) if e.error_len().is_none() && !bytes.is_empty() => {
+                self.pending = chunk[e.valid_up_to()..].to_vec();
+                None
+            }
+            Err(e) => Some(Stop::NotText { offset: start + e.valid_up_to() as u64 }),
+        }
+    }
+}
+
+/// A replay file's JSON text as a stream, gzip-compressed or not: the content decides, not the name.
+fn open_text(path: &Path) -> std::io::Result<(impl Read, std::rc::Rc<std::cell::Cell<Option<Stop>>>)> {
+    use std::io::BufRead;
+    let mut file = std::io::BufReader::new(std::fs::File::open(path)?);
+    let inner: Box<dyn Read> = if file.fill_buf()?.starts_with(&[0x1f, 0x8b]) {
+        #[cfg(feature = "gzip")]
+        {
+            Box::new(flate2::bufread::MultiGzDecoder::new(file))
+        }
+        #[cfg(not(feature = "gzip"))]
+        return Err(std::io::Error::other("gzip-compressed, and this build reads no gzip (feature `gzip`)"));
+    } else {
+        Box::new(file)
+    };
+    let stop = std::rc::Rc::new(std::cell::Cell::new(None));
+    let guard = Guard { inner, max: MAX_REPLAY_BYTES, read: 0, pending: Vec::new(), stop: stop.clone() };
+    Ok((std::io::BufReader::with_capacity(1 << 16, guard), stop))
+}
+
+/// Reads a replay file, gzip-compressed (`.json.gz`) or not, and checks its structure
+/// ([`Replay::check`]). The text streams from the file into the parser, so memory holds the
+/// replay, not its text; at most [`MAX_REPLAY_BYTES`] are read.
+pub fn read_replay(path: &Path) -> Result<Replay, ReplayFileError> {
+    let p = path.display().to_string();
+    let io = |error| ReplayFileError::Io { path: p.clone(), error };
+    let (text, stop) = open_text(path).map_err(io)?;
+    let error = match Replay::from_reader(text) {
+        Ok(replay) => return Ok(replay),
+        Err(error) => error,
+    };
+    let error = match (stop.get(), error) {
+        (Some(Stop::TooLarge), _) => return Err(ReplayFileError::TooLarge { path: p }),
+        (Some(Stop::NotText { offset }), _) => return Err(ReplayFileError::NotText { path: p, offset }),
+        (None, ReplayError::Json(e)) if e.is_io() => return Err(io(e.into())),
+        // A document that does not parse as a replay may be another document altogether: a
+        // second reading of its head says so.
+        (None, ReplayError::Json(e)) => {
+            let (text, _) = open_text(path).map_err(io)?;
+            Replay::head_error(text).unwrap_or(ReplayError::Json(e))
+        }
+        (None, error) => error,
+    };
+    Err(ReplayFileError::Replay { path: p, error })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Reads `bytes` through a [`Guard`] of `max` bytes, `chunk` bytes per read.
+    fn guarded(bytes: &[u8], max: u64, chunk: usize) -> (Vec<u8>, Option<Stop>) {
+        struct Chunks<'a>(&'a [u8], usize);
+        impl Read for Chunks<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                let n = self.0.len().min(self.1).min(buf.len());
+                buf[..n].copy_from_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                Ok(n)
+            }
+        }
+        let stop = std::rc::Rc::new(std::cell::Cell::new(None));
+        let mut g = Guard { inner: Chunks(bytes, chunk), max, read: 0, pending: Vec::new(), stop: stop.clone() };
+        let mut out = Vec::new();
+        let _ = g.read_to_end(&mut out);
+        (out, stop.get())
+    }
+
+    #[test]
+    fn the_guard_passes_utf8_cut_anywhere_and_stops_at_a_bad_byte_or_the_cap() {
+        let text = "{\"name\": \"Žilina – 🦀\"}".as_bytes();
+        for chunk in 1..=text.len() {
+            assert_eq!(guarded(text, 1000, chunk), (text.to_vec(), None), "chunk {chunk}");
+        }
+        let mut bad = text.to_vec();
+        bad[12] = 0xff;
+        assert_eq!(guarded(&bad, 1000, 5).1, Some(Stop::NotText { offset: 12 }));
+        // A sequence cut by the end of the file.
+        assert_eq!(guarded(&text[..text.len() - 4], 1000, 3).1, Some(Stop::NotText { offset: 22 }));
+        assert_eq!(guarded(text, text.len() as u64, 7).1, None);
+        assert_eq!(guarded(text, text.len() as u64 - 1, 7).1, Some(Stop::TooLarge));
+    }
+}

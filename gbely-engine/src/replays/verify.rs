@@ -1,0 +1,215 @@
+//! Re-simulating a replay: verification, and the observation a seat received.
+
+use std::sync::Arc;
+
+use gbely_rules::Cell;
+use gbely_world::replay::Answer;
+use gbely_world::{Map, Replay};
+
+use super::Frame;
+use crate::game::owner_code;
+use crate::game::PlayerAnswer;
+use crate::protocol::observation_json;
+use crate::session::Session;
+use crate::sim::{Match, MatchConfig, RoundReport};
+
+/// Re-plays a replay's recorded answers round by round through a [`Session`], calling `each`
+/// after every round with the round's index, the match and the report. The answers are the
+/// file's, untouched; a seat with no answer recorded plays nothing, as in any session.
+pub fn resimulate(replay: &Replay, map: Arc<Map>, mut each: impl FnMut(usize, &Match, &RoundReport) -> bool) -> Match {
+    let seats = map.seats().len();
+    let names = (0..seats).map(|s| replay.seats.get(s).map_or_else(String::new, |r| r.name.clone())).collect();
+    let mut session = Session::new(map, MatchConfig { rounds: replay.rounds }, names);
+    for (r, t) in replay.turns.iter().enumerate() {
+        if session.is_over() {
+            break;
+        }
+        for (s, answer) in t.answers.iter().enumerate().take(seats) {
+            if let Some(a) = recorded_answer(answer) {
+                session.submit(s as u8, a);
+            }
+        }
+        session.advance();
+        if !each(r, session.state(), session.report()) {
+            break;
+        }
+    }
+    session.into_state()
+}
+
+/// A recorded answer as a session takes it (`None` for a seat that was out of the game).
+pub fn recorded_answer(answer: &Answer) -> Option<PlayerAnswer> {
+    match answer {
+        Answer::Commands(list) => Some(PlayerAnswer::Raw(list.clone())),
+        Answer::Violation(v) => Some(PlayerAnswer::Violation { kind: v.kind, detail: v.detail.clone() }),
+        Answer::Out => None,
+    }
+}
+
+/// Where a replay and its re-simulation first part.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}{}{what}", round.map_or(String::new(), |r| format!("round {r}: ")), cell.as_ref().map_or(String::new(), |c| format!("cell {c}: ")))]
+pub struct Mismatch {
+    pub round: Option<u32>,
+    pub cell: Option<String>,
+    pub what: String,
+}
+
+fn mismatch(round: Option<u32>, cell: Option<String>, what: impl Into<String>) -> Mismatch {
+    Mismatch { round, cell, what: what.into() }
+}
+
+/// What a successful verification checked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Verified {
+    pub rounds: usize,
+    pub seats: usize,
+    pub cells: usize,
+}
+
+fn describe(o: i8, u: f64, f: f64) -> String {
+    let who = if o < 0 { "neutral".to_string() } else { format!("seat {o}") };
+    format!("{who}, units {u}, fortification {f}")
+}
+
+/// Re-simulates the match from the map and the recorded answers and checks that every round's
+/// changes, figures and discarded commands, the final state and the result match the file.
+pub fn verify(replay: &Replay) -> Result<Verified, Mismatch> {
+    let map = Arc::new(replay.check().map_err(|e| mismatch(None, None, e.to_string()))?);
+    let g = map.grid().clone();
+    let seats = map.seats().len();
+    // The file's own state, one round ahead of the re-simulation's callback at a time.
+    let mut file_frame = Frame::start(&map);
+    let mut first: Option<Mismatch> = None;
+    let mut played = 0;
+    let m = resimulate(replay, map.clone(), |r, m, report| {
+        played = r + 1;
+        let t = &replay.turns[r];
+        if t.round != r as u32 {
+            first = Some(mismatch(Some(r as u32), None, format!("turn {r} is numbered {}", t.round)));
+            return false;
+        }
+        if let Err(e) = file_frame.step(&map, t) {
+            first = Some(mismatch(Some(r as u32), None, e));
+            return false;
+        }
+        let want = &file_frame;
+        for c in 0..g.len() {
+            let (o, u, f) = (owner_code(m.owners()[c]), m.all_units()[c], m.all_fortifications()[c]);
+            if o != want.owner[c]
+                || u.to_bits() != want.units[c].to_bits()
+                || f.to_bits() != want.fortification[c].to_bits()
+            {
+                first = Some(mismatch(
+                    Some(r as u32),
+                    Some(g.id(Cell(c as u32))),
+                    format!(
+                        "the file says {}; the re-simulation gives {}",
+                        describe(want.owner[c], want.units[c], want.fortification[c]),
+                        describe(o, u, f)
+                    ),
+                ));
+                return false;
+            }
+        }
+        let cells: Vec<u32> = (0..seats as u8).map(|s| m.cell_count(s)).collect();
+        if cells != t.cells {
+            first = Some(mismatch(
+                Some(r as u32),
+                None,
+                format!("cells per seat: the file says {:?}, the re-simulation {:?}", t.cells, cells),
+            ));
+            return false;
+        }
+        let units: Vec<f64> = (0..seats as u8).map(|s| m.unit_total(s)).collect();
+        if units.iter().zip(&t.units).any(|(a, b)| a.to_bits() != b.to_bits()) || units.len() != t.units.len() {
+            first = Some(mismatch(
+                Some(r as u32),
+                None,
+                format!("units per seat: the file says {:?}, the re-simulation {:?}", t.units, units),
+            ));
+            return false;
+        }
+        let discarded: Vec<(u8, u32, &str)> =
+            report.discarded.iter().map(|d| (d.seat, d.index, d.reason.code())).collect();
+        let file_discarded: Vec<(u8, u32, &str)> =
+            t.discarded.iter().map(|d| (d.seat, d.index, d.reason.code())).collect();
+        if discarded != file_discarded {
+            first = Some(mismatch(
+                Some(r as u32),
+                None,
+                format!("discarded commands: the file says {file_discarded:?}, the re-simulation {discarded:?}"),
+            ));
+            return false;
+        }
+        true
+    });
+    if let Some(e) = first {
+        return Err(e);
+    }
+    // A match stopped by Ctrl-C ends after its last recorded round without being over.
+    let interrupted = replay.result.ended_by == crate::sim::EndReason::Interrupted && !m.is_over();
+    if played != replay.turns.len() || !(m.is_over() || interrupted) {
+        let ended = if m.is_over() { format!("ends after round {}", m.round()) } else { "is not over".to_string() };
+        return Err(mismatch(
+            None,
+            None,
+            format!("the file has {} rounds but the re-simulation {ended}", replay.turns.len()),
+        ));
+    }
+    let fs = &replay.final_state;
+    let last = &file_frame;
+    if fs.owner != last.owner
+        || fs.units.iter().zip(&last.units).any(|(a, b)| a.to_bits() != b.to_bits())
+        || fs.fortification.iter().zip(&last.fortification).any(|(a, b)| a.to_bits() != b.to_bits())
+        || fs.units.len() != last.units.len()
+    {
+        let c = (0..g.len().min(fs.owner.len()).min(fs.units.len()).min(fs.fortification.len())).find(|&c| {
+            fs.owner[c] != last.owner[c]
+                || fs.units[c].to_bits() != last.units[c].to_bits()
+                || fs.fortification[c].to_bits() != last.fortification[c].to_bits()
+        });
+        return Err(mismatch(
+            None,
+            c.map(|c| g.id(Cell(c as u32))),
+            "the final state differs from the state the rounds lead to".to_string(),
+        ));
+    }
+    let names: Vec<String> = replay.seats.iter().map(|s| s.name.clone()).collect();
+    let mut result = crate::game::match_result(&m, &names);
+    if interrupted {
+        result.ended_by = crate::sim::EndReason::Interrupted;
+    }
+    if result != replay.result {
+        return Err(mismatch(
+            None,
+            None,
+            format!(
+                "the result differs: the file says {}, the re-simulation gives {}",
+                serde_json::to_string(&replay.result).unwrap_or_default(),
+                serde_json::to_string(&result).unwrap_or_default()
+            ),
+        ));
+    }
+    Ok(Verified { rounds: replay.turns.len(), seats, cells: g.len() })
+}
+
+/// The observation (SPEC §5 JSON) seat `seat` received in round `round`, and its answer.
+pub fn observation_at(replay: &Replay, round: u32, seat: u8) -> Result<(String, Answer), String> {
+    let map = Arc::new(replay.check().map_err(|e| e.to_string())?);
+    if seat as usize >= map.seats().len() {
+        return Err(format!("seat {seat} does not exist: the match has {} seats", map.seats().len()));
+    }
+    let turn = replay.turns.get(round as usize).ok_or_else(|| {
+        format!("round {round} was not played: the replay has rounds 0…{}", replay.turns.len().saturating_sub(1))
+    })?;
+    let mut m = resimulate(replay, map.clone(), |r, _, _| r + 1 < round as usize);
+    if round == 0 {
+        m = Match::new(map.clone(), MatchConfig { rounds: replay.rounds });
+    }
+    if !m.is_active(seat) {
+        return Err(format!("seat {seat} was out of the game in round {round}"));
+    }
+    let obs = m.observe(seat);
+    Ok((observation_json(&obs, map.grid()), turn.answers.get(seat as usize).cloned().unwrap_or(Answer::Out)))
+}
