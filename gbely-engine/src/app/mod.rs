@@ -2,4 +2,5 @@
 //! set-up it shares with the Python package (naming maps and agents, run folders, results).
 
 pub mod cli;
+pub mod league;
 pub mod runs;

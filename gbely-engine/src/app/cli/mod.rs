@@ -6,12 +6,14 @@
 
 mod check;
 mod final_mode;
+mod league;
 mod maps;
 mod play;
 mod replay;
 
 use check::cmd_check;
 use final_mode::cmd_final;
+use league::{cmd_league, LeagueArgs};
 use maps::cmd_map;
 use play::cmd_play;
 use replay::cmd_replay;
@@ -97,6 +99,9 @@ enum Cmd {
     /// Replays: watch in a browser, show in the terminal, verify, figures.
     #[command(subcommand)]
     Replay(ReplayCmd),
+    /// A league: every agent against every other on every map, both seat orders, on all cores;
+    /// standings with ratings, resumable (results in SQLite).
+    League(LeagueArgs),
     /// Serve a built-in Rust agent over the line protocol on stdin/stdout (e.g. `council`).
     Serve {
         /// `council`.
@@ -338,7 +343,7 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 
 /// `gbely my_agent.py` means `gbely play my_agent.py`.
 fn with_default_subcommand(mut args: Vec<OsString>) -> Vec<OsString> {
-    const KNOWN: [&str; 7] = ["play", "check", "map", "serve", "help", "replay", "final"];
+    const KNOWN: [&str; 8] = ["play", "check", "map", "serve", "help", "replay", "final", "league"];
     if let Some(first) = args.get(1).and_then(|a| a.to_str()) {
         let a_file = !first.starts_with('-') && !KNOWN.contains(&first);
         let a_play_option = first == "--agent-cmd" || first == "--opponent" || first == "--map";
@@ -356,6 +361,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Cmd::Final(a) => cmd_final(a),
         Cmd::Map(m) => cmd_map(m),
         Cmd::Replay(r) => cmd_replay(r),
+        Cmd::League(a) => cmd_league(a),
         Cmd::Serve { name } => match name.as_str() {
             "council" => {
                 crate::runner::serve::serve_stdio(&mut Council::new())?;

@@ -1,0 +1,243 @@
+//! `gbely league`: every agent against every other, on every map, on all cores.
+
+use super::*;
+use crate::app::league::{
+    html_report, league_maps, league_python, run_league, standings, Entry, LeagueConfig, LeagueDb, MatchRow, Standings,
+};
+
+#[derive(Debug, Args)]
+pub(super) struct LeagueArgs {
+    /// The entries: agent files, `template`, `expander`, `council` or cmd:COMMAND.
+    #[arg(required = true)]
+    agents: Vec<String>,
+    /// Add the Council as an entry (every agent also plays it).
+    #[arg(long)]
+    council: bool,
+    /// Maps: a comma-separated list (`gbely,seed:abc,my.map`) or a number N of generated maps
+    /// drawn from --seed.
+    #[arg(long, default_value = "gbely", value_name = "LIST|N")]
+    maps: String,
+    /// The league seed, for generated maps (`--maps N`).
+    #[arg(long, default_value = "league")]
+    seed: String,
+    /// Games per pairing and map (each in both seat orders); more than 1 only helps agents that
+    /// are not deterministic.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    games: u32,
+    /// Matches at once (default: the cores, fewer when agent processes would outnumber them).
+    #[arg(long, short = 'j')]
+    jobs: Option<usize>,
+    /// The results database: a league resumes where it stopped, and new entries play only their
+    /// new pairings.
+    #[arg(long, default_value = "gbely-league/league.sqlite")]
+    db: PathBuf,
+    /// Rounds per match.
+    #[arg(long, default_value_t = constants::ROUNDS, value_parser = rounds_parser())]
+    rounds: u32,
+    /// Seconds per round for agent processes; `off` for no limit.
+    #[arg(long, default_value = "2", value_name = "SECONDS|off", value_parser = parse_time_limit)]
+    time_limit: TimeLimit,
+    /// Address space allowed to each agent process, in MiB; `off` for no limit.
+    #[arg(long, default_value = "4096", value_name = "MIB|off", value_parser = parse_memory_limit)]
+    memory_limit: MemoryLimit,
+    /// The Python interpreter for agent files (default: $GBELY_PYTHON or python3).
+    #[arg(long)]
+    python: Option<String>,
+    /// The HTML report (standings, pair matrix, matches); default next to the database.
+    #[arg(long)]
+    report: Option<PathBuf>,
+    /// Also write every match as CSV.
+    #[arg(long, value_name = "FILE")]
+    csv: Option<PathBuf>,
+    /// Print the standings as one JSON document on stdout.
+    #[arg(long)]
+    json: bool,
+    /// No progress and no table.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+}
+
+pub(super) fn cmd_league(a: LeagueArgs) -> Result<u8> {
+    let mut specs = a.agents.clone();
+    if a.council && !specs.iter().any(|s| s == "council") {
+        specs.push("council".into());
+    }
+    for s in &specs {
+        check_spec(s)?;
+    }
+    let entries: Vec<Entry> = specs.iter().map(|s| Entry::from_spec(s)).collect::<Result<_, _>>()?;
+    let maps = league_maps(&a.maps, &a.seed)?;
+    if let Some(m) = maps.iter().find(|m| m.map.seats().len() != 2) {
+        bail!("map `{}` has {} seats; a league plays duels", m.spec, m.map.seats().len());
+    }
+    let python = league_python(&entries, &python(a.python.as_deref()))?;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let processes = specs.iter().filter(|s| *s != "council").count().clamp(1, 2);
+    let jobs = a.jobs.unwrap_or((cores / processes).max(1)).max(1);
+    let dir = a.db.parent().filter(|d| !d.as_os_str().is_empty()).map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+    let db = LeagueDb::open(&a.db)?;
+    let config = LeagueConfig {
+        rounds: a.rounds,
+        time_limit: a.time_limit.duration(),
+        memory_limit: a.memory_limit.0,
+        python,
+        games: a.games,
+        jobs,
+        dir: dir.join("runs"),
+    };
+    let show = !a.quiet && !a.json;
+    let bar = if show && std::io::stderr().is_terminal() {
+        let bar = indicatif::ProgressBar::new(0);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} {pos}/{len} matches [{bar:30}] {msg} (ETA {eta})")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+                .progress_chars("=> "),
+        );
+        Some(bar)
+    } else {
+        None
+    };
+    let guard = crate::runner::interrupt::Guard::install().context("cannot install the Ctrl-C handler")?;
+    crate::runner::process::become_subreaper();
+    let mut progress = |done: usize, total: usize, row: &MatchRow| {
+        if let Some(bar) = &bar {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+            bar.set_message(format!(
+                "{} vs {}: {} : {}",
+                short(&row.seat0),
+                short(&row.seat1),
+                row.cells[0],
+                row.cells[1]
+            ));
+        } else if show {
+            eprintln!(
+                "[{done}/{total}] {} vs {} on {}: {} : {} cells",
+                short(&row.seat0),
+                short(&row.seat1),
+                row.map,
+                row.cells[0],
+                row.cells[1]
+            );
+        }
+    };
+    let (run, keys) = run_league(&db, &entries, &maps, &config, &mut progress)?;
+    crate::runner::process::kill_orphans();
+    drop(guard);
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    let rows = db.rows(&keys)?;
+    let table = standings(&entries, &rows);
+    let report = a.report.clone().unwrap_or_else(|| dir.join("report.html"));
+    let title = format!("gbely league: {} entries on {} map(s)", entries.len(), maps.len());
+    std::fs::write(&report, html_report(&title, &table, &rows))
+        .with_context(|| format!("cannot write the report {}", report.display()))?;
+    if let Some(csv) = &a.csv {
+        write_csv(csv, &rows).with_context(|| format!("cannot write {}", csv.display()))?;
+    }
+    if a.json {
+        let doc = json!({
+            "entries": entries,
+            "maps": maps.iter().map(|m| json!({"spec": m.spec, "fingerprint": m.map.fingerprint()})).collect::<Vec<_>>(),
+            "run": run,
+            "standings": table.standings,
+            "matrix": table.matrix,
+            "matches": rows,
+            "db": a.db.display().to_string(),
+            "report": report.display().to_string(),
+        });
+        let mut out = std::io::stdout().lock();
+        serde_json::to_writer(&mut out, &doc)?;
+        writeln!(out)?;
+    } else if !a.quiet {
+        print_standings(&title, &table, &run, &report, &a.db)?;
+    }
+    Ok(if run.interrupted { exit::INTERRUPTED } else { exit::OK })
+}
+
+/// `expander.py@3f2a9c01` → `expander.py`.
+fn short(id: &str) -> &str {
+    id.rsplit_once('@').map_or(id, |(name, _)| name)
+}
+
+fn print_standings(
+    title: &str,
+    t: &Standings,
+    run: &crate::app::league::LeagueRun,
+    report: &Path,
+    db: &Path,
+) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{title}")?;
+    writeln!(
+        out,
+        "  {} matches: {} played now, {} from earlier runs{}; {} at once, {:.1} s",
+        run.total,
+        run.played,
+        run.already_played,
+        if run.interrupted { " (INTERRUPTED: run again to finish)" } else { "" },
+        run.jobs,
+        run.seconds
+    )?;
+    let width = t.standings.iter().map(|s| s.name.chars().count()).max().unwrap_or(5).max(5);
+    writeln!(
+        out,
+        "  {:>4}  {:<width$}  {:>6}  {:>3} {:>3} {:>3}  {:>10}  {:>13}  violations",
+        "rank", "agent", "played", "W", "D", "L", "mean share", "rating μ±2σ"
+    )?;
+    for s in &t.standings {
+        writeln!(
+            out,
+            "  {:>4}  {:<width$}  {:>6}  {:>3} {:>3} {:>3}  {:>8.2} %  {:>6.1} ± {:<4.1}  {}{}",
+            s.rank,
+            s.name,
+            s.played,
+            s.wins,
+            s.draws,
+            s.losses,
+            s.mean_share,
+            s.rating,
+            2.0 * s.uncertainty,
+            s.violations,
+            if s.disqualified > 0 { format!(" ({} disqualified)", s.disqualified) } else { String::new() }
+        )?;
+    }
+    for n in &run.notes {
+        writeln!(out, "  note: {n}")?;
+    }
+    writeln!(out, "  report: {}   results: {}", report.display(), db.display())?;
+    Ok(())
+}
+
+fn write_csv(path: &Path, rows: &[MatchRow]) -> std::io::Result<()> {
+    let mut s = String::from(
+        "map,seat0,seat1,game,cells0,cells1,score0,score1,tiebreak0,tiebreak1,disqualified0,disqualified1,violations0,violations1,ended_by,rounds,seconds\n",
+    );
+    let opt = |x: Option<f64>| x.map_or(String::new(), |v| v.to_string());
+    let optu = |x: Option<u32>| x.map_or(String::new(), |v| v.to_string());
+    let q = |t: &str| format!("\"{}\"", t.replace('"', "\"\""));
+    for r in rows {
+        s.push_str(&format!(
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3}\n",
+            q(&r.map),
+            q(&r.seat0),
+            q(&r.seat1),
+            r.game,
+            r.cells[0],
+            r.cells[1],
+            opt(r.score[0]),
+            opt(r.score[1]),
+            optu(r.tiebreak[0]),
+            optu(r.tiebreak[1]),
+            r.disqualified[0],
+            r.disqualified[1],
+            r.violations[0],
+            r.violations[1],
+            r.ended_by,
+            r.rounds,
+            r.seconds
+        ));
+    }
+    std::fs::write(path, s)
+}

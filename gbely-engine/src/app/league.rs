@@ -1,0 +1,680 @@
+//! Leagues: every entry against every other, on every map, in both seat orders, on all cores,
+//! with results kept in SQLite so that a league resumes where it stopped and grows by new entries.
+//!
+//! * **Entries** are identified by name and content hash (`expander.py@3f2a…`): an edited file is
+//!   a new entry, never a silent overwrite of the old one's results.
+//! * **Pairings**: for each unordered pair of entries, each map and each game index, two matches
+//!   with the seats swapped (the second seat is the Council's seat of a duel map).
+//! * **Results do not depend on `--jobs` or on the order matches finish**: matches are stored by
+//!   key, and standings and ratings are computed from all stored results in key order.
+//! * **Ratings**: Weng-Lin (the Bayesian rating behind OpenSkill, from the `skillratings` crate):
+//!   a skill `μ` with its uncertainty `σ`, updated from wins, draws and losses like TrueSkill, but
+//!   unencumbered and with a closed form. Shown as `μ ± 2σ`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use gbely_world::Map;
+use rusqlite::{params, Connection, OptionalExtension};
+use serde::Serialize;
+
+use super::runs::{agent_name, build_players, is_python_agent, load_map, RunError};
+use crate::game::{play, MatchRecord, PlayOptions, Player};
+use crate::runner::interrupt;
+use crate::sim::MatchConfig;
+
+/// Why a league cannot run.
+#[derive(Debug, thiserror::Error)]
+pub enum LeagueError {
+    #[error("{0}")]
+    Run(#[from] RunError),
+    #[error("the league database {path}: {error}")]
+    Db { path: String, error: rusqlite::Error },
+    #[error("the league database {path} was played with {what}; use another --db or the same settings")]
+    Settings { path: String, what: String },
+    #[error("a league needs at least two entries (add --council to play the Council)")]
+    TooFewEntries,
+    #[error("entry `{0}` is named twice")]
+    Duplicate(String),
+    #[error("cannot read agent `{spec}`: {error}")]
+    Agent { spec: String, error: std::io::Error },
+}
+
+/// One league entry: an agent spec and who it is.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Entry {
+    /// `name@hash`: the key of its results.
+    pub id: String,
+    pub name: String,
+    pub spec: String,
+    /// FNV-1a 64 of what the entry runs (the file's bytes, the command line, the built-in's text).
+    pub hash: String,
+}
+
+impl Entry {
+    pub fn from_spec(spec: &str) -> Result<Entry, LeagueError> {
+        let content: Vec<u8> = match spec {
+            "council" => format!("council gbely-engine {}", env!("CARGO_PKG_VERSION")).into_bytes(),
+            "template" => agents::MY_AGENT_PY.as_bytes().to_vec(),
+            "expander" => agents::EXPANDER_PY.as_bytes().to_vec(),
+            s if s.starts_with("cmd:") => s.as_bytes().to_vec(),
+            s => std::fs::read(s).map_err(|error| LeagueError::Agent { spec: s.to_string(), error })?,
+        };
+        let hash = format!("{:016x}", fnv1a(&content));
+        let name = agent_name(spec);
+        Ok(Entry { id: format!("{name}@{}", &hash[..8]), name, spec: spec.to_string(), hash })
+    }
+}
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// A map of the league, as named.
+#[derive(Clone, Debug)]
+pub struct LeagueMap {
+    pub spec: String,
+    pub map: Arc<Map>,
+}
+
+/// The maps a league plays: a comma-separated list of map names (`gbely`, `seed:TEXT`, files), or
+/// a number N: N generated 60×60 maps drawn from the league seed (`seed:<seed>-1` …).
+pub fn league_maps(maps: &str, seed: &str) -> Result<Vec<LeagueMap>, LeagueError> {
+    let specs: Vec<String> = match maps.trim().parse::<u32>() {
+        Ok(n) => (1..=n).map(|k| format!("seed:{seed}-{k}")).collect(),
+        Err(_) => maps.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect(),
+    };
+    specs
+        .into_iter()
+        .map(|spec| Ok(LeagueMap { map: Arc::new(load_map(&spec, None)?), spec }))
+        .collect::<Result<Vec<_>, RunError>>()
+        .map_err(LeagueError::from)
+}
+
+/// One match of the league: who sits where, on which map, which repetition.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Pairing {
+    pub map: usize,
+    pub seat0: usize,
+    pub seat1: usize,
+    pub game: u32,
+}
+
+/// Every match of a league: each unordered pair of entries, on each map, for each game, in both
+/// seat orders. In a fixed order (map, pair, game, order), which is also the order ratings are
+/// computed in.
+pub fn pairings(entries: usize, maps: usize, games: u32) -> Vec<Pairing> {
+    let mut out = Vec::new();
+    for map in 0..maps {
+        for a in 0..entries {
+            for b in a + 1..entries {
+                for game in 0..games {
+                    out.push(Pairing { map, seat0: a, seat1: b, game });
+                    out.push(Pairing { map, seat0: b, seat1: a, game });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// How a league is played.
+#[derive(Clone, Debug)]
+pub struct LeagueConfig {
+    pub rounds: u32,
+    pub time_limit: Option<Duration>,
+    pub memory_limit: Option<u64>,
+    pub python: String,
+    pub games: u32,
+    /// Matches at once.
+    pub jobs: usize,
+    /// Where agents' logs go (one folder per match).
+    pub dir: PathBuf,
+}
+
+/// One stored result.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MatchRow {
+    pub key: String,
+    pub map: String,
+    pub seat0: String,
+    pub seat1: String,
+    pub game: u32,
+    pub cells: [u32; 2],
+    pub score: [Option<f64>; 2],
+    pub tiebreak: [Option<u32>; 2],
+    pub disqualified: [bool; 2],
+    pub violations: [u32; 2],
+    pub ended_by: String,
+    pub rounds: u32,
+    pub seconds: f64,
+}
+
+impl MatchRow {
+    /// +1 when seat 0 won, −1 when seat 1 won, 0 for a draw (SPEC §10: more cells; on equal cells
+    /// the earlier tie-break round; a disqualified side has no score and loses).
+    pub fn winner(&self) -> i8 {
+        match self.disqualified {
+            [true, true] => return 0,
+            [true, false] => return -1,
+            [false, true] => return 1,
+            [false, false] => {}
+        }
+        match self.cells[0].cmp(&self.cells[1]) {
+            std::cmp::Ordering::Greater => 1,
+            std::cmp::Ordering::Less => -1,
+            std::cmp::Ordering::Equal => match (self.tiebreak[0], self.tiebreak[1]) {
+                (Some(a), Some(b)) if a < b => 1,
+                (Some(a), Some(b)) if a > b => -1,
+                _ => 0,
+            },
+        }
+    }
+}
+
+fn match_key(map: &Map, e0: &Entry, e1: &Entry, game: u32, rounds: u32) -> String {
+    format!("{}|{}|{}|{game}|{rounds}", map.fingerprint(), e0.id, e1.id)
+}
+
+/// The league's database.
+pub struct LeagueDb {
+    conn: Connection,
+    path: String,
+}
+
+impl std::fmt::Debug for LeagueDb {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LeagueDb").field("path", &self.path).finish()
+    }
+}
+
+impl LeagueDb {
+    pub fn open(path: &Path) -> Result<LeagueDb, LeagueError> {
+        let p = path.display().to_string();
+        let db = |error| LeagueError::Db { path: p.clone(), error };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let conn = Connection::open(path).map_err(db)?;
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL;
+             CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);
+             CREATE TABLE IF NOT EXISTS entries (id TEXT PRIMARY KEY, name TEXT NOT NULL, spec TEXT NOT NULL, hash TEXT NOT NULL);
+             CREATE TABLE IF NOT EXISTS matches (
+                key TEXT PRIMARY KEY, map TEXT NOT NULL, seat0 TEXT NOT NULL, seat1 TEXT NOT NULL,
+                game INTEGER NOT NULL, cells0 INTEGER NOT NULL, cells1 INTEGER NOT NULL,
+                score0 REAL, score1 REAL, tiebreak0 INTEGER, tiebreak1 INTEGER,
+                dq0 INTEGER NOT NULL, dq1 INTEGER NOT NULL, violations0 INTEGER NOT NULL,
+                violations1 INTEGER NOT NULL, ended_by TEXT NOT NULL, rounds INTEGER NOT NULL,
+                seconds REAL NOT NULL);",
+        )
+        .map_err(db)?;
+        Ok(LeagueDb { conn, path: p })
+    }
+
+    fn err(&self, error: rusqlite::Error) -> LeagueError {
+        LeagueError::Db { path: self.path.clone(), error }
+    }
+
+    /// Records the settings on first use and refuses a league played with other ones.
+    pub fn check_settings(&self, settings: &str) -> Result<(), LeagueError> {
+        let old: Option<String> = self
+            .conn
+            .query_row("SELECT v FROM meta WHERE k = 'settings'", [], |r| r.get(0))
+            .optional()
+            .map_err(|e| self.err(e))?;
+        match old {
+            Some(old) if old != settings => {
+                Err(LeagueError::Settings { path: self.path.clone(), what: format!("{old} (now {settings})") })
+            }
+            Some(_) => Ok(()),
+            None => {
+                self.conn
+                    .execute("INSERT INTO meta (k, v) VALUES ('settings', ?1)", params![settings])
+                    .map_err(|e| self.err(e))?;
+                Ok(())
+            }
+        }
+    }
+
+    pub fn add_entry(&self, e: &Entry) -> Result<(), LeagueError> {
+        self.conn
+            .execute(
+                "INSERT OR IGNORE INTO entries (id, name, spec, hash) VALUES (?1, ?2, ?3, ?4)",
+                params![e.id, e.name, e.spec, e.hash],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    pub fn played(&self) -> Result<BTreeSet<String>, LeagueError> {
+        let mut st = self.conn.prepare("SELECT key FROM matches").map_err(|e| self.err(e))?;
+        let keys = st.query_map([], |r| r.get::<_, String>(0)).map_err(|e| self.err(e))?;
+        keys.collect::<Result<_, _>>().map_err(|e| self.err(e))
+    }
+
+    pub fn store(&self, row: &MatchRow) -> Result<(), LeagueError> {
+        self.conn
+            .execute(
+                "INSERT OR REPLACE INTO matches VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+                params![
+                    row.key, row.map, row.seat0, row.seat1, row.game, row.cells[0], row.cells[1], row.score[0],
+                    row.score[1], row.tiebreak[0], row.tiebreak[1], row.disqualified[0], row.disqualified[1],
+                    row.violations[0], row.violations[1], row.ended_by, row.rounds, row.seconds
+                ],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    /// The stored results of these keys, in key order.
+    pub fn rows(&self, keys: &BTreeSet<String>) -> Result<Vec<MatchRow>, LeagueError> {
+        let mut st = self.conn.prepare("SELECT * FROM matches ORDER BY key").map_err(|e| self.err(e))?;
+        let rows = st
+            .query_map([], |r| {
+                Ok(MatchRow {
+                    key: r.get(0)?,
+                    map: r.get(1)?,
+                    seat0: r.get(2)?,
+                    seat1: r.get(3)?,
+                    game: r.get(4)?,
+                    cells: [r.get(5)?, r.get(6)?],
+                    score: [r.get(7)?, r.get(8)?],
+                    tiebreak: [r.get(9)?, r.get(10)?],
+                    disqualified: [r.get(11)?, r.get(12)?],
+                    violations: [r.get(13)?, r.get(14)?],
+                    ended_by: r.get(15)?,
+                    rounds: r.get(16)?,
+                    seconds: r.get(17)?,
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        let all: Vec<MatchRow> = rows.collect::<Result<_, _>>().map_err(|e| self.err(e))?;
+        Ok(all.into_iter().filter(|r| keys.contains(&r.key)).collect())
+    }
+}
+
+/// What happened while a league ran (for the summary).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct LeagueRun {
+    pub total: usize,
+    pub already_played: usize,
+    pub played: usize,
+    pub interrupted: bool,
+    pub jobs: usize,
+    pub seconds: f64,
+    /// Notes on the machine (oversubscription).
+    pub notes: Vec<String>,
+}
+
+/// A match being reported as it finishes: (matches done, matches to play, the row).
+pub type Progress<'a> = dyn FnMut(usize, usize, &MatchRow) + 'a;
+
+/// Plays the matches of `entries` on `maps` that `db` does not hold yet, `config.jobs` at a
+/// time, storing each as it finishes. Ctrl-C stops taking new matches; the ones in progress are
+/// stopped and not stored (they are played again next time).
+pub fn run_league(
+    db: &LeagueDb,
+    entries: &[Entry],
+    maps: &[LeagueMap],
+    config: &LeagueConfig,
+    progress: &mut Progress<'_>,
+) -> Result<(LeagueRun, BTreeSet<String>), LeagueError> {
+    if entries.len() < 2 {
+        return Err(LeagueError::TooFewEntries);
+    }
+    let mut seen = BTreeSet::new();
+    for e in entries {
+        if !seen.insert(e.id.clone()) {
+            return Err(LeagueError::Duplicate(e.spec.clone()));
+        }
+        db.add_entry(e)?;
+    }
+    let settings = format!(
+        "rounds {}, time limit {}",
+        config.rounds,
+        config.time_limit.map_or("off".to_string(), |l| format!("{} s", l.as_secs_f64()))
+    );
+    db.check_settings(&settings)?;
+    let all = pairings(entries.len(), maps.len(), config.games);
+    let keys: BTreeSet<String> = all
+        .iter()
+        .map(|p| match_key(&maps[p.map].map, &entries[p.seat0], &entries[p.seat1], p.game, config.rounds))
+        .collect();
+    let done = db.played()?;
+    let todo: Vec<Pairing> = all
+        .into_iter()
+        .filter(|p| {
+            !done.contains(&match_key(&maps[p.map].map, &entries[p.seat0], &entries[p.seat1], p.game, config.rounds))
+        })
+        .collect();
+    let mut run = LeagueRun {
+        total: keys.len(),
+        already_played: keys.len() - todo.len(),
+        jobs: config.jobs.max(1),
+        ..LeagueRun::default()
+    };
+    // Each process agent needs a core while it thinks: say when the machine is oversubscribed.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let per_match = entries.iter().filter(|e| e.spec != "council").count().min(2);
+    if run.jobs * per_match > cores && config.time_limit.is_some() {
+        run.notes.push(format!(
+            "{} matches at once with up to {per_match} agent processes each on {cores} cores: agents may wait \
+             for a CPU while their clock runs (lower --jobs for timing-sensitive leagues)",
+            run.jobs
+        ));
+    }
+    let start = Instant::now();
+    let queue = Mutex::new(todo.into_iter().enumerate().collect::<std::collections::VecDeque<_>>());
+    let remaining = queue.lock().expect("not poisoned").len();
+    let (tx, rx) = mpsc::channel::<Result<MatchRow, LeagueError>>();
+    let finished = AtomicUsize::new(0);
+    let mut first_error = None;
+    std::thread::scope(|scope| {
+        for _ in 0..run.jobs.min(remaining.max(1)) {
+            let tx = tx.clone();
+            let queue = &queue;
+            scope.spawn(move || loop {
+                if interrupt::requested() {
+                    return;
+                }
+                let Some((index, p)) = queue.lock().expect("not poisoned").pop_front() else { return };
+                let result = play_pairing(index, &p, entries, maps, config);
+                if tx.send(result).is_err() {
+                    return;
+                }
+            });
+        }
+        drop(tx);
+        for result in rx {
+            match result {
+                Ok(row) if row.ended_by == crate::sim::EndReason::Interrupted.wire() => {}
+                Ok(row) => {
+                    if let Err(e) = db.store(&row) {
+                        first_error.get_or_insert(e);
+                        interrupt::request();
+                        continue;
+                    }
+                    let n = finished.fetch_add(1, Ordering::Relaxed) + 1;
+                    progress(n, remaining, &row);
+                }
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                    interrupt::request();
+                }
+            }
+        }
+    });
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    run.played = finished.load(Ordering::Relaxed);
+    run.interrupted = run.played < remaining;
+    run.seconds = start.elapsed().as_secs_f64();
+    Ok((run, keys))
+}
+
+/// Plays one pairing with the agents' logs in their own run folder.
+fn play_pairing(
+    index: usize,
+    p: &Pairing,
+    entries: &[Entry],
+    maps: &[LeagueMap],
+    config: &LeagueConfig,
+) -> Result<MatchRow, LeagueError> {
+    let (e0, e1) = (&entries[p.seat0], &entries[p.seat1]);
+    let lm = &maps[p.map];
+    let run_dir = config.dir.join(format!(
+        "{index:05}-{}-vs-{}",
+        super::runs::file_stem(&e0.name),
+        super::runs::file_stem(&e1.name)
+    ));
+    let names = if e0.name == e1.name {
+        [format!("{} (seat 0)", e0.name), format!("{} (seat 1)", e1.name)]
+    } else {
+        [e0.name.clone(), e1.name.clone()]
+    };
+    let specs = [(e0.spec.clone(), names[0].clone()), (e1.spec.clone(), names[1].clone())];
+    let mut setup = build_players(&specs, &run_dir, config.time_limit, config.memory_limit, &config.python)?;
+    let mut refs: Vec<&mut dyn Player> = setup.players.iter_mut().map(|p| p.as_mut() as &mut dyn Player).collect();
+    let start = Instant::now();
+    let opts = PlayOptions { config: MatchConfig { rounds: config.rounds }, record: false };
+    let rec = play(lm.map.clone(), &mut refs, opts, &mut ());
+    Ok(row_of(&rec, lm, e0, e1, p.game, config.rounds, start.elapsed().as_secs_f64()))
+}
+
+fn row_of(rec: &MatchRecord, lm: &LeagueMap, e0: &Entry, e1: &Entry, game: u32, rounds: u32, seconds: f64) -> MatchRow {
+    let o = &rec.outcome;
+    MatchRow {
+        key: match_key(&lm.map, e0, e1, game, rounds),
+        map: lm.spec.clone(),
+        seat0: e0.id.clone(),
+        seat1: e1.id.clone(),
+        game,
+        cells: [o[0].cells, o[1].cells],
+        score: [o[0].score, o[1].score],
+        tiebreak: [o[0].tiebreak_round, o[1].tiebreak_round],
+        disqualified: [o[0].disqualified.is_some(), o[1].disqualified.is_some()],
+        violations: [o[0].violations, o[1].violations],
+        ended_by: rec.end_reason.wire().to_string(),
+        rounds: rec.rounds_played(),
+        seconds,
+    }
+}
+
+/// An entry's line in the standings.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Standing {
+    pub rank: usize,
+    pub id: String,
+    pub name: String,
+    pub played: u32,
+    pub wins: u32,
+    pub draws: u32,
+    pub losses: u32,
+    /// Mean share of the map over its matches (a disqualified match counts 0).
+    pub mean_share: f64,
+    /// Weng-Lin skill and its uncertainty.
+    pub rating: f64,
+    pub uncertainty: f64,
+    pub violations: u32,
+    pub disqualified: u32,
+}
+
+/// Standings and the pair matrix, from the results of a league (in key order).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Standings {
+    pub standings: Vec<Standing>,
+    /// `matrix[i][j]`: (wins, draws, losses) of entry `i` (standings order) against entry `j`.
+    pub matrix: Vec<Vec<[u32; 3]>>,
+}
+
+pub fn standings(entries: &[Entry], rows: &[MatchRow]) -> Standings {
+    use skillratings::weng_lin::{weng_lin, WengLinConfig, WengLinRating};
+    use skillratings::Outcomes;
+    let n = entries.len();
+    let index: BTreeMap<&str, usize> = entries.iter().enumerate().map(|(k, e)| (e.id.as_str(), k)).collect();
+    let mut ratings = vec![WengLinRating::new(); n];
+    let mut st: Vec<Standing> = entries
+        .iter()
+        .map(|e| Standing {
+            rank: 0,
+            id: e.id.clone(),
+            name: e.name.clone(),
+            played: 0,
+            wins: 0,
+            draws: 0,
+            losses: 0,
+            mean_share: 0.0,
+            rating: 0.0,
+            uncertainty: 0.0,
+            violations: 0,
+            disqualified: 0,
+        })
+        .collect();
+    let mut matrix = vec![vec![[0u32; 3]; n]; n];
+    let config = WengLinConfig::new();
+    for row in rows {
+        let (Some(&a), Some(&b)) = (index.get(row.seat0.as_str()), index.get(row.seat1.as_str())) else {
+            continue;
+        };
+        let w = row.winner();
+        let outcome = match w {
+            1 => Outcomes::WIN,
+            -1 => Outcomes::LOSS,
+            _ => Outcomes::DRAW,
+        };
+        let (ra, rb) = weng_lin(&ratings[a], &ratings[b], &outcome, &config);
+        ratings[a] = ra;
+        ratings[b] = rb;
+        for (side, k, other) in [(0usize, a, b), (1usize, b, a)] {
+            let s = &mut st[k];
+            s.played += 1;
+            s.mean_share += row.score[side].unwrap_or(0.0);
+            s.violations += row.violations[side];
+            s.disqualified += row.disqualified[side] as u32;
+            let mine = if side == 0 { w } else { -w };
+            let slot = match mine {
+                1 => 0,
+                0 => 1,
+                _ => 2,
+            };
+            match slot {
+                0 => s.wins += 1,
+                1 => s.draws += 1,
+                _ => s.losses += 1,
+            }
+            matrix[k][other][slot] += 1;
+        }
+    }
+    for (k, s) in st.iter_mut().enumerate() {
+        if s.played > 0 {
+            s.mean_share /= s.played as f64;
+        }
+        s.rating = ratings[k].rating;
+        s.uncertainty = ratings[k].uncertainty;
+    }
+    // Rank by rating, then wins, then mean share, then id: a total order.
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&x, &y| {
+        let (a, b) = (&st[x], &st[y]);
+        b.rating
+            .total_cmp(&a.rating)
+            .then(b.wins.cmp(&a.wins))
+            .then(b.mean_share.total_cmp(&a.mean_share))
+            .then(a.id.cmp(&b.id))
+    });
+    let standings: Vec<Standing> =
+        order.iter().enumerate().map(|(rank, &k)| Standing { rank: rank + 1, ..st[k].clone() }).collect();
+    let matrix = order.iter().map(|&i| order.iter().map(|&j| matrix[i][j]).collect()).collect();
+    Standings { standings, matrix }
+}
+
+/// The interpreter for Python entries, resolved once (see [`super::runs::resolve_python`]).
+pub fn league_python(entries: &[Entry], python: &str) -> Result<String, RunError> {
+    if entries.iter().any(|e| is_python_agent(&e.spec)) {
+        super::runs::resolve_python(python)
+    } else {
+        Ok(python.to_string())
+    }
+}
+
+/// The standings as a self-contained HTML page (no scripts, no network).
+pub fn html_report(title: &str, s: &Standings, rows: &[MatchRow]) -> String {
+    let esc = |t: &str| t.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;");
+    let mut h = String::new();
+    h.push_str("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">");
+    h.push_str(
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">",
+    );
+    h.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">");
+    h.push_str(&format!("<title>{}</title>", esc(title)));
+    h.push_str("<style>body{font:14px system-ui,sans-serif;margin:1.5em;color:#222}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:right}th{background:#f3f3f3}td.n,th.n{text-align:left}caption{text-align:left;font-weight:bold;margin-bottom:.3em}</style></head><body>");
+    h.push_str(&format!("<h1>{}</h1>", esc(title)));
+    h.push_str("<table><caption>Standings</caption><tr><th>rank</th><th class=n>agent</th><th>played</th><th>W</th><th>D</th><th>L</th><th>mean share</th><th>rating (μ ± 2σ)</th><th>violations</th><th>disqualified</th></tr>");
+    for r in &s.standings {
+        h.push_str(&format!(
+            "<tr><td>{}</td><td class=n title=\"{}\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.2} %</td><td>{:.1} ± {:.1}</td><td>{}</td><td>{}</td></tr>",
+            r.rank, esc(&r.id), esc(&r.name), r.played, r.wins, r.draws, r.losses, r.mean_share, r.rating, 2.0 * r.uncertainty, r.violations, r.disqualified
+        ));
+    }
+    h.push_str("</table><table><caption>Pairs: wins–draws–losses of the row against the column</caption><tr><th></th>");
+    for r in &s.standings {
+        h.push_str(&format!("<th>{}</th>", esc(&r.name)));
+    }
+    h.push_str("</tr>");
+    for (i, r) in s.standings.iter().enumerate() {
+        h.push_str(&format!("<tr><th class=n>{}</th>", esc(&r.name)));
+        for (j, c) in s.matrix[i].iter().enumerate() {
+            if i == j {
+                h.push_str("<td>—</td>");
+            } else {
+                h.push_str(&format!("<td>{}–{}–{}</td>", c[0], c[1], c[2]));
+            }
+        }
+        h.push_str("</tr>");
+    }
+    h.push_str("</table><table><caption>Matches</caption><tr><th class=n>map</th><th class=n>seat 0</th><th class=n>seat 1</th><th>game</th><th>cells</th><th>shares</th><th class=n>ended by</th><th>rounds</th></tr>");
+    for m in rows {
+        let share = |x: Option<f64>| x.map_or("DQ".to_string(), |v| format!("{v:.2} %"));
+        h.push_str(&format!(
+            "<tr><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td>{}</td><td>{} : {}</td><td>{} : {}</td><td class=n>{}</td><td>{}</td></tr>",
+            esc(&m.map), esc(&m.seat0), esc(&m.seat1), m.game, m.cells[0], m.cells[1], share(m.score[0]), share(m.score[1]), esc(&m.ended_by), m.rounds
+        ));
+    }
+    h.push_str("</table></body></html>\n");
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_pair_meets_on_every_map_in_both_seat_orders() {
+        let p = pairings(3, 2, 1);
+        // 3 pairs × 2 orders × 2 maps.
+        assert_eq!(p.len(), 12);
+        for map in 0..2 {
+            for a in 0..3 {
+                for b in 0..3 {
+                    let n = p.iter().filter(|x| x.map == map && x.seat0 == a && x.seat1 == b).count();
+                    assert_eq!(n, usize::from(a != b), "map {map}: {a} vs {b}");
+                }
+            }
+        }
+        assert_eq!(pairings(4, 1, 3).len(), 6 * 2 * 3);
+    }
+
+    fn row(cells: [u32; 2], tiebreak: [Option<u32>; 2], dq: [bool; 2]) -> MatchRow {
+        MatchRow {
+            key: String::new(),
+            map: String::new(),
+            seat0: "a".into(),
+            seat1: "b".into(),
+            game: 0,
+            cells,
+            score: [Some(1.0), Some(1.0)],
+            tiebreak,
+            disqualified: dq,
+            violations: [0, 0],
+            ended_by: "rounds".into(),
+            rounds: 150,
+            seconds: 0.0,
+        }
+    }
+
+    #[test]
+    fn the_winner_has_more_cells_then_the_earlier_tie_break() {
+        assert_eq!(row([10, 9], [Some(50), Some(20)], [false, false]).winner(), 1);
+        assert_eq!(row([9, 10], [Some(5), Some(20)], [false, false]).winner(), -1);
+        assert_eq!(row([10, 10], [Some(30), Some(40)], [false, false]).winner(), 1);
+        assert_eq!(row([10, 10], [Some(40), Some(30)], [false, false]).winner(), -1);
+        assert_eq!(row([10, 10], [Some(40), Some(40)], [false, false]).winner(), 0);
+        assert_eq!(row([50, 1], [Some(1), Some(1)], [true, false]).winner(), -1);
+        assert_eq!(row([50, 1], [Some(1), Some(1)], [true, true]).winner(), 0);
+    }
+}

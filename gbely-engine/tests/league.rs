@@ -1,0 +1,121 @@
+//! `gbely league` as a competitor runs it: complete pairings, resuming, adding an entry, edited
+//! files as new entries, and results that do not depend on `--jobs`.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("gbely-league-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs a short league (20 rounds on two generated maps) and returns its `--json` document.
+fn league(dir: &Path, args: &[&str]) -> Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_gbely"))
+        .args(["league", "--maps", "seed:la,seed:lb", "--rounds", "20", "--json"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn pairs(doc: &Value) -> BTreeSet<(String, String, String)> {
+    doc["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["map"].as_str().unwrap().into(),
+                m["seat0"].as_str().unwrap().into(),
+                m["seat1"].as_str().unwrap().into(),
+            )
+        })
+        .collect()
+}
+
+const IDLE: &str = "def decide(stav):\n    return []\n";
+
+#[test]
+fn every_pair_meets_on_every_map_in_both_orders_and_a_league_resumes_and_grows() {
+    let dir = scratch("grow");
+    let doc = league(&dir, &["template", "expander", "--council"]);
+    let ids: Vec<String> =
+        doc["entries"].as_array().unwrap().iter().map(|e| e["id"].as_str().unwrap().into()).collect();
+    assert_eq!(ids.len(), 3);
+    // 3 entries: 3 pairs × 2 seat orders × 2 maps.
+    assert_eq!(doc["run"]["total"], 12);
+    assert_eq!(doc["run"]["played"], 12);
+    let played = pairs(&doc);
+    assert_eq!(played.len(), 12);
+    for map in ["seed:la", "seed:lb"] {
+        for a in &ids {
+            for b in &ids {
+                let n = played.iter().filter(|(m, x, y)| m == map && x == a && y == b).count();
+                assert_eq!(n, usize::from(a != b), "{map}: {a} vs {b}");
+            }
+        }
+    }
+    // Each entry played 8 matches; wins and losses add up.
+    let st = doc["standings"].as_array().unwrap();
+    assert!(st.iter().all(|s| s["played"] == 8));
+    let wins: u64 = st.iter().map(|s| s["wins"].as_u64().unwrap()).sum();
+    let losses: u64 = st.iter().map(|s| s["losses"].as_u64().unwrap()).sum();
+    assert_eq!(wins, losses);
+    assert!(dir.join("gbely-league/report.html").exists());
+
+    // Run again: nothing to play, same standings.
+    let again = league(&dir, &["template", "expander", "--council"]);
+    assert_eq!(again["run"]["played"], 0);
+    assert_eq!(again["run"]["already_played"], 12);
+    assert_eq!(again["standings"], doc["standings"]);
+
+    // A new entry plays only its own pairings: 3 opponents × 2 orders × 2 maps.
+    std::fs::write(dir.join("idle.py"), IDLE).unwrap();
+    let grown = league(&dir, &["template", "expander", "idle.py", "--council"]);
+    assert_eq!(grown["run"]["total"], 24);
+    assert_eq!(grown["run"]["played"], 12);
+    assert!(pairs(&grown).is_superset(&played));
+
+    // An edited file is a new entry, not an overwrite: its pairings are played again.
+    std::fs::write(dir.join("idle.py"), format!("{IDLE}# edited\n")).unwrap();
+    let edited = league(&dir, &["template", "expander", "idle.py", "--council"]);
+    assert_eq!(edited["run"]["played"], 12);
+    let old_id = grown["entries"][2]["id"].as_str().unwrap();
+    let new_id = edited["entries"][2]["id"].as_str().unwrap();
+    assert!(old_id.starts_with("idle.py@") && new_id.starts_with("idle.py@") && old_id != new_id);
+}
+
+#[test]
+fn results_do_not_depend_on_the_number_of_jobs() {
+    let strip = |mut doc: Value| {
+        for m in doc["matches"].as_array_mut().unwrap() {
+            m.as_object_mut().unwrap().remove("seconds");
+        }
+        (doc["standings"].clone(), doc["matrix"].clone(), doc["matches"].clone())
+    };
+    let one = strip(league(&scratch("jobs1"), &["template", "expander", "--council", "--jobs", "1"]));
+    let two = strip(league(&scratch("jobs2"), &["template", "expander", "--council", "--jobs", "2"]));
+    assert_eq!(one, two);
+}
+
+#[test]
+fn a_league_refuses_other_settings_on_the_same_database() {
+    let dir = scratch("settings");
+    league(&dir, &["template", "council"]);
+    let out = Command::new(env!("CARGO_BIN_EXE_gbely"))
+        .args(["league", "template", "council", "--maps", "seed:la,seed:lb", "--rounds", "21"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("was played with rounds 20") && err.lines().count() == 1, "{err}");
+}
