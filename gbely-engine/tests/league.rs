@@ -119,3 +119,45 @@ fn a_league_refuses_other_settings_on_the_same_database() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("was played with rounds 20") && err.lines().count() == 1, "{err}");
 }
+
+/// An agent file may name itself (`AGENT_NAME`, `AGENT_VERSION`, read from its syntax tree,
+/// never by running it): the name shows in summaries, replays, leagues and `gbely agents`; a
+/// `GAME_VERSION` for other rules is a warning.
+#[test]
+fn an_agent_file_names_itself_without_being_run() {
+    let dir = scratch("names");
+    let marker = dir.join("ran");
+    std::fs::write(
+        dir.join("mravec.py"),
+        format!(
+            "AGENT_NAME = \"Mravec\"\nAGENT_VERSION = \"7\"\nGAME_VERSION = 2\nimport sys\nif 'gbely_harness' not in sys.argv[0]:\n    open({:?}, 'w').write('imported')\ndef decide(stav):\n    return []\n",
+            marker.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    std::fs::write(dir.join("plain.py"), IDLE).unwrap();
+    let gbely =
+        |args: &[&str]| Command::new(env!("CARGO_BIN_EXE_gbely")).args(args).current_dir(&dir).output().unwrap();
+    let listed = gbely(&["agents", ".", "--json"]);
+    assert!(!marker.exists(), "listing must not run the agent");
+    let doc: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let agents = doc["agents"].as_array().unwrap();
+    assert_eq!(agents[0]["file"], "mravec.py");
+    assert_eq!(agents[0]["name"], "Mravec 7");
+    assert_eq!(agents[0]["check"], "warn");
+    assert!(agents[0]["why"][0].as_str().unwrap().contains("GAME_VERSION = 2"));
+    assert_eq!(agents[1]["name"], "plain.py");
+    assert_eq!(agents[1]["check"], "ok");
+
+    let play = gbely(&["play", "mravec.py", "--map", "seed:n", "--size", "16", "--rounds", "3", "--replay", "r.json"]);
+    assert_eq!(play.status.code(), Some(0), "{}", String::from_utf8_lossy(&play.stderr));
+    assert!(String::from_utf8_lossy(&play.stdout).starts_with("Mravec 7 vs council"));
+    assert!(String::from_utf8_lossy(&play.stderr)
+        .contains("GAME_VERSION = 2, but this engine plays the rules of version 1"));
+    let replay = gbely_engine::replays::read_replay(&dir.join("r.json")).unwrap();
+    assert_eq!(replay.seats[0].name, "Mravec 7");
+
+    let doc = league(&dir, &["mravec.py", "plain.py"]);
+    assert_eq!(doc["entries"][0]["name"], "Mravec 7");
+    assert!(doc["entries"][0]["id"].as_str().unwrap().starts_with("Mravec 7@"));
+}

@@ -20,6 +20,10 @@ pub const ROUND_TIME_LIMIT_S: f64 = 2.0;
 pub const ALLOWED_VIOLATIONS: u32 = 3;
 /// `REFERENCNA_MAPA`: the name of the reference map.
 pub const REFERENCE_MAP: &str = "gbely";
+
+/// The version of the rules this crate implements. An agent file may say which rules it was
+/// written for (`GAME_VERSION = 1` at top level); a different number gets a warning.
+pub const GAME_VERSION: u32 = 1;
 /// Submission limit: one `.py` file of at most this many bytes (512 KiB).
 pub const MAX_SUBMISSION_BYTES: u64 = 512 * 1024;
 

@@ -21,7 +21,7 @@ use gbely_world::Map;
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 
-use super::runs::{agent_name, build_players, is_python_agent, load_map, RunError};
+use super::runs::{build_players, is_python_agent, load_map, RunError};
 use crate::game::{play, MatchRecord, PlayOptions, Player};
 use crate::runner::interrupt;
 use crate::sim::MatchConfig;
@@ -55,7 +55,8 @@ pub struct Entry {
 }
 
 impl Entry {
-    pub fn from_spec(spec: &str) -> Result<Entry, LeagueError> {
+    /// `py` reads an agent file's own name and version (`AGENT_NAME`, `AGENT_VERSION`).
+    pub fn from_spec(spec: &str, py: &str) -> Result<Entry, LeagueError> {
         let content: Vec<u8> = match spec {
             "council" => format!("council gbely-engine {}", env!("CARGO_PKG_VERSION")).into_bytes(),
             "template" => agents::MY_AGENT_PY.as_bytes().to_vec(),
@@ -64,7 +65,7 @@ impl Entry {
             s => std::fs::read(s).map_err(|error| LeagueError::Agent { spec: s.to_string(), error })?,
         };
         let hash = format!("{:016x}", fnv1a(&content));
-        let name = agent_name(spec);
+        let name = super::inspect::display_name(spec, py).0;
         Ok(Entry { id: format!("{name}@{}", &hash[..8]), name, spec: spec.to_string(), hash })
     }
 }
@@ -574,8 +575,8 @@ pub fn standings(entries: &[Entry], rows: &[MatchRow]) -> Standings {
 }
 
 /// The interpreter for Python entries, resolved once (see [`super::runs::resolve_python`]).
-pub fn league_python(entries: &[Entry], python: &str) -> Result<String, RunError> {
-    if entries.iter().any(|e| is_python_agent(&e.spec)) {
+pub fn league_python(specs: &[String], python: &str) -> Result<String, RunError> {
+    if specs.iter().any(|s| is_python_agent(s)) {
         super::runs::resolve_python(python)
     } else {
         Ok(python.to_string())

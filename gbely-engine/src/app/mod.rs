@@ -2,5 +2,6 @@
 //! set-up it shares with the Python package (naming maps and agents, run folders, results).
 
 pub mod cli;
+pub mod inspect;
 pub mod league;
 pub mod runs;

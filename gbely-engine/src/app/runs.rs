@@ -47,6 +47,8 @@ pub enum RunError {
     AgentNotFound(String),
     #[error("agent `{0}` is a folder, not a file")]
     AgentIsAFolder(String),
+    #[error("reading {path} failed: {why}")]
+    Inspect { path: String, why: String },
     #[error("preparing agent `{spec}` in {dir}: {error}")]
     Prepare { spec: String, dir: String, error: std::io::Error },
 }

@@ -23,18 +23,27 @@ pub(super) fn cmd_final(a: FinalArgs) -> Result<u8> {
     let entry_of = final_seating(&map, &a.seats)?;
     let mut specs: Vec<(String, String)> = Vec::new();
     let mut counts: BTreeMap<String, u32> = BTreeMap::new();
+    let all: Vec<&str> = entries.iter().map(String::as_str).collect();
+    let resolved = super::play::run_python(a.run.python.as_deref(), &all)?;
+    let py = resolved.clone().unwrap_or_else(|| python(a.run.python.as_deref()));
+    let mut names: BTreeMap<&str, String> = BTreeMap::new();
+    for e in &entries {
+        if !names.contains_key(e.as_str()) {
+            names.insert(e, super::play::named(e, &py));
+        }
+    }
     for seat in 0..finalists {
         let spec = entries[entry_of[seat]].clone();
-        let base = agent_name(&spec);
+        let base = names[spec.as_str()].clone();
         let k = counts.entry(base.clone()).or_default();
         *k += 1;
-        let total = entries.iter().filter(|e| agent_name(e) == base).count();
+        let total = entries.iter().filter(|e| names[e.as_str()] == base).count();
         let name = if total > 1 { format!("{base} #{k}") } else { base };
         specs.push((spec, name));
     }
     specs.push(("council".into(), "council".into()));
     let default_dir = format!("{}-final-{}", timestamp(), file_stem(&a.agents[0]));
-    let SeatsRun { rec, replay: replay_path, logs, python } = run_seats(&map, &specs, &a.run, &default_dir)?;
+    let SeatsRun { rec, replay: replay_path, logs, python } = run_seats(&map, &specs, &a.run, &default_dir, resolved)?;
     if a.run.json {
         let mut doc = result_json(&map, &rec, replay_path.as_deref(), &logs);
         doc["python"] = json!(python);

@@ -65,12 +65,16 @@ pub(super) fn cmd_league(a: LeagueArgs) -> Result<u8> {
     for s in &specs {
         check_spec(s)?;
     }
-    let entries: Vec<Entry> = specs.iter().map(|s| Entry::from_spec(s)).collect::<Result<_, _>>()?;
+    let py = league_python(&specs, &python(a.python.as_deref()))?;
+    let entries: Vec<Entry> = specs.iter().map(|s| Entry::from_spec(s, &py)).collect::<Result<_, _>>()?;
+    for e in &specs {
+        super::play::named(e, &py); // warns of a GAME_VERSION for other rules
+    }
     let maps = league_maps(&a.maps, &a.seed)?;
     if let Some(m) = maps.iter().find(|m| m.map.seats().len() != 2) {
         bail!("map `{}` has {} seats; a league plays duels", m.spec, m.map.seats().len());
     }
-    let python = league_python(&entries, &python(a.python.as_deref()))?;
+    let python = py.clone();
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let processes = specs.iter().filter(|s| *s != "council").count().clamp(1, 2);
     let jobs = a.jobs.unwrap_or((cores / processes).max(1)).max(1);

@@ -4,6 +4,7 @@
 //! This file holds the command-line grammar (clap) and the dispatch; each subcommand lives in
 //! its own file.
 
+mod agents;
 mod check;
 mod final_mode;
 mod league;
@@ -11,6 +12,7 @@ mod maps;
 mod play;
 mod replay;
 
+use agents::{cmd_agents, AgentsArgs};
 use check::cmd_check;
 use final_mode::cmd_final;
 use league::{cmd_league, LeagueArgs};
@@ -102,6 +104,9 @@ enum Cmd {
     /// A league: every agent against every other on every map, both seat orders, on all cores;
     /// standings with ratings, resumable (results in SQLite).
     League(LeagueArgs),
+    /// The agent files of a folder (default `agents/`): name, version, size, and whether their
+    /// source passes the check.
+    Agents(AgentsArgs),
     /// Serve a built-in Rust agent over the line protocol on stdin/stdout (e.g. `council`).
     Serve {
         /// `council`.
@@ -343,7 +348,7 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 
 /// `gbely my_agent.py` means `gbely play my_agent.py`.
 fn with_default_subcommand(mut args: Vec<OsString>) -> Vec<OsString> {
-    const KNOWN: [&str; 8] = ["play", "check", "map", "serve", "help", "replay", "final", "league"];
+    const KNOWN: [&str; 9] = ["play", "check", "map", "serve", "help", "replay", "final", "league", "agents"];
     if let Some(first) = args.get(1).and_then(|a| a.to_str()) {
         let a_file = !first.starts_with('-') && !KNOWN.contains(&first);
         let a_play_option = first == "--agent-cmd" || first == "--opponent" || first == "--map";
@@ -362,6 +367,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Cmd::Map(m) => cmd_map(m),
         Cmd::Replay(r) => cmd_replay(r),
         Cmd::League(a) => cmd_league(a),
+        Cmd::Agents(a) => cmd_agents(a),
         Cmd::Serve { name } => match name.as_str() {
             "council" => {
                 crate::runner::serve::serve_stdio(&mut Council::new())?;

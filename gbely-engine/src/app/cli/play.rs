@@ -26,10 +26,9 @@ pub(super) fn run_seats(
     specs: &[(String, String)],
     run: &RunArgs,
     default_dir: &str,
+    py: Option<String>,
 ) -> Result<SeatsRun> {
     let limit = run.time_limit.duration();
-    let py = python(run.python.as_deref());
-    let py = if specs.iter().any(|(s, _)| is_python_agent(s)) { Some(resolve_python(&py)?) } else { None };
     let run_dir = match &run.run_dir {
         Some(d) => d.clone(),
         None => unique_dir(PathBuf::from("gbely-runs").join(default_dir)),
@@ -98,11 +97,13 @@ pub(super) fn cmd_play(a: PlayArgs) -> Result<u8> {
         check_spec(spec)?;
     }
     let default_dir = format!("{}-{}-vs-{}", timestamp(), file_stem(&agent), file_stem(&a.opponent));
-    let names = [agent_name(&agent), agent_name(&a.opponent)];
+    let py = run_python(a.run.python.as_deref(), &[&agent, &a.opponent])?;
+    let reader = py.clone().unwrap_or_else(|| python(a.run.python.as_deref()));
+    let names = [named(&agent, &reader), named(&a.opponent, &reader)];
     let names =
         if names[0] == names[1] { [format!("{} (seat 0)", names[0]), format!("{} (seat 1)", names[1])] } else { names };
     let specs = [(agent.clone(), names[0].clone()), (a.opponent.clone(), names[1].clone())];
-    let SeatsRun { rec, replay: replay_path, logs, python } = run_seats(&map, &specs, &a.run, &default_dir)?;
+    let SeatsRun { rec, replay: replay_path, logs, python } = run_seats(&map, &specs, &a.run, &default_dir, py)?;
     if a.run.json {
         let mut doc = result_json(&map, &rec, replay_path.as_deref(), &logs);
         doc["python"] = json!(python);
@@ -113,6 +114,26 @@ pub(super) fn cmd_play(a: PlayArgs) -> Result<u8> {
         print_summary(&map, &rec, replay_path.as_deref(), &logs, python.as_deref())?;
     }
     Ok(match_exit(&rec, Some(0)))
+}
+
+/// The interpreter for the Python agents among `specs`, resolved once for the whole run (`None`
+/// when there are none).
+pub(super) fn run_python(given: Option<&str>, specs: &[&str]) -> Result<Option<String>> {
+    if specs.iter().any(|s| is_python_agent(s)) {
+        Ok(Some(resolve_python(&python(given))?))
+    } else {
+        Ok(None)
+    }
+}
+
+/// The name an agent is shown under (its AGENT_NAME and AGENT_VERSION, else its file name); a
+/// GAME_VERSION for other rules is a warning on stderr.
+pub(super) fn named(spec: &str, py: &str) -> String {
+    let (name, warning) = crate::app::inspect::display_name(spec, py);
+    if let Some(w) = warning {
+        eprintln!("gbely: warning: {w}");
+    }
+    name
 }
 
 /// "on gbely (60×60), 150 rounds played (full length)": the first line of a summary.

@@ -1,0 +1,198 @@
+//! Reading an agent file without running it: its syntax tree (Python's `ast`) says whether
+//! `decide` is defined, what it imports, and the name and versions it gives itself.
+
+use std::path::Path;
+
+use super::runs::RunError;
+
+/// Reads the agent's syntax tree without running it (the structural part of `gbely check`).
+///
+/// `decide`: what the name is bound to at the end of the module, looking into the bodies of
+/// top-level `if`/`else`, `try`/`except`/`else`/`finally` and `with` blocks (branches are
+/// alternatives: when one gives a function, the others only warn). A function passes; so do a
+/// lambda and `decide = other_function` (callable, and the harness calls it like a function); a
+/// call, attribute or subscript passes with a warning (the source cannot say what it gives); any
+/// other value (`decide = 42`), a class or an `async def` fails.
+///
+/// Imports: a module outside the standard library fails, unless every import of it is inside a
+/// `try` whose handlers catch `ImportError` (or `ModuleNotFoundError`, `Exception`, a bare
+/// `except`): that is an optional import with a fallback, and only a warning.
+pub const INSPECT_PY: &str = r#"
+import ast, json, sys
+sys.setrecursionlimit(10000)
+path = sys.argv[1]
+out = {"decide": None, "non_stdlib": [], "optional": [], "syntax_error": None, "meta": {}}
+try:
+    src = open(path, encoding="utf-8-sig").read()
+    tree = ast.parse(src, filename=path)
+except (SyntaxError, UnicodeDecodeError, ValueError, RecursionError) as e:
+    out["syntax_error"] = str(e)
+    print(json.dumps(out)); sys.exit(0)
+
+TRY = (ast.Try,) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
+CATCHES = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
+
+def catches_import_error(handler):
+    t = handler.type
+    if t is None:
+        return True
+    for n in (t.elts if isinstance(t, ast.Tuple) else [t]):
+        if (isinstance(n, ast.Name) and n.id in CATCHES) or (isinstance(n, ast.Attribute) and n.attr in CATCHES):
+            return True
+    return False
+
+required, optional = set(), set()
+def imports(node, guarded):
+    if isinstance(node, ast.Import):
+        (optional if guarded else required).update(a.name.split(".")[0] for a in node.names)
+    elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+        (optional if guarded else required).add(node.module.split(".")[0])
+    if isinstance(node, TRY):
+        inner = guarded or any(catches_import_error(h) for h in node.handlers)
+        for n in node.body:
+            imports(n, inner)
+        for n in node.handlers + node.orelse + node.finalbody:
+            imports(n, guarded)
+        return
+    for n in ast.iter_child_nodes(node):
+        imports(n, guarded)
+imports(tree, False)
+
+MAYBE_CALLABLE = (ast.Call, ast.Attribute, ast.Subscript, ast.IfExp, ast.NamedExpr)
+def binding(n):
+    """(line, kind, problem) when the statement binds `decide`, else None."""
+    if isinstance(n, ast.FunctionDef) and n.name == "decide":
+        return (n.lineno, "function", None)
+    if isinstance(n, ast.AsyncFunctionDef) and n.name == "decide":
+        return (n.lineno, "async", "decide (line %d) is an async function: the harness calls decide(stav) and needs the commands, not a coroutine" % n.lineno)
+    if isinstance(n, ast.ClassDef) and n.name == "decide":
+        return (n.lineno, "class", "decide (line %d) is a class, not a function decide(stav)" % n.lineno)
+    if isinstance(n, (ast.Import, ast.ImportFrom)):
+        if any((a.asname or a.name) == "decide" for a in n.names):
+            return (n.lineno, "imported", None)
+        return None
+    if isinstance(n, (ast.Assign, ast.AnnAssign)) and getattr(n, "value", None) is not None:
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+        if any(isinstance(t, ast.Name) and t.id == "decide" for t in targets):
+            v = n.value
+            if isinstance(v, ast.Lambda):
+                return (n.lineno, "lambda", None)
+            if isinstance(v, ast.Name):
+                return (n.lineno, "alias", None)
+            if isinstance(v, MAYBE_CALLABLE):
+                return (n.lineno, "assigned", None)
+            return (n.lineno, "value", "decide (line %d) is assigned a value (%s), not a function: define def decide(stav): at the top level" % (n.lineno, type(v).__name__))
+    return None
+
+# What `decide` may be bound to after a block: a set of bindings, None for "not bound".
+# Branches (if/else, try/except) are alternatives; statements in a row replace each other.
+def scan(body, cur):
+    for n in body:
+        b = binding(n)
+        if b is not None:
+            cur = {b}
+        elif isinstance(n, ast.If):
+            cur = scan(n.body, cur) | scan(n.orelse, cur)
+        elif isinstance(n, TRY):
+            after = scan(n.orelse, scan(n.body, cur))
+            for h in n.handlers:
+                after = after | scan(h.body, cur | scan(n.body, cur))
+            cur = scan(n.finalbody, after)
+        elif isinstance(n, (ast.With, ast.AsyncWith)):
+            cur = scan(n.body, cur)
+    return cur
+final = scan(tree.body, {None})
+good = sorted(b for b in final if b is not None and b[2] is None)
+bad = sorted(b for b in final if b is not None and b[2] is not None)
+if good:
+    line, kind, _ = good[-1]
+    other = [b[2] for b in bad] + (["decide is not defined at all"] if None in final else [])
+    out["decide"] = {"line": line, "kind": kind, "problem": None, "maybe": other}
+elif bad:
+    line, kind, problem = bad[-1]
+    out["decide"] = {"line": line, "kind": kind, "problem": problem, "maybe": []}
+std = set(getattr(sys, "stdlib_module_names", ())) | set(sys.builtin_module_names) | {"pravidla", "__future__"}
+if std:
+    out["non_stdlib"] = sorted(n for n in required if n not in std)
+    out["optional"] = sorted(n for n in optional - required if n not in std)
+# The agent's own name and versions: top-level `AGENT_NAME = "…"` and the like, literals only.
+for n in tree.body:
+    if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+        key, v = n.targets[0].id, n.value
+        if key in ("AGENT_NAME", "AGENT_VERSION", "GAME_VERSION") and isinstance(v, ast.Constant) \
+                and isinstance(v.value, (str, int, float)) and not isinstance(v.value, bool):
+            out["meta"][key] = str(v.value).strip()[:60]
+print(json.dumps(out))
+"#;
+
+/// What [`INSPECT_PY`] reports of a file (JSON: `decide`, `non_stdlib`, `optional`,
+/// `syntax_error`, `meta`).
+pub fn inspect_source(py: &str, path: &Path) -> Result<serde_json::Value, RunError> {
+    let failed = |why: String| RunError::Inspect { path: path.display().to_string(), why };
+    let out = std::process::Command::new(py)
+        .arg("-c")
+        .arg(INSPECT_PY)
+        .arg(path)
+        .output()
+        .map_err(|error| RunError::NoPython { python: py.to_string(), error })?;
+    if !out.status.success() {
+        return Err(failed(String::from_utf8_lossy(&out.stderr).trim().to_string()));
+    }
+    serde_json::from_slice(&out.stdout).map_err(|e| failed(e.to_string()))
+}
+
+/// The name and versions an agent file gives itself (`AGENT_NAME`, `AGENT_VERSION`,
+/// `GAME_VERSION` at top level, as literals).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct AgentMeta {
+    pub name: Option<String>,
+    pub version: Option<String>,
+    pub game_version: Option<String>,
+}
+
+impl AgentMeta {
+    pub fn of(report: &serde_json::Value) -> AgentMeta {
+        let get = |k: &str| report["meta"][k].as_str().filter(|s| !s.is_empty()).map(str::to_string);
+        AgentMeta { name: get("AGENT_NAME"), version: get("AGENT_VERSION"), game_version: get("GAME_VERSION") }
+    }
+
+    /// `Mravec 7` from its name and version, or `fallback` (the file name) when it gives none.
+    pub fn display_name(&self, fallback: &str) -> String {
+        match (&self.name, &self.version) {
+            (Some(n), Some(v)) => format!("{n} {v}"),
+            (Some(n), None) => n.clone(),
+            (None, Some(v)) => format!("{fallback} {v}"),
+            (None, None) => fallback.to_string(),
+        }
+    }
+
+    /// A warning when the agent was written for other rules than this engine plays.
+    pub fn game_version_warning(&self, who: &str) -> Option<String> {
+        let v = self.game_version.as_deref()?;
+        (v != gbely_rules::constants::GAME_VERSION.to_string()).then(|| {
+            format!(
+                "{who} says GAME_VERSION = {v}, but this engine plays the rules of version {}",
+                gbely_rules::constants::GAME_VERSION
+            )
+        })
+    }
+}
+
+/// The name an agent spec is shown under: the name and version an agent file gives itself, else
+/// its file name; with a warning when it was written for other rules.
+pub fn display_name(spec: &str, py: &str) -> (String, Option<String>) {
+    let file = super::runs::agent_name(spec);
+    match spec_meta(spec, py) {
+        Some(meta) => (meta.display_name(&file), meta.game_version_warning(&file)),
+        None => (file, None),
+    }
+}
+
+/// The meta of an agent named by a spec: for agent files only (`None` for everything else, or
+/// when the file cannot be read: the match says why later).
+pub fn spec_meta(spec: &str, py: &str) -> Option<AgentMeta> {
+    if !spec.ends_with(".py") || !Path::new(spec).is_file() {
+        return None;
+    }
+    inspect_source(py, Path::new(spec)).ok().map(|r| AgentMeta::of(&r))
+}
