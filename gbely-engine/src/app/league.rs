@@ -427,24 +427,35 @@ fn play_pairing(
     config: &LeagueConfig,
 ) -> Result<MatchRow, LeagueError> {
     let (e0, e1) = (&entries[p.seat0], &entries[p.seat1]);
-    let lm = &maps[p.map];
     let run_dir = config.dir.join(format!(
         "{index:05}-{}-vs-{}",
         super::runs::file_stem(&e0.name),
         super::runs::file_stem(&e1.name)
     ));
+    play_one(e0, e1, &maps[p.map], p.game, config, &run_dir)
+}
+
+/// Plays one match of two entries on a map, the agents' files in `run_dir`.
+pub fn play_one(
+    e0: &Entry,
+    e1: &Entry,
+    lm: &LeagueMap,
+    game: u32,
+    config: &LeagueConfig,
+    run_dir: &Path,
+) -> Result<MatchRow, LeagueError> {
     let names = if e0.name == e1.name {
         [format!("{} (seat 0)", e0.name), format!("{} (seat 1)", e1.name)]
     } else {
         [e0.name.clone(), e1.name.clone()]
     };
     let specs = [(e0.spec.clone(), names[0].clone()), (e1.spec.clone(), names[1].clone())];
-    let mut setup = build_players(&specs, &run_dir, config.time_limit, config.memory_limit, &config.python)?;
+    let mut setup = build_players(&specs, run_dir, config.time_limit, config.memory_limit, &config.python)?;
     let mut refs: Vec<&mut dyn Player> = setup.players.iter_mut().map(|p| p.as_mut() as &mut dyn Player).collect();
     let start = Instant::now();
     let opts = PlayOptions { config: MatchConfig { rounds: config.rounds }, record: false };
     let rec = play(lm.map.clone(), &mut refs, opts, &mut ());
-    Ok(row_of(&rec, lm, e0, e1, p.game, config.rounds, start.elapsed().as_secs_f64()))
+    Ok(row_of(&rec, lm, e0, e1, game, config.rounds, start.elapsed().as_secs_f64()))
 }
 
 fn row_of(rec: &MatchRecord, lm: &LeagueMap, e0: &Entry, e1: &Entry, game: u32, rounds: u32, seconds: f64) -> MatchRow {

@@ -1,6 +1,7 @@
 //! The application around the engine (feature `cli`): the `gbely` command line, and the run
 //! set-up it shares with the Python package (naming maps and agents, run folders, results).
 
+pub mod ab;
 pub mod cli;
 pub mod inspect;
 pub mod league;

@@ -4,6 +4,7 @@
 //! This file holds the command-line grammar (clap) and the dispatch; each subcommand lives in
 //! its own file.
 
+mod ab;
 mod agents;
 mod check;
 mod final_mode;
@@ -12,6 +13,7 @@ mod maps;
 mod play;
 mod replay;
 
+use ab::{cmd_ab, AbArgs};
 use agents::{cmd_agents, AgentsArgs};
 use check::cmd_check;
 use final_mode::cmd_final;
@@ -107,6 +109,9 @@ enum Cmd {
     /// The agent files of a folder (default `agents/`): name, version, size, and whether their
     /// source passes the check.
     Agents(AgentsArgs),
+    /// Is B better than A? Paired matches (seats swapped, same map) and a sequential test that
+    /// stops as soon as the evidence is enough; resumable.
+    Ab(AbArgs),
     /// Serve a built-in Rust agent over the line protocol on stdin/stdout (e.g. `council`).
     Serve {
         /// `council`.
@@ -348,7 +353,7 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 
 /// `gbely my_agent.py` means `gbely play my_agent.py`.
 fn with_default_subcommand(mut args: Vec<OsString>) -> Vec<OsString> {
-    const KNOWN: [&str; 9] = ["play", "check", "map", "serve", "help", "replay", "final", "league", "agents"];
+    const KNOWN: [&str; 10] = ["play", "check", "map", "serve", "help", "replay", "final", "league", "agents", "ab"];
     if let Some(first) = args.get(1).and_then(|a| a.to_str()) {
         let a_file = !first.starts_with('-') && !KNOWN.contains(&first);
         let a_play_option = first == "--agent-cmd" || first == "--opponent" || first == "--map";
@@ -368,6 +373,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Cmd::Replay(r) => cmd_replay(r),
         Cmd::League(a) => cmd_league(a),
         Cmd::Agents(a) => cmd_agents(a),
+        Cmd::Ab(a) => cmd_ab(a),
         Cmd::Serve { name } => match name.as_str() {
             "council" => {
                 crate::runner::serve::serve_stdio(&mut Council::new())?;
