@@ -2,36 +2,37 @@
 //! `cargo run --release -p gbely-engine --example replay_size`.
 //!
 //! For each match: its time without a replay, with the replay streamed as plain JSON and as
-//! gzip (the fast level the engine writes), and the sizes; and the best gzip level for
-//! comparison.
+//! gzip as the engine writes it (level 6, on a thread of its own), and the sizes; and what gzip
+//! levels 6 and 9 make of the plain text, for comparison. Built-in agents' commands are not
+//! stored (a reader regenerates them); "stored" rows play the Rust expander as an agent of yours.
 use std::io::Write;
 use std::sync::Arc;
 use std::time::Instant;
 
 use agents::{Expander, Template};
-use gbely_council::Council;
 use gbely_engine::game::{play, play_to, DecidePlayer, PlayOptions, Player};
 use gbely_engine::record::ReplayWriter;
 use gbely_engine::sim::MatchConfig;
-use gbely_rules::Decide;
 
-fn players<A: Decide, B: Decide>(a: &dyn Fn() -> A, b: &dyn Fn() -> B) -> (DecidePlayer<A>, DecidePlayer<B>) {
-    (DecidePlayer::new("a", a()), DecidePlayer::new("b", b()))
+type Make = dyn Fn() -> Box<dyn Player>;
+
+fn players(a: &Make, b: &Make) -> (Box<dyn Player>, Box<dyn Player>) {
+    (a(), b())
 }
 
-fn measure<A: Decide, B: Decide>(name: &str, a: &dyn Fn() -> A, b: &dyn Fn() -> B) {
+fn measure(name: &str, a: &Make, b: &Make) {
     let map = Arc::new(gbely_world::reference_map());
     let dir = std::env::temp_dir();
     let (mut pa, mut pb) = players(a, b);
     let t = Instant::now();
     let rec = {
-        let mut ps: [&mut dyn Player; 2] = [&mut pa, &mut pb];
+        let mut ps: [&mut dyn Player; 2] = [pa.as_mut(), pb.as_mut()];
         play(map.clone(), &mut ps, PlayOptions::default(), &mut ())
     };
     let bare = t.elapsed().as_secs_f64();
     let streamed = |file: &str| {
         let (mut pa, mut pb) = players(a, b);
-        let mut ps: [&mut dyn Player; 2] = [&mut pa, &mut pb];
+        let mut ps: [&mut dyn Player; 2] = [pa.as_mut(), pb.as_mut()];
         let w = ReplayWriter::create(&dir.join(file)).expect("temp dir");
         let t = Instant::now();
         let r = play_to(map.clone(), &mut ps, MatchConfig::default(), w, &mut ());
@@ -40,16 +41,20 @@ fn measure<A: Decide, B: Decide>(name: &str, a: &dyn Fn() -> A, b: &dyn Fn() -> 
     let (plain_s, plain) = streamed("size.json");
     let (gz_s, gz) = streamed("size.json.gz");
     let text = std::fs::read(dir.join("size.json")).expect("written");
-    let t = Instant::now();
-    let mut best = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
-    best.write_all(&text).expect("in memory");
-    let best = best.finish().expect("in memory").len();
-    let best_s = t.elapsed().as_secs_f64();
+    let level = |l: u32| {
+        let t = Instant::now();
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(l));
+        enc.write_all(&text).expect("in memory");
+        (enc.finish().expect("in memory").len(), t.elapsed().as_secs_f64())
+    };
+    let (default, default_s) = level(6);
+    let (best, best_s) = level(9);
     println!(
-        "{name:<20} match {bare:>6.3} s | plain {:>6.2} MB, {plain_s:>6.3} s | gzip fast {:>5.2} MB, {gz_s:>6.3} s \
-         | gzip best {:>5.2} MB, +{best_s:.2} s | shares {:.2} / {:.2}",
+        "{name:<28} match {bare:>6.3} s | plain {:>6.2} MB, {plain_s:>6.3} s | .gz as written {:>5.2} MB, {gz_s:>6.3} s \
+         | level 6 {:>5.2} MB, +{default_s:.2} s | level 9 {:>5.2} MB, +{best_s:.2} s | shares {:.2} / {:.2}",
         plain as f64 / 1e6,
         gz as f64 / 1e6,
+        default as f64 / 1e6,
         best as f64 / 1e6,
         rec.outcome[0].score.unwrap_or(0.0),
         rec.outcome[1].score.unwrap_or(0.0)
@@ -57,8 +62,19 @@ fn measure<A: Decide, B: Decide>(name: &str, a: &dyn Fn() -> A, b: &dyn Fn() -> 
 }
 
 fn main() {
-    measure("template vs council", &Template::default, &Council::new);
-    measure("expander vs council", &Expander::default, &Council::new);
-    measure("expander vs expander", &Expander::default, &Expander::default);
-    measure("council vs council", &Council::new, &Council::new);
+    // The Rust examples as built-ins too: a replay regenerates their commands.
+    let template =
+        || Box::new(DecidePlayer::builtin("template", "template-rs", Template::default())) as Box<dyn Player>;
+    let expander =
+        || Box::new(DecidePlayer::builtin("expander", "expander-rs", Expander::default())) as Box<dyn Player>;
+    // The Council as a built-in: its commands are regenerated on reading, not stored.
+    let council = || Box::new(DecidePlayer::council("council")) as Box<dyn Player>;
+    measure("template vs council", &template, &council);
+    measure("expander vs council", &expander, &council);
+    measure("expander vs expander", &expander, &expander);
+    measure("council vs council", &council, &council);
+    // An agent of yours: its commands are stored (in columns).
+    let stored = || Box::new(DecidePlayer::new("expander", Expander::default())) as Box<dyn Player>;
+    measure("expander (stored) vs council", &stored, &council);
+    measure("expander (stored) × 2", &stored, &stored);
 }

@@ -43,6 +43,8 @@ pub enum PlayerAnswer {
     },
     /// A stop was requested (Ctrl-C) while waiting for the answer: the round is not played.
     Interrupted,
+    /// An answer as a replay holds it (re-simulation).
+    Replayed(gbely_world::replay::Answer),
 }
 
 /// How an agent process fared, for the summary's fairness notes.
@@ -72,6 +74,11 @@ pub trait Player {
     fn stats(&self) -> Option<AgentStats> {
         None
     }
+    /// The name of a deterministic built-in agent a replay reader can run again (`council`):
+    /// its commands are then regenerated on reading rather than stored.
+    fn builtin(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 /// Plays a seat with an in-process [`Decide`].
@@ -80,11 +87,44 @@ pub struct DecidePlayer<D> {
     name: String,
     agent: D,
     answer: Option<Vec<Command>>,
+    builtin: Option<&'static str>,
 }
 
 impl<D: Decide> DecidePlayer<D> {
     pub fn new(name: impl Into<String>, agent: D) -> Self {
-        DecidePlayer { name: name.into(), agent, answer: None }
+        DecidePlayer { name: name.into(), agent, answer: None, builtin: None }
+    }
+}
+
+impl<D: Decide> DecidePlayer<D> {
+    /// A deterministic built-in agent, named as [`builtin_agent`] knows it: replays regenerate
+    /// its commands from its observations instead of storing them. The agent must be what
+    /// `builtin_agent(name)` makes, fresh.
+    pub fn builtin(name: impl Into<String>, builtin: &'static str, agent: D) -> Self {
+        debug_assert!(builtin_agent(builtin).is_some(), "unknown built-in agent `{builtin}`");
+        DecidePlayer { builtin: Some(builtin), ..DecidePlayer::new(name, agent) }
+    }
+}
+
+impl DecidePlayer<gbely_council::Council> {
+    /// The Council as a built-in: replays regenerate its commands instead of storing them.
+    pub fn council(name: impl Into<String>) -> Self {
+        DecidePlayer::builtin(name, BUILTIN_COUNCIL, gbely_council::Council::new())
+    }
+}
+
+/// The built-in agent name of the Council in replays.
+pub const BUILTIN_COUNCIL: &str = "council";
+
+/// A fresh built-in agent by its replay name: `council`, and the Rust twins of the example agents
+/// `template-rs` and `expander-rs`; `None` for a name this build does not know. Each decides from
+/// its observation alone and deterministically, so its commands can be made again on reading.
+pub fn builtin_agent(name: &str) -> Option<Box<dyn Decide + Send>> {
+    match name {
+        BUILTIN_COUNCIL => Some(Box::new(gbely_council::Council::new())),
+        "template-rs" => Some(Box::new(agents::Template::default())),
+        "expander-rs" => Some(Box::new(agents::Expander::default())),
+        _ => None,
     }
 }
 
@@ -97,6 +137,9 @@ impl<D: Decide> Player for DecidePlayer<D> {
     }
     fn finish(&mut self) -> PlayerAnswer {
         PlayerAnswer::Commands(self.answer.take().unwrap_or_default())
+    }
+    fn builtin(&self) -> Option<&'static str> {
+        self.builtin
     }
 }
 
@@ -204,6 +247,9 @@ pub fn play(
     observer: &mut dyn Observer,
 ) -> MatchRecord {
     let mut session = Session::new(map, opts.config, players.iter().map(|p| p.name()).collect());
+    for (s, p) in players.iter().enumerate() {
+        session.set_builtin(s as u8, p.builtin());
+    }
     if opts.record {
         session.record();
     }
@@ -221,6 +267,9 @@ pub fn play_to(
     observer: &mut dyn Observer,
 ) -> MatchRecord {
     let mut session = Session::new(map, config, players.iter().map(|p| p.name()).collect());
+    for (s, p) in players.iter().enumerate() {
+        session.set_builtin(s as u8, p.builtin());
+    }
     session.record_to(writer);
     run(session, players, observer)
 }

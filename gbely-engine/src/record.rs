@@ -20,6 +20,11 @@ pub struct Recorder {
     end_state: FinalState,
     turns: Vec<Turn>,
     stream: Option<Stream>,
+    /// Per seat, the built-in agent whose commands are regenerated rather than stored.
+    builtins: Vec<Option<String>>,
+    /// Whether turns carry their cell changes (version 1's form; readers rebuilding a version 2
+    /// file's rounds want them, files leave them out).
+    changes: bool,
 }
 
 /// A replay being written to its file, and the first error writing it, if any (the match goes
@@ -34,6 +39,8 @@ impl Recorder {
     /// Records in memory ([`Recorder::finish`] gives the [`Replay`]).
     pub fn new() -> Recorder {
         Recorder {
+            builtins: Vec::new(),
+            changes: false,
             after_production: (Vec::new(), Vec::new(), Vec::new()),
             end_state: FinalState { owner: Vec::new(), units: Vec::new(), fortification: Vec::new() },
             turns: Vec::new(),
@@ -42,8 +49,9 @@ impl Recorder {
     }
 
     /// Streams to `writer`, starting with the replay's head (map, seats); call before round 0.
-    pub fn streaming(mut writer: ReplayWriter, m: &Match, names: &[String]) -> Recorder {
+    pub fn streaming(mut writer: ReplayWriter, m: &Match, names: &[String], builtins: &[Option<String>]) -> Recorder {
         let mut r = Recorder::new();
+        r.builtins = builtins.to_vec();
         r.start(m);
         let head = r.document(m, names, match_result(m, names), Vec::new());
         let error = writer.head(&head).err().map(|e| e.to_string());
@@ -59,6 +67,16 @@ impl Recorder {
         e.units.extend_from_slice(m.all_units());
         e.fortification.clear();
         e.fortification.extend_from_slice(m.all_fortifications());
+    }
+
+    /// Keeps every round's cell changes in the turns (for readers; files leave them out).
+    pub fn keep_changes(&mut self) {
+        self.changes = true;
+    }
+
+    /// Seats whose built-in agent's commands are regenerated on reading (see [`Answer::Regen`]).
+    pub fn set_builtins(&mut self, builtins: &[Option<String>]) {
+        self.builtins = builtins.to_vec();
     }
 
     /// Call once before round 0 (the state an interrupted match ends with if no round was played).
@@ -85,7 +103,7 @@ impl Recorder {
     pub fn after_resolution(&mut self, m: &Match, answers: Vec<Answer>, report: &RoundReport) {
         let (o, u, f) = &self.after_production;
         let mut changes = Vec::new();
-        for i in 0..o.len() {
+        for i in (0..o.len()).filter(|_| self.changes) {
             let (no, nu, nf) = (m.owners()[i], m.all_units()[i], m.all_fortifications()[i]);
             if no != o[i] || nu.to_bits() != u[i].to_bits() || nf.to_bits() != f[i].to_bits() {
                 changes.push(CellChange(i as u32, owner_code(no), nu, nf));
@@ -135,6 +153,7 @@ impl Recorder {
                     name: names[k].clone(),
                     role: s.role,
                     base: map.grid().id(s.base),
+                    builtin: self.builtins.get(k).cloned().flatten(),
                 })
                 .collect(),
             turns,
@@ -198,7 +217,9 @@ pub fn write_replay(path: &Path, replay: &Replay) -> std::io::Result<u64> {
     w.finish(&replay.final_state, &replay.result)
 }
 
-/// The bytes of a replay file, plain or gzip.
+/// The bytes of a replay file, plain or gzip. (One lives per file, on its writing thread: the
+/// size of the gzip state does not matter.)
+#[allow(clippy::large_enum_variant)]
 enum Sink {
     Plain(std::io::BufWriter<std::fs::File>),
     #[cfg(feature = "gzip")]
@@ -213,16 +234,40 @@ impl Sink {
             Sink::Gzip(w) => w,
         }
     }
+
+    /// Flushes and closes the file; its size on disk.
+    // Without gzip the sink has one kind only.
+    #[cfg_attr(not(feature = "gzip"), allow(clippy::infallible_destructuring_match))]
+    fn close(self) -> std::io::Result<u64> {
+        let file = match self {
+            Sink::Plain(w) => w,
+            #[cfg(feature = "gzip")]
+            Sink::Gzip(w) => w.finish()?,
+        };
+        let file = file.into_inner().map_err(|e| e.into_error())?;
+        Ok(file.metadata()?.len())
+    }
 }
+
+/// Pieces of the document (rounds) on their way to the writing thread, at most this many at once:
+/// memory stays bounded however fast rounds come (a flooding agent's round is megabytes).
+const QUEUE: usize = 2;
 
 /// Writes a replay as the match goes: the head, then each round as it finishes, then the final
 /// state and the result. Memory does not grow with the match, and the file is the same, byte for
 /// byte, as [`Replay::to_json`] of the whole document (compressed when the name ends in `.gz`).
 ///
+/// A compressed file is compressed and written on a thread of its own, so that a match on one
+/// core is not slowed by its replay (gzip level 6: examples/replay_size.rs prints the sizes and
+/// times); a plain file is written directly.
 /// Opening it before the match starts is how an unwritable path is found before anyone plays.
 pub struct ReplayWriter {
     path: std::path::PathBuf,
-    sink: Option<Sink>,
+    /// A plain file is written here, directly.
+    direct: Option<Sink>,
+    /// A compressed one goes to its writing thread.
+    tx: Option<std::sync::mpsc::SyncSender<Vec<u8>>>,
+    thread: Option<std::thread::JoinHandle<std::io::Result<u64>>>,
     turns: usize,
 }
 
@@ -244,26 +289,48 @@ impl ReplayWriter {
         }
         let file = std::io::BufWriter::with_capacity(1 << 16, std::fs::File::create(path)?);
         #[cfg(feature = "gzip")]
-        let sink = if gz {
-            // The fastest level: on a full reference-map replay it writes 15 % more bytes than the
-            // best level in about a tenth of the time (examples/replay_size.rs prints both).
-            Sink::Gzip(flate2::write::GzEncoder::new(file, flate2::Compression::fast()))
+        let mut sink = if gz {
+            Sink::Gzip(flate2::write::GzEncoder::new(file, flate2::Compression::default()))
         } else {
             Sink::Plain(file)
         };
         #[cfg(not(feature = "gzip"))]
-        let sink = Sink::Plain(file);
-        Ok(ReplayWriter { path: path.to_path_buf(), sink: Some(sink), turns: 0 })
+        let mut sink = Sink::Plain(file);
+        let path = path.to_path_buf();
+        if !gz {
+            // Writing plain text costs next to nothing: no thread (and no memory of its own).
+            return Ok(ReplayWriter { path, direct: Some(sink), tx: None, thread: None, turns: 0 });
+        }
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(QUEUE);
+        let thread = std::thread::Builder::new().name("gbely-replay".into()).spawn(move || {
+            for piece in rx {
+                sink.out().write_all(&piece)?;
+            }
+            sink.close()
+        })?;
+        Ok(ReplayWriter { path, direct: None, tx: Some(tx), thread: Some(thread), turns: 0 })
     }
 
     pub fn path(&self) -> &Path {
         &self.path
     }
 
-    fn sink(&mut self) -> std::io::Result<&mut dyn Write> {
-        match &mut self.sink {
-            Some(s) => Ok(s.out()),
-            None => Err(std::io::Error::other("the replay is already finished")),
+    /// Hands a piece to the writing thread; if it has stopped, its error.
+    fn send(&mut self, piece: Vec<u8>) -> std::io::Result<()> {
+        if let Some(sink) = self.direct.as_mut() {
+            return sink.out().write_all(&piece);
+        }
+        let sent = match &self.tx {
+            Some(tx) => tx.send(piece).is_ok(),
+            None => return Err(std::io::Error::other("the replay is already finished")),
+        };
+        if sent {
+            return Ok(());
+        }
+        self.tx = None;
+        match self.thread.take().map(|t| t.join()) {
+            Some(Ok(Err(e))) => Err(e),
+            _ => Err(std::io::Error::other("the replay's writing thread stopped")),
         }
     }
 
@@ -281,40 +348,39 @@ impl ReplayWriter {
         let mut text = serde_json::to_vec(&head).map_err(std::io::Error::other)?;
         text.pop(); // the closing brace: the document goes on
         text.extend_from_slice(b",\"turns\":[");
-        self.sink()?.write_all(&text)
+        self.send(text)
     }
 
     /// One round, written and forgotten.
     pub fn turn(&mut self, turn: &Turn) -> std::io::Result<()> {
-        let first = self.turns == 0;
-        let out = self.sink()?;
-        if !first {
-            out.write_all(b",")?;
+        let mut bytes = Vec::with_capacity(1 << 14);
+        if self.turns > 0 {
+            bytes.push(b',');
         }
-        serde_json::to_writer(&mut *out, turn).map_err(std::io::Error::other)?;
+        serde_json::to_writer(&mut bytes, turn).map_err(std::io::Error::other)?;
+        self.send(bytes)?;
         self.turns += 1;
         Ok(())
     }
 
-    /// The end of the document; flushes and closes the file. Returns the bytes written to disk.
-    // Without gzip the sink has one kind only.
-    #[cfg_attr(not(feature = "gzip"), allow(clippy::infallible_destructuring_match))]
+    /// The end of the document; waits for the file to be flushed and closed. Returns the bytes
+    /// written to disk.
     pub fn finish(&mut self, final_state: &FinalState, result: &MatchResult) -> std::io::Result<u64> {
-        {
-            let out = self.sink()?;
-            out.write_all(b"],\"final\":")?;
-            serde_json::to_writer(&mut *out, final_state).map_err(std::io::Error::other)?;
-            out.write_all(b",\"result\":")?;
-            serde_json::to_writer(&mut *out, result).map_err(std::io::Error::other)?;
-            out.write_all(b"}")?;
+        let mut tail = b"],\"final\":".to_vec();
+        serde_json::to_writer(&mut tail, final_state).map_err(std::io::Error::other)?;
+        tail.extend_from_slice(b",\"result\":");
+        serde_json::to_writer(&mut tail, result).map_err(std::io::Error::other)?;
+        tail.push(b'}');
+        self.send(tail)?;
+        if let Some(sink) = self.direct.take() {
+            return sink.close();
         }
-        let file = match self.sink.take().expect("checked by sink()") {
-            Sink::Plain(w) => w,
-            #[cfg(feature = "gzip")]
-            Sink::Gzip(w) => w.finish()?,
-        };
-        let file = file.into_inner().map_err(|e| e.into_error())?;
-        Ok(file.metadata()?.len())
+        self.tx = None; // the thread ends when the queue is drained
+        match self.thread.take().map(|t| t.join()) {
+            Some(Ok(r)) => r,
+            Some(Err(_)) => Err(std::io::Error::other("the replay's writing thread panicked")),
+            None => Err(std::io::Error::other("the replay is already finished")),
+        }
     }
 }
 

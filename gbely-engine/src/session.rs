@@ -17,15 +17,17 @@
 
 use std::sync::Arc;
 
+use gbely_rules::{Cell, Command};
 use gbely_rules::{Grid, Observation};
-use gbely_world::replay::{Answer, Violation};
+use gbely_world::replay::{Answer, CompactCommands, Violation};
 use gbely_world::{Map, Replay};
+use serde_json::Value;
 
 use crate::game::{match_result, DiscardDigest, MatchRecord, PlayerAnswer, ViolationKind};
-use crate::protocol::{command_to_value, parse_commands};
+use crate::protocol::{parse_command, parse_commands};
 use crate::record::Recorder;
 use crate::record::ReplayWriter;
-use crate::sim::{EndReason, Match, MatchConfig, RoundReport, SideInput};
+use crate::sim::{EndReason, Match, MatchConfig, Order, RoundReport, SideInput};
 
 /// One match, step by step. See the module documentation.
 #[derive(Debug)]
@@ -39,6 +41,8 @@ pub struct Session {
     recorder: Option<Recorder>,
     discards: Vec<DiscardDigest>,
     violations: Vec<Vec<(u32, ViolationKind, String)>>,
+    /// Per seat, a built-in agent whose commands replays regenerate instead of storing.
+    builtins: Vec<Option<String>>,
 }
 
 impl Session {
@@ -55,19 +59,39 @@ impl Session {
             recorder: None,
             discards: vec![DiscardDigest::new(); seats],
             violations: vec![Vec::new(); seats],
+            builtins: vec![None; seats],
+        }
+    }
+
+    /// Marks `seat` as played by the deterministic built-in agent `name` (see
+    /// [`crate::game::builtin_agent`]): the replay records that name, and its commands are
+    /// regenerated on reading rather than stored. Call before recording starts.
+    pub fn set_builtin(&mut self, seat: u8, name: Option<&str>) {
+        if let Some(b) = self.builtins.get_mut(seat as usize) {
+            *b = name.map(str::to_string);
         }
     }
 
     /// Records the replay in memory ([`MatchRecord::replay`]). Call before the first round.
     pub fn record(&mut self) {
         let mut r = Recorder::new();
+        r.set_builtins(&self.builtins);
         r.start(&self.m);
         self.recorder = Some(r);
     }
 
+    /// Records in memory with every round's cell changes (what readers of a version 2 file
+    /// rebuild). Call before the first round.
+    pub fn record_with_changes(&mut self) {
+        self.record();
+        if let Some(r) = self.recorder.as_mut() {
+            r.keep_changes();
+        }
+    }
+
     /// Streams the replay to `writer` as rounds finish. Call before the first round.
     pub fn record_to(&mut self, writer: ReplayWriter) {
-        self.recorder = Some(Recorder::streaming(writer, &self.m, &self.names));
+        self.recorder = Some(Recorder::streaming(writer, &self.m, &self.names, &self.builtins));
     }
 
     /// The state of the match (read only: it changes through `submit` and `advance`).
@@ -148,23 +172,45 @@ impl Session {
                 }
                 continue;
             }
+            let builtin = self.builtins[s].is_some();
             let (input, answer) = match submitted {
                 Some(PlayerAnswer::Commands(cmds)) => {
-                    let answer =
-                        recording.then(|| Answer::Commands(cmds.iter().map(|c| command_to_value(c, &grid)).collect()));
+                    let answer = recording.then(|| {
+                        if builtin {
+                            Answer::Regen
+                        } else {
+                            Answer::Compact(compact(cmds.iter().map(|c| (Ok(*c), None))))
+                        }
+                    });
                     (SideInput::Orders(cmds.into_iter().map(Ok).collect()), answer)
                 }
                 Some(PlayerAnswer::Raw(list)) => {
-                    let input = SideInput::Orders(parse_commands(&list, &grid));
-                    (input, recording.then(|| Answer::Commands(list)))
+                    let orders = parse_commands(&list, &grid);
+                    let answer = recording
+                        .then(|| Answer::Compact(compact(orders.iter().zip(&list).map(|(o, raw)| (*o, Some(raw))))));
+                    (SideInput::Orders(orders), answer)
                 }
                 Some(PlayerAnswer::Violation { kind, detail }) => {
                     let answer = recording.then(|| Answer::Violation(Violation { kind, detail: detail.clone() }));
                     self.violations[s].push((round, kind, detail));
                     (SideInput::Violation, answer)
                 }
+                Some(PlayerAnswer::Replayed(a)) => {
+                    let input = match &a {
+                        Answer::Commands(list) => SideInput::Orders(parse_commands(list, &grid)),
+                        Answer::Compact(c) => SideInput::Orders(orders_of(c, &grid)),
+                        Answer::Violation(v) => {
+                            self.violations[s].push((round, v.kind, v.detail.clone()));
+                            SideInput::Violation
+                        }
+                        Answer::Out | Answer::Regen => SideInput::Orders(Vec::new()),
+                    };
+                    (input, recording.then_some(a))
+                }
                 Some(PlayerAnswer::Interrupted) | None => {
-                    (SideInput::Orders(Vec::new()), recording.then(|| Answer::Commands(Vec::new())))
+                    let answer =
+                        recording.then(|| if builtin { Answer::Regen } else { Answer::Compact(Default::default()) });
+                    (SideInput::Orders(Vec::new()), answer)
                 }
             };
             self.inputs[s] = input;
@@ -214,8 +260,70 @@ impl Session {
         }
     }
 
+    /// Whether `seat` is played by a built-in agent, and which.
+    pub fn builtin(&self, seat: u8) -> Option<&str> {
+        self.builtins.get(seat as usize)?.as_deref()
+    }
+
     /// Ends the session and hands back the match itself (for re-simulation).
     pub fn into_state(self) -> Match {
         self.m
     }
+}
+
+/// The compact form (replay version 2) of a command list: each item a parsed command, or — when
+/// it did not parse — the item as received.
+fn compact<'a>(items: impl Iterator<Item = (Order, Option<&'a Value>)>) -> CompactCommands {
+    let mut c = CompactCommands::default();
+    for (order, raw) in items {
+        match order {
+            Ok(Command::Move { from, to, amount }) => {
+                c.kinds.push('M');
+                c.cells.extend([from.0, to.0]);
+                c.amounts.push(amount);
+            }
+            Ok(Command::Attack { from, to, amount }) => {
+                c.kinds.push('A');
+                c.cells.extend([from.0, to.0]);
+                c.amounts.push(amount);
+            }
+            Ok(Command::Fortify { cell, amount }) => {
+                c.kinds.push('F');
+                c.cells.push(cell.0);
+                c.amounts.push(amount);
+            }
+            Err(_) => {
+                c.kinds.push('r');
+                c.raw.push(raw.cloned().unwrap_or(Value::Null));
+            }
+        }
+    }
+    c
+}
+
+/// The orders of a compact command list, as the engine resolves them: commands as they were
+/// parsed, raw items parsed again (giving the same discard reasons).
+pub fn orders_of(c: &CompactCommands, grid: &gbely_rules::Grid) -> Vec<Order> {
+    let (mut cells, mut amounts, mut raw) = (c.cells.iter(), c.amounts.iter(), c.raw.iter());
+    let mut cell = || Cell(cells.next().copied().unwrap_or(u32::MAX));
+    let mut out = Vec::with_capacity(c.kinds.len());
+    for k in c.kinds.chars() {
+        let order = match k {
+            'M' => {
+                let (from, to) = (cell(), cell());
+                Ok(Command::Move { from, to, amount: amounts.next().copied().unwrap_or(0.0) })
+            }
+            'A' => {
+                let (from, to) = (cell(), cell());
+                Ok(Command::Attack { from, to, amount: amounts.next().copied().unwrap_or(0.0) })
+            }
+            'F' => {
+                let at = cell();
+                Ok(Command::Fortify { cell: at, amount: amounts.next().copied().unwrap_or(0.0) })
+            }
+            _ => parse_command(raw.next().unwrap_or(&Value::Null), grid),
+        };
+        out.push(order);
+    }
+    out
 }

@@ -518,8 +518,15 @@ fn a_gzip_bomb_is_not_inflated_whole() {
 fn each_structural_fault_is_named_where_it_is() {
     let s = sample();
     let cells = s.map.len();
-    // A turn with changes to edit.
-    let t = s.replay.turns.iter().position(|t| t.changes.len() >= 2).unwrap();
+    // A turn whose seat 0 sent commands, to edit.
+    let compact =
+        |a: &gbely_world::replay::Answer| matches!(a, gbely_world::replay::Answer::Compact(c) if !c.cells.is_empty());
+    let t = s.replay.turns.iter().position(|t| compact(&t.answers[0])).unwrap();
+    fn edit_compact(r: &mut Replay, t: usize, f: impl Fn(&mut gbely_world::replay::CompactCommands)) {
+        if let gbely_world::replay::Answer::Compact(c) = &mut r.turns[t].answers[0] {
+            f(c)
+        }
+    }
     type Edit = Box<dyn Fn(&mut Replay)>;
     let cases: Vec<(Edit, &str)> = vec![
         (Box::new(|r| r.map.fingerprint = "0123456789abcdef".into()), "fingerprint is 0123456789abcdef"),
@@ -546,9 +553,15 @@ fn each_structural_fault_is_named_where_it_is() {
         ),
         (Box::new(|r| r.turns[6].cells.push(0)), "turn 6: 3 cell counts for 2 seats"),
         (Box::new(|r| r.turns[7].units.clear()), "turn 7: 0 unit totals for 2 seats"),
-        (Box::new(move |r| r.turns[t].changes[0].0 = cells as u32), "change 0 is for cell #196"),
-        (Box::new(move |r| r.turns[t].changes[1].1 = 2), "change 1 gives cell"),
-        (Box::new(move |r| r.turns[t].changes[1].1 = -2), "to seat -2, which does not exist"),
+        (Box::new(move |r| edit_compact(r, t, |c| c.cells[0] = cells as u32)), "cell #196 is not on the map"),
+        (Box::new(move |r| edit_compact(r, t, |c| c.kinds.push('M'))), "compact commands: kinds"),
+        (Box::new(move |r| edit_compact(r, t, |c| c.kinds.push('X'))), "unknown command kind `X`"),
+        (Box::new(move |r| edit_compact(r, t, |c| c.amounts[0] = -1.0)), "amount -1 is not a positive number"),
+        (
+            Box::new(move |r| r.turns[t].answers[0] = gbely_world::replay::Answer::Regen),
+            "seat 0's commands are to be regenerated, but the seat names no built-in agent",
+        ),
+        (Box::new(|r| r.version = 1), "a version 1 replay cannot hold compact commands"),
         (
             Box::new(|r| {
                 let t = r.turns.iter_mut().find(|t| !t.discarded.is_empty()).unwrap();

@@ -55,7 +55,11 @@ fn run(seed: &str, size: u32, a: impl Decide, b: impl Decide) -> (String, MatchR
 }
 
 fn check(name: &str, text: &str) {
-    let path = format!("{}/tests/golden/{name}.txt", env!("CARGO_MANIFEST_DIR"));
+    check_file(&format!("{name}.txt"), text)
+}
+
+fn check_file(name: &str, text: &str) {
+    let path = format!("{}/tests/golden/{name}", env!("CARGO_MANIFEST_DIR"));
     if std::env::var_os("GBELY_BLESS").is_some() {
         std::fs::write(&path, text).unwrap();
         return;
@@ -85,4 +89,20 @@ fn expander_against_the_council_on_seed_golden() {
 fn template_against_the_council_on_seed_golden() {
     let (text, _) = run("golden", 30, Template::default(), Council::new());
     check("template-vs-council-golden-30", &text);
+}
+
+/// The replay file itself (format version 2) of a seeded match, pinned byte for byte: the
+/// expander in compact commands, the built-in Council regenerated.
+#[test]
+fn replay_version_2_golden() {
+    let map = Arc::new(gbely_world::generate_duel("golden-v2", 16, 16).unwrap());
+    let mut a = DecidePlayer::new("expander", Expander::default());
+    let mut b = DecidePlayer::council("council");
+    let mut players: [&mut dyn Player; 2] = [&mut a, &mut b];
+    let opts = PlayOptions { config: gbely_engine::sim::MatchConfig { rounds: 20 }, record: true };
+    let replay = play(map, &mut players, opts, &mut ()).replay.unwrap();
+    let mut text = replay.to_json();
+    text.push('\n');
+    check_file("replay-v2-golden-20.json", &text);
+    assert!(gbely_engine::replays::verify(&replay).is_ok());
 }

@@ -113,7 +113,7 @@ fn a_violation_round_is_in_the_replay_and_verifies() {
 
 fn first_round_with_commands(replay: &Replay, seat: usize, from: usize) -> usize {
     (from..replay.turns.len())
-        .find(|&r| matches!(&replay.turns[r].answers[seat], Answer::Commands(l) if l.iter().any(|c| c.get("typ").and_then(|t| t.as_str()) == Some("ATTACK"))))
+        .find(|&r| matches!(&replay.turns[r].answers[seat], Answer::Compact(c) if c.kinds.contains('A')))
         .unwrap()
 }
 
@@ -121,25 +121,75 @@ fn first_round_with_commands(replay: &Replay, seat: usize, from: usize) -> usize
 fn verify_finds_a_changed_command_at_its_round() {
     let (_, mut replay) = replays().remove(0);
     let r = first_round_with_commands(&replay, 0, 20);
-    if let Answer::Commands(list) = &mut replay.turns[r].answers[0] {
-        let k = list.iter().position(|c| c["typ"] == "ATTACK").unwrap();
-        list[k]["pocet"] = serde_json::json!(0.5);
+    if let Answer::Compact(c) = &mut replay.turns[r].answers[0] {
+        // The amount of the first ATTACK: amounts count every command kind before it, not raw items.
+        let k = c.kinds.chars().take_while(|&k| k != 'A').filter(|&k| k != 'r').count();
+        c.amounts[k] = 0.5;
     }
     let e = verify(&replay).unwrap_err();
     assert_eq!(e.round, Some(r as u32), "{e}");
 }
 
 #[test]
-fn verify_finds_a_changed_cell_at_its_round_and_cell() {
+fn verify_finds_a_changed_final_cell() {
     let (_, mut replay) = replays().remove(0);
-    let r = 42;
-    let CellChange(cell, owner, units, fort) = replay.turns[r].changes[3];
-    replay.turns[r].changes[3] = CellChange(cell, owner, units + 1.0, fort);
+    let cell = 37;
+    replay.final_state.units[cell] += 1.0;
     let e = verify(&replay).unwrap_err();
     let g = replay.map.to_map().unwrap().grid().clone();
+    assert_eq!(e.cell.as_deref(), Some(g.id(gbely_rules::Cell(cell as u32)).as_str()), "{e}");
+    assert!(e.to_string().contains("final state"), "{e}");
+}
+
+/// Version 1 files (every answer as received, every round's cell changes) still read, verify,
+/// show and view; a changed cell in one is found at its round and cell.
+#[test]
+fn version_1_files_still_read_and_verify() {
+    let path = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/replay-v1.json"));
+    let mut replay = read_replay(&path).unwrap();
+    assert_eq!(replay.version, 1);
+    assert!(matches!(replay.turns[3].answers[0], Answer::Violation(_)));
+    assert_eq!(verify(&replay).unwrap().rounds, 12);
+    let map = replay.map.to_map().unwrap();
+    assert_eq!(frames(&replay, &map).unwrap().len(), 13);
+    assert!(gbely_engine::replays::viewer::viewer_html(&replay).is_ok());
+    let r = 6;
+    let CellChange(cell, owner, units, fort) = replay.turns[r].changes[0];
+    replay.turns[r].changes[0] = CellChange(cell, owner, units + 1.0, fort);
+    let e = verify(&replay).unwrap_err();
     assert_eq!(e.round, Some(r as u32));
-    assert_eq!(e.cell.as_deref(), Some(g.id(gbely_rules::Cell(cell)).as_str()), "{e}");
+    assert_eq!(e.cell.as_deref(), Some(map.grid().id(gbely_rules::Cell(cell)).as_str()), "{e}");
     assert!(e.to_string().contains("the file says"), "{e}");
+}
+
+/// Version 2 leaves out what re-simulation rebuilds: no cell changes, commands in columns, the
+/// built-in Council's commands regenerated; and it is what the engine writes.
+#[test]
+fn version_2_is_compact_and_regenerates_the_council() {
+    let replay = record(
+        gbely_world::generate_duel("v2", 20, 20).unwrap(),
+        30,
+        &mut DecidePlayer::new("expander", Expander::default()),
+        &mut DecidePlayer::council("council"),
+    );
+    assert_eq!(replay.version, 2);
+    assert_eq!(replay.seats[1].builtin.as_deref(), Some("council"));
+    assert!(replay.turns.iter().all(|t| t.changes.is_empty()));
+    assert!(replay.turns.iter().all(|t| matches!(t.answers[1], Answer::Regen)));
+    assert!(replay.turns.iter().any(|t| matches!(&t.answers[0], Answer::Compact(c) if !c.kinds.is_empty())));
+    assert!(verify(&replay).is_ok());
+    // The state of every round is rebuilt, and agrees with the same match recorded with the
+    // Council's commands stored.
+    let stored = record(
+        gbely_world::generate_duel("v2", 20, 20).unwrap(),
+        30,
+        &mut DecidePlayer::new("expander", Expander::default()),
+        &mut DecidePlayer::new("council", Council::new()),
+    );
+    assert!(stored.turns.iter().all(|t| matches!(t.answers[1], Answer::Compact(_))));
+    let map = replay.map.to_map().unwrap();
+    assert_eq!(frames(&replay, &map).unwrap(), frames(&stored, &map).unwrap());
+    assert_eq!(replay.final_state, stored.final_state);
 }
 
 #[test]
@@ -208,7 +258,9 @@ fn the_observation_of_a_round_is_what_the_seat_received() {
     for round in [0u32, 1, 13, 24] {
         let (json, answer) = observation_at(&replay, round, 1).unwrap();
         assert_eq!(json, seen.borrow()[round as usize], "round {round}");
-        assert_eq!(answer, replay.turns[round as usize].answers[1]);
+        let grid = replay.map.to_map().unwrap().grid().clone();
+        let sent = gbely_engine::replays::answer_commands(&replay.turns[round as usize].answers[1], &grid).unwrap();
+        assert_eq!(answer, Answer::Commands(sent));
     }
     assert!(observation_at(&replay, 25, 1).unwrap_err().contains("not played"));
     assert!(observation_at(&replay, 3, 2).unwrap_err().contains("does not exist"));

@@ -6,7 +6,6 @@ use std::time::{Duration, Instant};
 
 use crate::convert::*;
 use crate::maps::*;
-use gbely_council::Council;
 use gbely_engine::app::runs;
 use gbely_engine::game::{play, play_to, DecidePlayer, PlayOptions, Player, PlayerAnswer, ViolationKind};
 use gbely_engine::runner::TimeLimit;
@@ -220,7 +219,7 @@ pub(crate) fn seat_player(
     py: &str,
 ) -> PyResult<SeatPlayer> {
     match runs::resolve_agent(spec, run_dir, seat, py).map_err(|e| PyValueError::new_err(format!("{e:#}")))? {
-        runs::AgentSpec::Council => Ok((Box::new(DecidePlayer::new(name.to_string(), Council::new())), None)),
+        runs::AgentSpec::Council => Ok((Box::new(DecidePlayer::council(name.to_string())), None)),
         runs::AgentSpec::Process(cmd) => {
             let log = run_dir.join(format!("seat{seat}-{}.log", runs::file_stem(spec)));
             let mut cfg =

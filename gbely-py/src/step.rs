@@ -60,6 +60,10 @@ impl PyMatch {
         let ids = id_strings(py, map.grid());
         let councils = (0..seats).map(|k| council.contains(&k).then(Council::new)).collect();
         let mut session = Session::new(map, MatchConfig { rounds }, names);
+        for &k in &council {
+            // The built-in Council: replays regenerate its commands instead of storing them.
+            session.set_builtin(k as u8, Some(gbely_engine::game::BUILTIN_COUNCIL));
+        }
         if record {
             session.record();
         }

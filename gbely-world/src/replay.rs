@@ -1,4 +1,4 @@
-//! The replay format, version 1 (schema in `docs/replay-format.md`).
+//! The replay format, version 2 (version 1 still read; schema in `docs/replay-format.md`).
 //!
 //! One JSON document per match: the whole map (as a map file, with its fingerprint), the seats,
 //! every round's answers of every side exactly as received, discarded commands with reasons,
@@ -24,7 +24,11 @@ use crate::map::{Map, MAX_SEATS};
 use crate::mapfile::{parse_map_file, MapFileError, MAX_SIDE};
 
 pub const REPLAY_FORMAT: &str = "gbely-replay";
-pub const REPLAY_VERSION: u32 = 1;
+pub const REPLAY_VERSION: u32 = 2;
+/// The versions this build reads: 1 (every answer as received, every round's cell changes) and
+/// 2 (commands in a compact columnar form, the Council's commands regenerated, no cell changes:
+/// re-simulation rebuilds them).
+pub const READS_VERSIONS: [u32; 2] = [1, 2];
 
 /// A whole match. One read by [`Replay::from_json`] or [`Replay::from_reader`] has the structure
 /// [`Replay::check`] describes.
@@ -90,6 +94,10 @@ pub struct SeatRecord {
     pub role: SeatRole,
     /// The home base id.
     pub base: String,
+    /// A deterministic built-in agent (`council`) whose commands are not stored: a reader
+    /// regenerates them from its observations ([`Answer::Regen`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub builtin: Option<String>,
 }
 
 /// What one seat did in one round.
@@ -102,6 +110,60 @@ pub enum Answer {
     Violation(Violation),
     /// Not in the game any more (eliminated or disqualified).
     Out,
+    /// Version 2: the commands in a compact columnar form; items that were not commands are kept
+    /// as received.
+    Compact(CompactCommands),
+    /// Version 2: the commands of the seat's built-in agent ([`SeatRecord::builtin`]), which a
+    /// reader regenerates from the seat's observation.
+    Regen,
+}
+
+/// A command list in columns (version 2): what the engine resolves, in less space. Each item of
+/// the answer is one letter of `kinds`: `M`, `A` or `F` — a command whose cells are the next two
+/// (MOVE, ATTACK: source, target) or one (FORTIFY) of `cells` and whose amount is the next of
+/// `amounts` — or `r`: an item that did not parse as a command, the next of `raw`, as received
+/// (so that re-reading it gives the same discard reason).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CompactCommands {
+    #[serde(rename = "k")]
+    pub kinds: String,
+    #[serde(rename = "c")]
+    pub cells: Vec<u32>,
+    #[serde(rename = "n")]
+    pub amounts: Vec<f64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub raw: Vec<Value>,
+}
+
+impl CompactCommands {
+    /// Whether the columns hold exactly what `kinds` says; why not, if they do not.
+    pub fn check(&self, cells: usize) -> Result<(), String> {
+        let (mut c, mut n, mut r) = (0usize, 0usize, 0usize);
+        for k in self.kinds.chars() {
+            match k {
+                'M' | 'A' => (c, n) = (c + 2, n + 1),
+                'F' => (c, n) = (c + 1, n + 1),
+                'r' => r += 1,
+                other => return Err(format!("unknown command kind `{other}`")),
+            }
+        }
+        if (c, n, r) != (self.cells.len(), self.amounts.len(), self.raw.len()) {
+            return Err(format!(
+                "kinds `{}` need {c} cells, {n} amounts and {r} raw items; the columns hold {}, {} and {}",
+                self.kinds,
+                self.cells.len(),
+                self.amounts.len(),
+                self.raw.len()
+            ));
+        }
+        if let Some(&bad) = self.cells.iter().find(|&&x| x as usize >= cells) {
+            return Err(format!("cell #{bad} is not on the map ({cells} cells)"));
+        }
+        if let Some(bad) = self.amounts.iter().find(|a| !(a.is_finite() && **a > 0.0)) {
+            return Err(format!("amount {bad} is not a positive number"));
+        }
+        Ok(())
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -139,7 +201,9 @@ pub struct Turn {
     /// Units per seat at the end of the round.
     #[serde(deserialize_with = "per_seat")]
     pub units: Vec<f64>,
-    #[serde(deserialize_with = "per_cell")]
+    /// Version 1 only: the cells whose state at the end of the round differs from the state
+    /// after its production. Version 2 leaves them out; readers rebuild them by re-simulation.
+    #[serde(default, deserialize_with = "per_cell", skip_serializing_if = "Vec::is_empty")]
     pub changes: Vec<CellChange>,
 }
 
@@ -247,7 +311,7 @@ pub enum ReplayError {
     Json(serde_json::Error),
     #[error("not a gbely replay (format `{0}`)")]
     Format(String),
-    #[error("replay version {0} is not supported (this build reads {REPLAY_VERSION})")]
+    #[error("replay version {0} is not supported (this build reads versions 1 and 2)")]
     Version(u32),
     #[error("the replay's map: {0}")]
     Map(MapFileError),
@@ -273,6 +337,12 @@ pub enum ReplayError {
     ChangeCell { turn: usize, index: usize, cell: u32, cells: usize },
     #[error("turn {turn}: change {index} gives cell {cell} to seat {owner}, which does not exist ({seats} seats)")]
     ChangeOwner { turn: usize, index: usize, cell: String, owner: i8, seats: usize },
+    #[error("turn {turn}: seat {seat}'s compact commands: {why}")]
+    Compact { turn: usize, seat: usize, why: String },
+    #[error("turn {turn}: seat {seat}'s commands are to be regenerated, but the seat names no built-in agent")]
+    Regen { turn: usize, seat: usize },
+    #[error("turn {turn}: a version {version} replay cannot hold {what}")]
+    AnswerVersion { turn: usize, version: u32, what: &'static str },
     #[error("turn {turn}: discarded[{index}] names seat {seat}, which does not exist ({seats} seats)")]
     DiscardedSeat { turn: usize, index: usize, seat: u8, seats: usize },
     #[error("final `{what}` has {found} cells, the map {cells}")]
@@ -304,7 +374,7 @@ fn check_head(format: Option<&str>, version: Option<u64>) -> Result<(), ReplayEr
         return Err(ReplayError::Format(format.unwrap_or("none").to_string()));
     }
     match version {
-        Some(v) if v == REPLAY_VERSION as u64 => Ok(()),
+        Some(v) if READS_VERSIONS.iter().any(|&r| r as u64 == v) => Ok(()),
         other => Err(ReplayError::Version(other.map_or(0, |v| v.min(u32::MAX as u64) as u32))),
     }
 }
@@ -407,6 +477,29 @@ impl Replay {
                 if !owner_ok(owner) {
                     let cell = g.id(gbely_rules::Cell(cell));
                     return Err(ReplayError::ChangeOwner { turn: k, index, cell, owner, seats });
+                }
+            }
+            for (seat, a) in t.answers.iter().enumerate() {
+                match a {
+                    Answer::Compact(_) if self.version < 2 => {
+                        return Err(ReplayError::AnswerVersion {
+                            turn: k,
+                            version: self.version,
+                            what: "compact commands",
+                        });
+                    }
+                    Answer::Regen if self.version < 2 => {
+                        return Err(ReplayError::AnswerVersion {
+                            turn: k,
+                            version: self.version,
+                            what: "regenerated commands",
+                        });
+                    }
+                    Answer::Compact(c) => c.check(cells).map_err(|why| ReplayError::Compact { turn: k, seat, why })?,
+                    Answer::Regen if self.seats[seat].builtin.is_none() => {
+                        return Err(ReplayError::Regen { turn: k, seat });
+                    }
+                    _ => {}
                 }
             }
             if let Some((index, d)) = t.discarded.iter().enumerate().find(|(_, d)| d.seat as usize >= seats) {

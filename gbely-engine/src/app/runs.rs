@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use gbely_council::Council;
 use gbely_rules::DiscardReason;
 use gbely_world::replay::SideResult;
 use gbely_world::{parse_map_file, Map, MapSpec};
@@ -377,7 +376,7 @@ pub fn build_players(
     for (seat, (spec, name)) in specs.iter().enumerate() {
         match resolve_agent(spec, run_dir, seat, py)? {
             AgentSpec::Council => {
-                players.push(Box::new(DecidePlayer::new(name.clone(), Council::new())));
+                players.push(Box::new(DecidePlayer::council(name.clone())));
                 logs.push(None);
             }
             AgentSpec::Process(cmd) => {

@@ -77,6 +77,7 @@ pub const MAX_FRAME_CELLS: usize = 64 << 20;
 /// Every frame at once: for short replays and tests. A reader that goes round by round keeps one
 /// [`Frame`] and [`Frame::step`]s it; one round is [`frame_after`].
 pub fn frames(replay: &Replay, map: &Map) -> Result<Vec<Frame>, String> {
+    let replay = &*super::expanded(replay)?;
     let wanted = (replay.turns.len() + 1).saturating_mul(map.len());
     if wanted > MAX_FRAME_CELLS {
         return Err(format!(
@@ -97,6 +98,7 @@ pub fn frames(replay: &Replay, map: &Map) -> Result<Vec<Frame>, String> {
 
 /// The state at the end of round `round` as the file says, rebuilt from the start.
 pub fn frame_after(replay: &Replay, map: &Map, round: u32) -> Result<Frame, String> {
+    let replay = &*super::expanded(replay)?;
     let turns = replay
         .turns
         .get(..=round as usize)

@@ -9,6 +9,7 @@ use super::Frame;
 
 /// Figures of a replay: per round cells, shares, units and captures per seat; per side totals.
 pub fn stats(replay: &Replay) -> Result<serde_json::Value, String> {
+    let replay = &*super::expanded(replay)?;
     let map = replay.check().map_err(|e| e.to_string())?;
     let seats = map.seats().len();
     let total = map.len() as f64;

@@ -7,25 +7,52 @@ use gbely_world::replay::Answer;
 use gbely_world::{Map, Replay};
 
 use super::Frame;
-use crate::game::owner_code;
-use crate::game::PlayerAnswer;
-use crate::protocol::observation_json;
-use crate::session::Session;
+use std::borrow::Cow;
+
+use gbely_rules::Decide;
+
+use crate::game::{builtin_agent, owner_code, PlayerAnswer};
+use crate::protocol::{command_to_value, observation_json};
+use crate::session::{orders_of, Session};
 use crate::sim::{Match, MatchConfig, RoundReport};
 
 /// Re-plays a replay's recorded answers round by round through a [`Session`], calling `each`
 /// after every round with the round's index, the match and the report. The answers are the
-/// file's, untouched; a seat with no answer recorded plays nothing, as in any session.
-pub fn resimulate(replay: &Replay, map: Arc<Map>, mut each: impl FnMut(usize, &Match, &RoundReport) -> bool) -> Match {
+/// file's, untouched; a built-in agent's regenerated commands ([`Answer::Regen`]) are decided
+/// again from the same observations; a seat with no answer recorded plays nothing.
+pub fn resimulate(replay: &Replay, map: Arc<Map>, each: impl FnMut(usize, &Match, &RoundReport) -> bool) -> Match {
+    replay_session(replay, map, false, each).into_state()
+}
+
+/// [`resimulate`], keeping the session (and its record, when `record`).
+fn replay_session(
+    replay: &Replay,
+    map: Arc<Map>,
+    record: bool,
+    mut each: impl FnMut(usize, &Match, &RoundReport) -> bool,
+) -> Session {
     let seats = map.seats().len();
     let names = (0..seats).map(|s| replay.seats.get(s).map_or_else(String::new, |r| r.name.clone())).collect();
     let mut session = Session::new(map, MatchConfig { rounds: replay.rounds }, names);
+    let mut builtins: Vec<Option<Box<dyn Decide + Send>>> =
+        (0..seats).map(|s| replay.seats.get(s).and_then(|r| r.builtin.as_deref()).and_then(builtin_agent)).collect();
+    for (s, r) in replay.seats.iter().enumerate().take(seats) {
+        session.set_builtin(s as u8, r.builtin.as_deref());
+    }
+    if record {
+        session.record_with_changes();
+    }
     for (r, t) in replay.turns.iter().enumerate() {
         if session.is_over() {
             break;
         }
         for (s, answer) in t.answers.iter().enumerate().take(seats) {
-            if let Some(a) = recorded_answer(answer) {
+            if let Answer::Regen = answer {
+                if let Some(agent) = builtins[s].as_mut().filter(|_| session.is_active(s as u8)) {
+                    let obs = session.observe(s as u8);
+                    session.submit(s as u8, PlayerAnswer::Commands(agent.decide(&obs)));
+                }
+            } else if let Some(a) = recorded_answer(answer) {
                 session.submit(s as u8, a);
             }
         }
@@ -34,15 +61,51 @@ pub fn resimulate(replay: &Replay, map: Arc<Map>, mut each: impl FnMut(usize, &M
             break;
         }
     }
-    session.into_state()
+    session
 }
 
-/// A recorded answer as a session takes it (`None` for a seat that was out of the game).
+/// A replay with every round's cell changes: a version 2 file leaves them out, and they are
+/// rebuilt here by re-simulation (milliseconds); a version 1 file is returned as it is.
+pub fn expanded(replay: &Replay) -> Result<Cow<'_, Replay>, String> {
+    if replay.version < 2 {
+        return Ok(Cow::Borrowed(replay));
+    }
+    let map = Arc::new(replay.check().map_err(|e| e.to_string())?);
+    let session = replay_session(replay, map, true, |_, _, _| true);
+    let rebuilt = session.replay_so_far().expect("recorded");
+    let mut out = replay.clone();
+    for (t, r) in out.turns.iter_mut().zip(rebuilt.turns) {
+        t.changes = r.changes;
+    }
+    Ok(Cow::Owned(out))
+}
+
+/// A recorded answer as a session takes it (`None` for a seat that was out of the game, or
+/// whose commands are regenerated: see [`resimulate`]).
 pub fn recorded_answer(answer: &Answer) -> Option<PlayerAnswer> {
     match answer {
-        Answer::Commands(list) => Some(PlayerAnswer::Raw(list.clone())),
-        Answer::Violation(v) => Some(PlayerAnswer::Violation { kind: v.kind, detail: v.detail.clone() }),
-        Answer::Out => None,
+        Answer::Commands(_) | Answer::Compact(_) | Answer::Violation(_) => Some(PlayerAnswer::Replayed(answer.clone())),
+        Answer::Out | Answer::Regen => None,
+    }
+}
+
+/// A recorded answer's commands in the wire form of SPEC §6 (`None` for a violation or a seat out).
+pub fn answer_commands(answer: &Answer, grid: &gbely_rules::Grid) -> Option<Vec<serde_json::Value>> {
+    match answer {
+        Answer::Commands(list) => Some(list.clone()),
+        Answer::Compact(c) => {
+            let mut raw = c.raw.iter();
+            Some(
+                orders_of(c, grid)
+                    .into_iter()
+                    .map(|o| match o {
+                        Ok(cmd) => command_to_value(&cmd, grid),
+                        Err(_) => raw.next().cloned().unwrap_or(serde_json::Value::Null),
+                    })
+                    .collect(),
+            )
+        }
+        Answer::Violation(_) | Answer::Out | Answer::Regen => None,
     }
 }
 
@@ -78,7 +141,10 @@ pub fn verify(replay: &Replay) -> Result<Verified, Mismatch> {
     let map = Arc::new(replay.check().map_err(|e| mismatch(None, None, e.to_string()))?);
     let g = map.grid().clone();
     let seats = map.seats().len();
-    // The file's own state, one round ahead of the re-simulation's callback at a time.
+    // The file's own state, one round ahead of the re-simulation's callback at a time. A version
+    // 2 file stores no cell changes: its rounds are checked by their figures and discarded
+    // commands, and its final state against the re-simulation's.
+    let with_changes = replay.version < 2;
     let mut file_frame = Frame::start(&map);
     let mut first: Option<Mismatch> = None;
     let mut played = 0;
@@ -89,12 +155,14 @@ pub fn verify(replay: &Replay) -> Result<Verified, Mismatch> {
             first = Some(mismatch(Some(r as u32), None, format!("turn {r} is numbered {}", t.round)));
             return false;
         }
-        if let Err(e) = file_frame.step(&map, t) {
-            first = Some(mismatch(Some(r as u32), None, e));
-            return false;
+        if with_changes {
+            if let Err(e) = file_frame.step(&map, t) {
+                first = Some(mismatch(Some(r as u32), None, e));
+                return false;
+            }
         }
         let want = &file_frame;
-        for c in 0..g.len() {
+        for c in (0..g.len()).filter(|_| with_changes) {
             let (o, u, f) = (owner_code(m.owners()[c]), m.all_units()[c], m.all_fortifications()[c]);
             if o != want.owner[c]
                 || u.to_bits() != want.units[c].to_bits()
@@ -158,6 +226,13 @@ pub fn verify(replay: &Replay) -> Result<Verified, Mismatch> {
         ));
     }
     let fs = &replay.final_state;
+    if !with_changes {
+        file_frame = Frame {
+            owner: m.owners().iter().map(|&o| owner_code(o)).collect(),
+            units: m.all_units().to_vec(),
+            fortification: m.all_fortifications().to_vec(),
+        };
+    }
     let last = &file_frame;
     if fs.owner != last.owner
         || fs.units.iter().zip(&last.units).any(|(a, b)| a.to_bits() != b.to_bits())
@@ -211,5 +286,17 @@ pub fn observation_at(replay: &Replay, round: u32, seat: u8) -> Result<(String, 
         return Err(format!("seat {seat} was out of the game in round {round}"));
     }
     let obs = m.observe(seat);
-    Ok((observation_json(&obs, map.grid()), turn.answers.get(seat as usize).cloned().unwrap_or(Answer::Out)))
+    let g = map.grid();
+    // The answer in the wire form the seat sent: compact commands written out, a built-in agent's
+    // commands decided again from this observation.
+    let answer = match turn.answers.get(seat as usize).cloned().unwrap_or(Answer::Out) {
+        Answer::Regen => {
+            let name = replay.seats[seat as usize].builtin.as_deref().unwrap_or_default();
+            let mut agent = builtin_agent(name).ok_or_else(|| format!("unknown built-in agent `{name}`"))?;
+            Answer::Commands(agent.decide(&obs).iter().map(|c| command_to_value(c, g)).collect())
+        }
+        a @ Answer::Compact(_) => Answer::Commands(answer_commands(&a, g).unwrap_or_default()),
+        a => a,
+    };
+    Ok((observation_json(&obs, g), answer))
 }

@@ -22,6 +22,7 @@ fn q(x: f64) -> i64 {
 /// The data the page needs, as compact JSON. Units are carried in hundredths: the page shows
 /// them to one decimal.
 pub fn viewer_data(replay: &Replay) -> Result<Value, String> {
+    let replay = &*super::expanded(replay)?;
     let map = Arc::new(replay.check().map_err(|e| e.to_string())?);
     let g = map.grid();
     let terrain: String = g.cells().map(|c| map.terrain(c).glyph()).collect();
@@ -55,16 +56,17 @@ pub fn viewer_data(replay: &Replay) -> Result<Value, String> {
             flat.extend([c.0 as i64 - last, c.1 as i64, q(c.2), q(c.3)]);
             last = c.0 as i64;
         }
+        let lists: Vec<Option<Vec<Value>>> = t.answers.iter().map(|a| super::answer_commands(a, g)).collect();
         let disc: Vec<Value> = t
             .discarded
             .iter()
             .map(|d| {
-                let cmd = match t.answers.get(d.seat as usize) {
-                    Some(Answer::Commands(list)) => {
-                        list.get(d.index as usize).map(|v| v.to_string()).unwrap_or_default()
-                    }
-                    _ => String::new(),
-                };
+                let cmd = lists
+                    .get(d.seat as usize)
+                    .and_then(|l| l.as_ref())
+                    .and_then(|l| l.get(d.index as usize))
+                    .map(|v| v.to_string())
+                    .unwrap_or_default();
                 json!([d.seat, d.index, d.reason, cmd])
             })
             .collect();
@@ -77,8 +79,7 @@ pub fn viewer_data(replay: &Replay) -> Result<Value, String> {
                 _ => None,
             })
             .collect();
-        let ncmd: Vec<usize> =
-            t.answers.iter().map(|a| if let Answer::Commands(l) = a { l.len() } else { 0 }).collect();
+        let ncmd: Vec<usize> = lists.iter().map(|l| l.as_ref().map_or(0, Vec::len)).collect();
         let (cap, fail) = events.get(r).cloned().unwrap_or_default();
         turns.push(json!({"c": flat, "cap": cap, "fail": fail, "disc": disc, "viol": viol, "n": ncmd}));
     }

@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Union
 
 
 class Replay:
-    """A replay document (format ``gbely-replay`` v1, see docs/replay-format.md).
+    """A replay document (format ``gbely-replay``, versions 1 and 2, see docs/replay-format.md).
 
     >>> import gbely, tempfile, os
     >>> path = os.path.join(tempfile.mkdtemp(), "r.json")
@@ -21,8 +21,8 @@ class Replay:
     def __init__(self, doc: Dict[str, Any]):
         if doc.get("format") != "gbely-replay":
             raise ValueError(f"not a gbely replay (format {doc.get('format')!r})")
-        if doc.get("version") != 1:
-            raise ValueError(f"replay version {doc.get('version')!r} is not supported (this package reads 1)")
+        if doc.get("version") not in (1, 2):
+            raise ValueError(f"replay version {doc.get('version')!r} is not supported (this package reads 1 and 2)")
         self.doc = doc
 
     @staticmethod

@@ -53,6 +53,8 @@ pub(super) fn cmd_replay(cmd: ReplayCmd) -> Result<u8> {
                     gbely_world::replay::Answer::Commands(list) => writeln!(out, "{}", json!({ "prikazy": list }))?,
                     gbely_world::replay::Answer::Violation(v) => writeln!(out, "violation ({}): {}", v.kind, v.detail)?,
                     gbely_world::replay::Answer::Out => writeln!(out, "none: the seat was out of the game")?,
+                    // observation_at writes compact and regenerated commands out as commands.
+                    gbely_world::replay::Answer::Compact(_) | gbely_world::replay::Answer::Regen => {}
                 }
             } else {
                 let map = replay.check().map_err(|e| anyhow!("{}: {e}", file.display()))?;
