@@ -300,3 +300,47 @@ def test_help_play_says_how_callables_differ_from_files():
     doc = gbely.play.__doc__ or ""
     for words in ("isolate", "hangs the match", "restarted", "TimeLimitWarning", "AgentError"):
         assert words in doc, words
+
+
+# --- Docs that run, and the package's metadata ---
+
+def python_blocks(path):
+    return re.findall(r"^```python\n(.*?)^```", path.read_text(encoding="utf-8"), flags=re.S | re.M)
+
+
+@pytest.mark.parametrize("readme", ["README.md", "gbely-py/README.md"])
+def test_the_readme_examples_run(readme, tmp_path, monkeypatch, capsys):
+    blocks = python_blocks(ROOT / readme)
+    assert blocks, readme
+    shutil.copy(TEMPLATE, tmp_path / "my_agent.py")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "my_agent", raising=False)
+    namespace = {"__name__": "__readme__"}
+    for k, block in enumerate(blocks):
+        try:
+            exec(compile(block, f"{readme} python block {k + 1}", "exec"), namespace)
+        except Exception as e:
+            pytest.fail(f"{readme}, python block {k + 1}: {type(e).__name__}: {e}")
+    capsys.readouterr()
+
+
+def test_replay_figures_return_what_they_promise(tmp_path):
+    gbely.play(lambda s: [], rounds=3, replay=tmp_path / "r.json")
+    figures = gbely.Replay.load(tmp_path / "r.json").figures()
+    assert set(figures[0]) == {"round", "cells", "units", "discarded"}
+    doc = gbely.Replay.figures.__doc__ or ""
+    assert all(f"``{key}``" in doc for key in figures[0])
+
+
+def test_package_metadata_links_the_rules_and_the_repository():
+    cargo = (ROOT / "Cargo.toml").read_text()
+    repository = re.search(r'^repository = "([^"]+)"', cargo, flags=re.M).group(1)
+    meta = importlib.metadata.metadata("gbely")
+    urls = dict(u.split(", ", 1) for u in meta.get_all("Project-URL"))
+    assert urls["Repository"] == repository and urls["Rules"] == f"{repository}/blob/main/docs/rules.md"
+    assert all(u.startswith(repository) for u in urls.values())
+    classifiers = meta.get_all("Classifier")
+    assert "Typing :: Typed" in classifiers and "License :: OSI Approved :: MIT License" in classifiers
+    description = meta.get_payload() if hasattr(meta, "get_payload") else meta["Description"]
+    assert f"({repository}/blob/main/docs/rules.md)" in description
+    assert "](../" not in description  # relative links break on a package index
