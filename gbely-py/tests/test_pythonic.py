@@ -125,6 +125,15 @@ def test_agents_and_scripts_type_check_with_mypy(tmp_path):
     assert gbely.play(load_module(tmp_path / "typed_agent.py").decide, rounds=5).violations == [0, 0]
 
 
+def test_a_typed_agent_passes_the_submission_check(tmp_path):
+    """The types are imported under `if TYPE_CHECKING:`: never at run time, so `gbely check` (which
+    fails imports the judge will not have) does not count them."""
+    (tmp_path / "typed_agent.py").write_text(TYPED_AGENT)
+    out = subprocess.run([sys.executable, "-m", "gbely", "check", "typed_agent.py", "--rounds", "2"],
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 0 and "WARN" not in out.stdout, out.stdout + out.stderr
+
+
 def test_stubtest_is_clean_for_the_native_module():
     pytest.importorskip("mypy")
     out = subprocess.run([sys.executable, "-m", "mypy.stubtest", "gbely._gbely"], capture_output=True, text=True)
