@@ -429,7 +429,8 @@ fn the_python_interpreter_is_resolved_once_and_named_in_the_summary() {
 
 /// `gbely check` judges `decide` and the imports from the syntax tree, without running the
 /// module: a function under a top-level `if`/`try` passes, `decide = 42` fails, an optional
-/// import with an `except ImportError` fallback is a warning, not a failure.
+/// import with an `except ImportError` fallback is a warning, not a failure, and an import under
+/// `if TYPE_CHECKING:` (the types of `gbely.types`) is not counted.
 #[test]
 fn check_reads_decide_and_imports_from_the_syntax_tree() {
     let dir = scratch("check-tree");
@@ -441,6 +442,12 @@ fn check_reads_decide_and_imports_from_the_syntax_tree() {
         ),
         ("in_try.py", "try:\n    def decide(stav):\n        return []\nfinally:\n    pass\n"),
         ("lambda.py", "decide = lambda stav: []\n"),
+        (
+            "typed.py",
+            "from __future__ import annotations\nimport typing\nfrom typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    \
+             from gbely.types import Answer, Stav\nif typing.TYPE_CHECKING:\n    import numpy\n\
+             def decide(stav: Stav) -> Answer:\n    return {\"prikazy\": []}\n",
+        ),
     ];
     for (file, source) in files {
         std::fs::write(dir.join(file), source).unwrap();
@@ -452,6 +459,8 @@ fn check_reads_decide_and_imports_from_the_syntax_tree() {
     let s = text(&gbely(&dir, &["check", "guarded.py", "--rounds", "2"]).stdout);
     let warn = s.lines().find(|l| l.starts_with("  WARN  ")).unwrap_or_else(|| panic!("no warning in {s}"));
     assert!(warn.contains("numpy") && warn.contains("ImportError"), "{warn}");
+    let s = text(&gbely(&dir, &["check", "typed.py", "--rounds", "2"]).stdout);
+    assert!(!s.contains("WARN") && !s.contains("gbely,") && !s.contains("numpy"), "{s}");
 
     // Failures, found without running the module (it would leave a file behind).
     let runs = "open('module-was-run', 'w').write('x')\n";
@@ -462,6 +471,11 @@ fn check_reads_decide_and_imports_from_the_syntax_tree() {
         (
             "wrong_guard.py",
             format!("{runs}try:\n    import numpy\nexcept ValueError:\n    pass\ndef decide(stav):\n    return []\n"),
+            "outside the standard library (the judge will not have them): numpy",
+        ),
+        (
+            "type_checking_else.py",
+            format!("{runs}from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    pass\nelse:\n    import numpy\ndef decide(stav):\n    return []\n"),
             "outside the standard library (the judge will not have them): numpy",
         ),
     ];

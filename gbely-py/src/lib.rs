@@ -2,12 +2,14 @@
 //! behaviour lives in the Rust crates; pure-Rust work runs with the GIL released.
 
 mod convert;
+mod errors;
 mod maps;
 mod play;
 mod step;
 
 use std::ffi::OsString;
 
+use errors::{MapError, ReplayError};
 use gbely_engine::app::{cli, runs};
 use maps::PyMap;
 use play::play_match;
@@ -24,14 +26,14 @@ fn cli_main(py: Python<'_>, args: Vec<String>) -> u8 {
 /// The viewer page (one self-contained HTML file) for a replay given as JSON text.
 #[pyfunction]
 fn replay_html(py: Python<'_>, text: String) -> PyResult<String> {
-    let replay = gbely_world::Replay::from_json(&text).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let replay = gbely_world::Replay::from_json(&text).map_err(|e| ReplayError::new_err(e.to_string()))?;
     py.allow_threads(|| gbely_engine::replays::viewer::viewer_html(&replay)).map_err(PyValueError::new_err)
 }
 
 /// Re-simulates a replay given as JSON text; `None` when it matches, else where it differs.
 #[pyfunction]
 fn replay_verify(py: Python<'_>, text: String) -> PyResult<Option<String>> {
-    let replay = gbely_world::Replay::from_json(&text).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let replay = gbely_world::Replay::from_json(&text).map_err(|e| ReplayError::new_err(e.to_string()))?;
     Ok(py.allow_threads(|| gbely_engine::replays::verify(&replay).err().map(|m| m.to_string())))
 }
 
@@ -39,6 +41,9 @@ fn replay_verify(py: Python<'_>, text: String) -> PyResult<Option<String>> {
 #[pyfunction]
 #[pyo3(signature = (map, pinned = Vec::new()))]
 fn final_seating(map: &PyMap, pinned: Vec<u8>) -> PyResult<Vec<usize>> {
+    if map.inner.seats().len() < 3 || map.inner.seats().last().map(|s| s.role) != Some(gbely_world::SeatRole::Council) {
+        return Err(MapError::new_err(format!("{} is not a final map", map.inner.name())));
+    }
     runs::final_seating(&map.inner, &pinned).map_err(|e| PyValueError::new_err(format!("{e:#}")))
 }
 

@@ -3,13 +3,15 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::errors::MapError;
 use gbely_engine::app::runs;
 use gbely_world::{parse_map_file, render_map, write_map_file, Map, MapStats};
-use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::exceptions::{PyOSError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyTuple};
 
-/// A map: the reference map, a generated one or a map file.
+/// A map: the reference map, a generated one or a map file. Immutable; equal when every cell,
+/// seat and the name are equal; pickles as its map file text.
 #[pyclass(name = "Map", module = "gbely", frozen)]
 #[derive(Clone)]
 pub(crate) struct PyMap {
@@ -40,23 +42,23 @@ impl PyMap {
     #[pyo3(signature = (seed, width = 60, height = None))]
     fn generate(seed: &str, width: u32, height: Option<u32>) -> PyResult<Self> {
         let map = gbely_world::generate_duel(seed, width, height.unwrap_or(width))
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+            .map_err(|e| MapError::new_err(e.to_string()))?;
         Ok(PyMap { inner: Arc::new(map) })
     }
 
-    /// Reads a map file.
+    /// Reads a map file (`OSError` when it cannot be read, `MapError` when it is not a map).
     #[staticmethod]
     fn load(path: PathBuf) -> PyResult<Self> {
         let text = std::fs::read_to_string(&path)
             .map_err(|e| PyOSError::new_err(format!("cannot read the map {}: {e}", path.display())))?;
-        let map = parse_map_file(&text).map_err(|e| PyValueError::new_err(format!("{}: {e}", path.display())))?;
+        let map = parse_map_file(&text).map_err(|e| MapError::new_err(format!("{}: {e}", path.display())))?;
         Ok(PyMap { inner: Arc::new(map) })
     }
 
     /// A map from the text of a map file.
     #[staticmethod]
     fn from_text(text: &str) -> PyResult<Self> {
-        let map = parse_map_file(text).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let map = parse_map_file(text).map_err(|e| MapError::new_err(e.to_string()))?;
         Ok(PyMap { inner: Arc::new(map) })
     }
 
@@ -80,7 +82,7 @@ impl PyMap {
         if let Some(b) = extra_bases {
             cfg.extra_bases = b;
         }
-        let map = gbely_world::generate_final(seed, cfg).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let map = gbely_world::generate_final(seed, cfg).map_err(|e| MapError::new_err(e.to_string()))?;
         Ok(PyMap { inner: Arc::new(map) })
     }
 
@@ -88,22 +90,26 @@ impl PyMap {
     #[staticmethod]
     #[pyo3(signature = (spec, size = None))]
     fn named(spec: &str, size: Option<String>) -> PyResult<Self> {
-        let map = runs::load_map(spec, size.as_deref()).map_err(|e| PyValueError::new_err(format!("{e:#}")))?;
+        let map = runs::load_map(spec, size.as_deref()).map_err(|e| MapError::new_err(format!("{e:#}")))?;
         Ok(PyMap { inner: Arc::new(map) })
     }
 
+    /// The map's name (`gbely`, `seed:TEXT`, or the name in its file).
     #[getter]
     fn name(&self) -> String {
         self.inner.name().to_string()
     }
+    /// Columns.
     #[getter]
     fn width(&self) -> u32 {
         self.inner.width()
     }
+    /// Rows.
     #[getter]
     fn height(&self) -> u32 {
         self.inner.height()
     }
+    /// 16 hex digits that change whenever anything that matters for play changes (not the name).
     #[getter]
     fn fingerprint(&self) -> String {
         self.inner.fingerprint()
@@ -127,6 +133,7 @@ impl PyMap {
     fn garrison(&self, cell: &str) -> PyResult<u32> {
         Ok(self.inner.garrison(cell_of(&self.inner, cell)?))
     }
+    /// Whether the cell is a base (+5 production; a seat's home base or a neutral one).
     fn is_base(&self, cell: &str) -> PyResult<bool> {
         Ok(self.inner.is_base(cell_of(&self.inner, cell)?))
     }
@@ -143,6 +150,7 @@ impl PyMap {
     fn to_text(&self) -> String {
         write_map_file(&self.inner)
     }
+    /// Writes the map file (the text of `to_text`); `Map.load` reads it back.
     fn save(&self, path: PathBuf) -> PyResult<()> {
         std::fs::write(&path, write_map_file(&self.inner))
             .map_err(|e| PyOSError::new_err(format!("cannot write {}: {e}", path.display())))
@@ -161,6 +169,19 @@ impl PyMap {
         d.set_item("bases", s.bases)?;
         d.set_item("symmetric", s.symmetric_180)?;
         Ok(d)
+    }
+    fn __eq__(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner) || *self.inner == *other.inner
+    }
+    fn __hash__(&self) -> u64 {
+        // Equal maps have equal fingerprints (it covers everything but the name).
+        u64::from_str_radix(&self.inner.fingerprint(), 16).unwrap_or(0)
+    }
+    /// Pickles as `Map.from_text(text)`: a map crosses process boundaries (multiprocessing).
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+        let from_text = slf.get_type().getattr("from_text")?;
+        let args = PyTuple::new(slf.py(), [write_map_file(&slf.get().inner)])?;
+        Ok((from_text, args))
     }
     fn __repr__(&self) -> String {
         format!(
@@ -184,7 +205,7 @@ pub(crate) fn map_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Arc<Map>> {
             }
             let spec: String = o
                 .extract()
-                .map_err(|_| PyValueError::new_err("map: give a gbely.Map, `gbely`, `seed:TEXT` or a map file path"))?;
+                .map_err(|_| PyTypeError::new_err("map: give a gbely.Map, `gbely`, `seed:TEXT` or a map file path"))?;
             Ok(PyMap::named(&spec, None)?.inner)
         }
     }

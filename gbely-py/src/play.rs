@@ -5,13 +5,15 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::convert::*;
+use crate::errors::{AgentError, TimeLimitWarning};
 use crate::maps::*;
+use crate::step::check_rounds;
 use gbely_engine::app::runs;
 use gbely_engine::game::{play, play_to, DecidePlayer, PlayOptions, Player, PlayerAnswer, ViolationKind};
 use gbely_engine::runner::TimeLimit;
 use gbely_engine::sim::MatchConfig;
 use gbely_rules::{Grid, Observation};
-use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyValueError};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
@@ -24,6 +26,37 @@ pub(crate) struct CallablePlayer {
     pending: Option<PlayerAnswer>,
     /// A KeyboardInterrupt or SystemExit inside a callable: the match stops and it is re-raised.
     abort: Arc<Mutex<Option<PyErr>>>,
+    /// Whether the `TimeLimitWarning` was issued (once per seat and match).
+    warned: bool,
+}
+
+impl CallablePlayer {
+    /// Stops the match and keeps `e` to raise once it has ended cleanly.
+    fn abort_with(&self, e: PyErr) -> PlayerAnswer {
+        self.abort.lock().expect("not poisoned").get_or_insert(e);
+        gbely_engine::runner::interrupt::request();
+        PlayerAnswer::Interrupted
+    }
+
+    /// A callable is timed only once it returns, so it cannot be judged like an agent process:
+    /// say so the first time it is late. Under `-W error` the warning stops the match.
+    fn warn_late(&mut self, py: Python<'_>, elapsed: Duration, limit: Duration) -> Option<PlayerAnswer> {
+        if std::mem::replace(&mut self.warned, true) {
+            return None;
+        }
+        let message = format!(
+            "{} took {:.2} s, over the limit of {:.1} s: the round is a timeout violation. An \
+             in-process callable is timed after it returns (one that hangs hangs the match) and \
+             keeps its module state after a violation, where an agent file is stopped and \
+             restarted; gbely.play(decide, isolate=True) plays it as the judge does",
+            self.name,
+            elapsed.as_secs_f64(),
+            limit.as_secs_f64()
+        );
+        let category = py.get_type::<TimeLimitWarning>();
+        let message = std::ffi::CString::new(message).unwrap_or_default();
+        PyErr::warn(py, &category, &message, 2).err().map(|e| self.abort_with(e))
+    }
 }
 
 impl Player for CallablePlayer {
@@ -48,9 +81,7 @@ impl Player for CallablePlayer {
                     if e.is_instance_of::<PyKeyboardInterrupt>(py)
                         || e.is_instance_of::<pyo3::exceptions::PySystemExit>(py)
                     {
-                        self.abort.lock().expect("not poisoned").get_or_insert(e);
-                        gbely_engine::runner::interrupt::request();
-                        return PlayerAnswer::Interrupted;
+                        return self.abort_with(e);
                     }
                     let ty = e.get_type(py).name().map(|n| n.to_string()).unwrap_or_else(|_| "an exception".into());
                     let detail = format!("decide raised {ty}: {}", e.value(py));
@@ -58,14 +89,19 @@ impl Player for CallablePlayer {
                     PlayerAnswer::Violation { kind: ViolationKind::Crash, detail }
                 }
                 Ok(v) => match self.limit {
-                    Some(limit) if elapsed > limit => PlayerAnswer::Violation {
-                        kind: ViolationKind::Timeout,
-                        detail: format!(
-                            "decide took {:.2} s (limit {:.1} s)",
-                            elapsed.as_secs_f64(),
-                            limit.as_secs_f64()
-                        ),
-                    },
+                    Some(limit) if elapsed > limit => {
+                        if let Some(stop) = self.warn_late(py, elapsed, limit) {
+                            return stop;
+                        }
+                        PlayerAnswer::Violation {
+                            kind: ViolationKind::Timeout,
+                            detail: format!(
+                                "decide took {:.2} s (limit {:.1} s)",
+                                elapsed.as_secs_f64(),
+                                limit.as_secs_f64()
+                            ),
+                        }
+                    }
                     _ => answer_of(v.bind(py)),
                 },
             }
@@ -81,16 +117,18 @@ impl Player for CallablePlayer {
 #[pyfunction]
 #[allow(clippy::too_many_arguments)] // the keyword arguments of gbely.play
 #[pyo3(signature = (agents, map = None, rounds = 150, replay = None, time_limit = Some(2.0), python = None, run_dir = None))]
+#[pyo3(text_signature = "(agents, map=None, rounds=150, replay=None, time_limit=2.0, python=None, run_dir=None)")]
 pub(crate) fn play_match(
     py: Python<'_>,
     agents: Vec<Bound<'_, PyAny>>,
     map: Option<Bound<'_, PyAny>>,
-    rounds: u32,
+    rounds: i64,
     replay: Option<PathBuf>,
     time_limit: Option<f64>,
     python: Option<String>,
     run_dir: Option<PathBuf>,
 ) -> PyResult<String> {
+    let rounds = check_rounds(rounds)?;
     let map = map_arg(map.as_ref())?;
     if agents.len() != map.seats().len() {
         return Err(PyValueError::new_err(format!(
@@ -116,7 +154,7 @@ pub(crate) fn play_match(
     let mut names = Vec::new();
     for a in &agents {
         if let Ok(s) = a.extract::<String>() {
-            runs::check_spec(&s).map_err(|e| PyValueError::new_err(format!("{e:#}")))?;
+            runs::check_spec(&s).map_err(|e| AgentError::new_err(format!("{e:#}")))?;
             names.push(runs::agent_name(&s));
             specs.push(Some(s));
         } else if a.is_callable() {
@@ -128,7 +166,7 @@ pub(crate) fn play_match(
             names.push(name);
             specs.push(None);
         } else {
-            return Err(PyValueError::new_err("an agent is a path to an agent file, `council`, `template`, `expander`, cmd:COMMAND, or a callable decide(stav)"));
+            return Err(PyTypeError::new_err("an agent is a path to an agent file, `council`, `template`, `expander`, cmd:COMMAND, or a callable decide(stav)"));
         }
     }
     for k in 1..names.len() {
@@ -172,6 +210,7 @@ pub(crate) fn play_match(
                     limit,
                     pending: None,
                     abort: abort.clone(),
+                    warned: false,
                 }));
                 logs.push(None);
             }
@@ -218,7 +257,7 @@ pub(crate) fn seat_player(
     limit: Option<Duration>,
     py: &str,
 ) -> PyResult<SeatPlayer> {
-    match runs::resolve_agent(spec, run_dir, seat, py).map_err(|e| PyValueError::new_err(format!("{e:#}")))? {
+    match runs::resolve_agent(spec, run_dir, seat, py).map_err(|e| AgentError::new_err(format!("{e:#}")))? {
         runs::AgentSpec::Council => Ok((Box::new(DecidePlayer::council(name.to_string())), None)),
         runs::AgentSpec::Process(cmd) => {
             let log = run_dir.join(format!("seat{seat}-{}.log", runs::file_stem(spec)));

@@ -5,13 +5,16 @@ use std::path::PathBuf;
 use crate::convert::*;
 use crate::maps::*;
 use gbely_council::Council;
-use gbely_engine::game::{match_result, PlayerAnswer, ViolationKind};
+use gbely_engine::app::runs;
+use gbely_engine::game::{match_result, owner_code, PlayerAnswer, ViolationKind};
 use gbely_engine::session::Session;
+use gbely_engine::sim::CaptureEvent;
 use gbely_engine::sim::MatchConfig;
 use gbely_rules::Decide;
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString};
+use pyo3::sync::GILOnceCell;
+use pyo3::types::{PyDict, PyString, PyTuple, PyType};
 
 /// A match played step by step: read observations, submit commands, advance a round.
 /// A loop over the engine's [`Session`], like every other way a match is played.
@@ -32,11 +35,12 @@ impl PyMatch {
     fn new(
         py: Python<'_>,
         map: Option<Bound<'_, PyAny>>,
-        rounds: u32,
+        rounds: i64,
         council: Option<Vec<usize>>,
         names: Option<Vec<String>>,
         record: bool,
     ) -> PyResult<Self> {
+        let rounds = check_rounds(rounds)?;
         let map = map_arg(map.as_ref())?;
         let seats = map.seats().len();
         let council = council.unwrap_or_else(|| {
@@ -75,14 +79,17 @@ impl PyMatch {
     fn round(&self) -> u32 {
         self.session.round()
     }
+    /// Whether the last round was played, or every seat but one is out.
     #[getter]
     fn is_over(&self) -> bool {
         self.session.is_over()
     }
+    /// The number of seats (the Council's included).
     #[getter]
     fn seats(&self) -> usize {
         self.session.seats()
     }
+    /// The map being played.
     #[getter]
     fn map(&self) -> PyMap {
         PyMap { inner: self.session.state().map().clone() }
@@ -124,9 +131,9 @@ impl PyMatch {
     }
 
     /// Resolves the round: Council seats decide, the others use what was submitted (nothing
-    /// submitted = no commands). Returns what happened: captures, discarded commands,
-    /// violations, eliminations, and whether the match is over.
-    fn advance<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    /// submitted = no commands). Returns a `gbely.RoundReport`: captures, failed attacks,
+    /// discarded commands, violations, eliminations, and whether the match is over.
+    fn advance<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         self.check_running()?;
         for s in 0..self.session.seats() {
             if let Some(council) = self.councils[s].as_mut().filter(|_| self.session.is_active(s as u8)) {
@@ -139,19 +146,32 @@ impl PyMatch {
             session.advance();
         });
         let report = self.session.report();
-        let d = PyDict::new(py);
-        let g = self.session.grid();
-        d.set_item("round", report.round)?;
-        let caps: Vec<(u8, String, i8)> =
-            report.captures.iter().map(|c| (c.seat, g.id(c.cell), gbely_engine::game::owner_code(c.from))).collect();
-        d.set_item("captures", caps)?;
-        let disc: Vec<(u8, u32, &str)> = report.discarded.iter().map(|x| (x.seat, x.index, x.reason.code())).collect();
-        d.set_item("discarded", disc)?;
-        d.set_item("violations", report.violations.clone())?;
-        d.set_item("disqualified", report.disqualified.clone())?;
-        d.set_item("eliminated", report.eliminated.clone())?;
-        d.set_item("over", self.session.is_over())?;
-        Ok(d)
+        let (capture, discard) = (round_class(py, "Capture")?, round_class(py, "Discard")?);
+        let ids = &self.ids;
+        let captures = |events: &[CaptureEvent]| -> PyResult<Bound<'py, PyTuple>> {
+            let items = events
+                .iter()
+                .map(|c| capture.call1((c.seat, ids[c.cell.index()].bind(py), owner_code(c.from))))
+                .collect::<PyResult<Vec<_>>>()?;
+            PyTuple::new(py, items)
+        };
+        let discarded = report
+            .discarded
+            .iter()
+            .map(|x| discard.call1((x.seat, x.index, x.reason.code())))
+            .collect::<PyResult<Vec<_>>>()?;
+        // Seats as a tuple of ints: a Vec<u8> would become `bytes`.
+        let seats = |s: &[u8]| PyTuple::new(py, s.iter().map(|&k| u32::from(k)));
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("round", report.round)?;
+        kwargs.set_item("captures", captures(&report.captures)?)?;
+        kwargs.set_item("failed_attacks", captures(&report.failed)?)?;
+        kwargs.set_item("discarded", PyTuple::new(py, discarded)?)?;
+        kwargs.set_item("violations", seats(&report.violations)?)?;
+        kwargs.set_item("disqualified", seats(&report.disqualified)?)?;
+        kwargs.set_item("eliminated", seats(&report.eliminated)?)?;
+        kwargs.set_item("over", self.session.is_over())?;
+        round_class(py, "RoundReport")?.call((), Some(&kwargs))
     }
 
     /// Cells and units per seat now.
@@ -173,6 +193,21 @@ impl PyMatch {
         py.import("json")?.call_method1("loads", (text,))
     }
 
+    fn __repr__(&self) -> String {
+        let map = self.session.state().map();
+        let state = if self.session.is_over() { "over after round" } else { "round" };
+        format!(
+            "<gbely.Match {} {}×{}, {} {} of {}, {}>",
+            map.name(),
+            map.width(),
+            map.height(),
+            state,
+            self.session.round(),
+            self.session.state().rounds(),
+            self.session.names().join(" vs ")
+        )
+    }
+
     /// Writes the replay of the rounds played so far.
     fn save_replay(&self, path: PathBuf) -> PyResult<()> {
         let replay = self
@@ -182,6 +217,28 @@ impl PyMatch {
         gbely_engine::record::write_replay(&path, &replay)
             .map(|_| ())
             .map_err(|e| PyOSError::new_err(format!("cannot write {}: {e}", path.display())))
+    }
+}
+
+/// The classes of `gbely._round` (`Capture`, `Discard`, `RoundReport`), imported once.
+fn round_class<'py>(py: Python<'py>, name: &'static str) -> PyResult<&'py Bound<'py, PyType>> {
+    static CAPTURE: GILOnceCell<Py<PyType>> = GILOnceCell::new();
+    static DISCARD: GILOnceCell<Py<PyType>> = GILOnceCell::new();
+    static REPORT: GILOnceCell<Py<PyType>> = GILOnceCell::new();
+    let cell = match name {
+        "Capture" => &CAPTURE,
+        "Discard" => &DISCARD,
+        _ => &REPORT,
+    };
+    cell.import(py, "gbely._round", name)
+}
+
+/// `rounds` as the engine takes it: 1 to the most a replay may hold (a `ValueError`, not an
+/// `OverflowError`, for a negative number).
+pub(crate) fn check_rounds(rounds: i64) -> PyResult<u32> {
+    match u32::try_from(rounds) {
+        Ok(r) if (1..=runs::MAX_ROUNDS).contains(&r) => Ok(r),
+        _ => Err(PyValueError::new_err(format!("rounds={rounds}: a match plays 1 to {} rounds", runs::MAX_ROUNDS))),
     }
 }
 

@@ -16,7 +16,9 @@ use super::runs::RunError;
 ///
 /// Imports: a module outside the standard library fails, unless every import of it is inside a
 /// `try` whose handlers catch `ImportError` (or `ModuleNotFoundError`, `Exception`, a bare
-/// `except`): that is an optional import with a fallback, and only a warning.
+/// `except`): that is an optional import with a fallback, and only a warning. Imports under
+/// `if TYPE_CHECKING:` never run (only a type checker reads them, e.g. `from gbely.types import
+/// Stav`) and are not counted; the `else` branch is.
 pub const INSPECT_PY: &str = r#"
 import ast, json, sys
 sys.setrecursionlimit(10000)
@@ -41,8 +43,16 @@ def catches_import_error(handler):
             return True
     return False
 
+def type_checking(node):
+    t = node.test
+    return (isinstance(t, ast.Name) and t.id == "TYPE_CHECKING") or (isinstance(t, ast.Attribute) and t.attr == "TYPE_CHECKING")
+
 required, optional = set(), set()
 def imports(node, guarded):
+    if isinstance(node, ast.If) and type_checking(node):
+        for n in node.orelse:
+            imports(n, guarded)
+        return
     if isinstance(node, ast.Import):
         (optional if guarded else required).update(a.name.split(".")[0] for a in node.names)
     elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:

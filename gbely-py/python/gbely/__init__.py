@@ -8,29 +8,45 @@
 [1, 20]
 
 Agents are a path to an agent file (run in its own process, like the judge), or a callable
-``decide(stav)`` / an object with a ``decide`` method (run in-process, fast). ``stav`` is
-exactly the dict of SPEC §5; the answer is ``{"prikazy": [...]}`` or a bare list.
+``decide(stav)`` / an object with a ``decide`` method (run in-process, fast; see :func:`play` for
+how that differs from the judge). ``stav`` is exactly the dict of rules §5 (typed as
+:class:`gbely.types.Stav`); the answer is ``{"prikazy": [...]}`` or a bare list.
+
+The rules' constants are the top-level module ``pravidla``, installed with this package: an agent
+file's ``import pravidla`` works in tests, type checkers and editors as it does in a match.
 """
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Union
 
-from . import pravidla
+import pravidla
+
+from ._errors import AgentError, Error, MapError, ReplayError, TimeLimitWarning
 from ._gbely import Map, Match, __version__
 from ._gbely import final_seating as _final_seating
 from ._gbely import play_match as _play_match
+from ._round import Capture, Discard, RoundReport
 from .replay import Replay
+from .types import Answer, Command, Decide, HasDecide, Stav
 
-# `import pravidla` works in a script that imported gbely, as it does inside an agent process.
-sys.modules.setdefault("pravidla", pravidla)
+# `from gbely import pravidla` and `import gbely.pravidla` name the one top-level module.
+sys.modules.setdefault("gbely.pravidla", pravidla)
 
-__all__ = ["Map", "Match", "Replay", "Result", "SideResult", "play", "final", "pravidla", "__version__"]
+__all__ = [
+    "Map", "Match", "Replay", "Result", "SideResult", "RoundReport", "Capture", "Discard",
+    "play", "final", "pravidla", "__version__",
+    "Error", "MapError", "AgentError", "ReplayError", "TimeLimitWarning",
+    "Stav", "Answer", "Command", "Decide", "HasDecide", "Agent",
+]
 
-Agent = Union[str, "os.PathLike[str]", Callable[[Dict[str, Any]], Any], Any]
+#: Who plays a seat: an agent file (or ``council``, ``template``, ``expander``, ``cmd:COMMAND``),
+#: a function ``decide(stav)``, or an object with a ``decide`` method.
+Agent = Union[str, "os.PathLike[str]", Decide, HasDecide]
 
 
 @dataclass(frozen=True)
@@ -74,10 +90,12 @@ class Result:
 
     @property
     def cells(self) -> List[int]:
+        """Cells owned at the end, per seat."""
         return [s.cells for s in self.sides]
 
     @property
     def tiebreak_rounds(self) -> List[Optional[int]]:
+        """Tie-break round per seat: the first round whose end saw the side's final cell count."""
         return [s.tiebreak_round for s in self.sides]
 
     @property
@@ -87,6 +105,7 @@ class Result:
 
     @property
     def discarded(self) -> List[Dict[str, int]]:
+        """Discarded commands per seat, by reason code."""
         return [s.discarded for s in self.sides]
 
     def __str__(self) -> str:
@@ -112,16 +131,46 @@ class Result:
         return Result(d["map"], d["fingerprint"], d["last_round"], d["ended_by"], d["council_fell"], sides, d["replay"])
 
 
-def _agent(a: Agent) -> Any:
+def _agent(a: Agent, isolate: bool = False) -> Any:
+    """A spec string or a callable, as the native ``play_match`` takes them."""
     if isinstance(a, (str, os.PathLike)):
         return os.fspath(a)
+    if isinstance(a, type):
+        hint = f"{a.__name__}()" if callable(getattr(a, "decide", None)) else f"an instance of {a.__name__}"
+        raise AgentError(f"the class {a.__name__} was given as an agent: pass {hint}, an object whose "
+                         f"decide method plays")
     decide = getattr(a, "decide", None)
-    if callable(decide) and not isinstance(a, type):
-        return decide
+    if callable(decide):
+        return _isolated(decide) if isolate else decide
     if callable(a):
-        return a
+        return _isolated(a) if isolate else a
     raise TypeError(f"an agent is a file path, 'council', 'template', 'expander', a callable decide(stav) "
                     f"or an object with a decide method, not {type(a).__name__}")
+
+
+def _isolated(decide: Any) -> str:
+    """The file that defines ``decide`` as its top-level function, to run as an agent process."""
+    what = getattr(decide, "__qualname__", None) or type(decide).__name__
+    why = None
+    path = None
+    if not inspect.isfunction(decide) or decide.__name__ != "decide" or decide.__qualname__ != "decide":
+        why = f"{what} is not a top-level function named decide"
+    else:
+        module = sys.modules.get(decide.__module__)
+        try:
+            path = inspect.getfile(decide)
+        except TypeError:
+            path = None
+        if path is None or not path.endswith(".py") or not os.path.isfile(path):
+            why = f"decide of {decide.__module__} is not defined in a .py file"
+        elif getattr(module, "decide", None) is not decide:
+            why = f"the decide of {path} is not this function"
+    if why is not None:
+        raise AgentError(f"isolate=True runs the file that defines a top-level function decide(stav) as an "
+                         f"agent process, as the judge does, but {why}; put it in a file (or give the file's "
+                         f"path)")
+    assert path is not None
+    return path
 
 
 def _map(map: Union[str, Map, None], size: Union[int, Sequence[int], None]) -> Union[str, Map, None]:
@@ -145,12 +194,12 @@ def _check_agent_file(a: Any) -> None:
         with open(a, encoding="utf-8") as f:
             tree = ast.parse(f.read(), filename=a)
     except FileNotFoundError:
-        raise FileNotFoundError(f"agent file {a!r} not found") from None
+        raise AgentError(f"agent file {a!r} not found") from None
     except SyntaxError as e:
-        raise ValueError(f"agent file {a!r} does not parse: {e}") from None
+        raise AgentError(f"agent file {a!r} does not parse: {e}") from None
     if not any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "decide" for n in tree.body) and \
             not any(isinstance(n, ast.Assign) and any(getattr(t, "id", None) == "decide" for t in n.targets) for n in tree.body):
-        raise ValueError(f"agent file {a!r} defines no top-level function decide(stav)")
+        raise AgentError(f"agent file {a!r} defines no top-level function decide(stav)")
 
 
 def play(
@@ -163,28 +212,48 @@ def play(
     python: Optional[str] = None,
     size: Union[int, Sequence[int], None] = None,
     run_dir: Union[str, "os.PathLike[str]", None] = None,
+    isolate: bool = False,
 ) -> Result:
     """Plays one match: ``agent`` in seat 0 against ``opponent`` in seat 1.
 
     Args:
         agent: an agent file path (own process), ``council``/``template``/``expander``,
-            ``cmd:COMMAND``, or a callable ``decide(stav)`` / object with ``decide`` (in-process;
-            an exception or an answer slower than ``time_limit`` is a violation).
+            ``cmd:COMMAND``, or a callable ``decide(stav)`` / object with ``decide`` (in-process,
+            see below).
         opponent: as ``agent``; default the Council.
         map: ``gbely`` (the reference map), ``seed:TEXT``, a map file path, or a :class:`Map`.
-        rounds: rounds to play (150).
+        rounds: rounds to play (150), 1 to 100 000.
         replay: where to write the replay JSON, or ``None`` for none.
         time_limit: seconds per round, ``None`` for no limit.
         python: interpreter for agent files (default: this one).
         size: size of a generated map: ``N`` or ``(W, H)``.
         run_dir: folder for agent logs (default ``gbely-runs/<time>-<agent>``).
+        isolate: play callables as the judge plays files: the file that defines a top-level
+            ``decide`` runs in its own process (:class:`AgentError` for a lambda, a method or a
+            function that is not its file's ``decide``).
+
+    Callables and files are not judged the same way. A file agent runs in its own process, as in
+    the competition: a round's answer must arrive within ``time_limit`` or the agent is stopped
+    (a hung agent costs one round), and after a violation it is restarted, so its module state
+    starts afresh. A callable runs in this process, much faster, but it is timed only after it
+    returns: one that hangs hangs the match, one that is slow gets its timeout violation late
+    (and a :class:`TimeLimitWarning` the first time), and it keeps its module state after a
+    violation. An exception in a callable is a violation, as it is in a file. Tune with
+    callables; check with ``isolate=True`` or the file before you submit.
+
+    Raises:
+        AgentError: an agent that cannot play (a missing file, no ``decide``, a class instead of
+            an instance).
+        MapError: a map that cannot be used.
+        ValueError: an argument out of range (``rounds``, ``time_limit``).
+        KeyboardInterrupt: Ctrl-C; the replay of the rounds played is kept.
 
     Example:
         >>> r = play(lambda stav: [], rounds=3)
         >>> r.ended_by, r.last_round
         ('rounds', 2)
     """
-    agents = [_agent(agent), _agent(opponent)]
+    agents = [_agent(agent, isolate), _agent(opponent, isolate)]
     for a in agents:
         _check_agent_file(a)
     return Result._from_json(_play_match(
@@ -209,6 +278,7 @@ def final(
     time_limit: Optional[float] = 2.0,
     python: Optional[str] = None,
     run_dir: Union[str, "os.PathLike[str]", None] = None,
+    isolate: bool = False,
 ) -> Result:
     """Rehearses the final (SPEC §9): up to eight agents on a final map, the Council in the centre.
 
@@ -219,6 +289,7 @@ def final(
             default the final map of seed ``gbely-final``.
         size: side of a generated final map.
         seats: the seat (0–7) of the first agents; the rest are seated by the map's seed.
+        rounds, replay, time_limit, python, run_dir, isolate: as for :func:`play`.
 
     The result has nine sides: the finalists in seat order and the Council last.
 
@@ -232,13 +303,14 @@ def final(
     if map is None or isinstance(map, str):
         spec = map or "seed:gbely-final"
         seed = spec.split(":", 1)[1] if spec.startswith(("seed:", "final:")) else None
-        the_map = Map.generate_final(seed, size) if seed is not None else Map.load(spec)
+        the_map = Map.generate_final(seed, size) if seed is not None else Map.named(spec)
     else:
         the_map = map
     if len(the_map.seats) < 3 or the_map.seats[-1][0] != "council":
-        raise ValueError(f"{the_map.name} is not a final map")
-    entries = [_agent(a) for a in agents]
-    filler = entries[0] if fill == "self" else _agent(fill)
+        raise MapError(f"{the_map.name} is not a final map: give seed:TEXT, a final map file or "
+                       f"Map.generate_final(...)")
+    entries = [_agent(a, isolate) for a in agents]
+    filler = entries[0] if fill == "self" else _agent(fill, isolate)
     while len(entries) < len(the_map.seats) - 1:
         entries.append(filler)
     for a in entries:

@@ -6,6 +6,8 @@ import json
 import os
 from typing import Any, Dict, List, Union
 
+from ._errors import ReplayError
+
 
 class Replay:
     """A replay document (format ``gbely-replay``, versions 1 and 2, see docs/replay-format.md).
@@ -19,15 +21,20 @@ class Replay:
     """
 
     def __init__(self, doc: Dict[str, Any]):
-        if doc.get("format") != "gbely-replay":
-            raise ValueError(f"not a gbely replay (format {doc.get('format')!r})")
+        """A replay from its parsed JSON document; :class:`gbely.ReplayError` if it is none."""
+        if not isinstance(doc, dict) or doc.get("format") != "gbely-replay":
+            found = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
+            raise ReplayError(f"not a gbely replay (format {found!r})")
         if doc.get("version") not in (1, 2):
-            raise ValueError(f"replay version {doc.get('version')!r} is not supported (this package reads 1 and 2)")
+            raise ReplayError(f"replay version {doc.get('version')!r} is not supported (this package reads 1 and 2)")
         self.doc = doc
 
     @staticmethod
     def load(path: Union[str, "os.PathLike[str]"]) -> "Replay":
-        """Reads a replay file; gzip-compressed files are read transparently."""
+        """Reads a replay file; gzip-compressed files are read transparently.
+
+        Raises ``OSError`` when the file cannot be read, :class:`gbely.ReplayError` when it is
+        not a replay."""
         with open(path, "rb") as f:
             data = f.read()
         if data[:2] == b"\x1f\x8b":
@@ -35,23 +42,27 @@ class Replay:
         try:
             doc = json.loads(data)
         except ValueError as e:
-            raise ValueError(f"{os.fspath(path)}: not a replay: {e}") from None
+            raise ReplayError(f"{os.fspath(path)}: not a replay: {e}") from None
         return Replay(doc)
 
     @property
     def map_name(self) -> str:
+        """The name of the map played."""
         return self.doc["map"]["name"]
 
     @property
     def seats(self) -> List[Dict[str, Any]]:
+        """Per seat: ``seat``, ``name``, ``role`` (``army``/``council``) and ``base``."""
         return self.doc["seats"]
 
     @property
     def rounds_played(self) -> int:
+        """The number of rounds in the replay (fewer than configured if the match ended early)."""
         return len(self.doc["turns"])
 
     @property
     def result(self) -> Dict[str, Any]:
+        """The result as written in the replay: ``last_round``, ``ended_by``, ``sides``, …"""
         return self.doc["result"]
 
     @property
@@ -60,7 +71,8 @@ class Replay:
         return self.doc["final"]
 
     def figures(self) -> List[Dict[str, Any]]:
-        """Per round: ``round``, ``cells`` and ``units`` per seat, ``captures`` made."""
+        """Per round: ``round``, ``cells`` and ``units`` per seat (at the end of the round), and
+        ``discarded``, the number of commands discarded that round (all seats together)."""
         out = []
         for t in self.doc["turns"]:
             out.append({"round": t["round"], "cells": t["cells"], "units": t["units"],
@@ -77,12 +89,13 @@ class Replay:
         return os.fspath(path)
 
     def verify(self) -> None:
-        """Re-simulates the match; raises ValueError at the first round and cell that differ."""
+        """Re-simulates the match; raises :class:`gbely.ReplayError` naming the first round and
+        cell that differ."""
         from ._gbely import replay_verify
 
         problem = replay_verify(json.dumps(self.doc))
         if problem is not None:
-            raise ValueError(f"the replay does not match its re-simulation: {problem}")
+            raise ReplayError(f"the replay does not match its re-simulation: {problem}")
 
     def __repr__(self) -> str:
         names = " vs ".join(s["name"] for s in self.seats)
