@@ -2,6 +2,8 @@
 //! (`gbely/_errors.py`) so that each can also be a `ValueError` (one base class per exception is
 //! all a native exception type can have); here they are imported by name.
 
+pyo3::import_exception_bound!(gbely._errors, Error);
+pub use Error as GbelyError;
 pyo3::import_exception_bound!(gbely._errors, MapError);
 pyo3::import_exception_bound!(gbely._errors, AgentError);
 pyo3::import_exception_bound!(gbely._errors, ReplayError);

@@ -24,6 +24,18 @@ fn cli_main(py: Python<'_>, args: Vec<String>) -> u8 {
     py.allow_threads(|| cli::run_code(args))
 }
 /// The viewer page (one self-contained HTML file) for a replay given as JSON text.
+/// Runs a command of the command line that takes `--json` (`league`, `ab`) and returns its exit
+/// code and document as JSON text; an error is a `gbely.Error` with its one-line message.
+#[pyfunction]
+fn cli_json(py: Python<'_>, args: Vec<String>) -> PyResult<(u8, String)> {
+    let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+    let (code, doc) = py.allow_threads(|| cli::run_json(args));
+    match doc {
+        Ok(doc) => Ok((code, doc.to_string())),
+        Err(message) => Err(crate::errors::GbelyError::new_err(message)),
+    }
+}
+
 #[pyfunction]
 fn replay_html(py: Python<'_>, text: String) -> PyResult<String> {
     let replay = gbely_world::Replay::from_json(&text).map_err(|e| ReplayError::new_err(e.to_string()))?;
@@ -56,6 +68,7 @@ fn pravidla_source() -> &'static str {
 fn _gbely(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;
+    m.add_function(wrap_pyfunction!(cli_json, m)?)?;
     m.add_function(wrap_pyfunction!(play_match, m)?)?;
     m.add_function(wrap_pyfunction!(pravidla_source, m)?)?;
     m.add_function(wrap_pyfunction!(replay_html, m)?)?;

@@ -219,7 +219,7 @@ def test_replay_to_html_and_verify(tmp_path):
     out = rp.to_html(tmp_path / "r.html")
     text = Path(out).read_text()
     assert text.startswith("<!doctype html>") and "gbely-data" in text
-    rp.doc["turns"][5]["changes"][0][2] += 1.0
+    rp.doc["turns"][5]["cells"][0] += 1  # version 2 keeps per-round figures, not cell changes
     with pytest.raises(ValueError, match="round 5"):
         rp.verify()
 
@@ -289,3 +289,16 @@ def test_a_match_without_recording_steps_and_refuses_to_save(tmp_path):
     assert m.result()["last_round"] == 2
     with pytest.raises(ValueError, match="not recorded"):
         m.save_replay(tmp_path / "r.json")
+
+
+def test_league_and_ab_from_python(tmp_path):
+    db = tmp_path / "league.sqlite"
+    doc = gbely.league(["template", "expander"], council=True, maps="seed:py-league", rounds=10, db=db)
+    assert doc["run"]["total"] == 6 and doc["run"]["played"] == 6
+    assert sorted(s["name"] for s in doc["standings"]) == ["council", "expander", "template"]
+    again = gbely.league(["template", "expander"], council=True, maps="seed:py-league", rounds=10, db=db)
+    assert again["run"]["played"] == 0 and again["standings"] == doc["standings"]
+    r = gbely.ab("expander", "template", rounds=30, elo1=50, db=tmp_path / "ab.sqlite")
+    assert r["verdict"] == "better" and r["pairs"] <= 20
+    with pytest.raises(gbely.Error, match="not found"):
+        gbely.league(["no_such_agent.py", "council"], db=db)

@@ -39,7 +39,7 @@ sys.modules.setdefault("gbely.pravidla", pravidla)
 
 __all__ = [
     "Map", "Match", "Replay", "Result", "SideResult", "RoundReport", "Capture", "Discard",
-    "play", "final", "pravidla", "__version__",
+    "play", "final", "league", "ab", "pravidla", "__version__",
     "Error", "MapError", "AgentError", "ReplayError", "TimeLimitWarning",
     "Stav", "Answer", "Command", "Decide", "HasDecide", "Agent",
 ]
@@ -326,3 +326,99 @@ def final(
         python=python or os.environ.get("GBELY_PYTHON") or sys.executable,
         run_dir=os.fspath(run_dir) if run_dir is not None else None,
     ))
+
+
+def _run_json(args: List[str]) -> Dict[str, Any]:
+    """Runs a `gbely` command with ``--json`` in-process and returns its document."""
+    from ._gbely import cli_json
+
+    code, text = cli_json(["gbely", *args, "--json"])
+    doc: Dict[str, Any] = json.loads(text)
+    if code == 130:
+        raise KeyboardInterrupt("stopped; run the same call again to go on (results are kept)")
+    return doc
+
+
+def _run_options(rounds: int, time_limit: Optional[float], python: Optional[str]) -> List[str]:
+    return [
+        "--rounds", str(rounds),
+        "--time-limit", "off" if time_limit is None else repr(float(time_limit)),
+        "--python", python or os.environ.get("GBELY_PYTHON") or sys.executable,
+    ]
+
+
+def league(
+    agents: Sequence[Union[str, "os.PathLike[str]"]],
+    maps: Union[str, int] = "gbely",
+    council: bool = False,
+    games: int = 1,
+    rounds: int = 150,
+    time_limit: Optional[float] = 2.0,
+    jobs: Optional[int] = None,
+    db: Union[str, "os.PathLike[str]"] = "gbely-league/league.sqlite",
+    seed: str = "league",
+    python: Optional[str] = None,
+) -> Dict[str, Any]:
+    """A league (``gbely league``): every agent against every other on every map, both seat
+    orders, on all cores; resumable, as the results are kept in ``db`` (docs/league.md).
+
+    Args:
+        agents: agent files, ``template``, ``expander``, ``council`` or ``cmd:COMMAND``.
+        maps: a comma-separated list of maps, or a number N of maps generated from ``seed``.
+        council: add the Council as an entry.
+        games: games per pairing and map (both seat orders each).
+        jobs: matches at once (default: the cores divided by the agent processes a match needs).
+
+    Returns the document of ``gbely league --json``: ``standings`` (rank, name, wins, draws,
+    losses, mean share, rating and uncertainty), ``matrix``, ``matches``, ``entries``, ``run``.
+
+    Example:
+        >>> import tempfile, os
+        >>> db = os.path.join(tempfile.mkdtemp(), "l.sqlite")
+        >>> doc = league(["template", "council"], maps="seed:doc", rounds=5, db=db)
+        >>> doc["run"]["total"], [s["name"] for s in doc["standings"]][:1] in (["template"], ["council"])
+        (2, True)
+    """
+    args = ["league", *[os.fspath(a) for a in agents], "--maps", str(maps), "--games", str(games),
+            "--db", os.fspath(db), "--seed", seed, *_run_options(rounds, time_limit, python)]
+    if council:
+        args.append("--council")
+    if jobs is not None:
+        args += ["--jobs", str(jobs)]
+    return _run_json(args)
+
+
+def ab(
+    a: Union[str, "os.PathLike[str]"],
+    b: Union[str, "os.PathLike[str]"],
+    against: Optional[str] = None,
+    elo0: float = 0.0,
+    elo1: float = 5.0,
+    share0: float = 0.0,
+    share1: float = 1.0,
+    alpha: float = 0.05,
+    beta: float = 0.05,
+    max_pairs: int = 2000,
+    rounds: int = 150,
+    time_limit: Optional[float] = 2.0,
+    jobs: Optional[int] = None,
+    db: Union[str, "os.PathLike[str]"] = "gbely-ab/ab.sqlite",
+    seed: str = "ab",
+    python: Optional[str] = None,
+) -> Dict[str, Any]:
+    """Is B better than A? (``gbely ab``, docs/ab.md): pairs of matches with the seats swapped
+    (or each against ``against``) and a sequential test that stops when the evidence is enough.
+
+    Returns the document of ``gbely ab --json``: ``verdict`` (``better``, ``no_better``,
+    ``undecided``), ``pairs``, ``llr`` and ``bounds``, ``estimate`` with its 95 % interval,
+    ``pentanomial`` counts and every pair's outcome.
+    """
+    args = ["ab", os.fspath(a), os.fspath(b), "--elo0", repr(float(elo0)), "--elo1", repr(float(elo1)),
+            "--share0", repr(float(share0)), "--share1", repr(float(share1)), "--alpha", repr(float(alpha)),
+            "--beta", repr(float(beta)), "--max-pairs", str(max_pairs), "--db", os.fspath(db), "--seed", seed,
+            *_run_options(rounds, time_limit, python)]
+    if against is not None:
+        args += ["--against", against]
+    if jobs is not None:
+        args += ["--jobs", str(jobs)]
+    return _run_json(args)

@@ -13,6 +13,7 @@ __all__ = [
     "Map",
     "Match",
     "__version__",
+    "cli_json",
     "cli_main",
     "final_seating",
     "play_match",
@@ -23,6 +24,7 @@ __all__ = [
 __version__: str
 
 def cli_main(args: List[str]) -> int: ...
+def cli_json(args: List[str]) -> Tuple[int, str]: ...
 def play_match(
     agents: Sequence[Any],
     map: Union[str, "Map", None] = None,

@@ -146,9 +146,7 @@ pub(super) fn cmd_ab(a: AbArgs) -> Result<u8> {
             "estimate": estimate, "pentanomial": head_to_head.then(|| pentanomial(&sprt.outcomes)),
             "outcomes": sprt.outcomes, "seconds": run.seconds,
         });
-        let mut out = std::io::stdout().lock();
-        serde_json::to_writer(&mut out, &doc)?;
-        writeln!(out)?;
+        emit_json(doc)?;
     } else if !a.quiet {
         let mut out = std::io::stdout().lock();
         let vs = match &setup.against {

@@ -151,9 +151,7 @@ pub(super) fn cmd_league(a: LeagueArgs) -> Result<u8> {
             "db": a.db.display().to_string(),
             "report": report.display().to_string(),
         });
-        let mut out = std::io::stdout().lock();
-        serde_json::to_writer(&mut out, &doc)?;
-        writeln!(out)?;
+        emit_json(doc)?;
     } else if !a.quiet {
         print_standings(&title, &table, &run, &report, &a.db)?;
     }

@@ -316,6 +316,45 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
     ExitCode::from(run_code(args))
 }
 
+thread_local! {
+    /// Where a `--json` document goes instead of stdout, while [`run_json`] runs a command.
+    static JSON_CAPTURE: std::cell::RefCell<Option<Option<serde_json::Value>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Prints a `--json` document on stdout, or hands it to [`run_json`].
+fn emit_json(doc: serde_json::Value) -> Result<()> {
+    let captured = JSON_CAPTURE.with(|c| match c.borrow_mut().as_mut() {
+        Some(slot) => {
+            *slot = Some(doc.clone());
+            true
+        }
+        None => false,
+    });
+    if !captured {
+        let mut out = std::io::stdout().lock();
+        serde_json::to_writer(&mut out, &doc)?;
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
+/// Runs a command that takes `--json` (given in `args`) and returns its exit code and document
+/// instead of printing it: how the Python package calls `league` and `ab`. An error is returned
+/// as its one-line message.
+pub fn run_json(args: Vec<OsString>) -> (u8, Result<serde_json::Value, String>) {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => return (exit::USAGE, Err(e.to_string().lines().next().unwrap_or_default().to_string())),
+    };
+    JSON_CAPTURE.with(|c| *c.borrow_mut() = Some(None));
+    let outcome = dispatch(cli);
+    let doc = JSON_CAPTURE.with(|c| c.borrow_mut().take()).flatten();
+    match outcome {
+        Ok(code) => (code, doc.ok_or_else(|| "the command gave no JSON document".to_string())),
+        Err(e) => (exit::ERROR, Err(format!("{e:#}"))),
+    }
+}
+
 /// Runs the command line and returns the exit code as a number (for the Python package).
 pub fn run_code(args: Vec<OsString>) -> u8 {
     let args = with_default_subcommand(args);
