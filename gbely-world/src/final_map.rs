@@ -70,7 +70,7 @@ fn orbit(g: &Grid, c: Cell) -> [Cell; 4] {
 pub fn generate_final(seed: &str, cfg: FinalConfig) -> Result<Map, GenError> {
     let n = cfg.size;
     if !(MIN_FINAL_SIZE..=crate::MAX_SIZE).contains(&n)
-        || cfg.council_radius * 2 + 10 > n / 2 * 2
+        || cfg.council_radius * 2 + 10 > n
         || !cfg.extra_bases.is_multiple_of(4)
     {
         return Err(GenError::Final { size: n, radius: cfg.council_radius, extra_bases: cfg.extra_bases });
