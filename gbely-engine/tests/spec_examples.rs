@@ -421,3 +421,18 @@ fn answers_are_json_objects_with_prikazy_or_lists() {
     let list = parse_answer(r#"[{"typ":"MOVE","z":"P00_00","na":"P00_01","pocet":1e400}]"#).unwrap();
     assert_eq!(list.len(), 1);
 }
+
+#[test]
+fn a_garrison_worn_down_to_nothing_by_rounding_is_clamped_to_0() {
+    // River P01_03 (× 1.3) holds 0.9; an attack of exactly 0.9 × 1.3 does not exceed the
+    // defence, so the garrison pays k / 1.3, which in f64 is a hair above 0.9: the result
+    // would be −1.1e-16 and is clamped to 0 (SPEC §3).
+    let mut lab = field();
+    lab.set("P01_04", 0, 5.0, 0.0);
+    lab.set("P01_03", NEUTRAL, 0.9, 0.0);
+    let k = 0.9 * 1.3;
+    assert!(0.9 - k / 1.3 < 0.0, "the rounding this test is about");
+    lab.resolve(&[json!([attack("P01_04", "P01_03", k)]), json!([])]);
+    assert_eq!(lab.owner("P01_03"), NEUTRAL);
+    assert_eq!(lab.units("P01_03"), 0.0);
+}
