@@ -436,3 +436,27 @@ fn a_garrison_worn_down_to_nothing_by_rounding_is_clamped_to_0() {
     assert_eq!(lab.owner("P01_03"), NEUTRAL);
     assert_eq!(lab.units("P01_03"), 0.0);
 }
+
+#[test]
+fn a_disqualified_finalist_is_skipped_whatever_it_sends() {
+    // Three seats make a final (the last is the Council). Seat 0's fourth violation in round 3
+    // disqualifies it; the match goes on, and from round 4 its commands are neither resolved nor
+    // discarded (SPEC §4, §9), while its base keeps producing: 10 + 5 × (3 + 5) = 50.
+    let mut lab = Lab::new(&["B...B", ".....", "....B"], &["P00_00", "P00_04", "P02_04"]);
+    let mut report = Default::default();
+    for _ in 0..4 {
+        let idle = || SideInput::Orders(vec![]);
+        lab.m.resolve_round(&[SideInput::Violation, idle(), idle()], &mut report);
+    }
+    assert_eq!(report.disqualified, [0]);
+    assert!(!lab.m.is_over());
+    lab.set("P00_01", 0, 0.0, 0.0);
+    let grid = lab.m.map().grid().clone();
+    let orders =
+        vec![parse_command(&fortify("P00_00", 5.0), &grid), parse_command(&attack("P00_00", "P00_01", 1.0), &grid)];
+    let idle = || SideInput::Orders(vec![]);
+    lab.m.resolve_round(&[SideInput::Orders(orders), idle(), idle()], &mut report);
+    assert_eq!(report.discarded, []);
+    assert_eq!(lab.units("P00_00"), 50.0);
+    assert_eq!(lab.fort("P00_00"), 0.0);
+}
