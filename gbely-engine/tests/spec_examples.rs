@@ -460,3 +460,17 @@ fn a_disqualified_finalist_is_skipped_whatever_it_sends() {
     assert_eq!(lab.units("P00_00"), 50.0);
     assert_eq!(lab.fort("P00_00"), 0.0);
 }
+
+#[test]
+fn an_attack_spends_ready_units_and_the_rest_may_still_move() {
+    // P00_00 has 10 ready; attacking with 4 leaves 6 ready, so a MOVE of 100 sends those 6.
+    let mut lab = field();
+    lab.set("P00_00", 0, 10.0, 0.0);
+    lab.set("P00_01", NEUTRAL, 2.0, 0.0);
+    lab.set("P01_00", 0, 0.0, 0.0);
+    let report = lab.resolve(&[json!([attack("P00_00", "P00_01", 4.0), mv("P00_00", "P01_00", 100.0)]), json!([])]);
+    assert_eq!(report.discarded, []);
+    assert_eq!((lab.owner("P00_01"), lab.units("P00_01")), (0, 2.0));
+    assert_eq!(lab.units("P01_00"), 6.0);
+    assert_eq!(lab.units("P00_00"), 0.0);
+}
