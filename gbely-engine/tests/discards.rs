@@ -170,10 +170,19 @@ fn typed_commands_are_checked_like_wire_commands() {
         Ok(Command::Move { from: Cell(0), to: Cell(1), amount: f64::NAN }),
         Ok(Command::Fortify { cell: Cell(0), amount: -1.0 }),
         Ok(Command::Attack { from: Cell(0), to: Cell(999), amount: 1.0 }),
+        // The field has 15 cells, 0…14: cell 15 is the first one off the map; 0 is not above 0.
+        Ok(Command::Move { from: Cell(0), to: Cell(15), amount: 1.0 }),
+        Ok(Command::Attack { from: Cell(15), to: Cell(14), amount: 1.0 }),
+        Ok(Command::Fortify { cell: Cell(15), amount: 1.0 }),
+        Ok(Command::Fortify { cell: Cell(0), amount: 0.0 }),
     ];
     let mut report = RoundReport::default();
     lab.m.resolve_round(&[SideInput::Orders(orders), SideInput::Orders(vec![])], &mut report);
     let reasons: Vec<_> = report.discarded.iter().map(|d| d.reason).collect();
-    assert_eq!(reasons, [DiscardReason::InvalidAmount, DiscardReason::InvalidAmount, DiscardReason::UnknownCell]);
+    use DiscardReason::{InvalidAmount, UnknownCell};
+    assert_eq!(
+        reasons,
+        [InvalidAmount, InvalidAmount, UnknownCell, UnknownCell, UnknownCell, UnknownCell, InvalidAmount]
+    );
     assert_eq!(lab.units("P00_00"), 18.0);
 }

@@ -421,3 +421,56 @@ fn answers_are_json_objects_with_prikazy_or_lists() {
     let list = parse_answer(r#"[{"typ":"MOVE","z":"P00_00","na":"P00_01","pocet":1e400}]"#).unwrap();
     assert_eq!(list.len(), 1);
 }
+
+#[test]
+fn a_garrison_worn_down_to_nothing_by_rounding_is_clamped_to_0() {
+    // River P01_03 (× 1.3) holds 0.9; an attack of exactly 0.9 × 1.3 does not exceed the
+    // defence, so the garrison pays k / 1.3, which in f64 is a hair above 0.9: the result
+    // would be −1.1e-16 and is clamped to 0 (SPEC §3).
+    let mut lab = field();
+    lab.set("P01_04", 0, 5.0, 0.0);
+    lab.set("P01_03", NEUTRAL, 0.9, 0.0);
+    let k = 0.9 * 1.3;
+    assert!(0.9 - k / 1.3 < 0.0, "the rounding this test is about");
+    lab.resolve(&[json!([attack("P01_04", "P01_03", k)]), json!([])]);
+    assert_eq!(lab.owner("P01_03"), NEUTRAL);
+    assert_eq!(lab.units("P01_03"), 0.0);
+}
+
+#[test]
+fn a_disqualified_finalist_is_skipped_whatever_it_sends() {
+    // Three seats make a final (the last is the Council). Seat 0's fourth violation in round 3
+    // disqualifies it; the match goes on, and from round 4 its commands are neither resolved nor
+    // discarded (SPEC §4, §9), while its base keeps producing: 10 + 5 × (3 + 5) = 50.
+    let mut lab = Lab::new(&["B...B", ".....", "....B"], &["P00_00", "P00_04", "P02_04"]);
+    let mut report = Default::default();
+    for _ in 0..4 {
+        let idle = || SideInput::Orders(vec![]);
+        lab.m.resolve_round(&[SideInput::Violation, idle(), idle()], &mut report);
+    }
+    assert_eq!(report.disqualified, [0]);
+    assert!(!lab.m.is_over());
+    lab.set("P00_01", 0, 0.0, 0.0);
+    let grid = lab.m.map().grid().clone();
+    let orders =
+        vec![parse_command(&fortify("P00_00", 5.0), &grid), parse_command(&attack("P00_00", "P00_01", 1.0), &grid)];
+    let idle = || SideInput::Orders(vec![]);
+    lab.m.resolve_round(&[SideInput::Orders(orders), idle(), idle()], &mut report);
+    assert_eq!(report.discarded, []);
+    assert_eq!(lab.units("P00_00"), 50.0);
+    assert_eq!(lab.fort("P00_00"), 0.0);
+}
+
+#[test]
+fn an_attack_spends_ready_units_and_the_rest_may_still_move() {
+    // P00_00 has 10 ready; attacking with 4 leaves 6 ready, so a MOVE of 100 sends those 6.
+    let mut lab = field();
+    lab.set("P00_00", 0, 10.0, 0.0);
+    lab.set("P00_01", NEUTRAL, 2.0, 0.0);
+    lab.set("P01_00", 0, 0.0, 0.0);
+    let report = lab.resolve(&[json!([attack("P00_00", "P00_01", 4.0), mv("P00_00", "P01_00", 100.0)]), json!([])]);
+    assert_eq!(report.discarded, []);
+    assert_eq!((lab.owner("P00_01"), lab.units("P00_01")), (0, 2.0));
+    assert_eq!(lab.units("P01_00"), 6.0);
+    assert_eq!(lab.units("P00_00"), 0.0);
+}

@@ -70,7 +70,7 @@ fn orbit(g: &Grid, c: Cell) -> [Cell; 4] {
 pub fn generate_final(seed: &str, cfg: FinalConfig) -> Result<Map, GenError> {
     let n = cfg.size;
     if !(MIN_FINAL_SIZE..=crate::MAX_SIZE).contains(&n)
-        || cfg.council_radius * 2 + 10 > n / 2 * 2
+        || cfg.council_radius * 2 + 10 > n
         || !cfg.extra_bases.is_multiple_of(4)
     {
         return Err(GenError::Final { size: n, radius: cfg.council_radius, extra_bases: cfg.extra_bases });
@@ -116,8 +116,8 @@ pub fn generate_final(seed: &str, cfg: FinalConfig) -> Result<Map, GenError> {
     let rivers = 1 + n / 60;
     for k in 0..rivers {
         let start_r = n / 2 + cfg.council_radius / 2 + 1 + rng.below(3) + k * 3;
-        let target_r = (n / 2 + (n - 3 - n / 2) / 2).min(n - 6) + rng.below(5);
-        let (mut r, mut c) = (start_r.min(n - 2) as i64, (n / 2 - cfg.council_radius - 1) as i64);
+        let target_r = n / 2 + (n - 3 - n / 2) / 2 + rng.below(5);
+        let (mut r, mut c) = (start_r as i64, (n / 2 - cfg.council_radius - 1) as i64);
         let mut guard = 0;
         while c > 0 && guard < 4 * n {
             guard += 1;

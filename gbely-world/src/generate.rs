@@ -24,7 +24,7 @@ pub const MAX_SIZE: u32 = 500;
 pub enum GenError {
     #[error("map size {width}×{height} is out of range: each side must be {min}…{max}")]
     Size { width: u32, height: u32, min: u32, max: u32 },
-    #[error("a final map of side {size} with a Council radius {radius} and {extra_bases} extra bases is not possible: the side must be 30…500, the radius at most a quarter of the side minus 5, extra bases a multiple of 4")]
+    #[error("a final map of side {size} with a Council radius {radius} and {extra_bases} extra bases is not possible: the side must be 30…500, the radius at most half the side minus 5, extra bases a multiple of 4")]
     Final { size: u32, radius: u32, extra_bases: u32 },
 }
 

@@ -2,7 +2,7 @@
 //! maps of several sizes.
 
 use gbely_rules::{Cell, Terrain};
-use gbely_world::{generate_duel, reference_map, Map, MapStats};
+use gbely_world::{generate_duel, generate_final, reference_map, FinalConfig, Map, MapStats};
 
 fn maps() -> Vec<Map> {
     let mut v = vec![reference_map()];
@@ -179,4 +179,47 @@ fn sizes_out_of_range_are_refused() {
     assert!(generate_duel("x", 11, 60).is_err());
     assert!(generate_duel("x", 60, 501).is_err());
     assert!(generate_duel("x", 12, 12).is_ok());
+}
+
+#[test]
+fn final_configs_out_of_range_are_refused() {
+    let cfg =
+        |size, council_radius, extra_bases| FinalConfig { size, council_radius, council_garrison: 8, extra_bases };
+    // The side is 30…500.
+    assert!(generate_final("x", cfg(29, 3, 4)).is_err());
+    assert!(generate_final("x", cfg(501, 3, 4)).is_err());
+    // The radius is at most half the side minus 5: 10 on a side of 30 or 31, not 11.
+    for size in [30, 31] {
+        assert!(generate_final("x", cfg(size, 10, 4)).is_ok(), "{size}");
+        assert!(generate_final("x", cfg(size, 11, 4)).is_err(), "{size}");
+    }
+    // Extra bases come in fours.
+    assert!(generate_final("x", cfg(40, 4, 0)).is_ok());
+    assert!(generate_final("x", cfg(40, 4, 2)).is_err());
+    assert!(generate_final("x", cfg(40, 4, 8)).is_ok());
+}
+
+#[test]
+fn extra_final_bases_step_out_along_the_diagonals() {
+    // Side 90, radius 9: the ring k sits at offset 9 · 2 / 5 + k = 3 + k from the centre's
+    // top-left cell P44_44, in its four rotations. With 16 extra bases k = 0…3, at P41_41 … P38_38.
+    // The fourth ring lies outside the Council's disc (doubled distance from the centre 13 · √2 > 18),
+    // so it is neutral: a neutral base has no garrison.
+    let m = generate_final("rings", FinalConfig { extra_bases: 16, ..FinalConfig::default() }).unwrap();
+    let g = m.grid();
+    for (k, at) in [41u32, 40, 39, 38].into_iter().enumerate() {
+        for (r, c) in [(at, at), (at, 89 - at), (89 - at, 89 - at), (89 - at, at)] {
+            let cell = g.cell(r, c);
+            assert!(m.is_base(cell), "ring {k}: {}", g.id(cell));
+            assert_eq!(m.terrain(cell), Terrain::Meadow, "{}", g.id(cell));
+            if k < 3 {
+                assert_eq!(m.start_owner(cell), Some(8), "{}", g.id(cell));
+            } else {
+                assert_eq!(m.start_owner(cell), None, "{}", g.id(cell));
+                assert_eq!(m.garrison(cell), 0, "{}", g.id(cell));
+            }
+        }
+    }
+    // 8 seats, the central 2 × 2 block and the 16 extra.
+    assert_eq!(g.cells().filter(|&c| m.is_base(c)).count(), 8 + 4 + 16);
 }

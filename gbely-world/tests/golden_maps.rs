@@ -44,3 +44,28 @@ fn final_map_fingerprints() {
         assert_eq!(generate_final(seed, FinalConfig::for_size(size)).unwrap().fingerprint(), fp, "final:{seed} {size}");
     }
 }
+
+/// The same contract over many small maps (and a few with tributaries), folded into one fingerprint: rare branches of the
+/// generator (a river walk near an edge, a hill count landing exactly on its target, a fourth ring
+/// of extra bases) change some of these maps even when they leave the five above alone.
+#[test]
+fn sweep_of_many_maps_fingerprint() {
+    let mut all = String::new();
+    for i in 0..48u32 {
+        let (w, h) = (12 + i % 7 * 3, 12 + i % 5 * 3);
+        all += &generate_duel(&format!("sweep-{i}"), w, h).unwrap().fingerprint();
+    }
+    // With tributaries: one from w + h = 100, two from 200.
+    for (i, (w, h)) in [(50, 50), (61, 47), (45, 73), (80, 81), (101, 99), (130, 75)].into_iter().enumerate() {
+        all += &generate_duel(&format!("sweep-tributary-{i}"), w, h).unwrap().fingerprint();
+    }
+    for i in 0..24u32 {
+        let size = 30 + i % 6 * 3;
+        let council_radius = if i % 2 == 0 { size / 10 } else { size / 2 - 5 };
+        let cfg = FinalConfig { size, council_radius, council_garrison: 8, extra_bases: i % 4 * 4 };
+        all += &generate_final(&format!("sweep-{i}"), cfg).unwrap().fingerprint();
+    }
+    // FNV-1a of the concatenated fingerprints.
+    let folded = all.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
+    assert_eq!(format!("{folded:016x}"), "e27db7254553641f");
+}

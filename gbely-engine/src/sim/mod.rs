@@ -294,11 +294,6 @@ impl Match {
         }
     }
 
-    /// Whether this round's production has been applied.
-    pub fn is_produced(&self) -> bool {
-        self.produced
-    }
-
     /// How `observer` sees the owner `owner` (SPEC §1, §9).
     pub fn label(&self, observer: u8, owner: u8) -> Owner {
         if owner == NEUTRAL {
