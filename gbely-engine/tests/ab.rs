@@ -77,3 +77,13 @@ fn against_a_fixed_opponent_the_outcome_is_a_share_difference() {
     assert!(doc["estimate"]["share_points"].is_number());
     assert!(doc["pentanomial"].is_null());
 }
+
+#[test]
+fn against_both_asks_both_questions() {
+    let doc = ab(&scratch("both"), &["template", "expander", "--against", "both", "--max-pairs", "2"]);
+    assert!(doc["head_to_head"]["against"].is_null(), "{doc}");
+    assert_eq!(doc["head_to_head"]["pairs"], 2);
+    assert!(doc["head_to_head"]["pentanomial"].is_array());
+    assert_eq!(doc["against_council"]["against"]["name"], "council");
+    assert_eq!(doc["against_council"]["outcomes"].as_array().unwrap().len(), 2);
+}

@@ -5,14 +5,15 @@ use super::*;
 use crate::app::ab::{pentanomial, run_ab, AbSetup, Journal, Sprt, Verdict};
 use crate::app::league::{league_python, Entry, LeagueConfig};
 
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 pub(super) struct AbArgs {
     /// The baseline (an agent file, `template`, `expander`, `council` or cmd:COMMAND).
     a: String,
     /// The candidate: is it better than A?
     b: String,
-    /// Compare A and B each against this opponent (`council` or an agent) instead of head to head.
-    #[arg(long, value_name = "AGENT")]
+    /// Compare A and B each against this opponent (`council` or an agent) instead of head to
+    /// head; `both`: head to head, then each against the Council (two tests, two verdicts).
+    #[arg(long, value_name = "AGENT|both")]
     against: Option<String>,
     /// Maps to cycle through (comma-separated); default: a fresh map per pair, the reference map
     /// first, then maps generated from --seed.
@@ -65,6 +66,29 @@ pub(super) struct AbArgs {
 }
 
 pub(super) fn cmd_ab(a: AbArgs) -> Result<u8> {
+    if a.against.as_deref() != Some("both") {
+        let (code, doc) = one_test(&a)?;
+        if let Some(doc) = doc {
+            emit_json(doc)?;
+        }
+        return Ok(code);
+    }
+    // Both questions: head to head, then against the Council, each with its own test.
+    let head = AbArgs { against: None, ..a.clone() };
+    let council = AbArgs { against: Some("council".into()), ..a.clone() };
+    let (code, first) = one_test(&head)?;
+    if code == exit::INTERRUPTED {
+        return Ok(code);
+    }
+    let (code, second) = one_test(&council)?;
+    if let (Some(h), Some(c)) = (first, second) {
+        emit_json(json!({"head_to_head": h, "against_council": c}))?;
+    }
+    Ok(code)
+}
+
+/// One A/B test: its exit code, and with `--json` its document (else the result is printed).
+fn one_test(a: &AbArgs) -> Result<(u8, Option<serde_json::Value>)> {
     if !(0.0 < a.alpha && a.alpha < 0.5 && 0.0 < a.beta && a.beta < 0.5) {
         bail!("--alpha and --beta are error rates between 0 and 0.5");
     }
@@ -132,6 +156,7 @@ pub(super) fn cmd_ab(a: AbArgs) -> Result<u8> {
         run.verdict.text(run.pairs)
     };
     let (mean, half) = sprt.estimate();
+    let mut doc = None;
     if a.json {
         let estimate = if head_to_head {
             let (e, lo, hi) = sprt.elo_estimate();
@@ -139,14 +164,14 @@ pub(super) fn cmd_ab(a: AbArgs) -> Result<u8> {
         } else {
             json!({"share_points": mean, "low": mean - half, "high": mean + half})
         };
-        let doc = json!({
+        let json = json!({
             "a": setup.a, "b": setup.b, "against": setup.against,
             "verdict": run.verdict, "verdict_text": verdict, "pairs": run.pairs,
             "from_journal": run.from_journal, "llr": sprt.llr(), "bounds": [sprt.lower, sprt.upper],
             "estimate": estimate, "pentanomial": head_to_head.then(|| pentanomial(&sprt.outcomes)),
             "outcomes": sprt.outcomes, "seconds": run.seconds,
         });
-        emit_json(doc)?;
+        doc = Some(json);
     } else if !a.quiet {
         let mut out = std::io::stdout().lock();
         let vs = match &setup.against {
@@ -168,11 +193,12 @@ pub(super) fn cmd_ab(a: AbArgs) -> Result<u8> {
             run.seconds
         )?;
     }
-    Ok(if run.interrupted && run.verdict == Verdict::Undecided && run.pairs < setup.max_pairs {
+    let code = if run.interrupted && run.verdict == Verdict::Undecided && run.pairs < setup.max_pairs {
         exit::INTERRUPTED
     } else {
         exit::OK
-    })
+    };
+    Ok((code, doc))
 }
 
 /// "pairs 12  B−A +35 Elo [−10, +80]  LLR 1.23 (−2.94, 2.94)".
