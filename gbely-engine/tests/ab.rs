@@ -87,3 +87,20 @@ fn against_both_asks_both_questions() {
     assert_eq!(doc["against_council"]["against"]["name"], "council");
     assert_eq!(doc["against_council"]["outcomes"].as_array().unwrap().len(), 2);
 }
+
+#[test]
+fn the_final_rotates_a_and_b_through_the_seats_against_the_same_field() {
+    let doc = ab(
+        &scratch("final"),
+        &["template", "expander", "--final", "--fill", "template", "--size", "41", "--max-pairs", "2", "--seed", "abf"],
+    );
+    let outcomes = doc["outcomes"].as_array().unwrap();
+    assert_eq!(outcomes.len(), 2, "{doc}");
+    // A share difference on a 41×41 map: a multiple of 100/1681 of a point.
+    for o in outcomes {
+        let x = o.as_f64().unwrap() * 1681.0 / 100.0;
+        assert!((x - x.round()).abs() < 1e-6, "{o}");
+    }
+    assert!(doc["pentanomial"].is_null());
+    assert!(doc["estimate"]["share_points"].is_number());
+}

@@ -185,11 +185,19 @@ pub struct AbSetup {
     pub maps: Vec<String>,
     pub seed: String,
     pub max_pairs: usize,
+    /// The final: A and B each take the same finalist seat of a final map against the same
+    /// field (this entry in the other seven seats, the Council in the centre); pair `k` uses seat
+    /// `k mod 8`, so the pairs rotate through the corner and edge seats. `(fill, map side)`.
+    pub final_mode: Option<(Entry, u32)>,
 }
 
 impl AbSetup {
     /// The map of pair `k`.
     pub fn map_of(&self, k: usize) -> String {
+        if self.final_mode.is_some() {
+            let named = (!self.maps.is_empty()).then(|| self.maps[k % self.maps.len()].clone());
+            return named.unwrap_or_else(|| format!("seed:{}-final-{k}", self.seed));
+        }
         if !self.maps.is_empty() {
             self.maps[k % self.maps.len()].clone()
         } else if k == 0 {
@@ -206,7 +214,15 @@ impl AbSetup {
             self.a.id,
             self.b.id,
             self.against.as_ref().map_or("head-to-head", |e| e.id.as_str()),
-            if self.maps.is_empty() { format!("seed:{}", self.seed) } else { self.maps.join(",") },
+            match &self.final_mode {
+                Some((fill, size)) => format!(
+                    "final {size} {} {}",
+                    fill.id,
+                    if self.maps.is_empty() { format!("seed:{}", self.seed) } else { self.maps.join(",") }
+                ),
+                None if self.maps.is_empty() => format!("seed:{}", self.seed),
+                None => self.maps.join(","),
+            },
             config.rounds,
             config.time_limit.map_or(0.0, |d| d.as_secs_f64()),
             "v1"
@@ -216,6 +232,9 @@ impl AbSetup {
 
 /// Plays pair `k`: its outcome (head to head: B's mean game score; against: B's share minus A's).
 fn play_pair(k: usize, s: &AbSetup, config: &LeagueConfig) -> Result<Option<f64>, LeagueError> {
+    if let Some((fill, size)) = &s.final_mode {
+        return play_final_pair(k, s, fill, *size, config);
+    }
     let spec = s.map_of(k);
     let lm = LeagueMap { map: Arc::new(load_map(&spec, None)?), spec };
     let dir = config.dir.join(format!("pair{k:05}"));
@@ -251,6 +270,46 @@ fn play_pair(k: usize, s: &AbSetup, config: &LeagueConfig) -> Result<Option<f64>
             Ok(Some(mb.score[0].unwrap_or(0.0) - ma.score[0].unwrap_or(0.0)))
         }
     }
+}
+
+/// Pair `k` of a final: A, then B, in finalist seat `k mod 8` of the same final map against the
+/// same field; the outcome is B's share minus A's (a disqualified side scores 0).
+fn play_final_pair(
+    k: usize,
+    s: &AbSetup,
+    fill: &Entry,
+    size: u32,
+    config: &LeagueConfig,
+) -> Result<Option<f64>, LeagueError> {
+    let map = Arc::new(super::runs::load_final_map(&s.map_of(k), size)?);
+    let finalists = map.seats().len() - 1;
+    let seat = k % finalists;
+    let mut shares = Vec::new();
+    for (who, sub) in [(&s.a, "a"), (&s.b, "b")] {
+        let mut specs: Vec<(String, String)> = (0..finalists)
+            .map(|i| {
+                if i == seat {
+                    (who.spec.clone(), who.name.clone())
+                } else {
+                    (fill.spec.clone(), format!("{} #{i}", fill.name))
+                }
+            })
+            .collect();
+        specs.push(("council".into(), "council".into()));
+        let dir = config.dir.join(format!("pair{k:05}")).join(sub);
+        let mut setup =
+            super::runs::build_players(&specs, &dir, config.time_limit, config.memory_limit, &config.python)?;
+        let mut refs: Vec<&mut dyn crate::game::Player> =
+            setup.players.iter_mut().map(|p| p.as_mut() as &mut dyn crate::game::Player).collect();
+        let opts =
+            crate::game::PlayOptions { config: crate::sim::MatchConfig { rounds: config.rounds }, record: false };
+        let rec = crate::game::play(map.clone(), &mut refs, opts, &mut ());
+        if rec.interrupted() {
+            return Ok(None);
+        }
+        shares.push(rec.outcome[seat].score.unwrap_or(0.0));
+    }
+    Ok(Some(shares[1] - shares[0]))
 }
 
 /// The journal of pair outcomes (SQLite), so that a killed run resumes.

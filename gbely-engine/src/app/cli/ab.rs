@@ -57,6 +57,17 @@ pub(super) struct AbArgs {
     /// The Python interpreter for agent files (default: $GBELY_PYTHON or python3).
     #[arg(long)]
     python: Option<String>,
+    /// The final: A and B each take the same finalist seat of a final map against the same
+    /// field (`--fill`), rotating through the corner and edge seats pair by pair; the outcome is
+    /// the share difference, as against a fixed opponent.
+    #[arg(long = "final", conflicts_with = "against")]
+    final_mode: bool,
+    /// With --final: the field in the other seven seats.
+    #[arg(long, default_value = "template", requires = "final_mode")]
+    fill: String,
+    /// With --final: the side of the generated final maps.
+    #[arg(long, default_value_t = 90, requires = "final_mode")]
+    size: u32,
     /// The result as one JSON document on stdout.
     #[arg(long)]
     json: bool,
@@ -94,6 +105,9 @@ fn one_test(a: &AbArgs) -> Result<(u8, Option<serde_json::Value>)> {
     }
     let mut specs = vec![a.a.clone(), a.b.clone()];
     specs.extend(a.against.clone());
+    if a.final_mode {
+        specs.push(a.fill.clone());
+    }
     for s in &specs {
         check_spec(s)?;
     }
@@ -106,8 +120,9 @@ fn one_test(a: &AbArgs) -> Result<(u8, Option<serde_json::Value>)> {
         maps: a.maps.as_deref().map_or_else(Vec::new, |m| m.split(',').map(|x| x.trim().to_string()).collect()),
         seed: a.seed.clone(),
         max_pairs: a.max_pairs.max(1),
+        final_mode: if a.final_mode { Some((entry(&a.fill)?, a.size)) } else { None },
     };
-    let head_to_head = setup.against.is_none();
+    let head_to_head = setup.against.is_none() && setup.final_mode.is_none();
     let mut sprt = if head_to_head {
         if a.elo1 <= a.elo0 {
             bail!("--elo1 must be more than --elo0");
@@ -121,7 +136,8 @@ fn one_test(a: &AbArgs) -> Result<(u8, Option<serde_json::Value>)> {
         Sprt::new(a.share0, a.share1, a.alpha, a.beta, 25.0)
     };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let processes = specs.iter().filter(|s| *s != "council").count().clamp(1, 2);
+    // Agent processes a match needs: a final has eight finalists.
+    let processes = if a.final_mode { 8 } else { specs.iter().filter(|s| *s != "council").count().clamp(1, 2) };
     let dir = a.db.parent().filter(|d| !d.as_os_str().is_empty()).map_or_else(|| PathBuf::from("."), Path::to_path_buf);
     let config = LeagueConfig {
         rounds: a.rounds,
@@ -174,9 +190,15 @@ fn one_test(a: &AbArgs) -> Result<(u8, Option<serde_json::Value>)> {
         doc = Some(json);
     } else if !a.quiet {
         let mut out = std::io::stdout().lock();
-        let vs = match &setup.against {
-            None => format!("{} (B) against {} (A), head to head", setup.b.name, setup.a.name),
-            Some(o) => format!("{} (B) and {} (A), each against {}", setup.b.name, setup.a.name, o.name),
+        let vs = match (&setup.against, &setup.final_mode) {
+            (_, Some((fill, size))) => {
+                format!(
+                    "{} (B) and {} (A), each in a {size}×{size} final against {}",
+                    setup.b.name, setup.a.name, fill.name
+                )
+            }
+            (None, None) => format!("{} (B) against {} (A), head to head", setup.b.name, setup.a.name),
+            (Some(o), None) => format!("{} (B) and {} (A), each against {}", setup.b.name, setup.a.name, o.name),
         };
         writeln!(out, "{vs}: {verdict}")?;
         writeln!(out, "  {}", live(&sprt, head_to_head))?;
