@@ -116,6 +116,22 @@ impl DecidePlayer<gbely_council::Council> {
 /// The built-in agent name of the Council in replays.
 pub const BUILTIN_COUNCIL: &str = "council";
 
+/// The built-in agents, by the names agents are given on the command line and in replays: the
+/// Council, and the Rust twins of the example agents (in-process: fast, and regenerated on
+/// reading a replay).
+pub const BUILTIN_AGENTS: [&str; 3] = [BUILTIN_COUNCIL, "template-rs", "expander-rs"];
+
+/// A player of a built-in agent (see [`BUILTIN_AGENTS`]); `None` for another name.
+pub fn builtin_player(name: impl Into<String>, builtin: &str) -> Option<Box<dyn Player + Send>> {
+    let name = name.into();
+    Some(match builtin {
+        BUILTIN_COUNCIL => Box::new(DecidePlayer::council(name)),
+        "template-rs" => Box::new(DecidePlayer::builtin(name, "template-rs", agents::Template::default())),
+        "expander-rs" => Box::new(DecidePlayer::builtin(name, "expander-rs", agents::Expander::default())),
+        _ => return None,
+    })
+}
+
 /// A fresh built-in agent by its replay name: `council`, and the Rust twins of the example agents
 /// `template-rs` and `expander-rs`; `None` for a name this build does not know. Each decides from
 /// its observation alone and deterministically, so its commands can be made again on reading.

@@ -161,3 +161,31 @@ fn an_agent_file_names_itself_without_being_run() {
     assert_eq!(doc["entries"][0]["name"], "Mravec 7");
     assert!(doc["entries"][0]["id"].as_str().unwrap().starts_with("Mravec 7@"));
 }
+
+/// The Rust twins of the examples are built-in entries: in-process, no agent process, and a
+/// replay regenerates their commands.
+#[test]
+fn rust_built_in_agents_play_in_process() {
+    let dir = scratch("rust");
+    let doc = league(&dir, &["template-rs", "expander-rs", "--council"]);
+    assert_eq!(doc["run"]["total"], 12);
+    assert!(doc["matches"].as_array().unwrap().iter().all(|m| m["rounds"] == 20));
+    assert!(
+        !dir.join("gbely-league/runs").exists()
+            || std::fs::read_dir(dir.join("gbely-league/runs")).unwrap().all(|d| {
+                // No agent process: nothing but empty run folders.
+                std::fs::read_dir(d.unwrap().path()).map_or(true, |mut f| f.next().is_none())
+            })
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_gbely"))
+        .args(["play", "expander-rs", "--opponent", "template-rs", "--map", "seed:rs", "--size", "16"])
+        .args(["--rounds", "15", "--replay", "r.json", "-q"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let replay = gbely_engine::replays::read_replay(&dir.join("r.json")).unwrap();
+    assert_eq!(replay.seats[0].builtin.as_deref(), Some("expander-rs"));
+    assert!(replay.turns.iter().all(|t| t.answers.iter().all(|a| matches!(a, gbely_world::replay::Answer::Regen))));
+    assert!(gbely_engine::replays::verify(&replay).is_ok());
+}

@@ -9,7 +9,7 @@ use crate::errors::{AgentError, TimeLimitWarning};
 use crate::maps::*;
 use crate::step::check_rounds;
 use gbely_engine::app::runs;
-use gbely_engine::game::{play, play_to, DecidePlayer, PlayOptions, Player, PlayerAnswer, ViolationKind};
+use gbely_engine::game::{play, play_to, PlayOptions, Player, PlayerAnswer, ViolationKind};
 use gbely_engine::runner::TimeLimit;
 use gbely_engine::sim::MatchConfig;
 use gbely_rules::{Grid, Observation};
@@ -174,7 +174,7 @@ pub(crate) fn play_match(
             names[k] = format!("{} (seat {k})", names[k]);
         }
     }
-    let needs_dir = specs.iter().flatten().any(|s| s != "council");
+    let needs_dir = specs.iter().flatten().any(|s| runs::builtin_of(s).is_none());
     let run_dir = match run_dir {
         Some(d) => d,
         None if needs_dir => runs::unique_dir(PathBuf::from("gbely-runs").join(format!(
@@ -258,7 +258,9 @@ pub(crate) fn seat_player(
     py: &str,
 ) -> PyResult<SeatPlayer> {
     match runs::resolve_agent(spec, run_dir, seat, py).map_err(|e| AgentError::new_err(format!("{e:#}")))? {
-        runs::AgentSpec::Council => Ok((Box::new(DecidePlayer::council(name.to_string())), None)),
+        runs::AgentSpec::Builtin(b) => {
+            Ok((gbely_engine::game::builtin_player(name, b).expect("a built-in agent"), None))
+        }
         runs::AgentSpec::Process(cmd) => {
             let log = run_dir.join(format!("seat{seat}-{}.log", runs::file_stem(spec)));
             let mut cfg =

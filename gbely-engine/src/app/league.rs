@@ -58,7 +58,9 @@ impl Entry {
     /// `py` reads an agent file's own name and version (`AGENT_NAME`, `AGENT_VERSION`).
     pub fn from_spec(spec: &str, py: &str) -> Result<Entry, LeagueError> {
         let content: Vec<u8> = match spec {
-            "council" => format!("council gbely-engine {}", env!("CARGO_PKG_VERSION")).into_bytes(),
+            s if super::runs::builtin_of(s).is_some() => {
+                format!("{s} gbely-engine {}", env!("CARGO_PKG_VERSION")).into_bytes()
+            }
             "template" => agents::MY_AGENT_PY.as_bytes().to_vec(),
             "expander" => agents::EXPANDER_PY.as_bytes().to_vec(),
             s if s.starts_with("cmd:") => s.as_bytes().to_vec(),
@@ -360,7 +362,7 @@ pub fn run_league(
     };
     // Each process agent needs a core while it thinks: say when the machine is oversubscribed.
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let per_match = entries.iter().filter(|e| e.spec != "council").count().min(2);
+    let per_match = entries.iter().filter(|e| super::runs::builtin_of(&e.spec).is_none()).count().min(2);
     if run.jobs * per_match > cores && config.time_limit.is_some() {
         run.notes.push(format!(
             "{} matches at once with up to {per_match} agent processes each on {cores} cores: agents may wait \

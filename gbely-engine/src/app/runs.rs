@@ -10,7 +10,7 @@ use gbely_world::replay::SideResult;
 use gbely_world::{parse_map_file, Map, MapSpec};
 use serde_json::json;
 
-use crate::game::{DecidePlayer, MatchRecord, Player};
+use crate::game::{MatchRecord, Player};
 use crate::runner::process::{AgentCommand, ProcessConfig, ProcessPlayer};
 
 /// The example agents shipped inside the binary, usable by name (from the `agents` crate).
@@ -134,8 +134,14 @@ pub fn file_stem(spec: &str) -> String {
 /// What a user's agent spec names.
 #[derive(Debug)]
 pub enum AgentSpec {
-    Council,
+    /// A built-in agent played in-process: `council`, `template-rs`, `expander-rs`.
+    Builtin(&'static str),
     Process(AgentCommand),
+}
+
+/// The built-in agent a spec names, if it names one.
+pub fn builtin_of(spec: &str) -> Option<&'static str> {
+    crate::game::BUILTIN_AGENTS.into_iter().find(|b| *b == spec)
 }
 
 /// Refuses a spec naming a file that is not there, or a `cmd:` command whose program cannot be
@@ -150,7 +156,7 @@ pub fn check_spec(spec: &str) -> Result<()> {
         }
         return Ok(());
     }
-    if spec == "council" || spec == "template" || spec == "expander" {
+    if builtin_of(spec).is_some() || spec == "template" || spec == "expander" {
         return Ok(());
     }
     let path = Path::new(spec);
@@ -274,8 +280,8 @@ fn prepare(spec: &str, dir: &Path, error: std::io::Error) -> RunError {
 }
 
 pub fn resolve_agent(spec: &str, run_dir: &Path, seat: usize, py: &str) -> Result<AgentSpec> {
-    if spec == "council" {
-        return Ok(AgentSpec::Council);
+    if let Some(b) = builtin_of(spec) {
+        return Ok(AgentSpec::Builtin(b));
     }
     if let Some(cmd) = spec.strip_prefix("cmd:") {
         if cmd.trim().is_empty() {
@@ -375,8 +381,8 @@ pub fn build_players(
     let mut logs = Vec::new();
     for (seat, (spec, name)) in specs.iter().enumerate() {
         match resolve_agent(spec, run_dir, seat, py)? {
-            AgentSpec::Council => {
-                players.push(Box::new(DecidePlayer::council(name.clone())));
+            AgentSpec::Builtin(b) => {
+                players.push(crate::game::builtin_player(name.clone(), b).expect("a built-in agent"));
                 logs.push(None);
             }
             AgentSpec::Process(cmd) => {

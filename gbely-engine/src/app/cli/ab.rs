@@ -137,7 +137,11 @@ fn one_test(a: &AbArgs) -> Result<(u8, Option<serde_json::Value>)> {
     };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     // Agent processes a match needs: a final has eight finalists.
-    let processes = if a.final_mode { 8 } else { specs.iter().filter(|s| *s != "council").count().clamp(1, 2) };
+    let processes = if a.final_mode {
+        8
+    } else {
+        specs.iter().filter(|s| crate::app::runs::builtin_of(s).is_none()).count().clamp(1, 2)
+    };
     let dir = a.db.parent().filter(|d| !d.as_os_str().is_empty()).map_or_else(|| PathBuf::from("."), Path::to_path_buf);
     let config = LeagueConfig {
         rounds: a.rounds,

@@ -76,7 +76,7 @@ pub(super) fn cmd_league(a: LeagueArgs) -> Result<u8> {
     }
     let python = py.clone();
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let processes = specs.iter().filter(|s| *s != "council").count().clamp(1, 2);
+    let processes = specs.iter().filter(|s| crate::app::runs::builtin_of(s).is_none()).count().clamp(1, 2);
     let jobs = a.jobs.unwrap_or((cores / processes).max(1)).max(1);
     let dir = a.db.parent().filter(|d| !d.as_os_str().is_empty()).map_or_else(|| PathBuf::from("."), Path::to_path_buf);
     let db = LeagueDb::open(&a.db)?;
