@@ -326,18 +326,12 @@ impl std::fmt::Debug for Journal {
 
 impl Journal {
     pub fn open(path: &Path) -> Result<Journal, LeagueError> {
-        let p = path.display().to_string();
-        let db = |error| LeagueError::Db { path: p.clone(), error };
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            let _ = std::fs::create_dir_all(dir);
-        }
-        let conn = Connection::open(path).map_err(db)?;
-        conn.execute_batch(
+        let (conn, path) = super::league::open_db(
+            path,
             "CREATE TABLE IF NOT EXISTS ab_pairs (test TEXT NOT NULL, idx INTEGER NOT NULL, outcome REAL NOT NULL,
              PRIMARY KEY (test, idx));",
-        )
-        .map_err(db)?;
-        Ok(Journal { conn, path: p })
+        )?;
+        Ok(Journal { conn, path })
     }
 
     fn load(&self, test: &str) -> Result<BTreeMap<usize, f64>, LeagueError> {

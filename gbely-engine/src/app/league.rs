@@ -194,15 +194,24 @@ impl std::fmt::Debug for LeagueDb {
     }
 }
 
+/// Opens (or creates, with its folder) an SQLite database and makes sure `schema` exists.
+/// Leagues and A/B journals keep their results this way. Gives back the connection and the
+/// path as errors name it.
+pub fn open_db(path: &Path, schema: &str) -> Result<(Connection, String), LeagueError> {
+    let p = path.display().to_string();
+    let db = |error| LeagueError::Db { path: p.clone(), error };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let conn = Connection::open(path).map_err(db)?;
+    conn.execute_batch(schema).map_err(db)?;
+    Ok((conn, p))
+}
+
 impl LeagueDb {
     pub fn open(path: &Path) -> Result<LeagueDb, LeagueError> {
-        let p = path.display().to_string();
-        let db = |error| LeagueError::Db { path: p.clone(), error };
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            let _ = std::fs::create_dir_all(dir);
-        }
-        let conn = Connection::open(path).map_err(db)?;
-        conn.execute_batch(
+        let (conn, path) = open_db(
+            path,
             "PRAGMA journal_mode = WAL;
              CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);
              CREATE TABLE IF NOT EXISTS entries (id TEXT PRIMARY KEY, name TEXT NOT NULL, spec TEXT NOT NULL, hash TEXT NOT NULL);
@@ -213,9 +222,8 @@ impl LeagueDb {
                 dq0 INTEGER NOT NULL, dq1 INTEGER NOT NULL, violations0 INTEGER NOT NULL,
                 violations1 INTEGER NOT NULL, ended_by TEXT NOT NULL, rounds INTEGER NOT NULL,
                 seconds REAL NOT NULL);",
-        )
-        .map_err(db)?;
-        Ok(LeagueDb { conn, path: p })
+        )?;
+        Ok(LeagueDb { conn, path })
     }
 
     fn err(&self, error: rusqlite::Error) -> LeagueError {
