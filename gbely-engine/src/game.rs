@@ -123,17 +123,13 @@ pub const BUILTIN_AGENTS: [&str; 3] = [BUILTIN_COUNCIL, "template-rs", "expander
 
 /// A player of a built-in agent (see [`BUILTIN_AGENTS`]); `None` for another name.
 pub fn builtin_player(name: impl Into<String>, builtin: &str) -> Option<Box<dyn Player + Send>> {
-    let name = name.into();
-    Some(match builtin {
-        BUILTIN_COUNCIL => Box::new(DecidePlayer::council(name)),
-        "template-rs" => Box::new(DecidePlayer::builtin(name, "template-rs", agents::Template::default())),
-        "expander-rs" => Box::new(DecidePlayer::builtin(name, "expander-rs", agents::Expander::default())),
-        _ => return None,
-    })
+    let known = BUILTIN_AGENTS.into_iter().find(|b| *b == builtin)?;
+    Some(Box::new(DecidePlayer::builtin(name, known, builtin_agent(known)?)))
 }
 
 /// A fresh built-in agent by its replay name: `council`, and the Rust twins of the example agents
-/// `template-rs` and `expander-rs`; `None` for a name this build does not know. Each decides from
+/// `template-rs` and `expander-rs` (the one place their names meet their code; [`BUILTIN_AGENTS`]
+/// lists them, checked by a test); `None` for a name this build does not know. Each decides from
 /// its observation alone and deterministically, so its commands can be made again on reading.
 pub fn builtin_agent(name: &str) -> Option<Box<dyn Decide + Send>> {
     match name {
@@ -326,4 +322,18 @@ fn run(mut session: Session, players: &mut [&mut dyn Player], observer: &mut dyn
     let mut rec = session.finish();
     rec.agents = players.iter().map(|p| p.stats()).collect();
     rec
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_listed_built_in_agent_can_be_made_and_played() {
+        for name in BUILTIN_AGENTS {
+            assert!(builtin_agent(name).is_some(), "{name}");
+            assert_eq!(builtin_player("x", name).and_then(|p| p.builtin()), Some(name));
+        }
+        assert!(builtin_agent("nobody").is_none() && builtin_player("x", "nobody").is_none());
+    }
 }
