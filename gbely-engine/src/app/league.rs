@@ -55,8 +55,9 @@ pub struct Entry {
 }
 
 impl Entry {
-    /// `py` reads an agent file's own name and version (`AGENT_NAME`, `AGENT_VERSION`).
-    pub fn from_spec(spec: &str, py: &str) -> Result<Entry, LeagueError> {
+    /// The entry of `spec`, shown as `name` (an agent file's own AGENT_NAME and AGENT_VERSION, or
+    /// its file name: see [`super::inspect::display_name`]).
+    pub fn from_spec(spec: &str, name: String) -> Result<Entry, LeagueError> {
         let content: Vec<u8> = match spec {
             s if super::runs::builtin_of(s).is_some() => {
                 format!("{s} gbely-engine {}", env!("CARGO_PKG_VERSION")).into_bytes()
@@ -67,7 +68,6 @@ impl Entry {
             s => std::fs::read(s).map_err(|error| LeagueError::Agent { spec: s.to_string(), error })?,
         };
         let hash = format!("{:016x}", fnv1a(&content));
-        let name = super::inspect::display_name(spec, py).0;
         Ok(Entry { id: format!("{name}@{}", &hash[..8]), name, spec: spec.to_string(), hash })
     }
 }

@@ -112,7 +112,7 @@ fn one_test(a: &AbArgs) -> Result<(u8, Option<serde_json::Value>)> {
         check_spec(s)?;
     }
     let py = league_python(&specs, &python(a.python.as_deref()))?;
-    let entry = |s: &str| Entry::from_spec(s, &py);
+    let entry = |s: &str| Entry::from_spec(s, super::play::named(s, &py));
     let setup = AbSetup {
         a: entry(&a.a)?,
         b: entry(&a.b)?,

@@ -66,10 +66,9 @@ pub(super) fn cmd_league(a: LeagueArgs) -> Result<u8> {
         check_spec(s)?;
     }
     let py = league_python(&specs, &python(a.python.as_deref()))?;
-    let entries: Vec<Entry> = specs.iter().map(|s| Entry::from_spec(s, &py)).collect::<Result<_, _>>()?;
-    for e in &specs {
-        super::play::named(e, &py); // warns of a GAME_VERSION for other rules
-    }
+    // Each file is read once for its name (and a GAME_VERSION for other rules warns).
+    let entries: Vec<Entry> =
+        specs.iter().map(|s| Entry::from_spec(s, super::play::named(s, &py))).collect::<Result<_, _>>()?;
     let maps = league_maps(&a.maps, &a.seed)?;
     if let Some(m) = maps.iter().find(|m| m.map.seats().len() != 2) {
         bail!("map `{}` has {} seats; a league plays duels", m.spec, m.map.seats().len());
