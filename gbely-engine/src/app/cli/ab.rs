@@ -48,15 +48,8 @@ pub(super) struct AbArgs {
     /// The journal: a killed run resumes where it stopped.
     #[arg(long, default_value = "gbely-ab/ab.sqlite")]
     db: PathBuf,
-    /// Rounds per match.
-    #[arg(long, default_value_t = constants::ROUNDS, value_parser = rounds_parser())]
-    rounds: u32,
-    /// Seconds per round for agent processes; `off` for no limit.
-    #[arg(long, default_value = "2", value_name = "SECONDS|off", value_parser = parse_time_limit)]
-    time_limit: TimeLimit,
-    /// The Python interpreter for agent files (default: $GBELY_PYTHON or python3).
-    #[arg(long)]
-    python: Option<String>,
+    #[command(flatten)]
+    game: MatchArgs,
     /// The final: A and B each take the same finalist seat of a final map against the same
     /// field (`--fill`), rotating through the corner and edge seats pair by pair; the outcome is
     /// the share difference, as against a fixed opponent.
@@ -111,7 +104,7 @@ fn one_test(a: &AbArgs) -> Result<(u8, Option<serde_json::Value>)> {
     for s in &specs {
         check_spec(s)?;
     }
-    let py = league_python(&specs, &python(a.python.as_deref()))?;
+    let py = league_python(&specs, &python(a.game.python.as_deref()))?;
     let entry = |s: &str| Entry::from_spec(s, super::play::named(s, &py));
     let setup = AbSetup {
         a: entry(&a.a)?,
@@ -144,9 +137,9 @@ fn one_test(a: &AbArgs) -> Result<(u8, Option<serde_json::Value>)> {
     };
     let dir = a.db.parent().filter(|d| !d.as_os_str().is_empty()).map_or_else(|| PathBuf::from("."), Path::to_path_buf);
     let config = LeagueConfig {
-        rounds: a.rounds,
-        time_limit: a.time_limit.duration(),
-        memory_limit: Some(crate::runner::process::DEFAULT_MEMORY_LIMIT),
+        rounds: a.game.rounds,
+        time_limit: a.game.time_limit.duration(),
+        memory_limit: a.game.memory_limit.0,
         python: py,
         games: 1,
         jobs: a.jobs.unwrap_or((cores / processes).max(1)).max(1),

@@ -24,8 +24,8 @@ pub(super) fn cmd_final(a: FinalArgs) -> Result<u8> {
     let mut specs: Vec<(String, String)> = Vec::new();
     let mut counts: BTreeMap<String, u32> = BTreeMap::new();
     let all: Vec<&str> = entries.iter().map(String::as_str).collect();
-    let resolved = super::play::run_python(a.run.python.as_deref(), &all)?;
-    let py = resolved.clone().unwrap_or_else(|| python(a.run.python.as_deref()));
+    let resolved = super::play::run_python(a.run.game.python.as_deref(), &all)?;
+    let py = resolved.clone().unwrap_or_else(|| python(a.run.game.python.as_deref()));
     let mut names: BTreeMap<&str, String> = BTreeMap::new();
     for e in &entries {
         if !names.contains_key(e.as_str()) {

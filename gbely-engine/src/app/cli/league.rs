@@ -31,18 +31,8 @@ pub(super) struct LeagueArgs {
     /// new pairings.
     #[arg(long, default_value = "gbely-league/league.sqlite")]
     db: PathBuf,
-    /// Rounds per match.
-    #[arg(long, default_value_t = constants::ROUNDS, value_parser = rounds_parser())]
-    rounds: u32,
-    /// Seconds per round for agent processes; `off` for no limit.
-    #[arg(long, default_value = "2", value_name = "SECONDS|off", value_parser = parse_time_limit)]
-    time_limit: TimeLimit,
-    /// Address space allowed to each agent process, in MiB; `off` for no limit.
-    #[arg(long, default_value = "4096", value_name = "MIB|off", value_parser = parse_memory_limit)]
-    memory_limit: MemoryLimit,
-    /// The Python interpreter for agent files (default: $GBELY_PYTHON or python3).
-    #[arg(long)]
-    python: Option<String>,
+    #[command(flatten)]
+    game: MatchArgs,
     /// The HTML report (standings, pair matrix, matches); default next to the database.
     #[arg(long)]
     report: Option<PathBuf>,
@@ -65,7 +55,7 @@ pub(super) fn cmd_league(a: LeagueArgs) -> Result<u8> {
     for s in &specs {
         check_spec(s)?;
     }
-    let py = league_python(&specs, &python(a.python.as_deref()))?;
+    let py = league_python(&specs, &python(a.game.python.as_deref()))?;
     // Each file is read once for its name (and a GAME_VERSION for other rules warns).
     let entries: Vec<Entry> =
         specs.iter().map(|s| Entry::from_spec(s, super::play::named(s, &py))).collect::<Result<_, _>>()?;
@@ -80,9 +70,9 @@ pub(super) fn cmd_league(a: LeagueArgs) -> Result<u8> {
     let dir = a.db.parent().filter(|d| !d.as_os_str().is_empty()).map_or_else(|| PathBuf::from("."), Path::to_path_buf);
     let db = LeagueDb::open(&a.db)?;
     let config = LeagueConfig {
-        rounds: a.rounds,
-        time_limit: a.time_limit.duration(),
-        memory_limit: a.memory_limit.0,
+        rounds: a.game.rounds,
+        time_limit: a.game.time_limit.duration(),
+        memory_limit: a.game.memory_limit.0,
         python,
         games: a.games,
         jobs,

@@ -145,9 +145,9 @@ struct PlayArgs {
     run: RunArgs,
 }
 
-/// How a match is run and reported (shared by `play` and `final`).
-#[derive(Debug, Args)]
-struct RunArgs {
+/// How each match is played (shared by `play`, `final`, `league` and `ab`).
+#[derive(Clone, Debug, Args)]
+struct MatchArgs {
     /// Rounds to play: 1–100000.
     #[arg(long, default_value_t = constants::ROUNDS, value_parser = rounds_parser())]
     rounds: u32,
@@ -160,6 +160,13 @@ struct RunArgs {
     /// Address space allowed to each agent process, in MiB; `off` for no limit.
     #[arg(long, default_value = "4096", value_name = "MIB|off", value_parser = parse_memory_limit)]
     memory_limit: MemoryLimit,
+}
+
+/// How a match is run and reported (shared by `play` and `final`).
+#[derive(Debug, Args)]
+struct RunArgs {
+    #[command(flatten)]
+    game: MatchArgs,
     /// Where to write the replay (default: the run folder).
     #[arg(long, conflicts_with = "no_replay")]
     replay: Option<PathBuf>,

@@ -28,7 +28,7 @@ pub(super) fn run_seats(
     default_dir: &str,
     py: Option<String>,
 ) -> Result<SeatsRun> {
-    let limit = run.time_limit.duration();
+    let limit = run.game.time_limit.duration();
     let run_dir = match &run.run_dir {
         Some(d) => d.clone(),
         None => unique_dir(PathBuf::from("gbely-runs").join(default_dir)),
@@ -43,10 +43,10 @@ pub(super) fn run_seats(
         Some(w)
     };
     let replay_path = writer.as_ref().map(|w| w.path().to_path_buf());
-    let mut setup = build_players(specs, &run_dir, limit, run.memory_limit.0, py.as_deref().unwrap_or("python3"))?;
+    let mut setup = build_players(specs, &run_dir, limit, run.game.memory_limit.0, py.as_deref().unwrap_or("python3"))?;
     let show = !run.quiet && !run.json;
-    let mut progress = Progress { bar: progress_bar(run.rounds, show), verbose: run.verbose };
-    let config = MatchConfig { rounds: run.rounds };
+    let mut progress = Progress { bar: progress_bar(run.game.rounds, show), verbose: run.verbose };
+    let config = MatchConfig { rounds: run.game.rounds };
     let guard = crate::runner::interrupt::Guard::install().context("cannot install the Ctrl-C handler")?;
     crate::runner::process::become_subreaper();
     let mut refs: Vec<&mut dyn Player> = setup.players.iter_mut().map(|p| p.as_mut() as &mut dyn Player).collect();
@@ -97,8 +97,8 @@ pub(super) fn cmd_play(a: PlayArgs) -> Result<u8> {
         check_spec(spec)?;
     }
     let default_dir = format!("{}-{}-vs-{}", timestamp(), file_stem(&agent), file_stem(&a.opponent));
-    let py = run_python(a.run.python.as_deref(), &[&agent, &a.opponent])?;
-    let reader = py.clone().unwrap_or_else(|| python(a.run.python.as_deref()));
+    let py = run_python(a.run.game.python.as_deref(), &[&agent, &a.opponent])?;
+    let reader = py.clone().unwrap_or_else(|| python(a.run.game.python.as_deref()));
     let names = [named(&agent, &reader), named(&a.opponent, &reader)];
     let names =
         if names[0] == names[1] { [format!("{} (seat 0)", names[0]), format!("{} (seat 1)", names[1])] } else { names };
