@@ -1,6 +1,9 @@
 //! The `gbely` command under stress (issue 10): Ctrl-C and SIGTERM, an unwritable replay path,
 //! a flooding agent under a memory limit. Nothing is left running, nothing is lost.
 
+mod common;
+use common::processes_with;
+
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -18,14 +21,6 @@ fn scratch(name: &str) -> PathBuf {
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
-}
-
-fn processes_with(marker: &str) -> usize {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
-        .filter(|c| String::from_utf8_lossy(c).contains(marker))
-        .count()
 }
 
 /// Plays a slow agent, signals `gbely` after a few rounds; it must stop promptly with exit 130,

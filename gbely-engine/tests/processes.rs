@@ -1,6 +1,9 @@
 //! Agents as real processes (SPEC §8): the harness, the line protocol, and hostile agents.
 //! Each hostile agent must end with the violations and outcome SPEC §8 prescribes, promptly.
 
+mod common;
+use common::processes_with;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -165,14 +168,6 @@ fn an_agent_that_exits_is_restarted() {
     assert!(run.rec.violations[0][0].2.contains("exited"), "{}", run.rec.violations[0][0].2);
     assert_eq!(run.starts, 2);
     assert_eq!(run.rec.last_round, 5);
-}
-
-fn processes_with(marker: &str) -> usize {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
-        .filter(|c| String::from_utf8_lossy(c).contains(marker))
-        .count()
 }
 
 #[test]

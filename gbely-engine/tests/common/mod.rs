@@ -95,3 +95,12 @@ pub fn mv(z: &str, na: &str, pocet: f64) -> serde_json::Value {
 pub fn fortify(pole: &str, investicia: f64) -> serde_json::Value {
     serde_json::json!({"typ": "FORTIFY", "pole": pole, "investicia": investicia})
 }
+
+/// How many processes have `marker` in their command line (Linux `/proc`).
+pub fn processes_with(marker: &str) -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+        .filter(|c| String::from_utf8_lossy(c).contains(marker))
+        .count()
+}
