@@ -18,6 +18,9 @@
 //! 4. **Move** units from the interior to the front along shortest paths through its own
 //!    territory, where entering a hill costs more (only 60 % get through in a round).
 //!
+//! Levels: this is `council`, the leaderboard's. [`Council::easy`] (`council:easy`) leaves out
+//! steps 2 and 4; [`StrongCouncil`] (`council:strong`) plays another way, see its module.
+//!
 //! It works unchanged with several enemies: every cell that is neither its own nor neutral
 //! (`zastupitelstvo` as seen from a duel seat, `armada*` in the final) is an enemy.
 //!
@@ -39,11 +42,16 @@ pub struct CouncilConfig {
     pub fortify_share: f64,
     /// At most this many units into FORTIFY per round.
     pub fortify_cap: f64,
+    /// Whether cells strike together when no single one can take a valuable target.
+    pub concentrate: bool,
+    /// Whether the interior's units move to the front (without it, only the front's own
+    /// production fights: the `council:easy` level).
+    pub reinforce: bool,
 }
 
 impl Default for CouncilConfig {
     fn default() -> Self {
-        CouncilConfig { enemy_value: 2.0, fortify_share: 0.25, fortify_cap: 5.0 }
+        CouncilConfig { enemy_value: 2.0, fortify_share: 0.25, fortify_cap: 5.0, concentrate: true, reinforce: true }
     }
 }
 
@@ -85,6 +93,12 @@ fn step_cost(t: Terrain) -> u32 {
 impl Council {
     pub fn new() -> Council {
         Council::with_config(CouncilConfig::default())
+    }
+
+    /// `council:easy`: the Council without its reinforcements and joint strikes. Only the
+    /// front's own production fights, so the template agent can beat it.
+    pub fn easy() -> Council {
+        Council::with_config(CouncilConfig { concentrate: false, reinforce: false, ..CouncilConfig::default() })
     }
 
     pub fn with_config(config: CouncilConfig) -> Council {
@@ -164,7 +178,7 @@ impl Council {
                 continue;
             }
             let valuable = target.terrain == Terrain::Meadow || is_enemy(target.owner);
-            if !valuable {
+            if !valuable || !self.config.concentrate {
                 continue;
             }
             self.helpers.clear();
@@ -291,7 +305,12 @@ impl Decide for Council {
         self.index(obs);
         self.expand(obs, &mut out);
         self.fortify(obs, &mut out);
-        self.move_to_front(obs, &mut out);
+        if self.config.reinforce {
+            self.move_to_front(obs, &mut out);
+        }
         out
     }
 }
+
+mod strong;
+pub use strong::{StrongConfig, StrongCouncil};

@@ -119,7 +119,8 @@ pub const BUILTIN_COUNCIL: &str = "council";
 /// The built-in agents, by the names agents are given on the command line and in replays: the
 /// Council, and the Rust twins of the example agents (in-process: fast, and regenerated on
 /// reading a replay).
-pub const BUILTIN_AGENTS: [&str; 3] = [BUILTIN_COUNCIL, "template-rs", "expander-rs"];
+pub const BUILTIN_AGENTS: [&str; 5] =
+    [BUILTIN_COUNCIL, "council:easy", "council:strong", "template-rs", "expander-rs"];
 
 /// A player of a built-in agent (see [`BUILTIN_AGENTS`]); `None` for another name.
 pub fn builtin_player(name: impl Into<String>, builtin: &str) -> Option<Box<dyn Player + Send>> {
@@ -134,6 +135,8 @@ pub fn builtin_player(name: impl Into<String>, builtin: &str) -> Option<Box<dyn 
 pub fn builtin_agent(name: &str) -> Option<Box<dyn Decide + Send>> {
     match name {
         BUILTIN_COUNCIL => Some(Box::new(gbely_council::Council::new())),
+        "council:easy" => Some(Box::new(gbely_council::Council::easy())),
+        "council:strong" => Some(Box::new(gbely_council::StrongCouncil::new())),
         "template-rs" => Some(Box::new(agents::Template::default())),
         "expander-rs" => Some(Box::new(agents::Expander::default())),
         _ => None,

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use agents::{Expander, Template};
 use common::Lab;
-use gbely_council::Council;
-use gbely_engine::game::{play, DecidePlayer, PlayOptions, Player};
+use gbely_council::{Council, StrongCouncil};
+use gbely_engine::game::{builtin_agent, play, DecidePlayer, PlayOptions, Player};
 use gbely_engine::sim::NEUTRAL;
 use gbely_rules::{Command, Decide, Observation, Owner};
 
@@ -228,5 +228,111 @@ fn calibration_template_loses_and_expander_wins() {
             (s.0, s.1)
         };
         assert!(e - c >= 3.0, "{}: the expander should beat the Council: {e:.2} vs {c:.2}", map.name());
+    }
+}
+
+// --- The ladder of levels: `council:easy`, `council`, `council:strong` ---
+
+#[test]
+fn strong_carries_the_rest_of_its_units_with_the_attack() {
+    // Own base P04_06 with 12 units; P04_05 a meadow of garrison 2: the smallest sure force is
+    // floor(2.05 + 0.05) + 1 = 3. The other neighbour, P03_06, holds 9 (needs 10 > 12 − 3). The
+    // rest (12 − 0.05 − 3 = 8.95 → 8 whole units) goes along with the attack: 11.
+    let mut lab = council_lab(12.0);
+    lab.set("P04_05", NEUTRAL, 2.0, 0.0);
+    let mut m = lab.m.clone();
+    let obs = m.observe(1);
+    let cmds = StrongCouncil::new().decide(&obs);
+    assert_eq!(cmds, [Command::Attack { from: lab.cell("P04_06"), to: lab.cell("P04_05"), amount: 11.0 }]);
+}
+
+#[test]
+fn strong_splits_the_rest_between_its_targets_and_pools_for_any_target() {
+    // Two targets of garrison 2 (need 3 each) from 20 units: 20 − 0.05 − 6 = 13.95 left, 6 each.
+    let mut lab = council_lab(20.0);
+    lab.set("P04_05", NEUTRAL, 2.0, 0.0);
+    lab.set("P03_06", NEUTRAL, 2.0, 0.0);
+    let mut m = lab.m.clone();
+    let obs = m.observe(1);
+    let cmds = StrongCouncil::new().decide(&obs);
+    let amounts: Vec<f64> = cmds.iter().map(|c| if let Command::Attack { amount, .. } = c { *amount } else { 0.0 }).collect();
+    assert_eq!(amounts, [9.0, 9.0], "{cmds:?}");
+
+    // A river of garrison 5 (worst case behind the rounding 5.05 × 1.3 + 0.05 = 6.615 → 7) next
+    // to two cells of 5 units, neither enough alone: they strike together. The Council does not
+    // pool for a river (only for meadows and enemy cells). Every other neighbour holds 9.
+    let mut lab = council_lab(0.0);
+    lab.set("P04_03", 1, 5.0, 0.0);
+    lab.set("P03_04", 1, 5.0, 0.0);
+    lab.set("P03_03", NEUTRAL, 5.0, 0.0);
+    let mut m = lab.m.clone();
+    let obs = m.observe(1);
+    let river = lab.cell("P03_03");
+    let on_river = |cmds: &[Command]| -> f64 {
+        cmds.iter().map(|c| if let Command::Attack { to, amount, .. } = *c { if to == river { amount } else { 0.0 } } else { 0.0 }).sum()
+    };
+    let council = Council::new().decide(&obs);
+    assert_eq!(on_river(&council), 0.0, "{council:?}");
+    let strong = StrongCouncil::new().decide(&obs);
+    assert_eq!(strong.len(), 2, "{strong:?}");
+    // 4.95 + 4.95 ready: 7 to take it, and the whole 2 left over carried along.
+    assert!((on_river(&strong) - 9.0).abs() < 1e-9, "{strong:?}");
+}
+
+/// Shares on the reference map and on `n` seeded maps: (map, share of seat 0, share of seat 1).
+fn ladder(a: &str, b: &str, n: usize) -> Vec<(String, f64, f64)> {
+    let mut maps = vec![Arc::new(gbely_world::reference_map())];
+    maps.extend((0..n).map(|k| Arc::new(gbely_world::generate_duel(&format!("ladder-{k}"), 60, 60).unwrap())));
+    maps.iter()
+        .map(|map| {
+            let mut pa = DecidePlayer::new(a, builtin_agent(a).unwrap());
+            let mut pb = DecidePlayer::new(b, builtin_agent(b).unwrap());
+            let mut players: [&mut dyn Player; 2] = [&mut pa, &mut pb];
+            let rec = play(map.clone(), &mut players, PlayOptions::default(), &mut ());
+            (map.name().to_string(), rec.outcome[0].score.unwrap(), rec.outcome[1].score.unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn calibration_strong_beats_the_expander_by_ten_points_on_every_map() {
+    // The margin: at least 10 points of share, on the reference map and on 20 generated
+    // maps, playing the Council's seat as on the leaderboard.
+    for (map, expander, strong) in ladder("expander-rs", "council:strong", 20) {
+        assert!(strong - expander >= 10.0, "{map}: council:strong {strong:.2} vs the expander {expander:.2}");
+    }
+}
+
+#[test]
+fn calibration_easy_loses_to_the_template_which_loses_to_the_council() {
+    for (map, template, easy) in ladder("template-rs", "council:easy", 3) {
+        assert!(template - easy >= 5.0, "{map}: the template {template:.2} should beat council:easy {easy:.2}");
+    }
+    for (map, template, council) in ladder("template-rs", "council", 3) {
+        assert!(council - template >= 5.0, "{map}: the Council {council:.2} should beat the template {template:.2}");
+    }
+}
+
+#[test]
+fn every_level_decides_the_same_way_from_the_same_observation() {
+    let map = Arc::new(gbely_world::reference_map());
+    for level in ["council:easy", "council:strong"] {
+        let mut m = gbely_engine::Match::new(map.clone(), Default::default());
+        let mut agent = builtin_agent(level).unwrap();
+        let mut report = Default::default();
+        for _ in 0..40 {
+            let obs = m.observe(1);
+            let first = agent.decide(&obs);
+            assert_eq!(first, agent.decide(&obs), "{level}");
+            assert_eq!(first, builtin_agent(level).unwrap().decide(&obs), "{level}");
+            let other = Expander::default().decide(&m.observe(0));
+            m.resolve_round(
+                &[
+                    gbely_engine::SideInput::Orders(other.into_iter().map(Ok).collect()),
+                    gbely_engine::SideInput::Orders(first.into_iter().map(Ok).collect()),
+                ],
+                &mut report,
+            );
+        }
     }
 }

@@ -217,7 +217,8 @@ def play(
     """Plays one match: ``agent`` in seat 0 against ``opponent`` in seat 1.
 
     Args:
-        agent: an agent file path (own process), ``council``/``template``/``expander``,
+        agent: an agent file path (own process), ``council``/``template``/``expander``, the
+            Council's other levels ``council:easy``/``council:strong``,
             ``cmd:COMMAND``, or a callable ``decide(stav)`` / object with ``decide`` (in-process,
             see below).
         opponent: as ``agent``; default the Council.
