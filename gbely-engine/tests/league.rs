@@ -189,3 +189,80 @@ fn rust_built_in_agents_play_in_process() {
     assert!(replay.turns.iter().all(|t| t.answers.iter().all(|a| matches!(a, gbely_world::replay::Answer::Regen))));
     assert!(gbely_engine::replays::verify(&replay).is_ok());
 }
+
+/// The Ray backend's unit of work without Ray: a match made into a job, sent as JSON, and played
+/// from it in another folder (the agent file written there from the job's text) gives the row
+/// the head would have stored.
+#[test]
+fn a_match_job_played_elsewhere_gives_the_local_row() {
+    use gbely_engine::app::league::{league_maps, pairings, play_one, Backend, Entry, LeagueConfig};
+    use gbely_engine::app::remote::{match_job, play_job, MatchJob};
+
+    let dir = scratch("job");
+    let agent = dir.join("idle.py");
+    std::fs::write(&agent, IDLE).unwrap();
+    let python = gbely_engine::app::runs::resolve_python("python3").unwrap();
+    let entries = vec![
+        Entry::from_spec(agent.to_str().unwrap(), "idle".into()).unwrap(),
+        Entry::from_spec("council:strong", "council:strong".into()).unwrap(),
+    ];
+    let maps = league_maps("seed:job", "league").unwrap();
+    let config = LeagueConfig {
+        rounds: 12,
+        time_limit: None,
+        memory_limit: None,
+        python: python.clone(),
+        games: 1,
+        jobs: 1,
+        dir: dir.join("runs"),
+        backend: Backend::Local,
+        replays: None,
+    };
+    let p = &pairings(2, 1, 1)[0];
+    let job = match_job(p, &entries, &maps, &config).unwrap();
+    assert_eq!(job.seats[0].file.as_ref().map(|(name, text)| (name.as_str(), text.as_str())), Some(("idle.py", IDLE)));
+    assert_eq!(job.seats[1].file, None);
+    assert_eq!(job.cpus, 1, "one agent process");
+    let wire = serde_json::to_string(&job).unwrap();
+    let job: MatchJob = serde_json::from_str(&wire).unwrap();
+
+    // The agent file is gone from where the head had it: the worker has only the job.
+    let local = play_one(&entries[0], &entries[1], &maps[0], 0, &config, &dir.join("local")).unwrap();
+    std::fs::remove_file(&agent).unwrap();
+    let remote = play_job(&job, &python, &dir.join("worker")).unwrap();
+    assert!(dir.join("worker/agent0/idle.py").exists());
+    assert_eq!(remote.key, local.key);
+    assert_eq!(
+        (remote.cells, remote.score, remote.tiebreak, remote.disqualified, remote.violations),
+        (local.cells, local.score, local.tiebreak, local.disqualified, local.violations)
+    );
+    // An idle agent keeps its base only; the strong Council takes cells every round.
+    assert_eq!(remote.cells[0], 1);
+    assert!(remote.cells[1] > 12, "{:?}", remote.cells);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn with_replays_the_report_links_every_match_to_its_viewer_page() {
+    let dir = scratch("replays");
+    let doc = league(&dir, &["template-rs", "council:easy", "--replays", "--db", "l/league.sqlite"]);
+    // 2 entries: 1 pair × 2 seat orders × 2 maps.
+    assert_eq!(doc["run"]["total"], 4);
+    let report = std::fs::read_to_string(dir.join("l/report.html")).unwrap();
+    let links: Vec<&str> = report.split("<a href=\"").skip(1).map(|s| s.split('"').next().unwrap()).collect();
+    assert_eq!(links.len(), 4, "{report}");
+    for link in links {
+        assert!(link.starts_with("replays/") && link.ends_with(".html"), "{link}");
+        let page = dir.join("l").join(link);
+        assert!(std::fs::metadata(&page).unwrap().len() > 10_000, "{}", page.display());
+        let replay = page.with_extension("json.gz");
+        let out = Command::new(env!("CARGO_BIN_EXE_gbely")).args(["replay", "verify"]).arg(&replay).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+    }
+    // Without --replays, played again: nothing new is recorded, the links stay.
+    let again = league(&dir, &["template-rs", "council:easy", "--db", "l/league.sqlite"]);
+    assert_eq!(again["run"]["played"], 0);
+    let report = std::fs::read_to_string(dir.join("l/report.html")).unwrap();
+    assert_eq!(report.matches("<a href=\"replays/").count(), 4);
+    let _ = std::fs::remove_dir_all(&dir);
+}

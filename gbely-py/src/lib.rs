@@ -23,7 +23,6 @@ fn cli_main(py: Python<'_>, args: Vec<String>) -> u8 {
     let args: Vec<OsString> = args.into_iter().map(OsString::from).collect();
     py.allow_threads(|| cli::run_code(args))
 }
-/// The viewer page (one self-contained HTML file) for a replay given as JSON text.
 /// Runs a command of the command line that takes `--json` (`league`, `ab`) and returns its exit
 /// code and document as JSON text; an error is a `gbely.Error` with its one-line message.
 #[pyfunction]
@@ -36,6 +35,7 @@ fn cli_json(py: Python<'_>, args: Vec<String>) -> PyResult<(u8, String)> {
     }
 }
 
+/// The viewer page (one self-contained HTML file) for a replay given as JSON text.
 #[pyfunction]
 fn replay_html(py: Python<'_>, text: String) -> PyResult<String> {
     let replay = gbely_world::Replay::from_json(&text).map_err(|e| ReplayError::new_err(e.to_string()))?;
@@ -59,6 +59,19 @@ fn final_seating(map: &PyMap, pinned: Vec<u8>) -> PyResult<Vec<usize>> {
     runs::final_seating(&map.inner, &pinned).map_err(|e| PyValueError::new_err(format!("{e:#}")))
 }
 
+/// Plays one league match given as a job (JSON text, see `gbely_engine::app::remote`) in the
+/// folder `dir`, Python agents with `python`; returns the result row as JSON text. What a Ray
+/// worker runs for `gbely league --ray`.
+#[pyfunction]
+fn league_match(py: Python<'_>, job: String, python: String, dir: String) -> PyResult<String> {
+    let job: gbely_engine::app::remote::MatchJob =
+        serde_json::from_str(&job).map_err(|e| PyValueError::new_err(format!("not a league match job: {e}")))?;
+    let row = py
+        .allow_threads(|| gbely_engine::app::remote::play_job(&job, &python, std::path::Path::new(&dir)))
+        .map_err(|e| crate::errors::GbelyError::new_err(e.to_string()))?;
+    serde_json::to_string(&row).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
 /// The `pravidla` module text (SPEC §12), to check the Python copy against.
 #[pyfunction]
 fn pravidla_source() -> &'static str {
@@ -74,6 +87,7 @@ fn _gbely(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(replay_html, m)?)?;
     m.add_function(wrap_pyfunction!(replay_verify, m)?)?;
     m.add_function(wrap_pyfunction!(final_seating, m)?)?;
+    m.add_function(wrap_pyfunction!(league_match, m)?)?;
     m.add_class::<PyMap>()?;
     m.add_class::<PyMatch>()?;
     Ok(())

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use gbely_world::Map;
 use rusqlite::{params, Connection, OptionalExtension};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::runs::{build_players, is_python_agent, load_map, RunError};
 use crate::game::{play, MatchRecord, PlayOptions, Player};
@@ -41,6 +41,9 @@ pub enum LeagueError {
     Duplicate(String),
     #[error("cannot read agent `{spec}`: {error}")]
     Agent { spec: String, error: std::io::Error },
+    /// The Ray backend (see [`super::remote`]).
+    #[error("{0}")]
+    Remote(String),
 }
 
 /// One league entry: an agent spec and who it is.
@@ -136,10 +139,23 @@ pub struct LeagueConfig {
     pub jobs: usize,
     /// Where agents' logs go (one folder per match).
     pub dir: PathBuf,
+    pub backend: Backend,
+    /// Record each match's replay, and its viewer page, into this folder (see [`replay_stem`]).
+    pub replays: Option<PathBuf>,
+}
+
+/// Where a league's matches are played.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// On this machine, `jobs` at a time.
+    Local,
+    /// On a Ray cluster (`gbely league --ray ADDRESS`), each match a Ray task; `jobs` at a time,
+    /// or as many as the cluster has CPUs when `jobs` is 0 (see [`super::remote`]).
+    Ray { address: String },
 }
 
 /// One stored result.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MatchRow {
     pub key: String,
     pub map: String,
@@ -316,6 +332,8 @@ pub struct LeagueRun {
     pub played: usize,
     pub interrupted: bool,
     pub jobs: usize,
+    /// `local`, or `ray ADDRESS`.
+    pub backend: String,
     pub seconds: f64,
     /// Notes on the machine (oversubscription).
     pub notes: Vec<String>,
@@ -365,13 +383,18 @@ pub fn run_league(
     let mut run = LeagueRun {
         total: keys.len(),
         already_played: keys.len() - todo.len(),
-        jobs: config.jobs.max(1),
+        jobs: config.jobs,
+        backend: match &config.backend {
+            Backend::Local => "local".into(),
+            Backend::Ray { address } => format!("ray {address}"),
+        },
         ..LeagueRun::default()
     };
     // Each process agent needs a core while it thinks: say when the machine is oversubscribed.
+    // (On Ray, each match asks the cluster for a CPU per agent process.)
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let per_match = entries.iter().filter(|e| super::runs::builtin_of(&e.spec).is_none()).count().min(2);
-    if run.jobs * per_match > cores && config.time_limit.is_some() {
+    if config.backend == Backend::Local && run.jobs * per_match > cores && config.time_limit.is_some() {
         run.notes.push(format!(
             "{} matches at once with up to {per_match} agent processes each on {cores} cores: agents may wait \
              for a CPU while their clock runs (lower --jobs for timing-sensitive leagues)",
@@ -379,25 +402,47 @@ pub fn run_league(
         ));
     }
     let start = Instant::now();
+    // On Ray every job is made before the first match: an unreadable agent file fails here.
+    let ray_jobs = match &config.backend {
+        Backend::Local => Vec::new(),
+        Backend::Ray { .. } => todo
+            .iter()
+            .enumerate()
+            .map(|(i, p)| Ok((i, super::remote::match_job(p, entries, maps, config)?)))
+            .collect::<Result<Vec<_>, LeagueError>>()?,
+    };
     let queue = Mutex::new(todo.into_iter().enumerate().collect::<std::collections::VecDeque<_>>());
     let remaining = queue.lock().expect("not poisoned").len();
     let (tx, rx) = mpsc::channel::<Result<MatchRow, LeagueError>>();
     let finished = AtomicUsize::new(0);
     let mut first_error = None;
     std::thread::scope(|scope| {
-        for _ in 0..run.jobs.min(remaining.max(1)) {
-            let tx = tx.clone();
-            let queue = &queue;
-            scope.spawn(move || loop {
-                if interrupt::requested() {
-                    return;
+        match &config.backend {
+            Backend::Local => {
+                for _ in 0..run.jobs.clamp(1, remaining.max(1)) {
+                    let tx = tx.clone();
+                    let queue = &queue;
+                    scope.spawn(move || loop {
+                        if interrupt::requested() {
+                            return;
+                        }
+                        let Some((index, p)) = queue.lock().expect("not poisoned").pop_front() else { return };
+                        let result = play_pairing(index, &p, entries, maps, config);
+                        if tx.send(result).is_err() {
+                            return;
+                        }
+                    });
                 }
-                let Some((index, p)) = queue.lock().expect("not poisoned").pop_front() else { return };
-                let result = play_pairing(index, &p, entries, maps, config);
-                if tx.send(result).is_err() {
-                    return;
-                }
-            });
+            }
+            Backend::Ray { address } if remaining > 0 => {
+                let tx = tx.clone();
+                scope.spawn(move || {
+                    if let Err(e) = super::remote::run_on_ray(&config.python, address, config.jobs, ray_jobs, &tx) {
+                        let _ = tx.send(Err(e));
+                    }
+                });
+            }
+            Backend::Ray { .. } => {}
         }
         drop(tx);
         for result in rx {
@@ -463,9 +508,26 @@ pub fn play_one(
     let mut setup = build_players(&specs, run_dir, config.time_limit, config.memory_limit, &config.python)?;
     let mut refs: Vec<&mut dyn Player> = setup.players.iter_mut().map(|p| p.as_mut() as &mut dyn Player).collect();
     let start = Instant::now();
-    let opts = PlayOptions { config: MatchConfig { rounds: config.rounds }, record: false };
+    let opts = PlayOptions { config: MatchConfig { rounds: config.rounds }, record: config.replays.is_some() };
     let rec = play(lm.map.clone(), &mut refs, opts, &mut ());
-    Ok(row_of(&rec, lm, e0, e1, game, config.rounds, start.elapsed().as_secs_f64()))
+    let row = row_of(&rec, lm, e0, e1, game, config.rounds, start.elapsed().as_secs_f64());
+    if let (Some(dir), Some(replay)) = (&config.replays, &rec.replay) {
+        if row.ended_by != crate::sim::EndReason::Interrupted.wire() {
+            let stem = dir.join(replay_stem(&row.key));
+            let io = |error: std::io::Error| LeagueError::Agent { spec: dir.display().to_string(), error };
+            std::fs::create_dir_all(dir).map_err(io)?;
+            crate::record::write_replay(&stem.with_extension("json.gz"), replay).map_err(io)?;
+            let page = crate::replays::viewer::viewer_html(replay).map_err(LeagueError::Remote)?;
+            std::fs::write(stem.with_extension("html"), page).map_err(io)?;
+        }
+    }
+    Ok(row)
+}
+
+/// The file name (without extension) of a match's replay and viewer page: a hash of its key, so
+/// that the report finds them from the stored results.
+pub fn replay_stem(key: &str) -> String {
+    format!("{:016x}", fnv1a(key.as_bytes()))
 }
 
 fn row_of(rec: &MatchRecord, lm: &LeagueMap, e0: &Entry, e1: &Entry, game: u32, rounds: u32, seconds: f64) -> MatchRow {
@@ -605,7 +667,8 @@ pub fn league_python(specs: &[String], python: &str) -> Result<String, RunError>
 }
 
 /// The standings as a self-contained HTML page (no scripts, no network).
-pub fn html_report(title: &str, s: &Standings, rows: &[MatchRow]) -> String {
+/// `viewer` gives the link to a match's viewer page, where there is one.
+pub fn html_report(title: &str, s: &Standings, rows: &[MatchRow], viewer: &dyn Fn(&MatchRow) -> Option<String>) -> String {
     let esc = |t: &str| t.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;");
     let mut h = String::new();
     h.push_str("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">");
@@ -639,11 +702,12 @@ pub fn html_report(title: &str, s: &Standings, rows: &[MatchRow]) -> String {
         }
         h.push_str("</tr>");
     }
-    h.push_str("</table><table><caption>Matches</caption><tr><th class=n>map</th><th class=n>seat 0</th><th class=n>seat 1</th><th>game</th><th>cells</th><th>shares</th><th class=n>ended by</th><th>rounds</th></tr>");
+    h.push_str("</table><table><caption>Matches</caption><tr><th class=n>map</th><th class=n>seat 0</th><th class=n>seat 1</th><th>game</th><th>cells</th><th>shares</th><th class=n>ended by</th><th>rounds</th><th class=n>replay</th></tr>");
     for m in rows {
         let share = |x: Option<f64>| x.map_or("DQ".to_string(), |v| format!("{v:.2} %"));
+        let link = viewer(m).map_or("—".to_string(), |href| format!("<a href=\"{}\">view</a>", esc(&href)));
         h.push_str(&format!(
-            "<tr><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td>{}</td><td>{} : {}</td><td>{} : {}</td><td class=n>{}</td><td>{}</td></tr>",
+            "<tr><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td>{}</td><td>{} : {}</td><td>{} : {}</td><td class=n>{}</td><td>{}</td><td class=n>{link}</td></tr>",
             esc(&m.map), esc(&m.seat0), esc(&m.seat1), m.game, m.cells[0], m.cells[1], share(m.score[0]), share(m.score[1]), esc(&m.ended_by), m.rounds
         ));
     }

@@ -5,4 +5,5 @@ pub mod ab;
 pub mod cli;
 pub mod inspect;
 pub mod league;
+pub mod remote;
 pub mod runs;

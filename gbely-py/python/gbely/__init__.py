@@ -359,16 +359,28 @@ def league(
     db: Union[str, "os.PathLike[str]"] = "gbely-league/league.sqlite",
     seed: str = "league",
     python: Optional[str] = None,
+    backend: str = "local",
+    address: Optional[str] = None,
+    replays: bool = False,
 ) -> Dict[str, Any]:
     """A league (``gbely league``): every agent against every other on every map, both seat
     orders, on all cores; resumable, as the results are kept in ``db`` (docs/league.md).
 
     Args:
-        agents: agent files, ``template``, ``expander``, ``council`` or ``cmd:COMMAND``.
+        agents: agent files, ``template``, ``expander``, ``council`` (or its levels
+            ``council:easy``, ``council:strong``), ``template-rs``, ``expander-rs`` or
+            ``cmd:COMMAND``.
         maps: a comma-separated list of maps, or a number N of maps generated from ``seed``.
         council: add the Council as an entry.
         games: games per pairing and map (both seat orders each).
-        jobs: matches at once (default: the cores divided by the agent processes a match needs).
+        jobs: matches at once (default: the cores divided by the agent processes a match needs;
+            on Ray, the cluster's CPUs).
+        backend: ``"local"`` (this machine) or ``"ray"``: each match a Ray task on the cluster
+            at ``address`` (``auto`` by default, ``HOST:PORT``, ``ray://HOST:PORT``, or
+            ``local`` for a Ray instance of its own); every worker needs gbely installed. The
+            results are the same as the local backend's.
+        replays: record every match's replay and viewer page next to ``db`` (about 1 MB a
+            match), linked from the HTML report (local backend only).
 
     Returns the document of ``gbely league --json``: ``standings`` (rank, name, wins, draws,
     losses, mean share, rating and uncertainty), ``matrix``, ``matches``, ``entries``, ``run``.
@@ -386,6 +398,14 @@ def league(
         args.append("--council")
     if jobs is not None:
         args += ["--jobs", str(jobs)]
+    if replays:
+        args.append("--replays")
+    if backend == "ray":
+        args += ["--ray", address or "auto"]
+    elif backend != "local":
+        raise ValueError(f"backend must be 'local' or 'ray', not {backend!r}")
+    elif address is not None:
+        raise ValueError("address is for backend='ray'")
     return _run_json(args)
 
 

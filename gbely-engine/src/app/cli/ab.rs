@@ -144,6 +144,8 @@ fn one_test(a: &AbArgs) -> Result<(u8, Option<serde_json::Value>)> {
         games: 1,
         jobs: a.jobs.unwrap_or((cores / processes).max(1)).max(1),
         dir: dir.join("runs"),
+        backend: crate::app::league::Backend::Local,
+        replays: None,
     };
     let journal = Journal::open(&a.db)?;
     let show = !a.quiet && !a.json;

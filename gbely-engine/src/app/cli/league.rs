@@ -2,12 +2,14 @@
 
 use super::*;
 use crate::app::league::{
-    html_report, league_maps, league_python, run_league, standings, Entry, LeagueConfig, LeagueDb, MatchRow, Standings,
+    html_report, league_maps, league_python, replay_stem, run_league, standings, Backend, Entry, LeagueConfig, LeagueDb, MatchRow,
+    Standings,
 };
 
 #[derive(Debug, Args)]
 pub(super) struct LeagueArgs {
-    /// The entries: agent files, `template`, `expander`, `council` or cmd:COMMAND.
+    /// The entries: agent files, `template`, `expander`, `council` (or its levels `council:easy`,
+    /// `council:strong`), the Rust twins `template-rs`, `expander-rs`, or cmd:COMMAND.
     #[arg(required = true)]
     agents: Vec<String>,
     /// Add the Council as an entry (every agent also plays it).
@@ -24,15 +26,26 @@ pub(super) struct LeagueArgs {
     /// are not deterministic.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
     games: u32,
-    /// Matches at once (default: the cores, fewer when agent processes would outnumber them).
+    /// Matches at once (default: the cores, fewer when agent processes would outnumber them;
+    /// with --ray, as many as the cluster has CPUs).
     #[arg(long, short = 'j')]
     jobs: Option<usize>,
+    /// Play the matches on a Ray cluster, each match a Ray task: ADDRESS as Ray takes it (`auto`,
+    /// `HOST:PORT`, `ray://HOST:PORT`), or `local` for a Ray instance of its own. The head and
+    /// every worker need `pip install gbely ray` (for --python); agent files and maps travel with
+    /// each match. Results are identical to a local league's (docs/league.md).
+    #[arg(long, value_name = "ADDRESS")]
+    ray: Option<String>,
     /// The results database: a league resumes where it stopped, and new entries play only their
     /// new pairings.
     #[arg(long, default_value = "gbely-league/league.sqlite")]
     db: PathBuf,
     #[command(flatten)]
     game: MatchArgs,
+    /// Record every match's replay and viewer page (in `replays/` next to the database; about
+    /// 1 MB a match), linked from the report. Not with --ray.
+    #[arg(long)]
+    replays: bool,
     /// The HTML report (standings, pair matrix, matches); default next to the database.
     #[arg(long)]
     report: Option<PathBuf>,
@@ -55,7 +68,14 @@ pub(super) fn cmd_league(a: LeagueArgs) -> Result<u8> {
     for s in &specs {
         check_spec(s)?;
     }
-    let py = league_python(&specs, &python(a.game.python.as_deref()))?;
+    if a.replays && a.ray.is_some() {
+        bail!("--replays records on this machine; it does not go with --ray");
+    }
+    let py = match &a.ray {
+        // The Ray driver is Python, whatever the entries are.
+        Some(_) => crate::app::runs::resolve_python(&python(a.game.python.as_deref()))?,
+        None => league_python(&specs, &python(a.game.python.as_deref()))?,
+    };
     // Each file is read once for its name (and a GAME_VERSION for other rules warns).
     let entries: Vec<Entry> =
         specs.iter().map(|s| Entry::from_spec(s, super::play::named(s, &py))).collect::<Result<_, _>>()?;
@@ -66,7 +86,10 @@ pub(super) fn cmd_league(a: LeagueArgs) -> Result<u8> {
     let python = py.clone();
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let processes = specs.iter().filter(|s| crate::app::runs::builtin_of(s).is_none()).count().clamp(1, 2);
-    let jobs = a.jobs.unwrap_or((cores / processes).max(1)).max(1);
+    let jobs = match &a.ray {
+        Some(_) => a.jobs.unwrap_or(0),
+        None => a.jobs.unwrap_or((cores / processes).max(1)).max(1),
+    };
     let dir = a.db.parent().filter(|d| !d.as_os_str().is_empty()).map_or_else(|| PathBuf::from("."), Path::to_path_buf);
     let db = LeagueDb::open(&a.db)?;
     let config = LeagueConfig {
@@ -77,6 +100,11 @@ pub(super) fn cmd_league(a: LeagueArgs) -> Result<u8> {
         games: a.games,
         jobs,
         dir: dir.join("runs"),
+        backend: match &a.ray {
+            Some(address) => Backend::Ray { address: address.clone() },
+            None => Backend::Local,
+        },
+        replays: a.replays.then(|| dir.join("replays")),
     };
     let show = !a.quiet && !a.json;
     let bar = if show && std::io::stderr().is_terminal() {
@@ -124,7 +152,15 @@ pub(super) fn cmd_league(a: LeagueArgs) -> Result<u8> {
     let table = standings(&entries, &rows);
     let report = a.report.clone().unwrap_or_else(|| dir.join("report.html"));
     let title = format!("gbely league: {} entries on {} map(s)", entries.len(), maps.len());
-    std::fs::write(&report, html_report(&title, &table, &rows))
+    // Links to the viewer pages that exist (matches played with --replays, now or before),
+    // relative to the report when they are under its folder.
+    let replays = dir.join("replays");
+    let base = report.parent().filter(|d| !d.as_os_str().is_empty()).map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+    let viewer = |row: &MatchRow| -> Option<String> {
+        let page = replays.join(replay_stem(&row.key)).with_extension("html");
+        page.is_file().then(|| relative_link(&base, &page))
+    };
+    std::fs::write(&report, html_report(&title, &table, &rows, &viewer))
         .with_context(|| format!("cannot write the report {}", report.display()))?;
     if let Some(csv) = &a.csv {
         write_csv(csv, &rows).with_context(|| format!("cannot write {}", csv.display()))?;
@@ -147,6 +183,16 @@ pub(super) fn cmd_league(a: LeagueArgs) -> Result<u8> {
     Ok(if run.interrupted { exit::INTERRUPTED } else { exit::OK })
 }
 
+/// `page` as a link from a file in `base`: relative when it lies under `base`, else absolute.
+fn relative_link(base: &Path, page: &Path) -> String {
+    let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let page = abs(page);
+    match page.strip_prefix(abs(base)) {
+        Ok(rel) => rel.to_string_lossy().replace('\\', "/"),
+        Err(_) => format!("file://{}", page.display()),
+    }
+}
+
 /// `expander.py@3f2a9c01` → `expander.py`.
 fn short(id: &str) -> &str {
     id.rsplit_once('@').map_or(id, |(name, _)| name)
@@ -163,12 +209,16 @@ fn print_standings(
     writeln!(out, "{title}")?;
     writeln!(
         out,
-        "  {} matches: {} played now, {} from earlier runs{}; {} at once, {:.1} s",
+        "  {} matches: {} played now, {} from earlier runs{}; {}, {:.1} s",
         run.total,
         run.played,
         run.already_played,
         if run.interrupted { " (INTERRUPTED: run again to finish)" } else { "" },
-        run.jobs,
+        match (run.backend.as_str(), run.jobs) {
+            ("local", n) => format!("{n} at once"),
+            (ray, 0) => format!("on {ray}, as many at once as it has CPUs"),
+            (ray, n) => format!("on {ray}, {n} at once"),
+        },
         run.seconds
     )?;
     let width = t.standings.iter().map(|s| s.name.chars().count()).max().unwrap_or(5).max(5);
