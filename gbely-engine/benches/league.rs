@@ -1,0 +1,113 @@
+//! League throughput and overhead (issue 14's targets), printed:
+//! - scaling: matches per second of a league of in-process Rust entries at `--jobs 1` and at
+//!   `--jobs` = the cores (goal: ≥ 1.8× on 2 cores), with identical results;
+//! - cores busy with Python file agents: the CPU time of the league and its agent processes over
+//!   wall time × cores (goal ≥ 90 %);
+//! - overhead: a 3-agent league on 2 maps with the Council as an entry (12 matches) at
+//!   `--jobs 1`, against the sum of its matches' own times (goal ≤ 1.2×).
+//!
+//! `cargo bench -p gbely-engine --bench league` (add `-- --quick` for a short run, as CI does).
+//! Run it on an otherwise idle machine: the figures are about this process's share of the CPUs.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use gbely_engine::app::league::{league_maps, run_league, Backend, Entry, LeagueConfig, LeagueDb, MatchRow};
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("gbely-league-bench-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    dir
+}
+
+/// CPU seconds of this process and of its children that have ended (/proc/self/stat: utime,
+/// stime, cutime, cstime).
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<f64> = after.split_whitespace().map(|f| f.parse().unwrap_or(0.0)).collect();
+    // Fields after the command: state is index 0, so utime (14th field) is index 11.
+    let ticks: f64 = fields.get(11..15).map_or(0.0, |f| f.iter().sum());
+    ticks / 100.0
+}
+
+/// Plays a league; returns (wall seconds, CPU seconds, its rows).
+fn league(name: &str, specs: &[&str], maps: &str, jobs: usize, python: &str) -> (f64, f64, Vec<MatchRow>) {
+    let dir = scratch(name);
+    let db = LeagueDb::open(&dir.join("league.sqlite")).expect("the database opens");
+    let entries: Vec<Entry> = specs.iter().map(|s| Entry::from_spec(s, s.to_string()).expect("an entry")).collect();
+    let maps = league_maps(maps, "bench").expect("maps");
+    let config = LeagueConfig {
+        rounds: 150,
+        time_limit: None,
+        memory_limit: None,
+        python: python.to_string(),
+        games: 1,
+        jobs,
+        dir: dir.join("runs"),
+        backend: Backend::Local,
+        replays: None,
+    };
+    let (cpu0, t) = (cpu_seconds(), Instant::now());
+    let (run, keys) = run_league(&db, &entries, &maps, &config, &mut |_, _, _| {}).expect("the league runs");
+    let wall = t.elapsed().as_secs_f64();
+    let cpu = cpu_seconds() - cpu0;
+    assert_eq!(run.played, run.total);
+    let mut rows = db.rows(&keys).expect("rows");
+    rows.sort_by(|a, b| a.key.cmp(&b.key));
+    let _ = std::fs::remove_dir_all(&dir);
+    (wall, cpu, rows)
+}
+
+fn same_results(a: &[MatchRow], b: &[MatchRow]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.key == y.key && x.cells == y.cells && x.tiebreak == y.tiebreak)
+}
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let python = gbely_engine::app::runs::resolve_python("python3").expect("python3 for the Python agents");
+    let agents = Path::new(env!("CARGO_MANIFEST_DIR")).join("../agents");
+    let template = agents.join("my_agent.py");
+    let expander = agents.join("expander.py");
+    let (template, expander) = (template.to_str().expect("a path"), expander.to_str().expect("a path"));
+
+    // Scaling: in-process Rust entries only.
+    let maps = if quick { "4" } else { "40" };
+    let rust = ["template-rs", "expander-rs", "council", "council:strong"];
+    let (w1, _, r1) = league("rust-1", &rust, maps, 1, &python);
+    let (wn, _, rn) = league("rust-n", &rust, maps, cores, &python);
+    println!(
+        "league scaling, {} in-process Rust matches: {:.1} matches/s at --jobs 1, {:.1} at --jobs {cores} ({:.2}×; goal ≥ 1.8× on 2 cores); results identical: {}",
+        r1.len(),
+        r1.len() as f64 / w1,
+        rn.len() as f64 / wn,
+        w1 / wn,
+        same_results(&r1, &rn)
+    );
+
+    // Cores busy with Python file agents: a match needs one core per agent process.
+    let maps = if quick { "seed:busy" } else { "seed:busy-1,seed:busy-2,seed:busy-3" };
+    let specs = [template, expander, "expander"];
+    let jobs = (cores / 2).max(1);
+    let (w, cpu, rows) = league("python", &specs, maps, jobs, &python);
+    println!(
+        "cores busy with Python file agents, {} matches at --jobs {jobs}: {:.0} % of {cores} cores over {:.1} s (goal ≥ 90 %)",
+        rows.len(),
+        100.0 * cpu / (w * cores as f64),
+        w
+    );
+
+    // Overhead: 3 agents with the Council as an entry, 2 maps, 12 matches at --jobs 1.
+    let maps = if quick { "seed:over-1" } else { "seed:over-1,seed:over-2" };
+    let (w, _, rows) = league("overhead", &[template, expander, "council"], maps, 1, &python);
+    let own: f64 = rows.iter().map(|r| r.seconds).sum();
+    println!(
+        "league overhead, {} matches at --jobs 1: {:.2} s for the league, {:.2} s for its matches' own times ({:.3}×; goal ≤ 1.2×)",
+        rows.len(),
+        w,
+        own,
+        w / own
+    );
+}
