@@ -31,7 +31,7 @@
 //! assert!(council.decide(&Observation::default()).is_empty());
 //! ```
 
-use gbely_rules::{sure_win, Cell, CellLookup, Command, Decide, Frontier, Observation, Owner, Slot, Terrain};
+use gbely_rules::{sure_win, CellLookup, Command, Decide, Frontier, Observation, Owner, Slot, Terrain};
 
 /// How the Council plays. The defaults are the Council of the leaderboard.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -61,33 +61,17 @@ impl Default for CouncilConfig {
 pub struct Council {
     config: CouncilConfig,
     lookup: CellLookup,
-    /// Per own cell, its neighbours as own indices ([`NONE`] when not own), resolved once.
-    own_nbr: Vec<[u32; 4]>,
     spare: Vec<f64>,
     used: Vec<bool>,
     threat: Vec<f64>,
     front: Frontier,
-    dist: Vec<u32>,
-    buckets: [Vec<u32>; 3],
-    /// Per own cell, the cost of stepping onto it (a hill lets only 60 % through).
-    cost: Vec<u32>,
+    to_front: ToFront,
     targets: Vec<(f64, f64, u32)>,
     helpers: Vec<u32>,
 }
 
-const FAR: u32 = u32::MAX;
-const NONE: u32 = u32::MAX;
-
 fn is_enemy(o: Owner) -> bool {
     o != Owner::Neutral
-}
-
-fn step_cost(t: Terrain) -> u32 {
-    if t == Terrain::Hill {
-        2
-    } else {
-        1
-    }
 }
 
 impl Council {
@@ -111,24 +95,15 @@ impl Council {
         let n_own = obs.own.len();
         self.threat.clear();
         self.threat.resize(n_own, 0.0);
-        self.own_nbr.clear();
-        self.cost.clear();
-        self.cost.extend(obs.own.iter().map(|o| step_cost(o.terrain)));
         for (i, o) in obs.own.iter().enumerate() {
-            let mut own = [NONE; 4];
-            for (k, nb) in o.neighbours.iter().enumerate() {
-                match self.lookup.get(nb) {
-                    Slot::Own(j) => own[k] = j as u32,
-                    Slot::Visible(v) => {
-                        let vc = &obs.visible[v];
-                        if is_enemy(vc.owner) {
-                            self.threat[i] = self.threat[i].max(vc.garrison);
-                        }
+            for nb in o.neighbours.iter() {
+                if let Slot::Visible(v) = self.lookup.get(nb) {
+                    let vc = &obs.visible[v];
+                    if is_enemy(vc.owner) {
+                        self.threat[i] = self.threat[i].max(vc.garrison);
                     }
-                    Slot::Unseen => {}
                 }
             }
-            self.own_nbr.push(own);
         }
     }
 
@@ -231,69 +206,6 @@ impl Council {
             }
         }
     }
-
-    fn move_to_front(&mut self, obs: &Observation, out: &mut Vec<Command>) {
-        let n_own = obs.own.len();
-        self.dist.clear();
-        self.dist.resize(n_own, FAR);
-        for b in self.buckets.iter_mut() {
-            b.clear();
-        }
-        for i in 0..n_own {
-            if self.front.is_frontier(i) {
-                self.dist[i] = 0;
-                self.buckets[0].push(i as u32);
-            }
-        }
-        // Dial's algorithm with step costs 1 and 2: three rotating buckets.
-        let mut d = 0u32;
-        let mut empty_rounds = 0;
-        while empty_rounds < 3 {
-            let mut cur = std::mem::take(&mut self.buckets[(d % 3) as usize]);
-            if cur.is_empty() {
-                empty_rounds += 1;
-            } else {
-                empty_rounds = 0;
-            }
-            for &y in &cur {
-                let y = y as usize;
-                if self.dist[y] != d {
-                    continue;
-                }
-                let nd = d + self.cost[y];
-                for &x in &self.own_nbr[y] {
-                    if x != NONE && nd < self.dist[x as usize] {
-                        self.dist[x as usize] = nd;
-                        self.buckets[(nd % 3) as usize].push(x);
-                    }
-                }
-            }
-            cur.clear();
-            self.buckets[(d % 3) as usize] = cur;
-            d += 1;
-        }
-        for (x, o) in obs.own.iter().enumerate() {
-            if self.front.is_frontier(x) || self.dist[x] == FAR || o.units < 1.0 {
-                continue;
-            }
-            // The next step on a shortest path: dist[y] + cost(y) == dist[x]; first in N,S,W,E.
-            let mut next: Option<Cell> = None;
-            for &y in &self.own_nbr[x] {
-                let y = y as usize;
-                if y != NONE as usize
-                    && self.dist[y] != FAR
-                    && self.dist[y] + step_cost(obs.own[y].terrain) == self.dist[x]
-                {
-                    next = Some(obs.own[y].cell);
-                    break;
-                }
-            }
-            if let Some(to) = next {
-                // Asking for more than is there sends everything that is ready.
-                out.push(Command::Move { from: o.cell, to, amount: o.units + 1.0 });
-            }
-        }
-    }
 }
 
 impl Decide for Council {
@@ -306,11 +218,14 @@ impl Decide for Council {
         self.expand(obs, &mut out);
         self.fortify(obs, &mut out);
         if self.config.reinforce {
-            self.move_to_front(obs, &mut out);
+            self.to_front.moves(obs, &self.lookup, &self.front, &mut out);
         }
         out
     }
 }
 
+mod paths;
 mod strong;
+
+use paths::ToFront;
 pub use strong::{StrongConfig, StrongCouncil};

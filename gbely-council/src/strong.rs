@@ -17,7 +17,9 @@
 //!
 //! Interior units move to the front along hill-aware shortest paths, as the Council's do.
 
-use gbely_rules::{sure_win, Cell, CellLookup, Command, Decide, Frontier, Observation, Owner, Terrain};
+use gbely_rules::{sure_win, CellLookup, Command, Decide, Frontier, Observation, Owner};
+
+use crate::paths::ToFront;
 
 /// How `council:strong` plays.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -34,33 +36,17 @@ impl Default for StrongConfig {
     }
 }
 
-const FAR: u32 = u32::MAX;
-const NONE: u32 = u32::MAX;
-
-fn step_cost(t: Terrain) -> u32 {
-    if t == Terrain::Hill {
-        2
-    } else {
-        1
-    }
-}
-
 /// The Council's stronger level (`council:strong`).
 #[derive(Clone, Debug, Default)]
 pub struct StrongCouncil {
     config: StrongConfig,
     lookup: CellLookup,
     front: Frontier,
-    /// Per own cell, its neighbours as own indices ([`NONE`] when not own).
-    own_nbr: Vec<[u32; 4]>,
     /// Units each own cell can still send this round.
     spare: Vec<f64>,
     targets: Vec<(f64, f64, u32)>,
     around: Vec<u32>,
-    dist: Vec<u32>,
-    buckets: [Vec<u32>; 3],
-    /// Per own cell, the cost of stepping onto it (a hill lets only 60 % through).
-    cost: Vec<u32>,
+    to_front: ToFront,
     /// Per own cell, how many attacks it makes this round.
     attacks: Vec<u32>,
 }
@@ -77,18 +63,6 @@ impl StrongCouncil {
     fn index(&mut self, obs: &Observation) {
         self.lookup.rebuild(obs);
         self.front.rebuild(obs, &self.lookup);
-        self.own_nbr.clear();
-        for o in &obs.own {
-            let mut own = [NONE; 4];
-            for (k, nb) in o.neighbours.iter().enumerate() {
-                if let Some(j) = self.lookup.own(nb) {
-                    own[k] = j as u32;
-                }
-            }
-            self.own_nbr.push(own);
-        }
-        self.cost.clear();
-        self.cost.extend(obs.own.iter().map(|o| step_cost(o.terrain)));
     }
 
     /// Attacks: targets by value per unit of their smallest sure force, every neighbouring cell
@@ -150,69 +124,6 @@ impl StrongCouncil {
             }
         }
     }
-
-    /// Hill-aware distances (Dial's algorithm, step costs 1 and 2) from the cells marked 0.
-    fn distances(&mut self) {
-        let mut d = 0u32;
-        let mut empty_rounds = 0;
-        while empty_rounds < 3 {
-            let mut cur = std::mem::take(&mut self.buckets[(d % 3) as usize]);
-            if cur.is_empty() {
-                empty_rounds += 1;
-            } else {
-                empty_rounds = 0;
-            }
-            for &y in &cur {
-                let y = y as usize;
-                if self.dist[y] != d {
-                    continue;
-                }
-                let nd = d + self.cost[y];
-                for &x in &self.own_nbr[y] {
-                    if x != NONE && nd < self.dist[x as usize] {
-                        self.dist[x as usize] = nd;
-                        self.buckets[(nd % 3) as usize].push(x);
-                    }
-                }
-            }
-            cur.clear();
-            self.buckets[(d % 3) as usize] = cur;
-            d += 1;
-        }
-    }
-
-    /// Interior units step towards the nearest front along a shortest path (first in N, S, W, E).
-    fn move_to_front(&mut self, obs: &Observation, out: &mut Vec<Command>) {
-        let n_own = obs.own.len();
-        self.dist.clear();
-        self.dist.resize(n_own, FAR);
-        for b in self.buckets.iter_mut() {
-            b.clear();
-        }
-        for i in 0..n_own {
-            if self.front.is_frontier(i) {
-                self.dist[i] = 0;
-                self.buckets[0].push(i as u32);
-            }
-        }
-        self.distances();
-        for (x, o) in obs.own.iter().enumerate() {
-            if self.front.is_frontier(x) || self.dist[x] == FAR || o.units < 1.0 {
-                continue;
-            }
-            let mut next: Option<Cell> = None;
-            for &y in &self.own_nbr[x] {
-                let y = y as usize;
-                if y != NONE as usize && self.dist[y] != FAR && self.dist[y] + self.cost[y] == self.dist[x] {
-                    next = Some(obs.own[y].cell);
-                    break;
-                }
-            }
-            if let Some(to) = next {
-                out.push(Command::Move { from: o.cell, to, amount: o.units + 1.0 });
-            }
-        }
-    }
 }
 
 impl Decide for StrongCouncil {
@@ -223,7 +134,7 @@ impl Decide for StrongCouncil {
         }
         self.index(obs);
         self.attack(obs, &mut out);
-        self.move_to_front(obs, &mut out);
+        self.to_front.moves(obs, &self.lookup, &self.front, &mut out);
         out
     }
 }

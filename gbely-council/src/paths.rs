@@ -1,0 +1,107 @@
+//! Moving the interior's units to the front, shared by the Council's levels: each own cell that
+//! is not on the front sends all its units one step along a shortest path through own territory
+//! to the nearest front cell, where stepping onto a hill costs 2 (only 60 % get through in a
+//! round) and onto any other cell 1.
+
+use gbely_rules::{Cell, CellLookup, Command, Frontier, Observation, Terrain};
+
+const FAR: u32 = u32::MAX;
+const NONE: u32 = u32::MAX;
+
+fn step_cost(t: Terrain) -> u32 {
+    if t == Terrain::Hill {
+        2
+    } else {
+        1
+    }
+}
+
+/// Scratch space of [`ToFront::moves`], kept between rounds (nothing allocated once warm).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ToFront {
+    /// Per own cell, its neighbours as own indices ([`NONE`] when not own), N, S, W, E.
+    own_nbr: Vec<[u32; 4]>,
+    /// Per own cell, the cost of stepping onto it.
+    cost: Vec<u32>,
+    dist: Vec<u32>,
+    buckets: [Vec<u32>; 3],
+}
+
+impl ToFront {
+    /// Appends the moves of this round; `lookup` and `front` must index `obs`.
+    pub(crate) fn moves(&mut self, obs: &Observation, lookup: &CellLookup, front: &Frontier, out: &mut Vec<Command>) {
+        let n_own = obs.own.len();
+        self.own_nbr.clear();
+        self.own_nbr.extend(obs.own.iter().map(|o| {
+            let mut own = [NONE; 4];
+            for (k, nb) in o.neighbours.iter().enumerate() {
+                if let Some(j) = lookup.own(nb) {
+                    own[k] = j as u32;
+                }
+            }
+            own
+        }));
+        self.cost.clear();
+        self.cost.extend(obs.own.iter().map(|o| step_cost(o.terrain)));
+        self.dist.clear();
+        self.dist.resize(n_own, FAR);
+        for b in self.buckets.iter_mut() {
+            b.clear();
+        }
+        for i in 0..n_own {
+            if front.is_frontier(i) {
+                self.dist[i] = 0;
+                self.buckets[0].push(i as u32);
+            }
+        }
+        self.distances();
+        for (x, o) in obs.own.iter().enumerate() {
+            if front.is_frontier(x) || self.dist[x] == FAR || o.units < 1.0 {
+                continue;
+            }
+            // The next step on a shortest path: dist[y] + cost(y) == dist[x]; first in N,S,W,E.
+            let mut next: Option<Cell> = None;
+            for &y in &self.own_nbr[x] {
+                let y = y as usize;
+                if y != NONE as usize && self.dist[y] != FAR && self.dist[y] + self.cost[y] == self.dist[x] {
+                    next = Some(obs.own[y].cell);
+                    break;
+                }
+            }
+            if let Some(to) = next {
+                // Asking for more than is there sends everything that is ready.
+                out.push(Command::Move { from: o.cell, to, amount: o.units + 1.0 });
+            }
+        }
+    }
+
+    /// Dial's algorithm with step costs 1 and 2 (three rotating buckets) from the cells at 0.
+    fn distances(&mut self) {
+        let mut d = 0u32;
+        let mut empty_rounds = 0;
+        while empty_rounds < 3 {
+            let mut cur = std::mem::take(&mut self.buckets[(d % 3) as usize]);
+            if cur.is_empty() {
+                empty_rounds += 1;
+            } else {
+                empty_rounds = 0;
+            }
+            for &y in &cur {
+                let y = y as usize;
+                if self.dist[y] != d {
+                    continue;
+                }
+                let nd = d + self.cost[y];
+                for &x in &self.own_nbr[y] {
+                    if x != NONE && nd < self.dist[x as usize] {
+                        self.dist[x as usize] = nd;
+                        self.buckets[(nd % 3) as usize].push(x);
+                    }
+                }
+            }
+            cur.clear();
+            self.buckets[(d % 3) as usize] = cur;
+            d += 1;
+        }
+    }
+}
