@@ -1,7 +1,10 @@
 //! Running agents outside the engine: agent processes with their harness, time limits and
 //! violations (`process`, feature `runner`), serving a Rust agent over the line protocol
-//! (`serve`), and stopping a match on Ctrl-C (`interrupt`).
+//! (`serve`), stopping a match on Ctrl-C (`interrupt`), and sharing the cores between the
+//! agents of many matches (`cores`).
 
+#[cfg(feature = "runner")]
+pub mod cores;
 pub mod interrupt;
 #[cfg(feature = "runner")]
 pub mod process;
