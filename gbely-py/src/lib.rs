@@ -2,6 +2,7 @@
 //! behaviour lives in the Rust crates; pure-Rust work runs with the GIL released.
 
 mod convert;
+mod env;
 mod errors;
 mod maps;
 mod play;
@@ -76,5 +77,7 @@ fn _gbely(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(final_seating, m)?)?;
     m.add_class::<PyMap>()?;
     m.add_class::<PyMatch>()?;
+    m.add_class::<env::EnvCore>()?;
+    m.add_class::<env::VectorCore>()?;
     Ok(())
 }
