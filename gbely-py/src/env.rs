@@ -780,3 +780,61 @@ fn step_one(arena: &mut Arena, seat: u8, actions: Option<(&[i8], &[f32])>, slot:
     arena.write(seat, slot.out);
     Ok(())
 }
+
+/// For the benchmark: the seconds the engine itself takes for the rounds a `VectorCore` plays
+/// with these actions (`kind`, `fraction`: rounds × n × height × width), one thread: per round
+/// and match the learner's observation, its commands (decoded beforehand, not timed), the
+/// opponents' observations and decisions, production and resolution, through a plain `Session`.
+#[pyfunction]
+#[pyo3(signature = (map, rounds, opponents, seat, kind, fraction))]
+pub(crate) fn engine_round_seconds(
+    py: Python<'_>,
+    map: Option<Bound<'_, PyAny>>,
+    rounds: i64,
+    opponents: Vec<Option<String>>,
+    seat: u8,
+    kind: numpy::PyReadonlyArray4<'_, i8>,
+    fraction: numpy::PyReadonlyArray4<'_, f32>,
+) -> PyResult<(f64, usize)> {
+    let map = map_arg(map.as_ref())?;
+    let rounds = check_rounds(rounds)?;
+    let shape = kind.shape().to_vec();
+    let cells = map.len();
+    if shape.len() != 4 || shape[2] * shape[3] != cells || fraction.shape() != shape.as_slice() {
+        return Err(PyValueError::new_err("actions: rounds × n × height × width"));
+    }
+    let (steps, n) = (shape[0], shape[1]);
+    let (k, f) = (contiguous(kind.as_slice())?, contiguous(fraction.as_slice())?);
+    // The learner's commands of every round, as a VectorCore plays them (a new match on the end).
+    let mut plan: Vec<Vec<Vec<Command>>> = vec![Vec::with_capacity(steps); n];
+    for (m, p) in plan.iter_mut().enumerate() {
+        let mut a = Arena::new(map.clone(), rounds, opponents.clone()).map_err(PyValueError::new_err)?;
+        for t in 0..steps {
+            let at = (t * n + m) * cells;
+            a.act(seat, &k[at..at + cells], &f[at..at + cells]).map_err(PyValueError::new_err)?;
+            p.push(a.cmds.clone());
+            a.advance();
+            if a.session.is_over() || !a.session.is_active(seat) {
+                a.reset(None);
+            }
+        }
+    }
+    let seconds = py.allow_threads(|| {
+        let mut arenas: Vec<Arena> =
+            (0..n).map(|_| Arena::new(map.clone(), rounds, opponents.clone()).expect("checked above")).collect();
+        let mut obs = Observation::default();
+        let start = std::time::Instant::now();
+        for t in 0..steps {
+            for (m, a) in arenas.iter_mut().enumerate() {
+                a.session.observe_into(seat, &mut obs);
+                a.session.submit(seat, PlayerAnswer::Commands(plan[m][t].clone()));
+                a.advance();
+                if a.session.is_over() || !a.session.is_active(seat) {
+                    a.reset(None);
+                }
+            }
+        }
+        start.elapsed().as_secs_f64()
+    });
+    Ok((seconds, steps * n))
+}

@@ -79,5 +79,6 @@ fn _gbely(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyMatch>()?;
     m.add_class::<env::EnvCore>()?;
     m.add_class::<env::VectorCore>()?;
+    m.add_function(wrap_pyfunction!(env::engine_round_seconds, m)?)?;
     Ok(())
 }

@@ -16,6 +16,7 @@ __all__ = [
     "VectorCore",
     "__version__",
     "cli_json",
+    "engine_round_seconds",
     "cli_main",
     "final_seating",
     "play_match",
@@ -37,6 +38,14 @@ def play_match(
     run_dir: Optional[str] = None,
 ) -> str: ...
 def pravidla_source() -> str: ...
+def engine_round_seconds(
+    map: Union[str, Map, None],
+    rounds: int,
+    opponents: List[Optional[str]],
+    seat: int,
+    kind: Any,
+    fraction: Any,
+) -> Tuple[float, int]: ...
 def replay_html(text: str) -> str: ...
 def replay_verify(text: str) -> Optional[str]: ...
 def final_seating(map: Map, pinned: List[int] = ...) -> List[int]: ...
