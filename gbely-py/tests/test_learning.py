@@ -41,7 +41,8 @@ def test_weights_are_int8_per_array_and_come_back_shaped(tmp_path):
     # Steps of 0.6 / 127: 0.3 comes back within half a step.
     assert w["b"] == [pytest.approx(0.3, abs=0.3 / 127 + 1e-12), pytest.approx(-0.6), 0.0]
     assert w["s"] == pytest.approx(4.0)
-    assert w["t"] == [[[pytest.approx(1.0)], [pytest.approx(2.0)]], [[pytest.approx(3.0)], [4.0]]]
+    half = 4.0 / 127 / 2 + 1e-12  # steps of 4 / 127: each value within half a step
+    assert np.allclose(w["t"], [[[1.0], [2.0]], [[3.0], [4.0]]], rtol=0, atol=half) and w["t"][1][1] == [4.0]
     assert [(n, s) for n, s, _ in report.arrays] == [("w", [2, 2]), ("b", [3]), ("s", []), ("t", [2, 2, 1])]
     assert report.bytes == (tmp_path / "s.py").stat().st_size
     text = (tmp_path / "s.py").read_text()
