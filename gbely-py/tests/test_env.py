@@ -3,6 +3,7 @@ rules' §5 observation alone, the action encoding, rewards, copies and pickles, 
 import copy
 import pickle
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -301,3 +302,15 @@ def test_bad_actions_are_clear_errors():
         env.step({"kind": np.zeros((5, 5)), "fraction": np.zeros((5, 5))})
     with pytest.raises(ValueError, match="kind"):
         env.step({"move": 1})
+
+
+def test_the_training_loop_of_docs_learning_md_runs(capsys):
+    text = (Path(__file__).resolve().parents[2] / "docs" / "learning.md").read_text()
+    loop = text.split("## A training loop in 20 lines", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    code = [line for line in loop.splitlines() if line.strip()]
+    assert len(code) <= 22  # 20 lines and the two imports
+    constants = "POP, ROUNDS, GENERATIONS, SIGMA, LR = 16, 150, 30, 0.5, 0.2"
+    assert constants in loop
+    exec(loop.replace(constants, "POP, ROUNDS, GENERATIONS, SIGMA, LR = 3, 6, 2, 0.5, 0.2"), {})
+    out = capsys.readouterr().out
+    assert out.count("generation ") == 2 and "share" in out
