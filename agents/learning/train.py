@@ -86,7 +86,7 @@ def collect(maps, rounds, weights, data):
         print(f"  {m}: {info['share']:.2f} % of the map ({'expander' if weights is None else 'network'} playing)")
 
 
-def train(data, epochs, hidden=32, seed=0, lr=3e-3, batch=512):
+def train(data, epochs, hidden=32, seed=0, lr=3e-3, batch=2048):
     """Softmax over the ten kinds plus a squared error on the fraction where the kind is not stay."""
     x = np.asarray(data[0], np.float32)
     k = np.asarray(data[1], np.int64)
@@ -148,7 +148,7 @@ def main():
     out.mkdir(parents=True, exist_ok=True)
     rounds = 30 if a.quick else 150
     maps = ["gbely"] if a.quick else ["gbely", "seed:learn-1", "seed:learn-2", "seed:learn-3"]
-    epochs = 3 if a.quick else 30
+    epochs = 3 if a.quick else 10
     t = time.perf_counter()
     data = ([], [], [])
     print("the expander plays, the expander labels")

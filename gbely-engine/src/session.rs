@@ -303,7 +303,10 @@ impl Session {
     /// the map is refused with what is wrong.
     pub fn restore(map: Arc<Map>, s: SessionState) -> Result<Session, String> {
         let seats = map.seats().len();
-        if s.names.len() != seats || s.builtins.len() != seats || s.discards.len() != seats || s.violations.len() != seats
+        if s.names.len() != seats
+            || s.builtins.len() != seats
+            || s.discards.len() != seats
+            || s.violations.len() != seats
         {
             return Err(format!("the state's seats do not match the map's {seats}"));
         }

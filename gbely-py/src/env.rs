@@ -207,11 +207,8 @@ impl Arena {
     }
 
     fn fresh(map: &Arc<Map>, rounds: u32, bot_names: &[Option<String>]) -> Session {
-        let names = bot_names
-            .iter()
-            .enumerate()
-            .map(|(k, b)| b.clone().unwrap_or_else(|| format!("seat {k}")))
-            .collect();
+        let names =
+            bot_names.iter().enumerate().map(|(k, b)| b.clone().unwrap_or_else(|| format!("seat {k}"))).collect();
         let mut s = Session::new(map.clone(), MatchConfig { rounds }, names);
         for (k, b) in bot_names.iter().enumerate() {
             s.set_builtin(k as u8, b.as_deref());
@@ -328,7 +325,12 @@ impl EnvCore {
     /// `expander-rs`) or `None` for a seat played from Python.
     #[new]
     #[pyo3(signature = (map, rounds, opponents))]
-    fn new(py: Python<'_>, map: Option<Bound<'_, PyAny>>, rounds: i64, opponents: Vec<Option<String>>) -> PyResult<Self> {
+    fn new(
+        py: Python<'_>,
+        map: Option<Bound<'_, PyAny>>,
+        rounds: i64,
+        opponents: Vec<Option<String>>,
+    ) -> PyResult<Self> {
         let map = map_arg(map.as_ref())?;
         let rounds = check_rounds(rounds)?;
         let ids = id_strings(py, map.grid());
@@ -493,7 +495,8 @@ impl EnvCore {
     /// Pickles as the map's text and the session's state (JSON; floats round-trip exactly).
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
         let me = slf.borrow();
-        let state = me.arena.session.snapshot().ok_or_else(|| PyRuntimeError::new_err("a recording cannot be pickled"))?;
+        let state =
+            me.arena.session.snapshot().ok_or_else(|| PyRuntimeError::new_err("a recording cannot be pickled"))?;
         let text = serde_json::to_string(&state).expect("serializes");
         let restore = slf.get_type().getattr("_restore")?;
         let args = (write_map_file(&me.arena.map), me.arena.rounds, me.arena.bot_names.clone(), text);
@@ -542,6 +545,11 @@ struct Buffers {
     terminated: Py<PyArray1<bool>>,
     share: Py<PyArray1<f32>>,
 }
+
+/// One learner's actions per match: kinds and fractions over the grid.
+type Actions<'a> = [(&'a [i8], &'a [f32])];
+/// One thread's work: its matches, their slots of the buffers, their actions.
+type Job<'a, 'b> = (&'a mut [Arena], Vec<Slot<'b>>, Option<&'a Actions<'a>>);
 
 /// One match's share of the buffers, to hand to a thread.
 struct Slot<'a> {
@@ -648,7 +656,12 @@ impl VectorCore {
 
     /// One round of every match: the learner's actions (`kind` int8 and `fraction` float32, each
     /// n × height × width), the opponents', resolution; a match that ends starts again at once.
-    fn step(&mut self, py: Python<'_>, kind: PyReadonlyArray3<'_, i8>, fraction: PyReadonlyArray3<'_, f32>) -> PyResult<()> {
+    fn step(
+        &mut self,
+        py: Python<'_>,
+        kind: PyReadonlyArray3<'_, i8>,
+        fraction: PyReadonlyArray3<'_, f32>,
+    ) -> PyResult<()> {
         let n = self.arenas.len();
         let cells = self.arenas[0].map.len();
         if kind.shape() != [n, self.arenas[0].map.height() as usize, self.arenas[0].map.width() as usize]
@@ -741,7 +754,7 @@ impl VectorCore {
                     (chunk, s, acts)
                 })
                 .collect();
-            let step_chunk = |(chunk, s, acts): (&mut [Arena], Vec<Slot<'_>>, Option<&[(&[i8], &[f32])]>)| {
+            let step_chunk = |(chunk, s, acts): Job<'_, '_>| {
                 for (i, (arena, slot)) in chunk.iter_mut().zip(s).enumerate() {
                     step_one(arena, seat, acts.map(|a| a[i]), slot)?;
                 }
@@ -806,13 +819,14 @@ pub(crate) fn engine_round_seconds(
     let (steps, n) = (shape[0], shape[1]);
     let (k, f) = (contiguous(kind.as_slice())?, contiguous(fraction.as_slice())?);
     // The learner's commands of every round, as a VectorCore plays them (a new match on the end).
-    let mut plan: Vec<Vec<Vec<Command>>> = vec![Vec::with_capacity(steps); n];
-    for (m, p) in plan.iter_mut().enumerate() {
+    // plan[t][m]: match m's commands in round t.
+    let mut plan: Vec<Vec<Vec<Command>>> = vec![Vec::with_capacity(n); steps];
+    for m in 0..n {
         let mut a = Arena::new(map.clone(), rounds, opponents.clone()).map_err(PyValueError::new_err)?;
-        for t in 0..steps {
+        for (t, round) in plan.iter_mut().enumerate() {
             let at = (t * n + m) * cells;
             a.act(seat, &k[at..at + cells], &f[at..at + cells]).map_err(PyValueError::new_err)?;
-            p.push(a.cmds.clone());
+            round.push(a.cmds.clone());
             a.advance();
             if a.session.is_over() || !a.session.is_active(seat) {
                 a.reset(None);
@@ -824,10 +838,10 @@ pub(crate) fn engine_round_seconds(
             (0..n).map(|_| Arena::new(map.clone(), rounds, opponents.clone()).expect("checked above")).collect();
         let mut obs = Observation::default();
         let start = std::time::Instant::now();
-        for t in 0..steps {
-            for (m, a) in arenas.iter_mut().enumerate() {
+        for round in &plan {
+            for (a, cmds) in arenas.iter_mut().zip(round) {
                 a.session.observe_into(seat, &mut obs);
-                a.session.submit(seat, PlayerAnswer::Commands(plan[m][t].clone()));
+                a.session.submit(seat, PlayerAnswer::Commands(cmds.clone()));
                 a.advance();
                 if a.session.is_over() || !a.session.is_active(seat) {
                     a.reset(None);

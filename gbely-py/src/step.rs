@@ -9,10 +9,10 @@ use gbely_council::Council;
 use gbely_engine::app::runs;
 use gbely_engine::game::{match_result, owner_code, PlayerAnswer, ViolationKind};
 use gbely_engine::session::{Session, SessionState};
-use gbely_world::{parse_map_file, write_map_file};
 use gbely_engine::sim::CaptureEvent;
 use gbely_engine::sim::MatchConfig;
 use gbely_rules::Decide;
+use gbely_world::{parse_map_file, write_map_file};
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::GILOnceCell;
@@ -217,7 +217,11 @@ impl PyMatch {
             .session
             .try_clone()
             .ok_or_else(|| PyRuntimeError::new_err("a recorded match cannot be copied: create it with record=False"))?;
-        Ok(PyMatch { session, ids: self.ids.iter().map(|s| s.clone_ref(py)).collect(), councils: self.councils.clone() })
+        Ok(PyMatch {
+            session,
+            ids: self.ids.iter().map(|s| s.clone_ref(py)).collect(),
+            councils: self.councils.clone(),
+        })
     }
     fn __deepcopy__(&self, py: Python<'_>, _memo: Bound<'_, PyAny>) -> PyResult<Self> {
         self.__copy__(py)
@@ -231,10 +235,9 @@ impl PyMatch {
     /// not yet advanced are not kept). A recorded match cannot be pickled.
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
         let me = slf.borrow();
-        let state = me
-            .session
-            .snapshot()
-            .ok_or_else(|| PyRuntimeError::new_err("a recorded match cannot be pickled: create it with record=False"))?;
+        let state = me.session.snapshot().ok_or_else(|| {
+            PyRuntimeError::new_err("a recorded match cannot be pickled: create it with record=False")
+        })?;
         let text = serde_json::to_string(&state).expect("serializes");
         let council: Vec<usize> = (0..me.councils.len()).filter(|&k| me.councils[k].is_some()).collect();
         let restore = slf.py().get_type::<PyMatch>().getattr("_restore")?;

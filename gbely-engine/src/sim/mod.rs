@@ -662,7 +662,11 @@ impl Match {
             return Err(format!("the state has {} seats, the map {} has {seats}", s.sides.len(), map.name()));
         }
         if let Some(i) = s.owner.iter().position(|&o| o != NEUTRAL && o as usize >= seats) {
-            return Err(format!("cell {} has owner {}: the map has {seats} seats", map.grid().id(Cell(i as u32)), s.owner[i]));
+            return Err(format!(
+                "cell {} has owner {}: the map has {seats} seats",
+                map.grid().id(Cell(i as u32)),
+                s.owner[i]
+            ));
         }
         let bad = |v: &[f64]| v.iter().position(|x| !(x.is_finite() && *x >= 0.0));
         if let Some(i) = bad(&s.units).or_else(|| bad(&s.fortification)) {
