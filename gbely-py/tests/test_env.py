@@ -242,6 +242,21 @@ def test_an_environment_copies_and_pickles_mid_match():
         assert x[1] == y[1] == z[1] and x[2] == y[2] == z[2]
 
 
+def test_a_parallel_environment_pickles_mid_match():
+    env = parallel_env(SMALL_FINAL, rounds=10)
+    env.reset(seed=0)
+    for _ in range(3):
+        env.step({a: [] for a in env.agents})
+    thawed = pickle.loads(pickle.dumps(env))
+    assert type(thawed).__name__ == "GbelyParallelEnv" and thawed.agents == env.agents
+    a = env.step({"seat_0": [{"typ": "FORTIFY", "pole": env.map.seats[0][1], "investicia": 2}]})
+    b = thawed.step({"seat_0": [{"typ": "FORTIFY", "pole": env.map.seats[0][1], "investicia": 2}]})
+    for agent in env.possible_agents:
+        for k in a[0][agent]:
+            np.testing.assert_array_equal(a[0][agent][k], b[0][agent][k])
+        assert a[1][agent] == b[1][agent]
+
+
 def test_match_copies_and_pickles_and_a_recording_refuses():
     m = gbely.Match(rounds=20, record=False)
     for _ in range(5):

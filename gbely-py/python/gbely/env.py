@@ -348,6 +348,9 @@ def _parallel_class():
             self.__dict__.update(state)
             self._reward = _reward_fn(self._reward_spec)
 
+    # Pickled by name as gbely.env.GbelyParallelEnv (the module's __getattr__ makes it once).
+    GbelyParallelEnv.__qualname__ = "GbelyParallelEnv"
+    GbelyParallelEnv.__module__ = __name__
     return GbelyParallelEnv
 
 
