@@ -27,7 +27,7 @@ use crate::game::{match_result, DiscardDigest, MatchRecord, PlayerAnswer, Violat
 use crate::protocol::{parse_command, parse_commands};
 use crate::record::Recorder;
 use crate::record::ReplayWriter;
-use crate::sim::{EndReason, Match, MatchConfig, Order, RoundReport, SideInput};
+use crate::sim::{EndReason, Match, MatchConfig, MatchState, Order, RoundReport, SideInput};
 
 /// One match, step by step. See the module documentation.
 #[derive(Debug)]
@@ -260,6 +260,80 @@ impl Session {
         }
     }
 
+    /// A copy of the session (for search: try a line of play on the copy), or `None` when it
+    /// records a replay (a recording belongs to one match). Answers already submitted this round
+    /// are copied too.
+    pub fn try_clone(&self) -> Option<Session> {
+        if self.recorder.is_some() {
+            return None;
+        }
+        Some(Session {
+            m: self.m.clone(),
+            names: self.names.clone(),
+            submitted: self.submitted.clone(),
+            inputs: self.inputs.clone(),
+            report: self.report.clone(),
+            recorder: None,
+            discards: self.discards.clone(),
+            violations: self.violations.clone(),
+            builtins: self.builtins.clone(),
+        })
+    }
+
+    /// The session between rounds, to restore with [`Session::restore`] (pickling); `None` when it
+    /// records a replay. Answers submitted for the round not yet advanced are not part of it.
+    pub fn snapshot(&self) -> Option<SessionState> {
+        if self.recorder.is_some() {
+            return None;
+        }
+        Some(SessionState {
+            state: self.m.snapshot(),
+            names: self.names.clone(),
+            builtins: self.builtins.clone(),
+            discards: self
+                .discards
+                .iter()
+                .map(|d| d.iter().map(|(r, n)| (r.code().to_string(), *n)).collect())
+                .collect(),
+            violations: self.violations.clone(),
+        })
+    }
+
+    /// The session of a [`SessionState`] on its map (not recording); a state that does not fit
+    /// the map is refused with what is wrong.
+    pub fn restore(map: Arc<Map>, s: SessionState) -> Result<Session, String> {
+        let seats = map.seats().len();
+        if s.names.len() != seats
+            || s.builtins.len() != seats
+            || s.discards.len() != seats
+            || s.violations.len() != seats
+        {
+            return Err(format!("the state's seats do not match the map's {seats}"));
+        }
+        let m = Match::restore(map, s.state)?;
+        let mut discards = vec![DiscardDigest::new(); seats];
+        for (d, list) in discards.iter_mut().zip(s.discards) {
+            for (code, n) in list {
+                let reason = gbely_rules::DiscardReason::ALL
+                    .into_iter()
+                    .find(|r| r.code() == code)
+                    .ok_or_else(|| format!("unknown discard reason `{code}`"))?;
+                d.insert(reason, n);
+            }
+        }
+        Ok(Session {
+            m,
+            names: s.names,
+            submitted: vec![None; seats],
+            inputs: vec![SideInput::Nothing; seats],
+            report: RoundReport::default(),
+            recorder: None,
+            discards,
+            violations: s.violations,
+            builtins: s.builtins,
+        })
+    }
+
     /// Whether `seat` is played by a built-in agent, and which.
     pub fn builtin(&self, seat: u8) -> Option<&str> {
         self.builtins.get(seat as usize)?.as_deref()
@@ -269,6 +343,18 @@ impl Session {
     pub fn into_state(self) -> Match {
         self.m
     }
+}
+
+/// A [`Session`] between rounds, serializable (see [`Session::snapshot`]).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SessionState {
+    pub state: MatchState,
+    pub names: Vec<String>,
+    pub builtins: Vec<Option<String>>,
+    /// Per seat, discarded commands by reason code.
+    pub discards: Vec<Vec<(String, u32)>>,
+    /// Per seat, its violations: round, kind, detail.
+    pub violations: Vec<Vec<(u32, ViolationKind, String)>>,
 }
 
 /// The compact form (replay version 2) of a command list: each item a parsed command, or — when

@@ -231,3 +231,71 @@ fn a_session_finished_early_is_marked_interrupted() {
     assert_eq!(replay.turns.len(), 1);
     assert!(verify(&replay).is_ok());
 }
+
+/// Plays a session and, from round `split` on, a copy and a restored snapshot (through JSON) with
+/// the same answers: all three end in the same state, bit for bit, with the same tallies.
+fn snapshot_twins(map: Arc<Map>, rounds: u32, split: u32, seed: u64) {
+    let seats = map.seats().len();
+    let names: Vec<String> = (0..seats).map(|s| format!("seat {s}")).collect();
+    let mut rng = Rng(seed);
+    let mut s = Session::new(map.clone(), MatchConfig { rounds }, names);
+    let play = |s: &mut Session, answers: &[Option<PlayerAnswer>]| {
+        for (seat, a) in answers.iter().enumerate() {
+            if let Some(a) = a.clone() {
+                s.submit(seat as u8, a);
+            }
+        }
+        s.advance();
+    };
+    let mut twins: Vec<Session> = Vec::new();
+    while !s.is_over() {
+        if s.round() == split && twins.is_empty() {
+            let text = serde_json::to_string(&s.snapshot().expect("not recording")).unwrap();
+            let restored = Session::restore(map.clone(), serde_json::from_str(&text).unwrap()).unwrap();
+            twins = vec![s.try_clone().expect("not recording"), restored];
+        }
+        let answers: Vec<Option<PlayerAnswer>> = (0..seats)
+            .map(|seat| {
+                let obs = s.observe(seat as u8);
+                random_answer(&mut rng, &obs, &map)
+            })
+            .collect();
+        play(&mut s, &answers);
+        for t in &mut twins {
+            play(t, &answers);
+        }
+    }
+    assert_eq!(twins.len(), 2, "the match reached round {split}");
+    let expected = (state_hash(s.state()), s.state().outcome());
+    for t in twins {
+        assert!(t.is_over());
+        assert_eq!((state_hash(t.state()), t.state().outcome()), expected);
+        let (a, b) = (t.finish(), Session::finish(s.try_clone().unwrap()));
+        assert_eq!((a.discards, a.violations), (b.discards, b.violations));
+    }
+}
+
+#[test]
+fn a_copy_and_a_restored_snapshot_play_on_as_the_session_does() {
+    snapshot_twins(Arc::new(gbely_world::generate_duel("twins", 16, 16).unwrap()), 40, 12, 7);
+    snapshot_twins(Arc::new(generate_final("twins", FinalConfig::for_size(41)).unwrap()), 15, 5, 9);
+}
+
+#[test]
+fn a_snapshot_that_does_not_fit_the_map_is_refused() {
+    let map = Arc::new(gbely_world::generate_duel("fit", 16, 16).unwrap());
+    let mut s = Session::new(map.clone(), MatchConfig { rounds: 5 }, vec!["a".into(), "b".into()]);
+    s.advance();
+    let good = s.snapshot().unwrap();
+    let other = Arc::new(gbely_world::generate_duel("fit", 18, 18).unwrap());
+    assert!(Session::restore(other, good.clone()).unwrap_err().contains("cells"));
+    let mut bad = good.clone();
+    bad.state.owner[0] = 7;
+    assert!(Session::restore(map.clone(), bad).unwrap_err().contains("owner 7"));
+    let mut bad = good.clone();
+    bad.state.units[3] = f64::NAN;
+    assert!(Session::restore(map.clone(), bad).unwrap_err().contains("non-finite"));
+    let mut recording = Session::new(map, MatchConfig { rounds: 5 }, vec!["a".into(), "b".into()]);
+    recording.record();
+    assert!(recording.snapshot().is_none() && recording.try_clone().is_none());
+}

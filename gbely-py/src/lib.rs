@@ -2,6 +2,7 @@
 //! behaviour lives in the Rust crates; pure-Rust work runs with the GIL released.
 
 mod convert;
+mod env;
 mod errors;
 mod maps;
 mod play;
@@ -90,5 +91,8 @@ fn _gbely(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(league_match, m)?)?;
     m.add_class::<PyMap>()?;
     m.add_class::<PyMatch>()?;
+    m.add_class::<env::EnvCore>()?;
+    m.add_class::<env::VectorCore>()?;
+    m.add_function(wrap_pyfunction!(env::engine_round_seconds, m)?)?;
     Ok(())
 }

@@ -1,17 +1,19 @@
 //! `gbely.Match`: a match step by step, over the engine's `Session`.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use crate::convert::*;
 use crate::maps::*;
 use gbely_council::Council;
 use gbely_engine::app::runs;
 use gbely_engine::game::{match_result, owner_code, PlayerAnswer, ViolationKind};
-use gbely_engine::session::Session;
+use gbely_engine::session::{Session, SessionState};
 use gbely_engine::sim::CaptureEvent;
 use gbely_engine::sim::MatchConfig;
 use gbely_rules::Decide;
-use pyo3::exceptions::{PyOSError, PyValueError};
+use gbely_world::{parse_map_file, write_map_file};
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::GILOnceCell;
 use pyo3::types::{PyDict, PyString, PyTuple, PyType};
@@ -206,6 +208,52 @@ impl PyMatch {
             self.session.state().rounds(),
             self.session.names().join(" vs ")
         )
+    }
+
+    /// A copy to explore from (search, look-ahead): stepping it leaves this match as it is.
+    /// A recorded match cannot be copied (`RuntimeError`).
+    fn __copy__(&self, py: Python<'_>) -> PyResult<Self> {
+        let session = self
+            .session
+            .try_clone()
+            .ok_or_else(|| PyRuntimeError::new_err("a recorded match cannot be copied: create it with record=False"))?;
+        Ok(PyMatch {
+            session,
+            ids: self.ids.iter().map(|s| s.clone_ref(py)).collect(),
+            councils: self.councils.clone(),
+        })
+    }
+    fn __deepcopy__(&self, py: Python<'_>, _memo: Bound<'_, PyAny>) -> PyResult<Self> {
+        self.__copy__(py)
+    }
+    /// The same as `copy.copy(match)`.
+    fn clone(&self, py: Python<'_>) -> PyResult<Self> {
+        self.__copy__(py)
+    }
+
+    /// Pickles as the map's text and the state between rounds (answers submitted for the round
+    /// not yet advanced are not kept). A recorded match cannot be pickled.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+        let me = slf.borrow();
+        let state = me.session.snapshot().ok_or_else(|| {
+            PyRuntimeError::new_err("a recorded match cannot be pickled: create it with record=False")
+        })?;
+        let text = serde_json::to_string(&state).expect("serializes");
+        let council: Vec<usize> = (0..me.councils.len()).filter(|&k| me.councils[k].is_some()).collect();
+        let restore = slf.py().get_type::<PyMatch>().getattr("_restore")?;
+        let args = (write_map_file(me.session.state().map()), text, council);
+        Ok((restore, args.into_pyobject(slf.py())?))
+    }
+
+    /// The inverse of pickling.
+    #[staticmethod]
+    fn _restore(py: Python<'_>, map: &str, state: &str, council: Vec<usize>) -> PyResult<Self> {
+        let map = Arc::new(parse_map_file(map).map_err(|e| PyValueError::new_err(e.to_string()))?);
+        let state: SessionState =
+            serde_json::from_str(state).map_err(|e| PyValueError::new_err(format!("not a match state: {e}")))?;
+        let session = Session::restore(map.clone(), state).map_err(PyValueError::new_err)?;
+        let councils = (0..session.seats()).map(|k| council.contains(&k).then(Council::new)).collect();
+        Ok(PyMatch { session, ids: id_strings(py, map.grid()), councils })
     }
 
     /// Writes the replay of the rounds played so far.

@@ -111,6 +111,34 @@ pub struct SideOutcome {
     pub eliminated: Option<u32>,
 }
 
+/// The state of a match between two rounds, to save and restore ([`Match::snapshot`],
+/// [`Match::restore`]): what search and pickling need. The map travels separately.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct MatchState {
+    pub rounds: u32,
+    pub round: u32,
+    /// Whether this round's production was applied already.
+    pub produced: bool,
+    pub ended: Option<EndReason>,
+    pub council_fell: Option<u32>,
+    /// Per cell, row-major: the owning seat or [`NEUTRAL`].
+    pub owner: Vec<u8>,
+    pub units: Vec<f64>,
+    pub fortification: Vec<f64>,
+    /// Per seat: violations so far, the rounds of its disqualification and elimination, and the
+    /// cells it owned at the end of each round played.
+    pub sides: Vec<SeatState>,
+}
+
+/// One seat's part of a [`MatchState`].
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SeatState {
+    pub violations: u32,
+    pub disqualified: Option<u32>,
+    pub eliminated: Option<u32>,
+    pub history: Vec<u32>,
+}
+
 /// A match in progress.
 #[derive(Clone, Debug)]
 pub struct Match {
@@ -595,6 +623,87 @@ impl Match {
                 }
             })
             .collect()
+    }
+
+    /// The state between rounds, to restore later with [`Match::restore`].
+    pub fn snapshot(&self) -> MatchState {
+        MatchState {
+            rounds: self.rounds,
+            round: self.round,
+            produced: self.produced,
+            ended: self.ended,
+            council_fell: self.council_fell,
+            owner: self.owner.clone(),
+            units: self.units.clone(),
+            fortification: self.fort.clone(),
+            sides: self
+                .sides
+                .iter()
+                .map(|s| SeatState {
+                    violations: s.violations,
+                    disqualified: s.disqualified,
+                    eliminated: s.eliminated,
+                    history: s.history.clone(),
+                })
+                .collect(),
+        }
+    }
+
+    /// The match on `map` in the state `s` (from [`Match::snapshot`] on the same map). A state
+    /// that cannot belong to the map (sizes, owners, negative or non-finite values) is refused
+    /// with what is wrong.
+    pub fn restore(map: Arc<Map>, s: MatchState) -> Result<Match, String> {
+        let n = map.len();
+        let seats = map.seats().len();
+        if s.owner.len() != n || s.units.len() != n || s.fortification.len() != n {
+            return Err(format!("the state has {} cells, the map {} has {n}", s.owner.len(), map.name()));
+        }
+        if s.sides.len() != seats {
+            return Err(format!("the state has {} seats, the map {} has {seats}", s.sides.len(), map.name()));
+        }
+        if let Some(i) = s.owner.iter().position(|&o| o != NEUTRAL && o as usize >= seats) {
+            return Err(format!(
+                "cell {} has owner {}: the map has {seats} seats",
+                map.grid().id(Cell(i as u32)),
+                s.owner[i]
+            ));
+        }
+        let bad = |v: &[f64]| v.iter().position(|x| !(x.is_finite() && *x >= 0.0));
+        if let Some(i) = bad(&s.units).or_else(|| bad(&s.fortification)) {
+            return Err(format!("cell {} has a negative or non-finite value", map.grid().id(Cell(i as u32))));
+        }
+        if s.round >= s.rounds.max(1) || s.sides.iter().any(|x| x.history.len() as u32 > s.round + 1) {
+            return Err(format!("round {} of {} does not fit the state", s.round, s.rounds));
+        }
+        let mut m = Match::new(map, MatchConfig { rounds: s.rounds });
+        let mut territory = vec![Territory::new(m.map.width(), m.map.height()); seats];
+        let mut counts = vec![0; seats];
+        for (i, &o) in s.owner.iter().enumerate() {
+            if o != NEUTRAL {
+                territory[o as usize].set(i as u32);
+                counts[o as usize] += 1;
+            }
+        }
+        m.round = s.round;
+        m.produced = s.produced;
+        m.ended = s.ended;
+        m.council_fell = s.council_fell;
+        m.owner = s.owner;
+        m.units = s.units;
+        m.fort = s.fortification;
+        m.territory = territory;
+        m.counts = counts;
+        m.sides = s
+            .sides
+            .into_iter()
+            .map(|x| SideState {
+                violations: x.violations,
+                disqualified: x.disqualified,
+                eliminated: x.eliminated,
+                history: x.history,
+            })
+            .collect();
+        Ok(m)
     }
 
     /// Terrain of a cell (shortcut for callers holding only the match).

@@ -6,6 +6,11 @@ import sys
 def main() -> int:
     # Agent files run with this very interpreter unless told otherwise.
     os.environ.setdefault("GBELY_PYTHON", sys.executable)
+    if sys.argv[1:2] == ["pack"]:
+        # `gbely pack` is Python (it reads numpy files and runs the packed agent's inference).
+        from gbely.pack import main as pack_main
+
+        return pack_main(sys.argv[2:])
     from gbely._gbely import cli_main
 
     return cli_main(["gbely", *sys.argv[1:]])

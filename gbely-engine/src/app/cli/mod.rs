@@ -10,6 +10,7 @@ mod check;
 mod final_mode;
 mod league;
 mod maps;
+mod pack;
 mod play;
 mod replay;
 
@@ -19,6 +20,7 @@ use check::cmd_check;
 use final_mode::cmd_final;
 use league::{cmd_league, LeagueArgs};
 use maps::cmd_map;
+use pack::cmd_pack;
 use play::cmd_play;
 use replay::cmd_replay;
 
@@ -112,6 +114,9 @@ enum Cmd {
     /// Is B better than A? Paired matches (seats swapped, same map) and a sequential test that
     /// stops as soon as the evidence is enough; resumable.
     Ab(AbArgs),
+    /// Pack a trained policy's weights into an agent file: one standard-library .py of at most
+    /// 512 KiB, checked and timed (needs the Python package: pip install gbely).
+    Pack(PackArgs),
     /// Serve a built-in Rust agent over the line protocol on stdin/stdout (e.g. `council`).
     Serve {
         /// `council`.
@@ -230,6 +235,26 @@ struct CheckArgs {
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
+}
+
+#[derive(Debug, Args)]
+struct PackArgs {
+    /// The weights: a .npz (numpy.savez) or a .json object of name → nested lists.
+    policy: PathBuf,
+    /// The agent source: decide(stav) with pure-Python inference and one line `WEIGHTS = None`.
+    agent: PathBuf,
+    /// The submission file to write.
+    #[arg(long, short = 'o')]
+    output: PathBuf,
+    /// Rounds of each timing match (reference map and a 90×90 final map).
+    #[arg(long, default_value_t = 150, value_parser = rounds_parser())]
+    rounds: u32,
+    /// Skip the timing matches.
+    #[arg(long)]
+    no_timing: bool,
+    /// The Python interpreter with the gbely package (default: $GBELY_PYTHON or python3).
+    #[arg(long)]
+    python: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -399,7 +424,8 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 
 /// `gbely my_agent.py` means `gbely play my_agent.py`.
 fn with_default_subcommand(mut args: Vec<OsString>) -> Vec<OsString> {
-    const KNOWN: [&str; 10] = ["play", "check", "map", "serve", "help", "replay", "final", "league", "agents", "ab"];
+    const KNOWN: [&str; 11] =
+        ["play", "check", "map", "serve", "help", "replay", "final", "league", "agents", "ab", "pack"];
     if let Some(first) = args.get(1).and_then(|a| a.to_str()) {
         let a_file = !first.starts_with('-') && !KNOWN.contains(&first);
         let a_play_option = first == "--agent-cmd" || first == "--opponent" || first == "--map";
@@ -420,6 +446,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Cmd::League(a) => cmd_league(a),
         Cmd::Agents(a) => cmd_agents(a),
         Cmd::Ab(a) => cmd_ab(a),
+        Cmd::Pack(a) => cmd_pack(a),
         Cmd::Serve { name } => match name.as_str() {
             "council" => {
                 crate::runner::serve::serve_stdio(&mut Council::new())?;

@@ -1,0 +1,435 @@
+"""Learning environments: Gymnasium, PettingZoo and a batched engine (``pip install gbely[env]``).
+
+>>> from gbely.env import GbelyEnv
+>>> env = GbelyEnv(rounds=3)
+>>> obs, info = env.reset(seed=0)
+>>> sorted(obs)
+['base', 'fortification', 'owner', 'round', 'terrain', 'units', 'visible']
+>>> obs["units"][57, 2], obs["owner"][57, 2], int(obs["visible"].sum())
+(np.float32(18.0), np.int8(1), 5)
+>>> action = {"kind": env.action_space["kind"].sample() * 0, "fraction": env.action_space["fraction"].sample()}
+>>> obs, reward, terminated, truncated, info = env.step(action)
+>>> reward, terminated, truncated
+(0.0, False, False)
+
+**Observations** are arrays over the map's grid (``height × width``, row-major like cell ids),
+made from the seat's observation of the rules §5 and nothing else:
+
+============== ======= =====================================================================
+key            dtype   meaning
+============== ======= =====================================================================
+``terrain``    int8    -1 unseen, 0 ``luka``, 1 ``vrch``, 2 ``rieka``
+``owner``      int8    -1 unseen, 0 ``hbp``, 1 own, 2 ``zastupitelstvo``, ``k + 2`` for
+                       ``armada_k`` (``armada_2`` … ``armada_8``; 3 = ``armada`` in the Council's
+                       view of a final)
+``units``      float32 own ``jednotky`` and visible ``posadka``, rounded as in §5; 0 unseen
+``fortification`` float32 ``opevnenie``, rounded as in §5; 0 unseen
+``visible``    int8    1 for own and visible cells
+``base``       int8    1 on ``moja_zakladna`` (other bases are not in §5, so not here)
+``round``      int32   ``kolo``, shape ``(1,)``
+============== ======= =====================================================================
+
+Cells neither owned nor seen are "unseen": the arrays give no more than the dict does, except
+the map's size (their shape). ``info["action_mask"]`` (int8, ``height × width × 10``) says which
+actions are legal from what the seat sees; ``info["observation"]`` is the §5 dict itself when the
+environment is made with ``observation_dict=True``.
+
+**Actions** are per cell: ``{"kind": int array height × width, "fraction": float array}`` with
+kinds 0 stay, 1–4 MOVE north/south/west/east, 5–8 ATTACK north/south/west/east, 9 FORTIFY; each
+own cell with a kind above 0 and a fraction above 0 sends ``fraction × units`` (its units as
+observed; a fraction of 1 sends every ready unit). One command per cell, in row-major order. An
+illegal action is what the rules make of it: a discarded command (or nothing, for a direction
+off the map). A command list (``{"prikazy": [...]}`` or a list, as ``decide`` returns) is
+accepted as an action too.
+
+**Reward**, by default ``reward="share"``: the change of the seat's share of the map (in % points,
+rules §10) over the round, so an episode's rewards add up to the final share minus the starting
+one. ``reward="final"``: 0 until the end, then the final share. Or a function
+``reward(share_before, share_after, over) -> float``.
+
+An episode is one match; it *terminates* when the match is over (after the last round, or when
+the seat or the match ends earlier); ``truncated`` is always ``False``.
+"""
+from __future__ import annotations
+
+import copy
+import functools
+import importlib.util
+import os
+import uuid
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+
+try:
+    import numpy as np
+    import gymnasium
+    from gymnasium import spaces
+except ImportError as e:  # pragma: no cover - the message is the point
+    raise ImportError(
+        "gbely.env needs numpy and gymnasium: pip install 'gbely[env]' (and pettingzoo for parallel_env)"
+    ) from e
+
+from . import Map
+from ._gbely import EnvCore, VectorCore
+
+__all__ = ["GbelyEnv", "GbelyParallelEnv", "parallel_env", "VectorEnv", "KINDS", "BUILTIN"]
+
+#: Actions per cell.
+KINDS = 10
+#: Opponents that play in Rust (fast; the only ones a VectorEnv takes). ``template`` and
+#: ``expander`` name the Rust twins of the example agents.
+BUILTIN = {"council": "council", "template-rs": "template-rs", "expander-rs": "expander-rs",
+           "template": "template-rs", "expander": "expander-rs"}
+
+Opponent = Union[str, "os.PathLike[str]", Callable[[dict], Any], Any]
+Reward = Union[str, Callable[[float, float, bool], float]]
+
+
+def _map(spec: Any) -> Map:
+    if spec is None:
+        return Map.reference()
+    if isinstance(spec, Map):
+        return spec
+    return Map.named(os.fspath(spec))
+
+
+def _decide_of(opponent: Opponent) -> Callable[[dict], Any]:
+    """A Python opponent's ``decide``: a callable, an object with ``decide``, or an agent file
+    (imported in this process, unlike a judged match)."""
+    if callable(opponent):
+        return opponent
+    if hasattr(opponent, "decide"):
+        return opponent.decide
+    path = os.fspath(opponent)
+    if not os.path.isfile(path):
+        raise ValueError(f"opponent {opponent!r}: not a built-in agent ({', '.join(BUILTIN)}) nor an agent file")
+    spec = importlib.util.spec_from_file_location(f"gbely_opponent_{uuid.uuid4().hex}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    if not callable(getattr(module, "decide", None)):
+        raise ValueError(f"{path} defines no function decide(stav)")
+    return module.decide
+
+
+def _reward_fn(reward: Reward) -> Callable[[float, float, bool], float]:
+    if callable(reward):
+        return reward
+    if reward == "share":
+        return lambda before, after, over: after - before
+    if reward == "final":
+        return lambda before, after, over: after if over else 0.0
+    raise ValueError(f"reward={reward!r}: 'share', 'final' or a function (share_before, share_after, over)")
+
+
+def _spaces(height: int, width: int, rounds: int) -> Tuple[spaces.Dict, spaces.Dict]:
+    grid = (height, width)
+    obs = spaces.Dict({
+        "terrain": spaces.Box(-1, 2, grid, np.int8),
+        "owner": spaces.Box(-1, 10, grid, np.int8),
+        "units": spaces.Box(0.0, np.inf, grid, np.float32),
+        "fortification": spaces.Box(0.0, np.inf, grid, np.float32),
+        "visible": spaces.Box(0, 1, grid, np.int8),
+        "base": spaces.Box(0, 1, grid, np.int8),
+        "round": spaces.Box(0, rounds - 1, (1,), np.int32),
+    })
+    act = spaces.Dict({
+        "kind": spaces.MultiDiscrete(np.full(grid, KINDS, dtype=np.int64)),
+        "fraction": spaces.Box(0.0, 1.0, grid, np.float32),
+    })
+    return obs, act
+
+
+def _is_commands(action: Any) -> bool:
+    return isinstance(action, (list, tuple)) or (isinstance(action, dict) and "prikazy" in action)
+
+
+def _act(core: EnvCore, seat: int, action: Any) -> None:
+    if _is_commands(action):
+        core.submit(seat, action)
+        return
+    try:
+        kind, fraction = action["kind"], action["fraction"]
+    except (KeyError, TypeError, IndexError):
+        raise ValueError("an action is {'kind': array, 'fraction': array} or a command list") from None
+    core.act(seat, np.ascontiguousarray(kind, dtype=np.int8), np.ascontiguousarray(fraction, dtype=np.float32))
+
+
+def _observe(core: EnvCore, seat: int, with_dict: bool) -> Tuple[dict, dict]:
+    arrays = core.observe(seat)
+    info: Dict[str, Any] = {"action_mask": arrays.pop("action_mask"), "share": core.share(seat),
+                            "cells": core.cells(seat)}
+    if with_dict:
+        info["observation"] = core.observation_dict(seat)
+    return arrays, info
+
+
+class GbelyEnv(gymnasium.Env):
+    """One seat of a match against an opponent, as a Gymnasium environment (see the module).
+
+    ``map``: a :class:`gbely.Map`, ``gbely``, ``seed:TEXT`` or a map file. ``opponent`` plays
+    every other seat: a built-in agent (``council``, the default, ``template``, ``expander``: in
+    Rust), an agent file (imported and run in this process) or a callable ``decide(stav)``; on a
+    final map the Council's seat is always the Council. ``seat``: the learner's seat.
+    ``observation_dict``: put the §5 dict in ``info["observation"]``. ``reset(options={"map":
+    ...})`` changes the map (of the same size and seats).
+
+    Copies with ``copy.deepcopy`` and pickles (the match's state; the opponent must pickle too)."""
+
+    metadata = {"render_modes": []}
+
+    def __init__(self, map: Any = "gbely", opponent: Opponent = "council", seat: int = 0,
+                 rounds: int = 150, reward: Reward = "share", observation_dict: bool = False):
+        self._map = _map(map)
+        seats = self._map.seats
+        if not 0 <= seat < len(seats):
+            raise ValueError(f"seat {seat} does not exist: {self._map.name} has {len(seats)} seats")
+        self.seat = seat
+        self.rounds = rounds
+        self.observation_dict = observation_dict
+        self._reward_spec = reward
+        self._reward = _reward_fn(reward)
+        self._opponent = opponent
+        builtin = BUILTIN.get(opponent) if isinstance(opponent, str) else None
+        decide = None if builtin else _decide_of(opponent)
+        final = len(seats) > 2
+        self._bots: List[Optional[str]] = []
+        self._python: Dict[int, Callable[[dict], Any]] = {}
+        for k, (role, _) in enumerate(seats):
+            if k == seat:
+                self._bots.append(None)
+            elif final and role == "council":
+                self._bots.append("council")
+            elif builtin:
+                self._bots.append(builtin)
+            else:
+                self._bots.append(None)
+                assert decide is not None
+                self._python[k] = decide
+        self._core = EnvCore(self._map, rounds, self._bots)
+        self.observation_space, self.action_space = _spaces(self._map.height, self._map.width, rounds)
+
+    @property
+    def map(self) -> Map:
+        """The map being played."""
+        return self._core.map
+
+    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
+        super().reset(seed=seed)
+        new_map = (options or {}).get("map")
+        if new_map is not None:
+            m = _map(new_map)
+            if (m.height, m.width) != (self._map.height, self._map.width):
+                raise ValueError(f"the map {m.name} is {m.width}×{m.height}; this environment's spaces are "
+                                 f"{self._map.width}×{self._map.height}")
+            self._core.reset(m)
+            self._map = m
+        else:
+            self._core.reset()
+        return _observe(self._core, self.seat, self.observation_dict)
+
+    def step(self, action: Any):
+        core = self._core
+        if core.is_over:
+            raise RuntimeError("the match is over: call reset()")
+        before = core.share(self.seat)
+        _act(core, self.seat, action)
+        for k, decide in self._python.items():
+            if core.is_active(k):
+                core.submit(k, decide(core.observation_dict(k)))
+        core.advance()
+        over = core.is_over or not core.is_active(self.seat)
+        after = core.share(self.seat)
+        obs, info = _observe(core, self.seat, self.observation_dict)
+        if over:
+            info["result"] = core.result()
+        return obs, float(self._reward(before, after, over)), over, False, info
+
+    def clone(self) -> "GbelyEnv":
+        """A copy to explore from: stepping it leaves this one as it is."""
+        return copy.deepcopy(self)
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        state.pop("_reward", None)  # a lambda; made again from the spec
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._reward = _reward_fn(self._reward_spec)
+
+
+def _parallel_class():
+    from pettingzoo import ParallelEnv
+
+    class GbelyParallelEnv(ParallelEnv):
+        """Every non-Council seat of a match as a PettingZoo Parallel environment (a simultaneous
+        game): duels (two agents, or one against the Council with ``council=True``) and the
+        9-seat final (eight finalists, the Council in Rust). Agents are ``seat_K``. Observations,
+        actions, ``info`` and rewards are those of :class:`GbelyEnv`, per agent. An agent leaves
+        ``agents`` when it is eliminated or the match is over."""
+
+        metadata = {"name": "gbely_v0", "render_modes": [], "is_parallelizable": True}
+
+        def __init__(self, map: Any = "gbely", council: Optional[bool] = None, rounds: int = 150,
+                     reward: Reward = "share", observation_dict: bool = False):
+            self._map = _map(map)
+            seats = self._map.seats
+            final = len(seats) > 2
+            if council is None:
+                council = final
+            bots = ["council" if council and role == "council" else None for role, _ in seats]
+            self._seats = [k for k, b in enumerate(bots) if b is None]
+            self.possible_agents = [f"seat_{k}" for k in self._seats]
+            self.agents: List[str] = []
+            self.rounds = rounds
+            self.observation_dict = observation_dict
+            self._reward_spec = reward
+            self._reward = _reward_fn(reward)
+            self._bots = bots
+            self._core = EnvCore(self._map, rounds, bots)
+            obs, act = _spaces(self._map.height, self._map.width, rounds)
+            self._obs_spaces = {a: obs for a in self.possible_agents}
+            self._act_spaces = {a: act for a in self.possible_agents}
+
+        def observation_space(self, agent: str) -> spaces.Dict:
+            return self._obs_spaces[agent]
+
+        def action_space(self, agent: str) -> spaces.Dict:
+            return self._act_spaces[agent]
+
+        @property
+        def map(self) -> Map:
+            return self._core.map
+
+        def _seat(self, agent: str) -> int:
+            return int(agent.split("_")[1])
+
+        def reset(self, seed: Optional[int] = None, options: Optional[dict] = None):
+            if seed is not None:
+                for k, a in enumerate(self.possible_agents):
+                    self._act_spaces[a].seed(seed + k)
+            new_map = (options or {}).get("map")
+            self._core.reset(_map(new_map) if new_map is not None else None)
+            self.agents = list(self.possible_agents)
+            observations, infos = {}, {}
+            for a in self.agents:
+                observations[a], infos[a] = _observe(self._core, self._seat(a), self.observation_dict)
+            return observations, infos
+
+        def step(self, actions: Dict[str, Any]):
+            core = self._core
+            if core.is_over:
+                raise RuntimeError("the match is over: call reset()")
+            before = {a: core.share(self._seat(a)) for a in self.agents}
+            for a, action in actions.items():
+                if a in before:
+                    _act(core, self._seat(a), action)
+            core.advance()
+            observations, rewards, terminations, truncations, infos = {}, {}, {}, {}, {}
+            for a in self.agents:
+                seat = self._seat(a)
+                over = core.is_over or not core.is_active(seat)
+                observations[a], infos[a] = _observe(core, seat, self.observation_dict)
+                rewards[a] = float(self._reward(before[a], core.share(seat), over))
+                terminations[a] = over
+                truncations[a] = False
+            self.agents = [a for a in self.agents if not terminations[a]]
+            return observations, rewards, terminations, truncations, infos
+
+        def state(self) -> Any:
+            raise NotImplementedError("the whole state is hidden from the agents (fog of war)")
+
+        def __getstate__(self) -> dict:
+            state = self.__dict__.copy()
+            state.pop("_reward", None)
+            return state
+
+        def __setstate__(self, state: dict) -> None:
+            self.__dict__.update(state)
+            self._reward = _reward_fn(self._reward_spec)
+
+    # Pickled by name as gbely.env.GbelyParallelEnv (the module's __getattr__ makes it once).
+    GbelyParallelEnv.__qualname__ = "GbelyParallelEnv"
+    GbelyParallelEnv.__module__ = __name__
+    return GbelyParallelEnv
+
+
+def __getattr__(name: str) -> Any:
+    # pettingzoo is imported only when the parallel environment is wanted.
+    if name == "GbelyParallelEnv":
+        cls = _parallel_class()
+        globals()[name] = cls
+        return cls
+    raise AttributeError(name)
+
+
+def parallel_env(map: Any = "gbely", council: Optional[bool] = None, rounds: int = 150,
+                 reward: Reward = "share", observation_dict: bool = False):
+    """The PettingZoo Parallel environment (needs ``pettingzoo``): every seat but the Council's
+    (``council=True``, the default on a final map) is an agent ``seat_K``.
+
+    >>> env = parallel_env("gbely", council=False, rounds=2)
+    >>> observations, infos = env.reset(seed=1)
+    >>> env.agents
+    ['seat_0', 'seat_1']
+    """
+    return __getattr__("GbelyParallelEnv")(map, council=council, rounds=rounds, reward=reward,
+                                           observation_dict=observation_dict)
+
+
+class VectorEnv:
+    """``n`` matches of one learning seat against a built-in opponent, stepped together in Rust
+    on ``threads`` threads with the GIL released. Observations, rewards and ends are written into
+    arrays made once (``n × height × width`` per key, as :class:`GbelyEnv`'s, plus
+    ``action_mask`` ``n × height × width × 10``): ``reset`` and ``step`` return the same arrays
+    every time, overwritten — copy what you keep.
+
+    ``step(kind, fraction)`` takes ``n × height × width`` arrays (int8 kinds, float32 fractions)
+    and returns ``(observations, rewards, terminated, shares)``: a match that ends starts again
+    at once (its observation is the new match's first; ``shares`` holds its final share).
+
+    >>> venv = VectorEnv(4, rounds=3)
+    >>> obs = venv.reset()
+    >>> obs["units"].shape, float(obs["units"][0, 57, 2])
+    ((4, 60, 60), 18.0)
+    >>> import numpy as np
+    >>> kind = np.zeros((4, 60, 60), np.int8); fraction = np.ones((4, 60, 60), np.float32)
+    >>> for _ in range(3):
+    ...     obs, rewards, terminated, shares = venv.step(kind, fraction)
+    >>> terminated.tolist(), float(obs["units"][0, 57, 2])
+    ([True, True, True, True], 18.0)
+    """
+
+    def __init__(self, n: int, map: Any = "gbely", opponent: str = "council", seat: int = 0,
+                 rounds: int = 150, threads: Optional[int] = None):
+        self.map = _map(map)
+        builtin = BUILTIN.get(opponent) if isinstance(opponent, str) else None
+        if builtin is None:
+            raise ValueError(f"a VectorEnv's opponent is a built-in agent: {', '.join(BUILTIN)}")
+        seats = self.map.seats
+        final = len(seats) > 2
+        bots = [None if k == seat else ("council" if final and role == "council" else builtin)
+                for k, (role, _) in enumerate(seats)]
+        self.n = n
+        self._core = VectorCore(n, self.map, rounds, bots, seat, threads or min(n, os.cpu_count() or 1))
+        self._bufs = self._core.buffers()
+        self.observations = {k: self._bufs[k] for k in
+                             ("terrain", "owner", "units", "fortification", "visible", "base", "round",
+                              "action_mask")}
+        self.single_observation_space, self.single_action_space = _spaces(self.map.height, self.map.width, rounds)
+
+    @property
+    def threads(self) -> int:
+        return self._core.threads
+
+    @threads.setter
+    def threads(self, n: int) -> None:
+        self._core.threads = n
+
+    def reset(self) -> Dict[str, "np.ndarray"]:
+        self._core.reset()
+        return self.observations
+
+    def step(self, kind: "np.ndarray", fraction: "np.ndarray"):
+        self._core.step(np.ascontiguousarray(kind, dtype=np.int8), np.ascontiguousarray(fraction, dtype=np.float32))
+        return self.observations, self._bufs["reward"], self._bufs["terminated"], self._bufs["share"]

@@ -1,0 +1,279 @@
+"""``gbely pack POLICY AGENT.py -o submission.py``: weights into one standard-library agent file.
+
+The rules take one ``.py`` of at most 512 KiB, run where nothing but the standard library may be
+installed; a trained policy goes in as weights embedded in the code. ``pack`` writes that file:
+
+* ``POLICY`` holds named weight arrays: a ``.npz`` (``numpy.savez``; needs numpy) or a ``.json``
+  object of name → number or nested lists of numbers.
+* ``AGENT.py`` is the agent (``decide(stav)`` with pure-Python inference, standard library and
+  ``pravidla`` only) with one line ``WEIGHTS = None``. Packing replaces that line with the
+  weights, quantised to int8 per array (scale = largest magnitude / 127), compressed with zlib
+  and written in base64, and the few lines that decode them at import into ``WEIGHTS``: a dict
+  of name → float (a scalar), list (1-D) or list of lists (2-D and up, row-major).
+* The result is checked: its size (≤ 512 KiB), its imports (standard library and ``pravidla``
+  only), ``decide`` defined, and — unless ``--no-timing`` — the time of each decision over a
+  match against the Council on the reference map and on a 90×90 final map (in this process; the
+  limit is 2 s per round). ``gbely check`` then checks it as a judge would, in its own process.
+
+>>> import json, pathlib, tempfile
+>>> d = pathlib.Path(tempfile.mkdtemp())
+>>> _ = (d / "w.json").write_text(json.dumps({"w": [[1.0, -0.5], [0.25, 0.0]], "b": 2.0}))
+>>> _ = (d / "a.py").write_text("WEIGHTS = None\\ndef decide(stav):\\n    return []\\n")
+>>> report = pack(d / "w.json", d / "a.py", d / "s.py", timing=False)
+>>> ns = {}; exec((d / "s.py").read_text(), ns)
+>>> ns["WEIGHTS"]["w"], ns["WEIGHTS"]["b"]
+([[1.0, -0.5039370078740157], [0.25196850393700787, 0.0]], 2.0)
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import base64
+import importlib.util
+import json
+import os
+import re
+import sys
+import time
+import uuid
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+__all__ = ["pack", "PackReport", "main", "LIMIT_BYTES"]
+
+#: The submission's size limit (rules §8: 512 KiB).
+LIMIT_BYTES = 512 * 1024
+#: The time limit of one round (rules §8).
+LIMIT_S = 2.0
+_MARKER = re.compile(r"^WEIGHTS\s*=\s*None\b.*$", re.MULTILINE)
+#: Modules the judge provides besides the standard library.
+_PROVIDED = {"pravidla"}
+
+PathArg = Union[str, "os.PathLike[str]"]
+
+
+@dataclass
+class PackReport:
+    """What :func:`pack` wrote and measured."""
+
+    output: Path
+    bytes: int
+    #: Per array: name, shape, scale of the int8 steps.
+    arrays: List[Tuple[str, List[int], float]]
+    #: Slowest decision in seconds per map (``gbely`` and the final map), when timed.
+    slowest: Dict[str, float] = field(default_factory=dict)
+    #: Rounds timed per map.
+    rounds: Dict[str, int] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        lines = [f"packed {self.output}: {self.bytes} bytes of {LIMIT_BYTES} allowed, "
+                 f"{sum(_size(s) for _, s, _ in self.arrays)} weights in {len(self.arrays)} arrays (int8)"]
+        for name, secs in self.slowest.items():
+            lines.append(f"  slowest decision on {name}: {secs:.3f} s over {self.rounds[name]} rounds "
+                         f"(limit {LIMIT_S:.0f} s)")
+        return "\n".join(lines)
+
+
+class PackError(Exception):
+    """A policy or agent that cannot be packed, or a packed file that is not a valid submission."""
+
+
+def _size(shape: Sequence[int]) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def _load_policy(path: Path) -> Dict[str, Tuple[List[int], List[float]]]:
+    """Name → (shape, values row-major)."""
+    if path.suffix == ".npz":
+        try:
+            import numpy as np
+        except ImportError:
+            raise PackError(f"{path}: reading a .npz needs numpy (or give the weights as .json)") from None
+        with np.load(path) as z:
+            return {k: (list(z[k].shape), [float(x) for x in z[k].astype(float).ravel()]) for k in z.files}
+    if path.suffix == ".json":
+        doc = json.loads(path.read_text())
+        if not isinstance(doc, dict):
+            raise PackError(f"{path}: a JSON object of name → numbers is expected")
+        return {k: _flatten(k, v) for k, v in doc.items()}
+    raise PackError(f"{path}: a policy is a .npz or a .json file")
+
+
+def _flatten(name: str, v: Any) -> Tuple[List[int], List[float]]:
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return [], [float(v)]
+    if not isinstance(v, list) or not v:
+        raise PackError(f"weights `{name}`: a number or a non-empty (nested) list of numbers")
+    parts = [_flatten(name, x) for x in v]
+    shape = parts[0][0]
+    if any(p[0] != shape for p in parts):
+        raise PackError(f"weights `{name}`: rows of different shapes")
+    return [len(v)] + shape, [x for p in parts for x in p[1]]
+
+
+def _quantise(values: List[float]) -> Tuple[float, bytes]:
+    top = max((abs(x) for x in values), default=0.0)
+    if top != top or top == float("inf"):
+        raise PackError("weights that are not finite numbers")
+    scale = top / 127 if top > 0 else 1.0
+    return scale, bytes((max(-127, min(127, round(x / scale))) + 256) % 256 for x in values)
+
+
+_DECODER = '''\
+# --- weights packed by `gbely pack` (int8 per array, zlib, base64); do not edit by hand ---
+def _gbely_weights():
+    import base64
+    import zlib
+
+    raw = zlib.decompress(base64.b64decode(_GBELY_BLOB))
+
+    def shaped(flat, shape):
+        if not shape:
+            return flat[0]
+        if len(shape) == 1:
+            return flat
+        step = len(flat) // shape[0]
+        return [shaped(flat[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
+
+    out = {}
+    for name, shape, scale, start, size in _GBELY_INDEX:
+        out[name] = shaped([(b - 256 if b > 127 else b) * scale for b in raw[start:start + size]], shape)
+    return out
+
+
+_GBELY_INDEX = %(index)s
+_GBELY_BLOB = (
+%(blob)s
+)
+WEIGHTS = _gbely_weights()
+# --- end of the packed weights ---'''
+
+
+def _stdlib() -> Optional[set]:
+    names = getattr(sys, "stdlib_module_names", None)
+    return set(names) if names else None
+
+
+def _check_source(text: str, where: str) -> None:
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as e:
+        raise PackError(f"{where} does not parse: {e}") from None
+    if not any(isinstance(n, ast.FunctionDef) and n.name == "decide" for n in tree.body):
+        raise PackError(f"{where} defines no top-level function decide(stav)")
+    std = _stdlib()
+    if std is None:
+        return  # Python < 3.10 cannot list the standard library; `gbely check` still checks
+    foreign = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import):
+            foreign |= {a.name.split(".")[0] for a in n.names}
+        elif isinstance(n, ast.ImportFrom) and n.level == 0 and n.module:
+            foreign.add(n.module.split(".")[0])
+    foreign -= std | _PROVIDED
+    if foreign:
+        raise PackError(f"{where} imports outside the standard library (the judge will not have them): "
+                        f"{', '.join(sorted(foreign))}")
+
+
+def pack(policy: PathArg, agent: PathArg, output: PathArg, timing: bool = True,
+         rounds: int = 150) -> PackReport:
+    """Packs ``policy`` into ``agent`` as ``output`` and checks it (see the module)."""
+    policy, agent, output = Path(policy), Path(agent), Path(output)
+    arrays = _load_policy(policy)
+    source = agent.read_text()
+    if len(_MARKER.findall(source)) != 1:
+        raise PackError(f"{agent}: put exactly one line `WEIGHTS = None` where the weights go")
+    _check_source(source, str(agent))
+    index, blob, described = [], bytearray(), []
+    for name, (shape, values) in arrays.items():
+        if not name.isidentifier():
+            raise PackError(f"weights `{name}`: names are Python identifiers")
+        scale, q = _quantise(values)
+        index.append((name, shape, scale, len(blob), len(q)))
+        described.append((name, shape, scale))
+        blob += q
+    text = base64.b64encode(zlib.compress(bytes(blob), 9)).decode("ascii")
+    lines = "\n".join(f'    "{text[i:i + 96]}"' for i in range(0, len(text), 96)) or '    ""'
+    block = _DECODER % {"index": repr(index), "blob": lines}
+    packed = _MARKER.sub(lambda _: block, source, count=1)
+    data = packed.encode("utf-8")
+    if len(data) > LIMIT_BYTES:
+        raise PackError(f"the packed file would have {len(data)} bytes; the limit is {LIMIT_BYTES} (512 KiB): "
+                        f"fewer or smaller weights")
+    output.write_bytes(data)
+    report = PackReport(output=output, bytes=len(data), arrays=described)
+    if timing:
+        _time(output, rounds, report)
+    return report
+
+
+def _load_decide(path: Path):
+    spec = importlib.util.spec_from_file_location(f"gbely_packed_{uuid.uuid4().hex}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.decide
+
+
+def _time(path: Path, rounds: int, report: PackReport) -> None:
+    """Each decision's time over a match against the Council on the reference map and on a
+    90×90 final map (seat 0; the other finalists stay idle), in this process."""
+    import gbely
+
+    decide = _load_decide(path)
+    maps = {"gbely (60×60)": gbely.Map.reference(),
+            "a 90×90 final map": gbely.Map.generate_final("pack", size=90)}
+    for name, m in maps.items():
+        council = [k for k, (role, _) in enumerate(m.seats) if role == "council"]
+        match = gbely.Match(map=m, rounds=rounds, council=council, record=False)
+        slowest = 0.0
+        played = 0
+        while not match.is_over:
+            stav = match.observation(0)
+            t = time.perf_counter()
+            try:
+                answer = decide(stav)
+            except Exception as e:
+                raise PackError(f"{path}: decide raised {type(e).__name__}: {e} in round {match.round} on {name}") from e
+            slowest = max(slowest, time.perf_counter() - t)
+            match.submit(0, answer)
+            report_ = match.advance()
+            played += 1
+            if report_.violations:
+                raise PackError(f"{path}: an unreadable answer in round {match.round} on {name}")
+            if not match.is_active(0):
+                break
+        report.slowest[name] = slowest
+        report.rounds[name] = played
+        if slowest > LIMIT_S:
+            raise PackError(f"{path}: a decision took {slowest:.2f} s on {name}; the limit is {LIMIT_S:.0f} s")
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="gbely pack",
+        description="Pack a policy's weights into an agent file: one standard-library .py of at most 512 KiB.")
+    ap.add_argument("policy", help="the weights: .npz (numpy.savez) or .json (name → nested lists)")
+    ap.add_argument("agent", help="the agent source with one line `WEIGHTS = None`")
+    ap.add_argument("-o", "--output", required=True, help="the submission file to write")
+    ap.add_argument("--rounds", type=int, default=150, help="rounds of each timing match (default 150)")
+    ap.add_argument("--no-timing", action="store_true", help="skip the timing matches")
+    a = ap.parse_args(argv)
+    try:
+        report = pack(a.policy, a.agent, a.output, timing=not a.no_timing, rounds=a.rounds)
+    except (PackError, OSError, ValueError) as e:
+        print(f"gbely pack: {e}", file=sys.stderr)
+        return 1
+    print(report)
+    print(f"next: gbely check {a.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,122 @@
+"""From weights to a submission: `gbely pack`, and the learned example trained, packed, checked
+and played (the CI smoke test of agents/learning/)."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import gbely
+from gbely._gbely import cli_main
+from gbely.pack import LIMIT_BYTES, PackError, pack
+
+ROOT = Path(__file__).resolve().parents[2]
+LEARNING = ROOT / "agents" / "learning"
+
+
+@pytest.fixture(autouse=True)
+def in_tmp(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+
+
+AGENT = "import math\n\nWEIGHTS = None\n\n\ndef decide(stav):\n    return []\n"
+
+
+def run_packed(path):
+    ns = {}
+    exec(Path(path).read_text(), ns)
+    return ns
+
+
+def test_weights_are_int8_per_array_and_come_back_shaped(tmp_path):
+    # Largest magnitude 2.54 → steps of 0.02: 1.26 is step 63, 0.5 step 25, −2.54 step −127.
+    (tmp_path / "w.json").write_text(json.dumps({"w": [[0.0, 1.26], [-2.54, 0.5]], "b": [0.3, -0.6, 0.0],
+                                                 "s": 4.0, "t": [[[1.0], [2.0]], [[3.0], [4.0]]]}))
+    (tmp_path / "a.py").write_text(AGENT)
+    report = pack(tmp_path / "w.json", tmp_path / "a.py", tmp_path / "s.py", timing=False)
+    w = run_packed(tmp_path / "s.py")["WEIGHTS"]
+    assert w["w"] == [[0.0, pytest.approx(1.26)], [pytest.approx(-2.54), pytest.approx(0.5)]]
+    # Steps of 0.6 / 127: 0.3 comes back within half a step.
+    assert w["b"] == [pytest.approx(0.3, abs=0.3 / 127 + 1e-12), pytest.approx(-0.6), 0.0]
+    assert w["s"] == pytest.approx(4.0)
+    half = 4.0 / 127 / 2 + 1e-12  # steps of 4 / 127: each value within half a step
+    assert np.allclose(w["t"], [[[1.0], [2.0]], [[3.0], [4.0]]], rtol=0, atol=half) and w["t"][1][1] == [4.0]
+    assert [(n, s) for n, s, _ in report.arrays] == [("w", [2, 2]), ("b", [3]), ("s", []), ("t", [2, 2, 1])]
+    assert report.bytes == (tmp_path / "s.py").stat().st_size
+    text = (tmp_path / "s.py").read_text()
+    assert "WEIGHTS = None" not in text and "import numpy" not in text
+
+
+def test_an_npz_policy_and_the_refusals(tmp_path):
+    np.savez(tmp_path / "p.npz", w=np.arange(6, dtype=np.float32).reshape(2, 3) / 5)
+    (tmp_path / "a.py").write_text(AGENT)
+    pack(tmp_path / "p.npz", tmp_path / "a.py", tmp_path / "s.py", timing=False)
+    # Steps of 1/127: 0.6 → 76, 0.8 → 102 (rounded), 1.0 → 127.
+    assert run_packed(tmp_path / "s.py")["WEIGHTS"]["w"][1] == [pytest.approx(76 / 127), pytest.approx(102 / 127), 1.0]
+    (tmp_path / "none.py").write_text("def decide(stav):\n    return []\n")
+    with pytest.raises(PackError, match="WEIGHTS = None"):
+        pack(tmp_path / "p.npz", tmp_path / "none.py", tmp_path / "s.py", timing=False)
+    if hasattr(sys, "stdlib_module_names"):
+        (tmp_path / "np.py").write_text("import numpy\nWEIGHTS = None\ndef decide(stav):\n    return []\n")
+        with pytest.raises(PackError, match="outside the standard library.*numpy"):
+            pack(tmp_path / "p.npz", tmp_path / "np.py", tmp_path / "s.py", timing=False)
+    # Random bytes do not compress: 600 000 weights are far more than 512 KiB in base64.
+    np.savez(tmp_path / "big.npz", w=np.random.default_rng(0).normal(size=600_000))
+    with pytest.raises(PackError, match=f"limit is {LIMIT_BYTES}"):
+        pack(tmp_path / "big.npz", tmp_path / "a.py", tmp_path / "s.py", timing=False)
+    (tmp_path / "bad.json").write_text(json.dumps({"w": [[1.0], [2.0, 3.0]]}))
+    with pytest.raises(PackError, match="rows of different shapes"):
+        pack(tmp_path / "bad.json", tmp_path / "a.py", tmp_path / "s.py", timing=False)
+
+
+def test_the_learned_example_trains_packs_passes_the_check_and_plays_a_full_match(tmp_path):
+    out = subprocess.run([sys.executable, str(LEARNING / "train.py"), "--quick", "--out", str(tmp_path / "l")],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stdout + out.stderr
+    sub = tmp_path / "l" / "submission.py"
+    assert sub.stat().st_size <= LIMIT_BYTES
+    # `gbely pack` on the command line, timed on the reference map and a 90×90 final map.
+    packed = subprocess.run([sys.executable, "-m", "gbely", "pack", str(tmp_path / "l" / "policy.npz"),
+                             str(LEARNING / "policy_agent.py"), "-o", "again.py", "--rounds", "40"],
+                            capture_output=True, text=True, timeout=600)
+    assert packed.returncode == 0, packed.stdout + packed.stderr
+    assert "slowest decision on gbely (60×60)" in packed.stdout
+    assert "slowest decision on a 90×90 final map" in packed.stdout
+    assert Path("again.py").read_text() == sub.read_text()  # packing is deterministic
+    # The judge's view: its own process, a full match against the Council, no violations.
+    check = subprocess.run([sys.executable, "-m", "gbely", "check", str(sub), "--rounds", "150", "--json"],
+                           capture_output=True, text=True, timeout=600)
+    doc = json.loads(check.stdout)
+    assert check.returncode == 0 and doc["ok"], check.stdout + check.stderr
+    assert doc["violations"] == 0 and doc["decision_seconds"]["rounds"] == 150
+    assert doc["decision_seconds"]["max"] < 2.0
+    r = gbely.play(str(sub), str(ROOT / "agents" / "my_agent.py"), rounds=150)
+    assert r.violations == [0, 0] and r.last_round == 149
+
+
+def test_the_rust_command_line_runs_pack_with_the_users_python(tmp_path, monkeypatch):
+    (tmp_path / "w.json").write_text(json.dumps({"w": [1.0]}))
+    (tmp_path / "a.py").write_text(AGENT)
+    monkeypatch.setenv("GBELY_PYTHON", sys.executable)
+    code = cli_main(["gbely", "pack", str(tmp_path / "w.json"), str(tmp_path / "a.py"), "-o", "s.py",
+                     "--no-timing"])
+    assert code == 0 and run_packed("s.py")["WEIGHTS"] == {"w": [1.0]}
+    assert cli_main(["gbely", "pack", str(tmp_path / "w.json"), str(tmp_path / "missing.py"), "-o", "t.py",
+                     "--no-timing"]) == 1
+
+
+def test_gbely_works_without_numpy_and_gbely_env_says_what_to_install():
+    code = (
+        "import sys; sys.modules['numpy'] = None\n"
+        "import gbely\n"
+        "assert gbely.play(lambda stav: [], rounds=3).cells == [1, gbely.play(lambda s: [], rounds=3).cells[1]]\n"
+        "try:\n"
+        "    import gbely.env\n"
+        "except ImportError as e:\n"
+        "    assert \"pip install 'gbely[env]'\" in str(e), e\n"
+        "    print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stdout + out.stderr
