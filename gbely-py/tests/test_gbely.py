@@ -302,3 +302,25 @@ def test_league_and_ab_from_python(tmp_path):
     assert r["verdict"] == "better" and r["pairs"] <= 20
     with pytest.raises(gbely.Error, match="not found"):
         gbely.league(["no_such_agent.py", "council"], db=db)
+
+
+def test_a_league_from_python_leaves_the_programs_other_processes_alone(tmp_path):
+    """Regression: gbely.league made the calling Python process a child subreaper and then killed
+    every child it had, so a daemon the program had started (a Ray head, say) died with the
+    league. Only the `gbely` command line, which owns its process, may reap orphans."""
+    db = tmp_path / "l.sqlite"
+    gbely.league(["template-rs", "council"], maps="seed:orphans", rounds=3, db=db)
+    # A daemon: its parent shell exits at once, so it is an orphan of this process's tree.
+    out = subprocess.run(["sh", "-c", "sleep 60 >/dev/null 2>&1 & echo $!"], capture_output=True, text=True)
+    daemon = int(out.stdout)
+    try:
+        gbely.league(["template-rs", "council:easy"], maps="seed:orphans", rounds=3, db=tmp_path / "m.sqlite")
+        time.sleep(0.2)
+        state = Path(f"/proc/{daemon}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        assert state != "Z", "the daemon was killed"
+    finally:
+        try:
+            os.kill(daemon, 9)
+            os.waitpid(daemon, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass

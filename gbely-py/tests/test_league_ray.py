@@ -29,7 +29,12 @@ def ray_head():
     port = free_port()
     # Ray's sockets live under its temp folder, whose path must stay short.
     temp = tempfile.mkdtemp(prefix="gr", dir="/tmp")
-    env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0")
+    # A cluster of this test only, on loopback: no token authentication (whether Ray turns it on
+    # depends on files left in ~/.ray by earlier runs); the league's driver inherits this.
+    mp = pytest.MonkeyPatch()
+    mp.setenv("RAY_AUTH_MODE", "disabled")
+    mp.setenv("RAY_USAGE_STATS_ENABLED", "0")
+    env = dict(os.environ)
     subprocess.run(
         [ray, "start", "--head", "--node-ip-address=127.0.0.1", f"--port={port}", "--num-cpus=2",
          "--include-dashboard=false", "--object-store-memory=100000000", f"--temp-dir={temp}",
@@ -41,6 +46,7 @@ def ray_head():
     finally:
         subprocess.run([ray, "stop", "--force"], env=env, timeout=180, stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL)
+        mp.undo()
 
 
 def results(doc):

@@ -150,7 +150,7 @@ fn one_test(a: &AbArgs) -> Result<(u8, Option<serde_json::Value>)> {
     let journal = Journal::open(&a.db)?;
     let show = !a.quiet && !a.json;
     let guard = crate::runner::interrupt::Guard::install().context("cannot install the Ctrl-C handler")?;
-    crate::runner::process::become_subreaper();
+    adopt_orphans();
     let terminal = std::io::stderr().is_terminal();
     let mut line = |t: &Sprt| {
         if show && terminal {
@@ -160,7 +160,7 @@ fn one_test(a: &AbArgs) -> Result<(u8, Option<serde_json::Value>)> {
         }
     };
     let run = run_ab(&setup, &mut sprt, &config, &journal, &mut line)?;
-    crate::runner::process::kill_orphans();
+    kill_leftovers();
     drop(guard);
     if show && terminal {
         eprintln!();

@@ -119,7 +119,7 @@ pub(super) fn cmd_league(a: LeagueArgs) -> Result<u8> {
         None
     };
     let guard = crate::runner::interrupt::Guard::install().context("cannot install the Ctrl-C handler")?;
-    crate::runner::process::become_subreaper();
+    adopt_orphans();
     let mut progress = |done: usize, total: usize, row: &MatchRow| {
         if let Some(bar) = &bar {
             bar.set_length(total as u64);
@@ -143,7 +143,7 @@ pub(super) fn cmd_league(a: LeagueArgs) -> Result<u8> {
         }
     };
     let (run, keys) = run_league(&db, &entries, &maps, &config, &mut progress)?;
-    crate::runner::process::kill_orphans();
+    kill_leftovers();
     drop(guard);
     if let Some(bar) = &bar {
         bar.finish_and_clear();

@@ -353,6 +353,29 @@ thread_local! {
     static JSON_CAPTURE: std::cell::RefCell<Option<Option<serde_json::Value>>> = const { std::cell::RefCell::new(None) };
 }
 
+/// Whether the command line owns its process (the `gbely` binary, `python -m gbely`), rather
+/// than running inside someone else's program through [`run_json`] (`gbely.league`, `gbely.ab`).
+/// Only an owner reaps and kills the orphans its agents leave: embedded, the program's other
+/// children (a user's daemons, a Ray head) are not ours. Agent descendants are found by their
+/// token either way.
+fn owns_process() -> bool {
+    JSON_CAPTURE.with(|c| c.borrow().is_none())
+}
+
+/// Adopts the orphans of agent descendants, when the command line owns its process.
+fn adopt_orphans() {
+    if owns_process() {
+        crate::runner::process::become_subreaper();
+    }
+}
+
+/// Kills what agents left behind, when the command line owns its process.
+fn kill_leftovers() {
+    if owns_process() {
+        crate::runner::process::kill_orphans();
+    }
+}
+
 /// Prints a `--json` document on stdout, or hands it to [`run_json`].
 fn emit_json(doc: serde_json::Value) -> Result<()> {
     let captured = JSON_CAPTURE.with(|c| match c.borrow_mut().as_mut() {

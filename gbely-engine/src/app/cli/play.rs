@@ -48,7 +48,7 @@ pub(super) fn run_seats(
     let mut progress = Progress { bar: progress_bar(run.game.rounds, show), verbose: run.verbose };
     let config = MatchConfig { rounds: run.game.rounds };
     let guard = crate::runner::interrupt::Guard::install().context("cannot install the Ctrl-C handler")?;
-    crate::runner::process::become_subreaper();
+    adopt_orphans();
     let mut refs: Vec<&mut dyn Player> = setup.players.iter_mut().map(|p| p.as_mut() as &mut dyn Player).collect();
     let rec = match writer {
         Some(w) => play_to(map.clone(), &mut refs, config, w, &mut progress),
@@ -56,7 +56,7 @@ pub(super) fn run_seats(
     };
     drop(refs);
     drop(setup.players);
-    crate::runner::process::kill_orphans();
+    kill_leftovers();
     drop(guard);
     if let Some(bar) = &progress.bar {
         bar.finish_and_clear();
