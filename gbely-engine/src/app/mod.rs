@@ -6,3 +6,4 @@ pub mod cli;
 pub mod inspect;
 pub mod league;
 pub mod runs;
+pub mod watch;
