@@ -158,6 +158,8 @@ impl Live {
     fn answer(&self, req: &mut tiny_http::Request) -> (u16, &'static str, String) {
         const TEXT: &str = "text/plain; charset=utf-8";
         const JSON: &str = "application/json";
+        // The content type of the empty answer to `GET api/observation` once the match is over.
+        const OVER: &str = "application/x-gbely-over";
         let host = req.headers().iter().find(|h| h.field.equiv("Host")).map(|h| h.value.as_str().to_ascii_lowercase());
         let allowed = [format!("127.0.0.1:{}", self.port), format!("localhost:{}", self.port)];
         if !host.is_some_and(|h| allowed.contains(&h)) {
@@ -196,7 +198,8 @@ impl Live {
                 let st = self.lock();
                 match (self.human, &st.asking) {
                     (None, _) => (404, TEXT, "no seat of this match is played from the page".into()),
-                    _ if st.result.is_some() => (410, TEXT, "the match is over".into()),
+                    // 204 rather than an error status: browsers log every 4xx answer as an error.
+                    _ if st.result.is_some() => (204, OVER, String::new()),
                     (Some(_), Some((_, obs))) => (200, JSON, obs.clone()),
                     (Some(_), None) => (204, TEXT, String::new()),
                 }
