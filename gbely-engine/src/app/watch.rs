@@ -217,9 +217,16 @@ impl Live {
                     Err(e) => return (400, TEXT, format!("not an answer: {e} (send {{\"prikazy\": [...]}})")),
                 };
                 let mut st = self.lock();
-                let Some((round, _)) = st.asking.take() else {
+                let Some(round) = st.asking.as_ref().map(|a| a.0) else {
                     return (409, TEXT, "no observation is waiting for an answer".into());
                 };
+                // `?round=N` makes sure an answer meant for one round is not taken for the next.
+                if let Some(meant) = param("round") {
+                    if meant != round.to_string() {
+                        return (409, TEXT, format!("round {meant} is not the round waiting for an answer ({round})"));
+                    }
+                }
+                st.asking = None;
                 let n = list.len();
                 st.answer = Some(list);
                 self.changed.notify_all();

@@ -384,21 +384,36 @@ def test_three_rounds_played_by_clicking_as_the_human_seat(work, pages):
 def click(p: Page, cell_id: str):
     """Clicks the middle of a cell of the human seat's map."""
     r, c = (int(x) for x in cell_id[1:].split("_"))
+    # The human seat's grid starts at the corner of what it has seen.
+    r0, c0 = p.page.evaluate("window.gbely.origin()")
+    r, c = r - r0, c - c0
     v = p.page.evaluate("({s: window.gbely.view.s, ox: window.gbely.view.ox, oy: window.gbely.view.oy})")
     box = p.page.locator("#map").bounding_box()
     p.page.mouse.click(box["x"] + v["ox"] + (c + 0.5) * v["s"], box["y"] + v["oy"] + (r + 0.5) * v["s"])
 
 
-def test_the_human_page_on_a_phone(work, pages):
-    m = Match(work, "play", "human", "--map", "seed:phone", "--size", "16", "--rounds", "1", "--run-dir", "phone-run")
+def test_the_human_page_on_a_phone_and_a_script_speaking_its_protocol(work, pages):
+    m = Match(work, "play", "human", "--map", "seed:phone", "--size", "16", "--rounds", "4", "--run-dir", "phone-run")
     p = pages(390, 844, 2).open(m.url)
-    p.page.wait_for_function("() => window.gbely.human.waiting", timeout=30000)
+    # A script answers for the page (POST the answer JSON): three rounds of expanding from the
+    # base with everything ready, the fourth by the page.
+    for rnd in range(3):
+        p.page.wait_for_function(f"() => window.gbely.human.round === {rnd} && window.gbely.human.waiting", timeout=30000)
+        status, body = m.request("GET", f"/api/observation?t={m.token}")
+        assert status == 200
+        obs = json.loads(body)
+        visible = {c["id"] for c in obs["viditelne_susedne_pola"]}
+        cmds = [{"typ": "ATTACK", "z": c["id"], "na": n, "pocet": c["jednotky"] / 2}
+                for c in obs["moje_pola"] for n in c["susedia"][:1] if n in visible]
+        status, body = m.request("POST", f"/api/answer?round={rnd}&t={m.token}", body=json.dumps({"prikazy": cmds}))
+        assert status == 200 and json.loads(body) == {"round": rnd, "commands": len(cmds)}
+        # A second answer for the same round is refused (the next round may be asked already).
+        assert m.request("POST", f"/api/answer?round={rnd}&t={m.token}", body="[]")[0] == 409
+    assert m.request("POST", f"/api/answer?t={m.token}", body="not json")[0] == 400
+    p.page.wait_for_function("() => window.gbely.human.round === 3 && window.gbely.human.waiting", timeout=30000)
     assert p.page.locator("#map").bounding_box()["width"] >= 300
     shot(p, "human-seat-phone.png")
-    # A script can answer for the page: POST the answer JSON.
-    status, body = m.request("POST", f"/api/answer?t={m.token}", body='{"prikazy": []}')
-    assert status == 200 and json.loads(body) == {"round": 0, "commands": 0}
-    assert m.request("POST", f"/api/answer?t={m.token}", body="[]")[0] == 409
+    p.page.locator("#endturn").click()
     p.page.wait_for_function("() => !document.getElementById('resultbox').hidden", timeout=60000)
     m.wait()
     assert m.proc.returncode == 0
