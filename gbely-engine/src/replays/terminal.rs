@@ -143,6 +143,9 @@ pub fn render_legend(replay: &Replay, map: &Map, color: bool) -> String {
     let mut s = String::from("legend:");
     for (k, (seat, c)) in replay.seats.iter().zip(&colors).enumerate() {
         let glyphs = format!("{}{}", (b'0' + k as u8) as char, (b'A' + k as u8) as char);
+        if k > 0 && k % 3 == 0 {
+            s.push_str("\n       ");
+        }
         let _ = write!(s, "  {} {} ({})", swatch(*c, &glyphs), seat.name, seat.role.wire());
     }
     s.push_str("\n       ");

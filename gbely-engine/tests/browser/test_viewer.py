@@ -194,6 +194,8 @@ def test_the_address_keeps_the_round_and_refuses_nonsense(duel, pages):
     assert "zoom=abc" in q.page.locator("#toast").inner_text()
     st = q.state()
     assert st["canvas"]["cs"] > 4 and st["round"] == -1
+    p.page.evaluate("location.hash = '#round=45&zoom=fit&cell=P12_13'")
+    p.page.wait_for_function("() => window.gbely.state().round === 45")
     shot(p, "viewer-duel-desktop.png")
 
 
