@@ -25,7 +25,7 @@ use gbely_rules::{Grid, Observation, Terrain, ViolationKind};
 use gbely_world::Map;
 use serde_json::{json, Value};
 
-use crate::game::{Observer, PlayerAnswer, Player};
+use crate::game::{Observer, Player, PlayerAnswer};
 use crate::protocol::{answer_from_value, observation_json};
 use crate::replays::viewer::{viewer_header, viewer_page, LiveTurns, PageMode};
 use crate::replays::{seat_colors, terrain_color};
@@ -212,7 +212,10 @@ impl Live {
                 if req.as_reader().take(MAX_ANSWER_BYTES).read_to_string(&mut text).is_err() {
                     return (400, TEXT, "the answer is not UTF-8 text".into());
                 }
-                let list = match serde_json::from_str::<Value>(&text).map_err(|e| e.to_string()).and_then(|v| answer_from_value(v).map_err(|e| e.to_string())) {
+                let list = match serde_json::from_str::<Value>(&text)
+                    .map_err(|e| e.to_string())
+                    .and_then(|v| answer_from_value(v).map_err(|e| e.to_string()))
+                {
                     Ok(list) => list,
                     Err(e) => return (400, TEXT, format!("not an answer: {e} (send {{\"prikazy\": [...]}})")),
                 };

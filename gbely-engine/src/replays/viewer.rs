@@ -61,7 +61,14 @@ pub fn viewer_header(map: &Map, names: &[String], mode: Mode) -> Value {
 /// cell delta, owner, units and fortification in hundredths), captures and failed attacks
 /// (`[seat, cell, from]`), discarded commands (`[seat, index, reason, command]`), violations
 /// (`[seat, kind, detail]`) and the number of commands per seat.
-fn turn_value(mut changes: Vec<(u32, i8, f64, f64)>, cap: Vec<Value>, fail: Vec<Value>, disc: Vec<Value>, viol: Vec<Value>, n: Vec<usize>) -> Value {
+fn turn_value(
+    mut changes: Vec<(u32, i8, f64, f64)>,
+    cap: Vec<Value>,
+    fail: Vec<Value>,
+    disc: Vec<Value>,
+    viol: Vec<Value>,
+    n: Vec<usize>,
+) -> Value {
     let mut flat: Vec<i64> = Vec::with_capacity(changes.len() * 4);
     let mut last = 0i64;
     changes.sort_by_key(|c| c.0);

@@ -419,3 +419,13 @@ def test_the_human_page_on_a_phone_and_a_script_speaking_its_protocol(work, page
     p.page.wait_for_function("() => !document.getElementById('resultbox').hidden", timeout=60000)
     m.wait()
     assert m.proc.returncode == 0
+
+
+def test_a_human_seat_with_a_time_limit_that_never_answers_is_disqualified(work):
+    # --human-limit: no answer in time is a timeout violation; the fourth disqualifies (SPEC §8).
+    m = Match(work, "play", "human", "--human-limit", "0.2", "--map", "seed:slow", "--size", "12", "--rounds", "10",
+              "--run-dir", "slow-run", "--json")
+    out = json.loads(m.wait())
+    assert m.proc.returncode == 3, out
+    me = out["sides"][0]
+    assert me["disqualified"] and me["violations"] == 4 and out["last_round"] == 3, out

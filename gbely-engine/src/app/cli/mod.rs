@@ -196,8 +196,8 @@ struct WatchArgs {
     /// private address (a random token in it); a seat named `human` implies it.
     #[arg(long)]
     watch: bool,
-    /// With --watch: at most this many rounds per second (1 for a projection of a final).
-    #[arg(long, value_name = "ROUNDS_PER_S", value_parser = parse_watch_speed)]
+    /// With --watch: at most RATE rounds per second (1 for a projection of a final).
+    #[arg(long, value_name = "RATE", value_parser = parse_watch_speed)]
     watch_speed: Option<f64>,
     /// With --watch: the port on 127.0.0.1 (default: a free one).
     #[arg(long, default_value_t = 0)]
@@ -207,7 +207,7 @@ struct WatchArgs {
     no_open: bool,
     /// Seconds the human seat has per round (default: no limit).
     #[arg(long, value_name = "SECONDS", value_parser = parse_time_limit)]
-    human_time_limit: Option<TimeLimit>,
+    human_limit: Option<TimeLimit>,
 }
 
 fn parse_watch_speed(s: &str) -> Result<f64, String> {

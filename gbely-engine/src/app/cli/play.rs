@@ -49,17 +49,21 @@ pub(super) fn run_seats(
     if humans.len() > 1 {
         bail!("one human seat per match (the page plays one seat)");
     }
-    let built: Vec<(String, String)> =
-        specs.iter().map(|(spec, name)| (if spec == HUMAN { "council".into() } else { spec.clone() }, name.clone())).collect();
-    let mut setup = build_players(&built, &run_dir, limit, run.game.memory_limit.0, py.as_deref().unwrap_or("python3"))?;
+    let built: Vec<(String, String)> = specs
+        .iter()
+        .map(|(spec, name)| (if spec == HUMAN { "council".into() } else { spec.clone() }, name.clone()))
+        .collect();
+    let mut setup =
+        build_players(&built, &run_dir, limit, run.game.memory_limit.0, py.as_deref().unwrap_or("python3"))?;
     let served = if run.watch.watch || !humans.is_empty() {
         let names: Vec<String> = specs.iter().map(|(_, n)| n.clone()).collect();
         let human = humans.first().map(|&s| s as u8);
         let served = Live::serve(map, &names, human, run.watch.port)
             .with_context(|| format!("cannot start the live page's server on 127.0.0.1:{}", run.watch.port))?;
         if let Some(s) = human {
-            let limit = run.watch.human_time_limit.and_then(|l| l.duration());
-            setup.players[s as usize] = Box::new(HumanPlayer::new(served.live.clone(), specs[s as usize].1.clone(), limit));
+            let limit = run.watch.human_limit.and_then(|l| l.duration());
+            setup.players[s as usize] =
+                Box::new(HumanPlayer::new(served.live.clone(), specs[s as usize].1.clone(), limit));
         }
         eprintln!("gbely: watch the match at {}", served.url);
         if !run.watch.no_open {
