@@ -199,6 +199,41 @@ def test_the_address_keeps_the_round_and_refuses_nonsense(duel, pages):
     shot(p, "viewer-duel-desktop.png")
 
 
+def test_wheel_drag_keys_and_the_timeline(duel, pages):
+    p = pages().open(duel.as_uri() + "#round=20").wait_ready()
+    box = p.page.locator("#map").bounding_box()
+    before = p.page.evaluate("window.gbely.view.s")
+    p.page.mouse.move(box["x"] + 200, box["y"] + 200)
+    p.page.mouse.wheel(0, -600)
+    p.page.wait_for_function("() => location.hash.includes('zoom=') && !location.hash.includes('zoom=fit')")
+    after = p.page.evaluate("window.gbely.view.s")
+    assert after > before * 1.5, (before, after)
+    # Dragging pans the map, and a drag is not a click: nothing gets selected.
+    ox = p.page.evaluate("window.gbely.view.ox")
+    p.page.mouse.down()
+    p.page.mouse.move(box["x"] + 120, box["y"] + 180, steps=5)
+    p.page.mouse.up()
+    assert p.page.evaluate("window.gbely.view.ox") < ox
+    assert "cell=" not in p.page.evaluate("location.hash")
+    # `0` fits the map again; `?` opens the key help, Escape closes it.
+    p.page.keyboard.press("0")
+    p.page.wait_for_function("() => location.hash.includes('zoom=fit')")
+    p.page.keyboard.press("?")
+    assert p.page.locator("#help").is_visible()
+    p.page.keyboard.press("Escape")
+    assert not p.page.locator("#help").is_visible()
+    # A key moment on the timeline takes the page to its round and its cell.
+    first = p.page.evaluate("window.gbely.markers()[0]")
+    p.page.locator("#moments div").first.click()
+    p.page.wait_for_function(f"() => window.gbely.state().round === {first['r']}")
+    p.page.wait_for_function("() => location.hash.includes('cell=')")
+    # `]` goes to the next key moment.
+    second = p.page.evaluate("window.gbely.markers()[1]")
+    p.page.locator("#map").focus()
+    p.page.keyboard.press("]")
+    assert p.state()["round"] == second["r"]
+
+
 def test_seat_view_shows_only_what_the_seat_observed(duel, pages):
     p = pages().open(duel.as_uri() + "#round=10&seat=0").wait_ready()
     assert p.page.locator("#seatview").input_value() == "0"
