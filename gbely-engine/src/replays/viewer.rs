@@ -255,6 +255,35 @@ mod tests {
         assert_eq!(super::base64(&[0xff, 0xfe, 0x00]), "//4A");
     }
 
+    /// The live page gets, round by round, the same turns as the page of the finished replay.
+    #[test]
+    fn live_turns_are_the_replays_turns() {
+        use crate::game::{play, DecidePlayer, Observer, PlayOptions, Player};
+        use crate::sim::{Match, MatchConfig, RoundReport};
+        struct Collect(super::LiveTurns, Vec<serde_json::Value>);
+        impl Observer for Collect {
+            fn round_done(&mut self, m: &Match, report: &RoundReport) {
+                let t = self.0.turn(m, report);
+                self.1.push(t);
+            }
+        }
+        let map = std::sync::Arc::new(gbely_world::generate_duel("live", 24, 24).unwrap());
+        let mut a = DecidePlayer::new("expander", agents::Expander::default());
+        let mut b = DecidePlayer::council("council");
+        let mut players: [&mut dyn Player; 2] = [&mut a, &mut b];
+        let mut seen = Collect(super::LiveTurns::new(map.clone()), Vec::new());
+        let rec = play(map, &mut players, PlayOptions { config: MatchConfig { rounds: 40 }, record: true }, &mut seen);
+        let data = super::viewer_data(&rec.replay.unwrap()).unwrap();
+        let turns = data["turns"].as_array().unwrap();
+        assert_eq!(turns.len(), 40);
+        for (r, (live, file)) in seen.1.iter().zip(turns).enumerate() {
+            for key in ["c", "cap", "fail"] {
+                assert_eq!(live[key], file[key], "round {r}: {key}");
+            }
+            assert!(!live["c"].as_array().unwrap().is_empty() || r == 0, "round {r} changed nothing");
+        }
+    }
+
     #[test]
     fn slots_are_filled_once_and_names_stay_text() {
         let t = "<title>{{TITLE}}</title><i>{{DATA}}</i>{{UNKNOWN}}{{";
