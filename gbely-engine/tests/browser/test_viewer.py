@@ -404,7 +404,7 @@ def test_three_rounds_played_by_clicking_as_the_human_seat(work, pages):
         assert p.page.locator("#pending div").count() == 2
         sent.append([{"typ": "ATTACK", "z": src["id"], "na": target, "pocet": want},
                      {"typ": "FORTIFY", "pole": src["id"], "investicia": 1}])
-        if rnd == 0:
+        if rnd == 2:
             shot(p, "human-seat-desktop.png")
         p.page.locator("#endturn").click()
     # After the match the page shows the whole match and its result.
