@@ -304,6 +304,20 @@ def test_4k_and_laptop_windows_fit_the_whole_map(final, pages):
 
 # ---------- live pages ----------
 
+RUNNING: list[subprocess.Popen] = []
+
+
+@pytest.fixture(autouse=True)
+def no_match_left_behind():
+    """A failed test must not leave a match waiting for its human seat forever."""
+    yield
+    while RUNNING:
+        proc = RUNNING.pop()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 class Match:
     """`gbely play|final … --watch` in the background; its address from stderr."""
 
@@ -311,6 +325,7 @@ class Match:
         self.err = open(work / f"watch-{time.monotonic_ns()}.err", "w+")
         self.proc = subprocess.Popen([gbely_bin(), *args, "--no-open"], cwd=work, stdout=subprocess.PIPE,
                                      stderr=self.err, text=True)
+        RUNNING.append(self.proc)
         deadline = time.monotonic() + 60
         while True:
             self.err.seek(0)
