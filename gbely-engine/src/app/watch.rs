@@ -44,6 +44,8 @@ struct State {
     /// The result document once the match is over.
     result: Option<Value>,
     replay: Option<String>,
+    /// The finished replay as the viewer's data (what `gbely replay view` embeds), when written.
+    full: Option<String>,
     /// A page has been told that the match is over.
     told_over: bool,
     /// The human seat's observation waiting for an answer: (round, JSON).
@@ -191,9 +193,13 @@ impl Live {
                 let from = param("from").and_then(|f| f.parse::<usize>().ok()).unwrap_or(0).min(st.turns.len());
                 let over = st.result.is_some();
                 st.told_over |= over;
-                let doc = json!({"turns": &st.turns[from..], "over": over, "result": st.result, "replay": st.replay});
+                let doc = json!({"turns": &st.turns[from..], "over": over, "result": st.result, "replay": st.replay, "full": st.full.is_some()});
                 (200, JSON, doc.to_string())
             }
+            (tiny_http::Method::Get, "/api/data") => match &self.lock().full {
+                Some(full) => (200, JSON, full.clone()),
+                None => (404, TEXT, "the match is not over, or its replay was not written".into()),
+            },
             (tiny_http::Method::Get, "/api/observation") => {
                 let st = self.lock();
                 match (self.human, &st.asking) {
@@ -244,11 +250,14 @@ impl Live {
         self.lock().turns.push(turn);
     }
 
-    /// The match is over: the result and where its replay is.
-    pub fn finish(&self, result: Value, replay: Option<String>) {
+    /// The match is over: the result, where its replay is and the replay as the viewer's data
+    /// (the page then shows exactly what the replay's page shows: commands of discards, kinds of
+    /// violations).
+    pub fn finish(&self, result: Value, replay: Option<String>, full: Option<Value>) {
         let mut st = self.lock();
         st.result = Some(result);
         st.replay = replay;
+        st.full = full.map(|v| v.to_string());
         st.asking = None;
         self.changed.notify_all();
     }

@@ -375,6 +375,10 @@ def test_the_live_server_refuses_requests_without_the_token_or_with_another_host
     q = pages().open((work / "live.html").as_uri() + "#round=39").wait_ready()
     p.page.evaluate("window.gbely.show(40)")
     assert p.state()["owners"] == q.state()["owners"]
+    # Once the match is over the live page is the replay's page: the same key moments, the same
+    # events (with the discarded commands' text).
+    assert p.page.evaluate("window.gbely.markers()") == q.page.evaluate("window.gbely.markers()")
+    assert p.page.locator("#events").inner_text() == q.page.locator("#events").inner_text()
 
 
 def test_three_rounds_played_by_clicking_as_the_human_seat(work, pages):

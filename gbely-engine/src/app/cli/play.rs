@@ -105,7 +105,11 @@ pub(super) fn run_seats(
     let replay_path = replay_path.filter(|_| matches!(rec.replay_written, Some(Ok(_))));
     if let Some(served) = served {
         let result = serde_json::to_value(crate::game::record_result(&rec))?;
-        served.live.finish(result, replay_path.as_ref().map(|p| p.display().to_string()));
+        let full = replay_path
+            .as_ref()
+            .and_then(|p| crate::replays::read_replay(p).ok())
+            .and_then(|r| crate::replays::viewer::viewer_data(&r).ok());
+        served.live.finish(result, replay_path.as_ref().map(|p| p.display().to_string()), full);
         // The page learns the result on its next poll (a quarter of a second); a page closed
         // long ago must not keep the command waiting.
         served.close(std::time::Duration::from_secs(3));
