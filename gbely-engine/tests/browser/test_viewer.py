@@ -483,3 +483,9 @@ def test_a_human_seat_with_a_time_limit_that_never_answers_is_disqualified(work)
     assert m.proc.returncode == 3, out
     me = out["sides"][0]
     assert me["disqualified"] and me["violations"] == 4 and out["last_round"] == 3, out
+
+
+def test_one_human_seat_per_match(work):
+    out = gbely("final", "human", "human", "--rounds", "2", "--no-open", "--run-dir", "two-humans", cwd=work, ok=(1,))
+    assert "one human seat per match" in out.stderr
+    assert not (work / "two-humans" / "replay.json.gz").exists()

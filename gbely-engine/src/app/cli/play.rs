@@ -29,6 +29,10 @@ pub(super) fn run_seats(
     default_dir: &str,
     py: Option<String>,
 ) -> Result<SeatsRun> {
+    let humans: Vec<usize> = specs.iter().enumerate().filter(|(_, (spec, _))| spec == HUMAN).map(|(s, _)| s).collect();
+    if humans.len() > 1 {
+        bail!("one human seat per match (the page plays one seat)");
+    }
     let limit = run.game.time_limit.duration();
     let run_dir = match &run.run_dir {
         Some(d) => d.clone(),
@@ -45,10 +49,6 @@ pub(super) fn run_seats(
     };
     let replay_path = writer.as_ref().map(|w| w.path().to_path_buf());
     // Human seats are built as the Council here and replaced below: only the server can make them.
-    let humans: Vec<usize> = specs.iter().enumerate().filter(|(_, (spec, _))| spec == HUMAN).map(|(s, _)| s).collect();
-    if humans.len() > 1 {
-        bail!("one human seat per match (the page plays one seat)");
-    }
     let built: Vec<(String, String)> = specs
         .iter()
         .map(|(spec, name)| (if spec == HUMAN { "council".into() } else { spec.clone() }, name.clone()))
