@@ -7,3 +7,4 @@ pub mod inspect;
 pub mod league;
 pub mod remote;
 pub mod runs;
+pub mod watch;

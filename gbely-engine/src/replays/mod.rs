@@ -12,7 +12,7 @@ pub mod viewer;
 
 pub use frames::{frame_after, frames, Frame, MAX_FRAME_CELLS};
 pub use stats::{stats, stats_text};
-pub use terminal::{render_frame, seat_colors, SeatColor};
+pub use terminal::{render_frame, render_legend, seat_colors, terrain_color, SeatColor};
 pub use verify::{answer_commands, expanded, observation_at, recorded_answer, resimulate, verify, Mismatch, Verified};
 
 use std::io::Read;

@@ -5,18 +5,84 @@
 use std::io::Write;
 use std::sync::Arc;
 
-use gbely_rules::{constants, Terrain};
+use gbely_rules::{constants, Mode, Terrain};
 use gbely_world::replay::Answer;
-use gbely_world::{Replay, SeatRole};
+use gbely_world::{Map, Replay, SeatRole};
 use serde_json::{json, Value};
 
 use crate::game::owner_code;
-use crate::replays::{resimulate, seat_colors, Frame};
+use crate::replays::{resimulate, seat_colors, terrain_color, Frame};
+use crate::sim::{Match, RoundReport};
 
 const TEMPLATE: &str = include_str!("viewer.html");
 
 fn q(x: f64) -> i64 {
     (x * 100.0).round() as i64
+}
+
+/// The part of the page's data that does not change while a match is played: the map, the
+/// seats (names, roles, colours), the rules' production figures, the starting position.
+pub fn viewer_header(map: &Map, names: &[String], mode: Mode) -> Value {
+    let g = map.grid();
+    let terrain: String = g.cells().map(|c| map.terrain(c).glyph()).collect();
+    let bases: Vec<u32> = g.cells().filter(|&c| map.is_base(c)).map(|c| c.0).collect();
+    let roles: Vec<SeatRole> = map.seats().iter().map(|s| s.role).collect();
+    let colors = seat_colors(&roles);
+    let seats: Vec<Value> = names
+        .iter()
+        .zip(map.seats())
+        .zip(&colors)
+        .map(|((name, seat), color)| {
+            json!({"name": name, "role": seat.role, "base": seat.base.0, "color": color.hex, "dark": color.wants_dark_text()})
+        })
+        .collect();
+    let start = Frame::start(map);
+    json!({
+        "v": 2,
+        "name": map.name(),
+        "w": g.width(),
+        "h": g.height(),
+        "t": terrain,
+        "b": bases,
+        "terrain_colors": Terrain::ALL.iter().map(|&t| (t.glyph().to_string(), json!(terrain_color(t).hex))).collect::<serde_json::Map<_, _>>(),
+        // Production per terrain glyph and the base bonus, in hundredths: the rules' own numbers,
+        // so the page rebuilds each round as the engine does.
+        "prod": Terrain::ALL.iter().map(|t| (t.glyph().to_string(), json!(q(t.production())))).collect::<serde_json::Map<_, _>>(),
+        "base_bonus": q(constants::BASE_BONUS),
+        "seats": seats,
+        "o0": start.owner,
+        "u0": start.units.iter().map(|&u| q(u)).collect::<Vec<_>>(),
+        "f0": start.fortification.iter().map(|&u| q(u)).collect::<Vec<_>>(),
+        "mode": mode,
+    })
+}
+
+/// One round for the page: the cells whose state differs from production alone (a flat list of
+/// cell delta, owner, units and fortification in hundredths), captures and failed attacks
+/// (`[seat, cell, from]`), discarded commands (`[seat, index, reason, command]`), violations
+/// (`[seat, kind, detail]`) and the number of commands per seat.
+fn turn_value(
+    mut changes: Vec<(u32, i8, f64, f64)>,
+    cap: Vec<Value>,
+    fail: Vec<Value>,
+    disc: Vec<Value>,
+    viol: Vec<Value>,
+    n: Vec<usize>,
+) -> Value {
+    let mut flat: Vec<i64> = Vec::with_capacity(changes.len() * 4);
+    let mut last = 0i64;
+    changes.sort_by_key(|c| c.0);
+    for c in &changes {
+        flat.extend([c.0 as i64 - last, c.1 as i64, q(c.2), q(c.3)]);
+        last = c.0 as i64;
+    }
+    json!({"c": flat, "cap": cap, "fail": fail, "disc": disc, "viol": viol, "n": n})
+}
+
+fn events_of(report: &RoundReport) -> (Vec<Value>, Vec<Value>) {
+    let cap = report.captures.iter().map(|c| json!([c.seat, c.cell.0, owner_code(c.from)])).collect();
+    let fail = report.failed.iter().map(|c| json!([c.seat, c.cell.0, owner_code(c.from)])).collect();
+    (cap, fail)
 }
 
 /// The data the page needs, as compact JSON. Units are carried in hundredths: the page shows
@@ -25,37 +91,17 @@ pub fn viewer_data(replay: &Replay) -> Result<Value, String> {
     let replay = &*super::expanded(replay)?;
     let map = Arc::new(replay.check().map_err(|e| e.to_string())?);
     let g = map.grid();
-    let terrain: String = g.cells().map(|c| map.terrain(c).glyph()).collect();
-    let bases: Vec<u32> = g.cells().filter(|&c| map.is_base(c)).map(|c| c.0).collect();
-    let roles: Vec<SeatRole> = map.seats().iter().map(|s| s.role).collect();
-    let colors = seat_colors(&roles);
-    let seats: Vec<Value> = replay
-        .seats
-        .iter()
-        .zip(map.seats())
-        .zip(&colors)
-        .map(|((s, seat), color)| json!({"name": s.name, "role": s.role, "base": seat.base.0, "color": color.hex}))
-        .collect();
-    let start = Frame::start(&map);
+    let names: Vec<String> = replay.seats.iter().map(|s| s.name.clone()).collect();
+    let mut data = viewer_header(&map, &names, replay.mode);
     // Events come from a re-simulation (failed attacks are not stored in the file).
     let mut events: Vec<(Vec<Value>, Vec<Value>)> = Vec::new();
     resimulate(replay, map.clone(), |_, _, report| {
-        let cap = report.captures.iter().map(|c| json!([c.seat, c.cell.0, owner_code(c.from)])).collect();
-        let fail = report.failed.iter().map(|c| json!([c.seat, c.cell.0, owner_code(c.from)])).collect();
-        events.push((cap, fail));
+        events.push(events_of(report));
         true
     });
     let mut turns = Vec::with_capacity(replay.turns.len());
     for (r, t) in replay.turns.iter().enumerate() {
-        // Changes as a flat list: cell delta, owner, units (1/100), fortification (1/100).
-        let mut flat: Vec<i64> = Vec::with_capacity(t.changes.len() * 4);
-        let mut last = 0i64;
-        let mut sorted = t.changes.clone();
-        sorted.sort_by_key(|c| c.0);
-        for c in &sorted {
-            flat.extend([c.0 as i64 - last, c.1 as i64, q(c.2), q(c.3)]);
-            last = c.0 as i64;
-        }
+        let changes = t.changes.iter().map(|c| (c.0, c.1, c.2, c.3)).collect();
         let lists: Vec<Option<Vec<Value>>> = t.answers.iter().map(|a| super::answer_commands(a, g)).collect();
         let disc: Vec<Value> = t
             .discarded
@@ -81,27 +127,46 @@ pub fn viewer_data(replay: &Replay) -> Result<Value, String> {
             .collect();
         let ncmd: Vec<usize> = lists.iter().map(|l| l.as_ref().map_or(0, Vec::len)).collect();
         let (cap, fail) = events.get(r).cloned().unwrap_or_default();
-        turns.push(json!({"c": flat, "cap": cap, "fail": fail, "disc": disc, "viol": viol, "n": ncmd}));
+        turns.push(turn_value(changes, cap, fail, disc, viol, ncmd));
     }
-    Ok(json!({
-        "v": 1,
-        "name": replay.map.name,
-        "w": g.width(),
-        "h": g.height(),
-        "t": terrain,
-        "b": bases,
-        // Production per terrain glyph and the base bonus, in hundredths: the rules' own numbers,
-        // so the page rebuilds each round as the engine does.
-        "prod": Terrain::ALL.iter().map(|t| (t.glyph().to_string(), json!(q(t.production())))).collect::<serde_json::Map<_, _>>(),
-        "base_bonus": q(constants::BASE_BONUS),
-        "seats": seats,
-        "o0": start.owner,
-        "u0": start.units.iter().map(|&u| q(u)).collect::<Vec<_>>(),
-        "f0": start.fortification.iter().map(|&u| q(u)).collect::<Vec<_>>(),
-        "turns": turns,
-        "result": replay.result,
-        "mode": replay.mode,
-    }))
+    data["turns"] = json!(turns);
+    data["result"] = json!(replay.result);
+    Ok(data)
+}
+
+/// The rounds of a match being played, for the live page: each round's turn in the shape of
+/// [`viewer_data`]'s, worked out from the match itself (the cells that differ from what
+/// production alone gives) and its report.
+#[derive(Debug)]
+pub struct LiveTurns {
+    map: Arc<Map>,
+    last: Frame,
+}
+
+impl LiveTurns {
+    pub fn new(map: Arc<Map>) -> LiveTurns {
+        let last = Frame::start(&map);
+        LiveTurns { map, last }
+    }
+
+    /// The turn of the round `m` has just resolved.
+    pub fn turn(&mut self, m: &Match, report: &RoundReport) -> Value {
+        self.last.produce(&self.map);
+        let mut changes = Vec::new();
+        for (i, ((&o, &u), &f)) in m.owners().iter().zip(m.all_units()).zip(m.all_fortifications()).enumerate() {
+            let o = owner_code(o);
+            if o != self.last.owner[i] || u != self.last.units[i] || f != self.last.fortification[i] {
+                changes.push((i as u32, o, u, f));
+                self.last.owner[i] = o;
+                self.last.units[i] = u;
+                self.last.fortification[i] = f;
+            }
+        }
+        let (cap, fail) = events_of(report);
+        let disc = report.discarded.iter().map(|d| json!([d.seat, d.index, d.reason, ""])).collect();
+        let viol = report.violations.iter().map(|&s| json!([s, "violation", ""])).collect();
+        turn_value(changes, cap, fail, disc, viol, vec![0; self.map.seats().len()])
+    }
 }
 
 fn base64(bytes: &[u8]) -> String {
@@ -118,6 +183,56 @@ fn base64(bytes: &[u8]) -> String {
     out
 }
 
+/// How a page is served: a file with the match inside, or live from `gbely … --watch`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PageMode {
+    /// The whole match embedded (gzip + base64): the page works from disk, offline.
+    File { data_gz_base64: String },
+    /// The page asks its server for the match as it is played (`api/…?t=TOKEN`, same origin); with
+    /// `human`, it plays that seat.
+    Live { human: Option<u8> },
+}
+
+/// Fills the template's `{{NAME}}` slots in one pass: what is put in is never searched for
+/// slots again, so a name containing `{{DATA}}` stays a name.
+fn fill(template: &str, slots: &[(&str, &str)]) -> String {
+    let mut out = String::with_capacity(template.len() + slots.iter().map(|s| s.1.len()).sum::<usize>());
+    let mut rest = template;
+    while let Some(at) = rest.find("{{") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 2..];
+        match after.find("}}").and_then(|end| slots.iter().find(|(k, _)| *k == &after[..end]).map(|s| (end, s.1))) {
+            Some((end, value)) => {
+                out.push_str(value);
+                rest = &after[end + 2..];
+            }
+            None => {
+                out.push_str("{{");
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Text for an HTML text node or attribute value.
+fn escape_html(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+/// The viewer page around `title` (the seats' names; escaped here, and the page itself only
+/// ever puts names in as text).
+pub fn viewer_page(title: &str, mode: &PageMode) -> String {
+    let (data, config, connect) = match mode {
+        PageMode::File { data_gz_base64 } => (data_gz_base64.as_str(), json!({"live": false}), "'none'"),
+        PageMode::Live { human } => ("", json!({"live": true, "human": human}), "'self'"),
+    };
+    // JSON inside <script>: `<` escaped so that no text can close the element.
+    let config = config.to_string().replace('<', "\\u003c");
+    fill(TEMPLATE, &[("TITLE", &escape_html(title)), ("DATA", data), ("CONFIG", &config), ("CONNECT", connect)])
+}
+
 /// The viewer page for a replay.
 pub fn viewer_html(replay: &Replay) -> Result<String, String> {
     let data = viewer_data(replay)?;
@@ -125,8 +240,7 @@ pub fn viewer_html(replay: &Replay) -> Result<String, String> {
     enc.write_all(data.to_string().as_bytes()).map_err(|e| e.to_string())?;
     let gz = enc.finish().map_err(|e| e.to_string())?;
     let title = replay.seats.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(" vs ");
-    let title = title.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
-    Ok(TEMPLATE.replace("{{TITLE}}", &title).replacen("{{DATA}}", &base64(&gz), 1))
+    Ok(viewer_page(&title, &PageMode::File { data_gz_base64: base64(&gz) }))
 }
 
 #[cfg(test)]
@@ -139,5 +253,44 @@ mod tests {
         assert_eq!(super::base64(b"foo"), "Zm9v");
         assert_eq!(super::base64(b"foobar"), "Zm9vYmFy");
         assert_eq!(super::base64(&[0xff, 0xfe, 0x00]), "//4A");
+    }
+
+    /// The live page gets, round by round, the same turns as the page of the finished replay.
+    #[test]
+    fn live_turns_are_the_replays_turns() {
+        use crate::game::{play, DecidePlayer, Observer, PlayOptions, Player};
+        use crate::sim::{Match, MatchConfig, RoundReport};
+        struct Collect(super::LiveTurns, Vec<serde_json::Value>);
+        impl Observer for Collect {
+            fn round_done(&mut self, m: &Match, report: &RoundReport) {
+                let t = self.0.turn(m, report);
+                self.1.push(t);
+            }
+        }
+        let map = std::sync::Arc::new(gbely_world::generate_duel("live", 24, 24).unwrap());
+        let mut a = DecidePlayer::new("expander", agents::Expander::default());
+        let mut b = DecidePlayer::council("council");
+        let mut players: [&mut dyn Player; 2] = [&mut a, &mut b];
+        let mut seen = Collect(super::LiveTurns::new(map.clone()), Vec::new());
+        let rec = play(map, &mut players, PlayOptions { config: MatchConfig { rounds: 40 }, record: true }, &mut seen);
+        let data = super::viewer_data(&rec.replay.unwrap()).unwrap();
+        let turns = data["turns"].as_array().unwrap();
+        assert_eq!(turns.len(), 40);
+        for (r, (live, file)) in seen.1.iter().zip(turns).enumerate() {
+            for key in ["c", "cap", "fail"] {
+                assert_eq!(live[key], file[key], "round {r}: {key}");
+            }
+            assert!(!live["c"].as_array().unwrap().is_empty() || r == 0, "round {r} changed nothing");
+        }
+    }
+
+    #[test]
+    fn slots_are_filled_once_and_names_stay_text() {
+        let t = "<title>{{TITLE}}</title><i>{{DATA}}</i>{{UNKNOWN}}{{";
+        let out = super::fill(t, &[("TITLE", "a {{DATA}} b"), ("DATA", "xyz")]);
+        assert_eq!(out, "<title>a {{DATA}} b</title><i>xyz</i>{{UNKNOWN}}{{");
+        let page = super::viewer_page("<b>{{DATA}}</b> & co", &super::PageMode::Live { human: None });
+        assert!(page.contains("&lt;b&gt;{{DATA}}&lt;/b&gt; &amp; co"));
+        assert!(!page.contains("<b>"));
     }
 }

@@ -17,7 +17,7 @@ pub(super) fn cmd_final(a: FinalArgs) -> Result<u8> {
     while entries.len() < finalists {
         entries.push(fill.clone());
     }
-    for e in &entries {
+    for e in entries.iter().filter(|e| *e != crate::app::watch::HUMAN) {
         check_spec(e)?;
     }
     let entry_of = final_seating(&map, &a.seats)?;

@@ -190,6 +190,36 @@ struct RunArgs {
     /// A line per round on stderr: cells, units, captures, discarded commands, violations.
     #[arg(long, short = 'v')]
     verbose: bool,
+    #[command(flatten)]
+    watch: WatchArgs,
+}
+
+/// Watching a match live in the browser, and the human seat (`play` and `final`).
+#[derive(Debug, Args)]
+struct WatchArgs {
+    /// Watch the match in the browser while it is played: the viewer served from 127.0.0.1 at a
+    /// private address (a random token in it); a seat named `human` implies it.
+    #[arg(long)]
+    watch: bool,
+    /// With --watch: at most RATE rounds per second (1 for a projection of a final).
+    #[arg(long, value_name = "RATE", value_parser = parse_watch_speed)]
+    watch_speed: Option<f64>,
+    /// With --watch: the port on 127.0.0.1 (default: a free one).
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+    /// With --watch: print the address, do not open a browser.
+    #[arg(long)]
+    no_open: bool,
+    /// Seconds the human seat has per round (default: no limit).
+    #[arg(long, value_name = "SECONDS", value_parser = parse_time_limit)]
+    human_limit: Option<TimeLimit>,
+}
+
+fn parse_watch_speed(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && (0.01..=1000.0).contains(&v) => Ok(v),
+        _ => Err(format!("`{s}`: give rounds per second from 0.01 to 1000 (e.g. 1)")),
+    }
 }
 
 /// `--rounds`: 1 to [`MAX_ROUNDS`] (the help texts say the same numbers).

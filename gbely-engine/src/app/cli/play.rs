@@ -1,6 +1,7 @@
 //! `gbely play`: a duel, and what `play` and `final` share (running the seats, the summary).
 
 use super::*;
+use crate::app::watch::{HumanPlayer, Live, WatchObserver, HUMAN};
 
 fn share(score: Option<f64>) -> String {
     score.map_or("disqualified".into(), |s| format!("{s:.2} %"))
@@ -28,6 +29,10 @@ pub(super) fn run_seats(
     default_dir: &str,
     py: Option<String>,
 ) -> Result<SeatsRun> {
+    let humans: Vec<usize> = specs.iter().enumerate().filter(|(_, (spec, _))| spec == HUMAN).map(|(s, _)| s).collect();
+    if humans.len() > 1 {
+        bail!("one human seat per match (the page plays one seat)");
+    }
     let limit = run.game.time_limit.duration();
     let run_dir = match &run.run_dir {
         Some(d) => d.clone(),
@@ -43,17 +48,50 @@ pub(super) fn run_seats(
         Some(w)
     };
     let replay_path = writer.as_ref().map(|w| w.path().to_path_buf());
-    let mut setup = build_players(specs, &run_dir, limit, run.game.memory_limit.0, py.as_deref().unwrap_or("python3"))?;
-    let show = !run.quiet && !run.json;
+    // Human seats are built as the Council here and replaced below: only the server can make them.
+    let built: Vec<(String, String)> = specs
+        .iter()
+        .map(|(spec, name)| (if spec == HUMAN { "council".into() } else { spec.clone() }, name.clone()))
+        .collect();
+    let mut setup =
+        build_players(&built, &run_dir, limit, run.game.memory_limit.0, py.as_deref().unwrap_or("python3"))?;
+    let served = if run.watch.watch || !humans.is_empty() {
+        let names: Vec<String> = specs.iter().map(|(_, n)| n.clone()).collect();
+        let human = humans.first().map(|&s| s as u8);
+        let served = Live::serve(map, &names, human, run.watch.port)
+            .with_context(|| format!("cannot start the live page's server on 127.0.0.1:{}", run.watch.port))?;
+        if let Some(s) = human {
+            let limit = run.watch.human_limit.and_then(|l| l.duration());
+            setup.players[s as usize] =
+                Box::new(HumanPlayer::new(served.live.clone(), specs[s as usize].1.clone(), limit));
+        }
+        eprintln!("gbely: watch the match at {}", served.url);
+        if !run.watch.no_open {
+            let _ = std::process::Command::new("xdg-open")
+                .arg(&served.url)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn();
+        }
+        Some(served)
+    } else {
+        None
+    };
+    let show = !run.quiet && !run.json && humans.is_empty();
     let mut progress = Progress { bar: progress_bar(run.game.rounds, show), verbose: run.verbose };
+    let mut observer = Watched {
+        progress: &mut progress,
+        watch: served.as_ref().map(|s| WatchObserver::new(s.live.clone(), map.clone(), run.watch.watch_speed)),
+    };
     let config = MatchConfig { rounds: run.game.rounds };
     let guard = crate::runner::interrupt::Guard::install().context("cannot install the Ctrl-C handler")?;
     adopt_orphans();
     let mut refs: Vec<&mut dyn Player> = setup.players.iter_mut().map(|p| p.as_mut() as &mut dyn Player).collect();
     let rec = match writer {
-        Some(w) => play_to(map.clone(), &mut refs, config, w, &mut progress),
-        None => play(map.clone(), &mut refs, PlayOptions { config, record: false }, &mut progress),
+        Some(w) => play_to(map.clone(), &mut refs, config, w, &mut observer),
+        None => play(map.clone(), &mut refs, PlayOptions { config, record: false }, &mut observer),
     };
+    drop(observer);
     drop(refs);
     drop(setup.players);
     kill_leftovers();
@@ -65,7 +103,33 @@ pub(super) fn run_seats(
         eprintln!("gbely: warning: writing the replay failed: {e}");
     }
     let replay_path = replay_path.filter(|_| matches!(rec.replay_written, Some(Ok(_))));
+    if let Some(served) = served {
+        let result = serde_json::to_value(crate::game::record_result(&rec))?;
+        let full = replay_path
+            .as_ref()
+            .and_then(|p| crate::replays::read_replay(p).ok())
+            .and_then(|r| crate::replays::viewer::viewer_data(&r).ok());
+        served.live.finish(result, replay_path.as_ref().map(|p| p.display().to_string()), full);
+        // The page learns the result on its next poll (a quarter of a second); a page closed
+        // long ago must not keep the command waiting.
+        served.close(std::time::Duration::from_secs(3));
+    }
     Ok(SeatsRun { rec, replay: replay_path, logs: setup.logs, python: py })
+}
+
+/// The progress bar, and the live page when watched.
+struct Watched<'a> {
+    progress: &'a mut Progress,
+    watch: Option<WatchObserver>,
+}
+
+impl Observer for Watched<'_> {
+    fn round_done(&mut self, m: &Match, report: &RoundReport) {
+        self.progress.round_done(m, report);
+        if let Some(w) = self.watch.as_mut() {
+            w.round_done(m, report);
+        }
+    }
 }
 
 /// The exit code of a played match: interrupted, or the user's agent disqualified.
@@ -94,7 +158,9 @@ pub(super) fn cmd_play(a: PlayArgs) -> Result<u8> {
         );
     }
     for spec in [&agent, &a.opponent] {
-        check_spec(spec)?;
+        if spec != HUMAN {
+            check_spec(spec)?;
+        }
     }
     let default_dir = format!("{}-{}-vs-{}", timestamp(), file_stem(&agent), file_stem(&a.opponent));
     let py = run_python(a.run.game.python.as_deref(), &[&agent, &a.opponent])?;

@@ -3,7 +3,7 @@
 use super::*;
 
 pub(super) fn cmd_replay(cmd: ReplayCmd) -> Result<u8> {
-    use crate::replays::{frame_after, observation_at, read_replay, render_frame, verify};
+    use crate::replays::{frame_after, observation_at, read_replay, render_frame, render_legend, verify};
     let mut out = std::io::stdout().lock();
     match cmd {
         ReplayCmd::View { file, output, open } => {
@@ -65,6 +65,7 @@ pub(super) fn cmd_replay(cmd: ReplayCmd) -> Result<u8> {
                     _ => std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
                 };
                 out.write_all(render_frame(&replay, &map, &frame, Some(round), color).as_bytes())?;
+                out.write_all(render_legend(&replay, &map, color).as_bytes())?;
             }
         }
         ReplayCmd::Verify { file } => {

@@ -1,0 +1,491 @@
+"""The replay viewer, the live page and the human seat in a real browser.
+
+Playwright (from pip) drives Debian's `chromium` (Playwright's own browser download is not
+needed). `./run-tests` runs this file with the `gbely` binary that `cargo test` built; by hand:
+
+    GBELY_BIN=target/debug/gbely target/py-venv/bin/python -m pytest -q -s gbely-engine/tests/browser
+
+Figures (the draw time of a final's round under 4× CPU throttling, page sizes) are printed, not
+asserted: speed is reported, never a pass/fail condition.
+"""
+
+from __future__ import annotations
+
+import gzip
+import http.client
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+import urllib.parse
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import sync_playwright
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def gbely_bin() -> str:
+    given = os.environ.get("GBELY_BIN")
+    if given:
+        return given
+    target = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
+    return str(target / "debug" / "gbely")
+
+
+def gbely(*args: str, cwd: Path, ok=(0,)) -> subprocess.CompletedProcess:
+    out = subprocess.run([gbely_bin(), *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+    assert out.returncode in ok, f"gbely {' '.join(args)}: exit {out.returncode}\n{out.stdout}\n{out.stderr}"
+    return out
+
+
+# An agent that answers garbage: four violations, disqualified in round 3. Its name holds markup
+# and the page template's placeholders: it must show as text and break nothing.
+BAD_NAME = '<img src=x onerror="window.pwned=1">{{DATA}} {{TITLE}}'
+BAD_AGENT = f"""
+AGENT_NAME = {BAD_NAME!r}
+
+def decide(stav):
+    return "garbage"
+"""
+
+
+@pytest.fixture(scope="session")
+def work(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("browser")
+
+
+@pytest.fixture(scope="session")
+def duel(work) -> Path:
+    gbely("play", "expander-rs", "--opponent", "council", "--map", "seed:browser", "--size", "30",
+          "--rounds", "60", "--replay", "duel.json.gz", "--run-dir", "duel-run", "-q", cwd=work)
+    gbely("replay", "view", "duel.json.gz", "-o", "duel.html", cwd=work)
+    return work / "duel.html"
+
+
+@pytest.fixture(scope="session")
+def disqualified(work) -> Path:
+    (work / "bad.py").write_text(BAD_AGENT)
+    # Exit code 3: the user's agent was disqualified.
+    gbely("play", "bad.py", "--opponent", "council", "--map", "seed:dq", "--size", "20", "--rounds", "30",
+          "--replay", "dq.json.gz", "--run-dir", "dq-run", "-q", cwd=work, ok=(3,))
+    gbely("replay", "view", "dq.json.gz", "-o", "dq.html", cwd=work)
+    return work / "dq.html"
+
+
+@pytest.fixture(scope="session")
+def final(work) -> Path:
+    gbely("final", "expander-rs", "--fill", "template-rs", "--replay", "final.json.gz", "--run-dir", "final-run",
+          "-q", cwd=work)
+    gbely("replay", "view", "final.json.gz", "-o", "final.html", cwd=work)
+    return work / "final.html"
+
+
+@pytest.fixture(scope="session")
+def browser():
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    assert chromium, "the browser tests need Debian's chromium (./run-tests installs it)"
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        yield b
+        b.close()
+
+
+class Page:
+    """A browser page that records console errors and uncaught exceptions."""
+
+    def __init__(self, browser, width: int, height: int, scale: float = 1):
+        self.context = browser.new_context(viewport={"width": width, "height": height}, device_scale_factor=scale)
+        self.page = self.context.new_page()
+        self.errors: list[str] = []
+        self.page.on("console", lambda m: self.errors.append(f"console.{m.type}: {m.text}") if m.type == "error" else None)
+        self.page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
+
+    def open(self, url: str):
+        self.page.goto(url)
+        return self
+
+    def wait_ready(self):
+        self.page.wait_for_function("() => document.body.dataset.ready === '1'", timeout=30000)
+        return self
+
+    def state(self) -> dict:
+        return self.page.evaluate("window.gbely.state()")
+
+    def close(self):
+        self.context.close()
+        assert not self.errors, self.errors
+
+
+@pytest.fixture
+def pages(browser):
+    made: list[Page] = []
+
+    def make(width=1366, height=768, scale=1):
+        p = Page(browser, width, height, scale)
+        made.append(p)
+        return p
+
+    yield make
+    for p in made:
+        p.close()
+
+
+def shot(page: Page, name: str):
+    """A screenshot for docs/ when GBELY_SCREENSHOTS names a folder."""
+    folder = os.environ.get("GBELY_SCREENSHOTS")
+    if folder:
+        page.page.screenshot(path=str(Path(folder) / name))
+
+
+def test_the_result_panel_tells_who_was_disqualified(disqualified, pages):
+    p = pages().open(disqualified.as_uri()).wait_ready()
+    assert p.page.locator("#resultbox").is_visible()
+    headline = p.page.locator("#headline").inner_text()
+    # SPEC §8: the fourth violation disqualifies; the duel ends at the end of that round (round 3).
+    assert headline == f"council wins — {BAD_NAME} disqualified in round 3 (fourth violation)", headline
+    rows = p.page.locator("#result tr").all_inner_texts()
+    assert rows[1].startswith("1\tcouncil"), rows
+    assert rows[2].startswith(f"DQ\t{BAD_NAME}"), rows
+    assert "disqualified" in rows[2] and rows[2].rstrip().endswith("4"), rows
+    # The name is text: no element was made from it, no script ran, the title is intact.
+    assert p.page.locator("img").count() == 0
+    assert p.page.evaluate("window.pwned") is None
+    assert p.page.locator("#title").inner_text() == f"{BAD_NAME} vs council"
+    # Four violations, the last one a disqualification, on the timeline.
+    kinds = [m["kind"] for m in p.page.evaluate("window.gbely.markers()")]
+    assert kinds.count("viol") == 3 and kinds.count("dq") == 1, kinds
+
+
+def test_a_phone_shows_the_map_at_least_300px_wide(duel, pages):
+    p = pages(390, 844, 3).open(duel.as_uri()).wait_ready()
+    st = p.state()
+    box = p.page.locator("#map").bounding_box()
+    drawn = st["canvas"]["cs"] * st["canvas"]["w"]
+    assert box["width"] >= 300 and drawn >= 300, (box, drawn)
+    assert 0 <= box["y"] < 844 and box["y"] + st["canvas"]["cs"] * st["canvas"]["h"] <= 844
+    # HiDPI: the canvas has a pixel per device pixel.
+    assert p.page.evaluate("document.getElementById('map').width") == round(box["width"] * 3)
+    shot(p, "viewer-duel-phone.png")
+
+
+def test_the_address_keeps_the_round_and_refuses_nonsense(duel, pages):
+    p = pages().open(duel.as_uri() + "#round=17").wait_ready()
+    assert p.state()["round"] == 17
+    p.page.keyboard.press("ArrowRight")
+    p.page.wait_for_function("() => location.hash.includes('round=18')")
+    assert p.state()["round"] == 18
+    # With a control focused, an arrow key still moves one round, not two.
+    p.page.locator("#fwd").focus()
+    p.page.keyboard.press("ArrowLeft")
+    p.page.wait_for_function("() => location.hash.includes('round=17')")
+    assert p.state()["round"] == 17
+    # Going to a round is immediate: no stepping through the rounds before it.
+    p.page.evaluate("location.hash = '#round=55&cell=P03_04&zoom=14'")
+    p.page.wait_for_function("() => window.gbely.state().round === 55")
+    assert p.page.evaluate("window.gbely.view.s") == 14
+    p.page.wait_for_function("() => location.hash.includes('cell=P03_04')")
+    # Nonsense is ignored with a notice, and the map is still drawn.
+    q = pages().open(duel.as_uri() + "#zoom=abc&round=xyz&cell=Q1&seat=9").wait_ready()
+    assert q.page.locator("#toast").is_visible()
+    assert "zoom=abc" in q.page.locator("#toast").inner_text()
+    st = q.state()
+    assert st["canvas"]["cs"] > 4 and st["round"] == -1
+    p.page.evaluate("location.hash = '#round=45&zoom=fit&cell=P12_13'")
+    p.page.wait_for_function("() => window.gbely.state().round === 45")
+    shot(p, "viewer-duel-desktop.png")
+
+
+def test_wheel_drag_keys_and_the_timeline(duel, pages):
+    p = pages().open(duel.as_uri() + "#round=20").wait_ready()
+    box = p.page.locator("#map").bounding_box()
+    before = p.page.evaluate("window.gbely.view.s")
+    p.page.mouse.move(box["x"] + 200, box["y"] + 200)
+    p.page.mouse.wheel(0, -600)
+    p.page.wait_for_function("() => location.hash.includes('zoom=') && !location.hash.includes('zoom=fit')")
+    after = p.page.evaluate("window.gbely.view.s")
+    assert after > before * 1.5, (before, after)
+    # Dragging pans the map, and a drag is not a click: nothing gets selected.
+    ox = p.page.evaluate("window.gbely.view.ox")
+    p.page.mouse.down()
+    p.page.mouse.move(box["x"] + 120, box["y"] + 180, steps=5)
+    p.page.mouse.up()
+    assert p.page.evaluate("window.gbely.view.ox") < ox
+    assert "cell=" not in p.page.evaluate("location.hash")
+    # `0` fits the map again; `?` opens the key help, Escape closes it.
+    p.page.keyboard.press("0")
+    p.page.wait_for_function("() => location.hash.includes('zoom=fit')")
+    p.page.keyboard.press("?")
+    assert p.page.locator("#help").is_visible()
+    p.page.keyboard.press("Escape")
+    assert not p.page.locator("#help").is_visible()
+    # A key moment on the timeline takes the page to its round and its cell.
+    first = p.page.evaluate("window.gbely.markers()[0]")
+    p.page.locator("#moments div").first.click()
+    p.page.wait_for_function(f"() => window.gbely.state().round === {first['r']}")
+    p.page.wait_for_function("() => location.hash.includes('cell=')")
+    # `]` goes to the next key moment.
+    second = p.page.evaluate("window.gbely.markers()[1]")
+    p.page.locator("#map").focus()
+    p.page.keyboard.press("]")
+    assert p.state()["round"] == second["r"]
+
+
+def test_seat_view_shows_only_what_the_seat_observed(duel, pages):
+    p = pages().open(duel.as_uri() + "#round=10&seat=0").wait_ready()
+    assert p.page.locator("#seatview").input_value() == "0"
+    # Every cell drawn in the fog colour is neither the seat's nor a neighbour of its cells.
+    fogged = p.page.evaluate("""() => {
+        const st = window.gbely.state(); const W = st.canvas.w, H = st.canvas.h;
+        const c = document.getElementById('map'), ctx = c.getContext('2d');
+        const s = window.gbely.view.s, ox = window.gbely.view.ox, oy = window.gbely.view.oy;
+        const out = [];
+        for (let i = 0; i < W * H; i++) {
+          const x = Math.floor(ox + (i % W) * s + s * 0.3), y = Math.floor(oy + Math.floor(i / W) * s + s * 0.3);
+          const d = ctx.getImageData(x, y, 1, 1).data;
+          out.push(d[0] === 0x1a && d[1] === 0x1c && d[2] === 0x21 ? 1 : 0);
+        }
+        return out;
+    }""")
+    # The observation of round 10 is made of the state at the end of round 9.
+    p.page.evaluate("location.hash = '#round=9'")
+    p.page.wait_for_function("() => window.gbely.state().round === 9")
+    st = p.state()
+    w, h, owners = st["canvas"]["w"], st["canvas"]["h"], st["owners"]
+
+    def seen(i):
+        r, c = divmod(i, w)
+        near = [i] + [j for j, ok in ((i - w, r > 0), (i + w, r < h - 1), (i - 1, c > 0), (i + 1, c < w - 1)) if ok]
+        return any(owners[j] == "0" for j in near)
+
+    assert all(fogged[i] == (0 if seen(i) else 1) for i in range(w * h))
+    assert 0 < sum(fogged) < w * h
+
+
+def test_a_final_round_draws_fast_under_4x_cpu_throttling(final, pages):
+    p = pages(1366, 768).open(final.as_uri()).wait_ready()
+    cdp = p.context.new_cdp_session(p.page)
+    cdp.send("Emulation.setCPUThrottlingRate", {"rate": 4})
+    # Each round: everything the page redraws, and a one-pixel read of the map that makes the
+    # canvas finish its drawing (software raster has no GPU to hide it in).
+    times = p.page.evaluate("""() => {
+        const ctx = document.getElementById('map').getContext('2d'), out = [];
+        for (let k = 1; k < window.gbely.frames(); k++) {
+            const t = performance.now(); window.gbely.show(k); ctx.getImageData(0, 0, 1, 1); out.push(performance.now() - t);
+        }
+        return out;
+    }""")
+    times.sort()
+    rate = p.page.evaluate("""() => new Promise((done) => {
+        document.getElementById('speed').value = '16';
+        window.gbely.show(0); const t0 = performance.now(); document.getElementById('play').click();
+        setTimeout(() => { document.getElementById('play').click(); done(window.gbely.state().frame / ((performance.now() - t0) / 1000)); }, 4000);
+    })""")
+    cdp.send("Emulation.setCPUThrottlingRate", {"rate": 1})
+    size = final.stat().st_size
+    print(f"\n[figures] final 90x90 at 1366x768, one round drawn (map, standings, charts, timeline, events) with 4x CPU throttling:"
+          f" median {times[len(times) // 2]:.1f} ms, 90th percentile {times[int(len(times) * 0.9)]:.1f} ms, max {times[-1]:.1f} ms;"
+          f" playing at 16 rounds/s gives {rate:.1f} rounds/s; page {size / 1e6:.2f} MB")
+    shot(p, "viewer-final-desktop.png")
+
+
+def test_4k_and_laptop_windows_fit_the_whole_map(final, pages):
+    for width, height in [(1366, 768), (3840, 2160)]:
+        p = pages(width, height).open(final.as_uri() + "#round=80").wait_ready()
+        st = p.state()
+        bottom = st["canvas"]["y"] + st["canvas"]["cs"] * st["canvas"]["h"]
+        assert bottom <= height, (width, height, st["canvas"])
+        if width == 3840:
+            assert st["canvas"]["cs"] * st["canvas"]["w"] > 1500, st["canvas"]
+
+
+# ---------- live pages ----------
+
+RUNNING: list[subprocess.Popen] = []
+
+
+@pytest.fixture(autouse=True)
+def no_match_left_behind():
+    """A failed test must not leave a match waiting for its human seat forever."""
+    yield
+    while RUNNING:
+        proc = RUNNING.pop()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+class Match:
+    """`gbely play|final … --watch` in the background; its address from stderr."""
+
+    def __init__(self, work: Path, *args: str):
+        self.err = open(work / f"watch-{time.monotonic_ns()}.err", "w+")
+        self.proc = subprocess.Popen([gbely_bin(), *args, "--no-open"], cwd=work, stdout=subprocess.PIPE,
+                                     stderr=self.err, text=True)
+        RUNNING.append(self.proc)
+        deadline = time.monotonic() + 60
+        while True:
+            self.err.seek(0)
+            m = re.search(r"watch the match at (http://\S+)", self.err.read())
+            if m:
+                self.url = m.group(1)
+                break
+            assert self.proc.poll() is None and time.monotonic() < deadline, "no address on stderr"
+            time.sleep(0.05)
+        u = urllib.parse.urlparse(self.url)
+        self.port = u.port
+        self.token = urllib.parse.parse_qs(u.query)["t"][0]
+
+    def request(self, method: str, path: str, host: str | None = None, body: str | None = None):
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        headers = {"Host": host or f"127.0.0.1:{self.port}"}
+        c.request(method, path, body=body, headers=headers)
+        r = c.getresponse()
+        return r.status, r.read().decode()
+
+    def wait(self) -> str:
+        out, _ = self.proc.communicate(timeout=120)
+        return out
+
+
+def test_the_live_server_refuses_requests_without_the_token_or_with_another_host(work, pages):
+    m = Match(work, "play", "expander-rs", "--opponent", "council", "--map", "seed:live", "--size", "20",
+              "--rounds", "40", "--watch", "--watch-speed", "8", "--run-dir", "live-run")
+    assert m.url.startswith("http://127.0.0.1:")
+    assert m.request("GET", f"/?t={m.token}")[0] == 200
+    assert m.request("GET", "/")[0] == 403
+    assert m.request("GET", f"/api/turns?from=0&t={m.token[:-1]}x")[0] == 403
+    assert m.request("GET", f"/?t={m.token}", host=f"evil.example:{m.port}")[0] == 403
+    assert m.request("GET", f"/api/header?t={m.token}", host="127.0.0.1")[0] == 403
+    assert m.request("GET", f"/api/header?t={m.token}", host=f"localhost:{m.port}")[0] == 200
+    # The page follows the match as rounds are resolved, then shows the result.
+    p = pages().open(m.url)
+    p.page.wait_for_function("() => window.gbely.frames() > 2", timeout=30000)
+    p.page.wait_for_function("() => !document.getElementById('resultbox').hidden", timeout=60000)
+    assert p.page.evaluate("window.gbely.frames()") == 41
+    out = m.wait()
+    assert m.proc.returncode == 0, out
+    replay = work / "live-run" / "replay.json.gz"
+    assert json.loads(gzip.decompress(replay.read_bytes()))["result"]["last_round"] == 39
+    # The live page drew the same state as the replay's viewer.
+    gbely("replay", "view", str(replay), "-o", "live.html", cwd=work)
+    q = pages().open((work / "live.html").as_uri() + "#round=39").wait_ready()
+    p.page.evaluate("window.gbely.show(40)")
+    assert p.state()["owners"] == q.state()["owners"]
+    # Once the match is over the live page is the replay's page: the same key moments, the same
+    # events (with the discarded commands' text).
+    assert p.page.evaluate("window.gbely.markers()") == q.page.evaluate("window.gbely.markers()")
+    assert p.page.locator("#events").inner_text() == q.page.locator("#events").inner_text()
+
+
+def test_three_rounds_played_by_clicking_as_the_human_seat(work, pages):
+    m = Match(work, "play", "human", "--opponent", "council", "--map", "seed:human", "--size", "16",
+              "--rounds", "3", "--run-dir", "human-run")
+    # The agent protocol, as a script would use it: nothing to read before the page connects is
+    # fine; the observation is exactly SPEC §5.
+    deadline = time.monotonic() + 30
+    while (answer := m.request("GET", f"/api/observation?t={m.token}"))[0] == 204 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    status, body = answer
+    assert status == 200, (status, body)
+    obs = json.loads(body)
+    assert set(obs) == {"kolo", "moja_zakladna", "moje_pola", "viditelne_susedne_pola"} and obs["kolo"] == 0
+    # The match itself is hidden from the human seat while it is played.
+    assert m.request("GET", f"/api/turns?t={m.token}")[0] == 403
+    p = pages(1366, 768).open(m.url)
+    sent = []
+    for rnd in range(3):
+        p.page.wait_for_function(f"() => window.gbely.human.round === {rnd} && window.gbely.human.waiting", timeout=30000)
+        obs = p.page.evaluate("window.gbely.human.obs")
+        base = obs["moja_zakladna"]
+        mine = {c["id"]: c for c in obs["moje_pola"]}
+        src = mine[base] if base in mine else obs["moje_pola"][0]
+        # Attack a neutral neighbour: the page suggests floor(defence) + 1.
+        visible = {c["id"]: c for c in obs["viditelne_susedne_pola"]}
+        target = next(n for n in src["susedia"] if n in visible)
+        click(p, src["id"])
+        click(p, target)
+        assert p.page.locator("#cmdtype").input_value() == "ATTACK"
+        t = visible[target]
+        bonus = {"luka": 1.0, "vrch": 1.5, "rieka": 1.3}[t["typ"]]  # TERENNY_BONUS, SPEC §12
+        want = int(t["posadka"] * bonus + t["opevnenie"]) + 1
+        assert float(p.page.locator("#cmdamount").input_value()) == want
+        p.page.locator("#cmdadd").click()
+        # And fortify the source with 1 unit: click it twice.
+        click(p, src["id"])
+        click(p, src["id"])
+        assert p.page.locator("#cmdtype").input_value() == "FORTIFY"
+        p.page.locator("#cmdamount").fill("1")
+        p.page.keyboard.press("Enter")
+        assert p.page.locator("#pending div").count() == 2
+        sent.append([{"typ": "ATTACK", "z": src["id"], "na": target, "pocet": want},
+                     {"typ": "FORTIFY", "pole": src["id"], "investicia": 1}])
+        if rnd == 2:
+            shot(p, "human-seat-desktop.png")
+        p.page.locator("#endturn").click()
+    # After the match the page shows the whole match and its result.
+    p.page.wait_for_function("() => !document.getElementById('resultbox').hidden", timeout=60000)
+    m.wait()
+    assert m.proc.returncode == 0
+    replay = work / "human-run" / "replay.json.gz"
+    for rnd in range(3):
+        out = gbely("replay", "show", str(replay), "--observation", "--seat", "0", "--round", str(rnd), cwd=work).stdout
+        answer = json.loads(out.split("# its answer\n")[1])
+        assert answer == {"prikazy": sent[rnd]}, (rnd, answer)
+
+
+def click(p: Page, cell_id: str):
+    """Clicks the middle of a cell of the human seat's map."""
+    r, c = (int(x) for x in cell_id[1:].split("_"))
+    # The human seat's grid starts at the corner of what it has seen.
+    r0, c0 = p.page.evaluate("window.gbely.origin()")
+    r, c = r - r0, c - c0
+    v = p.page.evaluate("({s: window.gbely.view.s, ox: window.gbely.view.ox, oy: window.gbely.view.oy})")
+    box = p.page.locator("#map").bounding_box()
+    p.page.mouse.click(box["x"] + v["ox"] + (c + 0.5) * v["s"], box["y"] + v["oy"] + (r + 0.5) * v["s"])
+
+
+def test_the_human_page_on_a_phone_and_a_script_speaking_its_protocol(work, pages):
+    m = Match(work, "play", "human", "--map", "seed:phone", "--size", "16", "--rounds", "4", "--run-dir", "phone-run")
+    p = pages(390, 844, 2).open(m.url)
+    # A script answers for the page (POST the answer JSON): three rounds of expanding from the
+    # base with everything ready, the fourth by the page.
+    for rnd in range(3):
+        p.page.wait_for_function(f"() => window.gbely.human.round === {rnd} && window.gbely.human.waiting", timeout=30000)
+        status, body = m.request("GET", f"/api/observation?t={m.token}")
+        assert status == 200
+        obs = json.loads(body)
+        visible = {c["id"] for c in obs["viditelne_susedne_pola"]}
+        cmds = [{"typ": "ATTACK", "z": c["id"], "na": n, "pocet": c["jednotky"] / 2}
+                for c in obs["moje_pola"] for n in c["susedia"][:1] if n in visible]
+        status, body = m.request("POST", f"/api/answer?round={rnd}&t={m.token}", body=json.dumps({"prikazy": cmds}))
+        assert status == 200 and json.loads(body) == {"round": rnd, "commands": len(cmds)}
+        # A second answer for the same round is refused (the next round may be asked already).
+        assert m.request("POST", f"/api/answer?round={rnd}&t={m.token}", body="[]")[0] == 409
+    assert m.request("POST", f"/api/answer?t={m.token}", body="not json")[0] == 400
+    p.page.wait_for_function("() => window.gbely.human.round === 3 && window.gbely.human.waiting", timeout=30000)
+    assert p.page.locator("#map").bounding_box()["width"] >= 300
+    shot(p, "human-seat-phone.png")
+    p.page.locator("#endturn").click()
+    p.page.wait_for_function("() => !document.getElementById('resultbox').hidden", timeout=60000)
+    m.wait()
+    assert m.proc.returncode == 0
+
+
+def test_a_human_seat_with_a_time_limit_that_never_answers_is_disqualified(work):
+    # --human-limit: no answer in time is a timeout violation; the fourth disqualifies (SPEC §8).
+    m = Match(work, "play", "human", "--human-limit", "0.2", "--map", "seed:slow", "--size", "12", "--rounds", "10",
+              "--run-dir", "slow-run", "--json")
+    out = json.loads(m.wait())
+    assert m.proc.returncode == 3, out
+    me = out["sides"][0]
+    assert me["disqualified"] and me["violations"] == 4 and out["last_round"] == 3, out
+
+
+def test_one_human_seat_per_match(work):
+    out = gbely("final", "human", "human", "--rounds", "2", "--no-open", "--run-dir", "two-humans", cwd=work, ok=(1,))
+    assert "one human seat per match" in out.stderr
+    assert not (work / "two-humans" / "replay.json.gz").exists()
