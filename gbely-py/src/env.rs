@@ -22,6 +22,7 @@ use numpy::{PyArray1, PyArray2, PyArray3, PyArrayMethods, PyReadonlyArray2, PyRe
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString, PyTuple};
+use rayon::prelude::*;
 
 use crate::convert::{answer_of, id_strings, obs_dict};
 use crate::maps::{map_arg, PyMap};
@@ -546,11 +547,6 @@ struct Buffers {
     share: Py<PyArray1<f32>>,
 }
 
-/// One learner's actions per match: kinds and fractions over the grid.
-type Actions<'a> = [(&'a [i8], &'a [f32])];
-/// One thread's work: its matches, their slots of the buffers, their actions.
-type Job<'a, 'b> = (&'a mut [Arena], Vec<Slot<'b>>, Option<&'a Actions<'a>>);
-
 /// One match's share of the buffers, to hand to a thread.
 struct Slot<'a> {
     out: ObsOut<'a>,
@@ -566,6 +562,8 @@ pub(crate) struct VectorCore {
     arenas: Vec<Arena>,
     seat: u8,
     threads: usize,
+    /// The worker threads when `threads` > 1 (made once, kept between steps).
+    pool: Option<rayon::ThreadPool>,
     bufs: Buffers,
 }
 
@@ -614,7 +612,8 @@ impl VectorCore {
             terminated: PyArray1::zeros(py, [n], false).unbind(),
             share: PyArray1::zeros(py, [n], false).unbind(),
         };
-        let mut core = VectorCore { arenas, seat, threads: threads.max(1), bufs };
+        let mut core = VectorCore { arenas, seat, threads: 1, pool: None, bufs };
+        core.set_threads(threads)?;
         core.run(py, None)?;
         Ok(core)
     }
@@ -642,8 +641,16 @@ impl VectorCore {
         self.threads
     }
     #[setter]
-    fn set_threads(&mut self, n: usize) {
-        self.threads = n.max(1);
+    fn set_threads(&mut self, n: usize) -> PyResult<()> {
+        let n = n.max(1);
+        self.pool = if n > 1 {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(n).thread_name(|k| format!("gbely-env-{k}")).build();
+            Some(pool.map_err(|e| PyRuntimeError::new_err(format!("cannot start {n} threads: {e}")))?)
+        } else {
+            None
+        };
+        self.threads = n;
+        Ok(())
     }
 
     /// Starts every match again.
@@ -735,40 +742,23 @@ impl VectorCore {
                 .collect()
         };
         let seat = self.seat;
-        let threads = self.threads.min(self.arenas.len());
+        let acts: Vec<Option<(&[i8], &[f32])>> = match actions {
+            Some(a) => a.iter().map(|&x| Some(x)).collect(),
+            None => vec![None; self.arenas.len()],
+        };
         let arenas = &mut self.arenas;
-        let per = arenas.len().div_ceil(threads);
+        let pool = &self.pool;
         let result: Result<(), String> = py.allow_threads(|| {
-            let mut work: Vec<(&mut [Arena], Vec<Slot<'_>>)> = Vec::new();
-            let mut slots = slots.into_iter();
-            for chunk in arenas.chunks_mut(per) {
-                let s: Vec<Slot<'_>> = slots.by_ref().take(chunk.len()).collect();
-                work.push((chunk, s));
+            let work = arenas.iter_mut().zip(slots).zip(acts);
+            match pool {
+                None => work.into_iter().try_for_each(|((a, slot), act)| step_one(a, seat, act, slot)),
+                // Persistent workers, one task per match (stolen by an idle worker): no thread is
+                // started per step, and uneven matches balance out.
+                Some(pool) => pool.install(|| {
+                    let work: Vec<_> = work.collect();
+                    work.into_par_iter().try_for_each(|((a, slot), act)| step_one(a, seat, act, slot))
+                }),
             }
-            let mut offset = 0;
-            let jobs: Vec<_> = work
-                .into_iter()
-                .map(|(chunk, s)| {
-                    let acts = actions.map(|a| &a[offset..offset + chunk.len()]);
-                    offset += chunk.len();
-                    (chunk, s, acts)
-                })
-                .collect();
-            let step_chunk = |(chunk, s, acts): Job<'_, '_>| {
-                for (i, (arena, slot)) in chunk.iter_mut().zip(s).enumerate() {
-                    step_one(arena, seat, acts.map(|a| a[i]), slot)?;
-                }
-                Ok::<(), String>(())
-            };
-            // The first chunk runs on this thread: one thread fewer to start per step.
-            let mut jobs = jobs.into_iter();
-            let Some(first) = jobs.next() else { return Ok(()) };
-            std::thread::scope(|sc| {
-                let handles: Vec<_> = jobs.map(|j| sc.spawn(move || step_chunk(j))).collect();
-                let mine = step_chunk(first);
-                let theirs = handles.into_iter().try_for_each(|h| h.join().expect("an environment thread panicked"));
-                mine.and(theirs)
-            })
         });
         result.map_err(PyValueError::new_err)
     }
