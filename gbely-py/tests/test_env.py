@@ -211,6 +211,23 @@ def test_python_opponents_a_callable_and_an_agent_file(tmp_path):
         GbelyEnv(opponent="nobody")
 
 
+def test_the_councils_levels_are_opponents():
+    """An idle learner keeps its base against council:easy (which never brings up the interior's
+    units), and is wiped out before the end by council:strong (which carries its army forward)."""
+    def idle_until_done(opponent):
+        env = GbelyEnv(opponent=opponent)
+        env.reset()
+        for played in range(1, 151):
+            _, _, done, _, info = env.step([])
+            if done:
+                return played, info["cells"]
+        raise AssertionError("the match did not end")
+
+    assert idle_until_done("council:easy") == (150, 1)
+    rounds, cells = idle_until_done("council:strong")
+    assert rounds < 150 and cells == 0
+
+
 def play_out(env, actions):
     out = []
     for a in actions:

@@ -75,9 +75,11 @@ __all__ = ["GbelyEnv", "GbelyParallelEnv", "parallel_env", "VectorEnv", "KINDS",
 
 #: Actions per cell.
 KINDS = 10
-#: Opponents that play in Rust (fast; the only ones a VectorEnv takes). ``template`` and
-#: ``expander`` name the Rust twins of the example agents.
-BUILTIN = {"council": "council", "template-rs": "template-rs", "expander-rs": "expander-rs",
+#: Opponents that play in Rust (fast; the only ones a VectorEnv takes): the Council's levels
+#: (docs/league.md), and ``template`` and ``expander``, which name the Rust twins of the
+#: example agents.
+BUILTIN = {"council": "council", "council:easy": "council:easy", "council:strong": "council:strong",
+           "template-rs": "template-rs", "expander-rs": "expander-rs",
            "template": "template-rs", "expander": "expander-rs"}
 
 Opponent = Union[str, "os.PathLike[str]", Callable[[dict], Any], Any]
@@ -167,8 +169,8 @@ class GbelyEnv(gymnasium.Env):
     """One seat of a match against an opponent, as a Gymnasium environment (see the module).
 
     ``map``: a :class:`gbely.Map`, ``gbely``, ``seed:TEXT`` or a map file. ``opponent`` plays
-    every other seat: a built-in agent (``council``, the default, ``template``, ``expander``: in
-    Rust), an agent file (imported and run in this process) or a callable ``decide(stav)``; on a
+    every other seat: a built-in agent (``council``, the default, its levels ``council:easy`` and
+    ``council:strong``, ``template``, ``expander``: in Rust), an agent file (imported and run in this process) or a callable ``decide(stav)``; on a
     final map the Council's seat is always the Council. ``seat``: the learner's seat.
     ``observation_dict``: put the §5 dict in ``info["observation"]``. ``reset(options={"map":
     ...})`` changes the map (of the same size and seats).
