@@ -31,9 +31,10 @@ pub(crate) struct PyMatch {
 impl PyMatch {
     /// `map`: a `Map`, `gbely`, `seed:TEXT` or a map file. `council`: the seats the built-in
     /// Council plays (default: the Council's seat of the map); the other seats are yours.
-    /// `record`: keep the replay in memory for `save_replay` (off makes stepping cheaper).
+    /// `record`: keep the replay in memory for `save_replay` (off by default: stepping is
+    /// cheaper, and the match can be copied and pickled).
     #[new]
-    #[pyo3(signature = (map = None, rounds = 150, council = None, names = None, record = true))]
+    #[pyo3(signature = (map = None, rounds = 150, council = None, names = None, record = false))]
     fn new(
         py: Python<'_>,
         map: Option<Bound<'_, PyAny>>,
@@ -216,7 +217,7 @@ impl PyMatch {
         let session = self
             .session
             .try_clone()
-            .ok_or_else(|| PyRuntimeError::new_err("a recorded match cannot be copied: create it with record=False"))?;
+            .ok_or_else(|| PyRuntimeError::new_err("a recorded match (record=True) cannot be copied: create it without recording"))?;
         Ok(PyMatch {
             session,
             ids: self.ids.iter().map(|s| s.clone_ref(py)).collect(),
@@ -236,7 +237,7 @@ impl PyMatch {
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
         let me = slf.borrow();
         let state = me.session.snapshot().ok_or_else(|| {
-            PyRuntimeError::new_err("a recorded match cannot be pickled: create it with record=False")
+            PyRuntimeError::new_err("a recorded match (record=True) cannot be pickled: create it without recording")
         })?;
         let text = serde_json::to_string(&state).expect("serializes");
         let council: Vec<usize> = (0..me.councils.len()).filter(|&k| me.councils[k].is_some()).collect();

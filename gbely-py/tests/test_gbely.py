@@ -103,7 +103,7 @@ def test_import_pravidla_inside_an_agent(tmp_path):
 
 def test_the_step_api_through_a_full_match(tmp_path):
     decide = load_decide(EXPANDER)
-    m = gbely.Match(map="gbely", rounds=150)
+    m = gbely.Match(map="gbely", rounds=150, record=True)
     assert m.seats == 2 and m.map.name == "gbely"
     while not m.is_over:
         m.submit(0, decide(m.observation(0)))

@@ -102,7 +102,7 @@ class Match:
         rounds: int = 150,
         council: Optional[List[int]] = None,
         names: Optional[List[str]] = None,
-        record: bool = True,
+        record: bool = False,
     ) -> Match: ...
     @property
     def round(self) -> int: ...
