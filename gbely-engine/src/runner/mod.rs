@@ -4,6 +4,8 @@
 
 pub mod interrupt;
 #[cfg(feature = "runner")]
+pub mod platform;
+#[cfg(feature = "runner")]
 pub mod process;
 pub mod serve;
 

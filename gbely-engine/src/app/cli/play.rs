@@ -43,7 +43,13 @@ pub(super) fn run_seats(
         Some(w)
     };
     let replay_path = writer.as_ref().map(|w| w.path().to_path_buf());
-    let mut setup = build_players(specs, &run_dir, limit, run.game.memory_limit.0, py.as_deref().unwrap_or("python3"))?;
+    let mut setup = build_players(
+        specs,
+        &run_dir,
+        limit,
+        run.game.memory_limit.0,
+        py.as_deref().unwrap_or(crate::app::runs::DEFAULT_PYTHON),
+    )?;
     let show = !run.quiet && !run.json;
     let mut progress = Progress { bar: progress_bar(run.game.rounds, show), verbose: run.verbose };
     let config = MatchConfig { rounds: run.game.rounds };
