@@ -114,7 +114,7 @@ enum Cmd {
     Ab(AbArgs),
     /// Serve a built-in Rust agent over the line protocol on stdin/stdout (e.g. `council`).
     Serve {
-        /// `council`.
+        /// `council`, `template-rs` or `expander-rs`.
         name: String,
     },
 }
@@ -420,12 +420,12 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Cmd::League(a) => cmd_league(a),
         Cmd::Agents(a) => cmd_agents(a),
         Cmd::Ab(a) => cmd_ab(a),
-        Cmd::Serve { name } => match name.as_str() {
-            "council" => {
-                crate::runner::serve::serve_stdio(&mut Council::new())?;
+        Cmd::Serve { name } => match crate::game::builtin_agent(&name) {
+            Some(mut agent) => {
+                crate::runner::serve::serve_stdio(agent.as_mut())?;
                 Ok(exit::OK)
             }
-            other => bail!("no built-in Rust agent `{other}` (available: council)"),
+            None => bail!("no built-in Rust agent `{name}` (available: {})", crate::game::BUILTIN_AGENTS.join(", ")),
         },
     }
 }
