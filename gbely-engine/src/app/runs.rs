@@ -699,6 +699,20 @@ pub fn final_table(map: &Map, rec: &MatchRecord) -> Vec<FinalRow> {
 mod tests {
     use super::*;
 
+    /// How Windows runs a `cmd:` command (no shell): spaces separate words, double quotes group.
+    #[test]
+    fn windows_command_words_split_on_spaces_and_group_in_double_quotes() {
+        let check = |cmd: &str, expect: &[&str]| assert_eq!(windows_words(cmd), expect, "{cmd}");
+        check("bot.exe --fast", &["bot.exe", "--fast"]);
+        check("  bot.exe\t--fast  ", &["bot.exe", "--fast"]);
+        check(r#""C:\My agents\bot.exe" --name "two words""#, &[r"C:\My agents\bot.exe", "--name", "two words"]);
+        check(r#"run a" "b"#, &["run", "a b"]);
+        check(r#"bot.exe "" x"#, &["bot.exe", "", "x"]);
+        check(r"C:\bots\x.exe", &[r"C:\bots\x.exe"]);
+        check("", &[]);
+        check("   ", &[]);
+    }
+
     #[test]
     fn command_words_naming_files_here_become_absolute() {
         let here = std::env::temp_dir().join(format!("gbely-words-{}", std::process::id()));

@@ -75,7 +75,8 @@ pub struct ProcessConfig {
     pub work_dir: PathBuf,
     /// The agent's log file (its stderr, and the runner's notes).
     pub log: PathBuf,
-    /// Address space limit of the agent process in bytes; `None` = no limit.
+    /// Address space limit of the agent process in bytes; `None` = no limit. Not enforced on
+    /// Windows ([`platform::MEMORY_LIMIT_NOTE`] goes in the log instead).
     pub memory_limit: Option<u64>,
     /// Bytes of the agent's own output kept in its log.
     pub log_limit: u64,

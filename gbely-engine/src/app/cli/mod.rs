@@ -154,7 +154,7 @@ struct MatchArgs {
     /// Seconds per round for agent processes: more than 0, at most 3600; `off` for no limit (debugging).
     #[arg(long, default_value = "2", value_name = "SECONDS|off", value_parser = parse_time_limit)]
     time_limit: TimeLimit,
-    /// The Python interpreter for agent files (default: $GBELY_PYTHON or python3).
+    /// The Python interpreter for agent files (default: $GBELY_PYTHON, else python3; on Windows python, else py).
     #[arg(long)]
     python: Option<String>,
     /// Address space allowed to each agent process, in MiB; `off` for no limit.
@@ -224,7 +224,7 @@ struct CheckArgs {
     /// Rounds of the test match against the Council: 1–100000.
     #[arg(long, default_value_t = 30, value_parser = rounds_parser())]
     rounds: u32,
-    /// The Python interpreter (default: $GBELY_PYTHON or python3).
+    /// The Python interpreter (default: $GBELY_PYTHON, else python3; on Windows python, else py).
     #[arg(long)]
     python: Option<String>,
     /// Print the report as JSON.
