@@ -263,11 +263,13 @@ fn a_crashing_agent_is_restarted_and_plays_on() {
     assert_eq!(run.starts, 3);
 }
 
-/// Answers ending in `\r\n` are answers, not unreadable lines.
+/// Answers ending in `\r\n` are answers, not unreadable lines. (And where the memory limit the
+/// judge's settings ask for cannot be enforced, the agent's log says so.)
 fn a_crlf_agent_is_understood() {
     let run = against_council("crlf", &["crlf"], 5, 10.0);
     assert!(run.rec.violations[0].is_empty(), "{:?}\n{}", run.rec.violations[0], run.log);
     assert_eq!(run.starts, 1);
+    assert_eq!(run.log.contains("memory limit is not enforced"), cfg!(windows), "{}", run.log);
 }
 
 /// Each start leaves a child outside the agent's group (a new process group on Linux, detached

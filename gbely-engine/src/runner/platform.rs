@@ -14,15 +14,13 @@
 
 use std::process::{Child, Command};
 
-/// Why this OS does not limit an agent's memory, when it does not (written in the agent's log).
-pub const MEMORY_LIMIT_NOTE: Option<&str> = if cfg!(windows) {
-    Some("the memory limit is not enforced on Windows: a Job object limits no address space here")
-} else {
-    None
-};
+/// Whether an agent's address space is limited here (`RLIMIT_AS`: set by the Python harness,
+/// and by `/bin/sh -c "ulimit -v …; exec …"` for executables). Unix only.
+pub const LIMITS_MEMORY: bool = cfg!(unix);
 
-/// Whether executables get their memory limit from `/bin/sh -c "ulimit -v …; exec …"`.
-pub const SHELL_ULIMIT: bool = cfg!(unix);
+/// What the agent's log says where [`LIMITS_MEMORY`] is false and a limit was asked for.
+pub const NO_MEMORY_LIMIT_NOTE: &str =
+    "the memory limit is not enforced on this system (Windows): the agent may use all the memory it finds";
 
 /// Puts the agent about to start into its own group: Ctrl-C in the terminal reaches the runner,
 /// which stops the match cleanly, and not the agents directly.

@@ -76,7 +76,7 @@ pub struct ProcessConfig {
     /// The agent's log file (its stderr, and the runner's notes).
     pub log: PathBuf,
     /// Address space limit of the agent process in bytes; `None` = no limit. Not enforced on
-    /// Windows ([`platform::MEMORY_LIMIT_NOTE`] goes in the log instead).
+    /// Windows ([`platform::NO_MEMORY_LIMIT_NOTE`] goes in the log instead).
     pub memory_limit: Option<u64>,
     /// Bytes of the agent's own output kept in its log.
     pub log_limit: u64,
@@ -183,8 +183,8 @@ impl ProcessPlayer {
             logged: Arc::new(AtomicU64::new(0)),
             stats: ProcessStats::default(),
         };
-        if let (Some(_), Some(why)) = (player.config.memory_limit, platform::MEMORY_LIMIT_NOTE) {
-            player.note(why);
+        if player.config.memory_limit.is_some() && !platform::LIMITS_MEMORY {
+            player.note(platform::NO_MEMORY_LIMIT_NOTE);
         }
         Ok(player)
     }
@@ -206,14 +206,14 @@ impl ProcessPlayer {
                 let mut c = Command::new(python);
                 // The agent starts in its own folder: name its file from where we are.
                 c.arg("-u").arg(work_dir.join("gbely_harness.py")).arg(std::path::absolute(file)?);
-                if let (Some(limit), None) = (self.config.memory_limit, platform::MEMORY_LIMIT_NOTE) {
+                if let Some(limit) = self.config.memory_limit.filter(|_| platform::LIMITS_MEMORY) {
                     c.env("GBELY_MEMORY_LIMIT", limit.to_string());
                 }
                 c
             }
             AgentCommand::Exec { program, args } => match self.config.memory_limit {
                 // The shell sets the limit, then becomes the agent.
-                Some(limit) if platform::SHELL_ULIMIT => {
+                Some(limit) if platform::LIMITS_MEMORY => {
                     let mut c = Command::new("/bin/sh");
                     c.arg("-c").arg(format!("ulimit -v {} 2>/dev/null; exec \"$0\" \"$@\"", limit / 1024));
                     c.arg(program).args(args);
