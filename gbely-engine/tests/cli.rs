@@ -323,6 +323,7 @@ fn time_limits_and_rounds_out_of_range_are_refused_in_one_line() {
 /// Regression: a `cmd:` agent whose program is missing played a whole match and ended in a
 /// disqualification ("exit status 127"). It is refused before the match, in one line.
 #[test]
+#[cfg(unix)] // shell scripts as agents
 fn a_command_agent_whose_program_cannot_run_is_refused_before_the_match() {
     use std::os::unix::fs::PermissionsExt;
     let dir = scratch("cmd-program");
@@ -364,6 +365,7 @@ fn a_command_agent_whose_program_cannot_run_is_refused_before_the_match() {
 /// Regression: `final` exited 0 when the user's agent (the first one named) was disqualified;
 /// `play` exits 3 then, and so does `final` now, wherever that agent was seated.
 #[test]
+#[cfg(unix)] // shell scripts as agents
 fn a_final_exits_3_when_the_first_agent_is_disqualified() {
     use std::os::unix::fs::PermissionsExt;
     let dir = scratch("final-dq");
@@ -385,6 +387,7 @@ fn a_final_exits_3_when_the_first_agent_is_disqualified() {
 }
 
 /// The interpreter as Python itself names it (`sys.executable`).
+#[cfg(unix)]
 fn python_executable() -> String {
     let out = Command::new("python3").args(["-c", "import sys; print(sys.executable)"]).output().expect("python3");
     text(&out.stdout).trim().to_string()
@@ -393,6 +396,7 @@ fn python_executable() -> String {
 /// A version manager's shim (like pyenv's) is run once per match to find the real interpreter,
 /// not at every start of an agent, where its start-up would count toward the agent's round.
 #[test]
+#[cfg(unix)] // shell scripts as agents
 fn the_python_interpreter_is_resolved_once_and_named_in_the_summary() {
     use std::os::unix::fs::PermissionsExt;
     let dir = scratch("python-shim");

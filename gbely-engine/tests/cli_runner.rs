@@ -1,5 +1,7 @@
 //! The `gbely` command under stress (issue 10): Ctrl-C and SIGTERM, an unwritable replay path,
 //! a flooding agent under a memory limit. Nothing is left running, nothing is lost.
+//! Unix: signals and shell-script agents (Windows has its own in `windows_runner.rs`).
+#![cfg(unix)]
 
 mod common;
 use common::processes_with;

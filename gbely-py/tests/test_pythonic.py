@@ -350,6 +350,11 @@ def test_package_metadata_links_the_rules_and_the_repository():
     assert all(u.startswith(repository) for u in urls.values())
     classifiers = meta.get_all("Classifier")
     assert "Typing :: Typed" in classifiers and "License :: OSI Approved :: MIT License" in classifiers
+    # Wheels are built for the three (./build-wheels), for every Python from 3.9 (abi3).
+    for system in ("POSIX :: Linux", "MacOS", "Microsoft :: Windows"):
+        assert f"Operating System :: {system}" in classifiers
+    assert meta["Requires-Python"] == ">=3.9"
+    assert {f"Programming Language :: Python :: 3.{minor}" for minor in range(9, 14)} <= set(classifiers)
     description = meta.get_payload() if hasattr(meta, "get_payload") else meta["Description"]
     assert f"({repository}/blob/main/docs/rules.md)" in description
     assert "](../" not in description  # relative links break on a package index

@@ -84,9 +84,14 @@ pub fn load_map(spec: &str, size: Option<&str>) -> Result<Map> {
     }
 }
 
-/// The Python interpreter the user named: `--python`, else `$GBELY_PYTHON`, else `python3`.
+/// The interpreter run when none is named: `python3` on Unix; `python` on Windows, where
+/// `python3` is often only the Store's installer stub (and the `py` launcher is tried when
+/// `python` does not run, see [`resolve_python`]).
+pub const DEFAULT_PYTHON: &str = if cfg!(windows) { "python" } else { "python3" };
+
+/// The Python interpreter the user named: `--python`, else `$GBELY_PYTHON`, else [`DEFAULT_PYTHON`].
 pub fn python(given: Option<&str>) -> String {
-    given.map(str::to_string).or_else(|| std::env::var("GBELY_PYTHON").ok()).unwrap_or_else(|| "python3".into())
+    given.map(str::to_string).or_else(|| std::env::var("GBELY_PYTHON").ok()).unwrap_or_else(|| DEFAULT_PYTHON.into())
 }
 
 /// The interpreter `python` names, resolved once to the executable it really runs
@@ -94,15 +99,31 @@ pub fn python(given: Option<&str>) -> String {
 /// start of an agent, where its own start-up would count toward the agent's round. When the
 /// interpreter runs but does not say, its name is kept; when it cannot be run at all, that is
 /// the error, before any match.
+///
+/// On Windows, when the default `python` gives no interpreter, the `py` launcher is asked: it
+/// names the newest Python installed, which agents then run with directly.
 pub fn resolve_python(python: &str) -> Result<String> {
+    let first = sys_executable(python);
+    if cfg!(windows) && python == DEFAULT_PYTHON && !matches!(first, Ok(Some(_))) {
+        if let Ok(Some(exe)) = sys_executable("py") {
+            return Ok(exe);
+        }
+    }
+    match first {
+        Ok(exe) => Ok(exe.unwrap_or_else(|| python.to_string())),
+        Err(error) => Err(RunError::NoPython { python: python.to_string(), error }),
+    }
+}
+
+/// The `sys.executable` an interpreter reports; `None` when it runs but does not name a file.
+fn sys_executable(python: &str) -> std::io::Result<Option<String>> {
     let out = std::process::Command::new(python)
         .args(["-c", "import sys; print(sys.executable)"])
         .stdin(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
-        .output()
-        .map_err(|error| RunError::NoPython { python: python.to_string(), error })?;
+        .output()?;
     let exe = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    Ok(if out.status.success() && !exe.is_empty() && Path::new(&exe).is_file() { exe } else { python.to_string() })
+    Ok((out.status.success() && !exe.is_empty() && Path::new(&exe).is_file()).then_some(exe))
 }
 
 /// Whether an agent spec is run by the Python interpreter (an agent file, `template`, `expander`).
@@ -151,7 +172,8 @@ pub fn check_spec(spec: &str) -> Result<()> {
         if cmd.trim().is_empty() {
             return Err(RunError::EmptyCommand);
         }
-        if let Some(program) = command_program(cmd) {
+        let program = if cfg!(windows) { windows_words(cmd).into_iter().next() } else { command_program(cmd) };
+        if let Some(program) = program {
             check_program(&program).map_err(|why| RunError::ProgramCannotRun { spec: spec.to_string(), why })?;
         }
         return Ok(());
@@ -208,8 +230,56 @@ pub fn command_program(cmd: &str) -> Option<String> {
     (!word.is_empty()).then_some(word)
 }
 
+/// A `cmd:` command's words as Windows runs it (no shell): words are separated by spaces and tabs,
+/// and double quotes group a word that holds spaces (`"C:\My agents\bot.exe" --fast`).
+/// Backslashes are path separators here, never escapes.
+pub fn windows_words(cmd: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let (mut word, mut quoted, mut started) = (String::new(), false, false);
+    for c in cmd.chars() {
+        match c {
+            '"' => (quoted, started) = (!quoted, true),
+            ' ' | '\t' | '\n' | '\r' if !quoted => {
+                if started {
+                    words.push(std::mem::take(&mut word));
+                }
+                started = false;
+            }
+            x => {
+                word.push(x);
+                started = true;
+            }
+        }
+    }
+    if started {
+        words.push(word);
+    }
+    words
+}
+
+/// Whether `program` can be started, as Windows looks for it: a name with a path separator is a
+/// path, any other name is searched in `PATH` and the system folder; `.exe` may be left out.
+#[cfg(windows)]
+pub fn check_program(program: &str) -> Result<(), String> {
+    let is_program = |p: &Path| p.is_file() || (p.extension().is_none() && p.with_extension("exe").is_file());
+    if program.contains(['/', '\\']) {
+        return if is_program(Path::new(program)) { Ok(()) } else { Err(format!("program `{program}` is not found")) };
+    }
+    let mut dirs: Vec<PathBuf> =
+        std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
+    dirs.extend(std::env::var_os("SystemRoot").map(|root| Path::new(&root).join("System32")));
+    dirs.extend(std::env::current_exe().ok().and_then(|exe| exe.parent().map(Path::to_path_buf)));
+    dirs.push(PathBuf::from("."));
+    if dirs.iter().any(|dir| is_program(&dir.join(program))) {
+        Ok(())
+    } else {
+        Err(format!("program `{program}` is not found in PATH"))
+    }
+}
+
 /// Whether `program` can be started, as the shell would look for it: a name with a `/` is a path,
 /// any other name is searched in `PATH`. The error says what is wrong, naming the program.
+#[cfg(not(windows))]
 pub fn check_program(program: &str) -> Result<(), String> {
     use std::os::unix::fs::PermissionsExt;
     let runnable = |p: &Path| -> Result<(), &'static str> {
@@ -288,6 +358,19 @@ pub fn resolve_agent(spec: &str, run_dir: &Path, seat: usize, py: &str) -> Resul
             return Err(RunError::EmptyCommand);
         }
         let here = std::env::current_dir().map_err(|error| prepare(spec, run_dir, error))?;
+        if cfg!(windows) {
+            // No shell: the program runs with its words; those naming files here become absolute.
+            let mut words = windows_words(cmd).into_iter().map(|w| {
+                let candidate = here.join(&w);
+                if !w.starts_with(['-', '/']) && candidate.exists() {
+                    candidate.to_string_lossy().into_owned()
+                } else {
+                    w
+                }
+            });
+            let program = words.next().ok_or(RunError::EmptyCommand)?;
+            return Ok(AgentSpec::Process(AgentCommand::Exec { program, args: words.collect() }));
+        }
         let cmd = absolute_words(cmd, &here);
         return Ok(AgentSpec::Process(AgentCommand::Exec {
             program: "/bin/sh".into(),
@@ -615,6 +698,20 @@ pub fn final_table(map: &Map, rec: &MatchRecord) -> Vec<FinalRow> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// How Windows runs a `cmd:` command (no shell): spaces separate words, double quotes group.
+    #[test]
+    fn windows_command_words_split_on_spaces_and_group_in_double_quotes() {
+        let check = |cmd: &str, expect: &[&str]| assert_eq!(windows_words(cmd), expect, "{cmd}");
+        check("bot.exe --fast", &["bot.exe", "--fast"]);
+        check("  bot.exe\t--fast  ", &["bot.exe", "--fast"]);
+        check(r#""C:\My agents\bot.exe" --name "two words""#, &[r"C:\My agents\bot.exe", "--name", "two words"]);
+        check(r#"run a" "b"#, &["run", "a b"]);
+        check(r#"bot.exe "" x"#, &["bot.exe", "", "x"]);
+        check(r"C:\bots\x.exe", &[r"C:\bots\x.exe"]);
+        check("", &[]);
+        check("   ", &[]);
+    }
 
     #[test]
     fn command_words_naming_files_here_become_absolute() {

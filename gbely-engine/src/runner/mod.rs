@@ -7,6 +7,8 @@
 pub mod cores;
 pub mod interrupt;
 #[cfg(feature = "runner")]
+pub mod platform;
+#[cfg(feature = "runner")]
 pub mod process;
 pub mod serve;
 

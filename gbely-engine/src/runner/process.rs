@@ -10,11 +10,13 @@
 //!
 //! Any violation kills the agent with everything it started: its process group, and every process
 //! that carries its token in the environment (`GBELY_AGENT_TOKEN`, inherited by descendants, so a
-//! grandchild that left the group with `setsid()` is found too). The agent is restarted lazily,
-//! just before its next observation, so start-up counts toward that round as for the judge.
+//! grandchild that left the group with `setsid()` is found too); on Windows its Job object. The
+//! agent is restarted lazily, just before its next observation, so start-up counts toward that
+//! round as for the judge. What differs between operating systems lives in [`platform`].
 //!
 //! Resources: the agent's address space is limited (`memory_limit`, set by the harness for Python
-//! agents and by `ulimit -v` for executables), and its log is cut at `log_limit` bytes.
+//! agents and by `ulimit -v` for executables; not on Windows, where the log says so), and its log
+//! is cut at `log_limit` bytes.
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -32,6 +34,9 @@ use serde_json::Value;
 use crate::game::{AgentStats, CpuTally, Player, PlayerAnswer, ViolationKind};
 use crate::protocol::{answer_from_value, write_observation};
 use crate::runner::interrupt;
+use crate::runner::platform::{self, SchedStat, Tree};
+
+pub use crate::runner::platform::{become_subreaper, kill_orphans};
 
 /// The harness that runs a Python agent file (embedded in the binary).
 pub const HARNESS_PY: &str = include_str!("harness.py");
@@ -70,7 +75,8 @@ pub struct ProcessConfig {
     pub work_dir: PathBuf,
     /// The agent's log file (its stderr, and the runner's notes).
     pub log: PathBuf,
-    /// Address space limit of the agent process in bytes; `None` = no limit.
+    /// Address space limit of the agent process in bytes; `None` = no limit. Not enforced on
+    /// Windows ([`platform::NO_MEMORY_LIMIT_NOTE`] goes in the log instead).
     pub memory_limit: Option<u64>,
     /// Bytes of the agent's own output kept in its log.
     pub log_limit: u64,
@@ -118,6 +124,8 @@ struct Line {
 
 struct Running {
     child: Child,
+    /// The agent with everything it started (a Job object on Windows).
+    tree: Tree,
     to_agent: Sender<Vec<u8>>,
     from_agent: Receiver<Line>,
     /// Scheduler figures when the observation was sent.
@@ -163,7 +171,7 @@ impl ProcessPlayer {
         File::create(&config.log)?;
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let token = format!("{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
-        Ok(ProcessPlayer {
+        let player = ProcessPlayer {
             name: name.into(),
             command,
             config,
@@ -174,7 +182,11 @@ impl ProcessPlayer {
             buf: Vec::new(),
             logged: Arc::new(AtomicU64::new(0)),
             stats: ProcessStats::default(),
-        })
+        };
+        if player.config.memory_limit.is_some() && !platform::LIMITS_MEMORY {
+            player.note(platform::NO_MEMORY_LIMIT_NOTE);
+        }
+        Ok(player)
     }
 
     pub fn log_path(&self) -> &Path {
@@ -188,44 +200,46 @@ impl ProcessPlayer {
     }
 
     fn spawn(&mut self) -> std::io::Result<Running> {
-        use std::os::unix::process::CommandExt;
         let work_dir = std::path::absolute(&self.config.work_dir)?;
         let mut cmd = match &self.command {
             AgentCommand::Python { file, python } => {
                 let mut c = Command::new(python);
                 // The agent starts in its own folder: name its file from where we are.
                 c.arg("-u").arg(work_dir.join("gbely_harness.py")).arg(std::path::absolute(file)?);
-                if let Some(limit) = self.config.memory_limit {
+                if let Some(limit) = self.config.memory_limit.filter(|_| platform::LIMITS_MEMORY) {
                     c.env("GBELY_MEMORY_LIMIT", limit.to_string());
                 }
                 c
             }
             AgentCommand::Exec { program, args } => match self.config.memory_limit {
                 // The shell sets the limit, then becomes the agent.
-                Some(limit) => {
+                Some(limit) if platform::LIMITS_MEMORY => {
                     let mut c = Command::new("/bin/sh");
                     c.arg("-c").arg(format!("ulimit -v {} 2>/dev/null; exec \"$0\" \"$@\"", limit / 1024));
                     c.arg(program).args(args);
                     c
                 }
-                None => {
+                _ => {
                     let mut c = Command::new(program);
                     c.args(args);
                     c
                 }
             },
         };
-        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
+        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        platform::isolate(&mut cmd);
         cmd.current_dir(&work_dir);
         cmd.env("PYTHONDONTWRITEBYTECODE", "1").env("PYTHONIOENCODING", "utf-8").env("GBELY_AGENT_TOKEN", &self.token);
         let mut child = cmd.spawn()?;
+        let (tree, trouble) = Tree::adopt(&child);
+        if let Some(trouble) = trouble {
+            self.note(&trouble);
+        }
         self.stats.starts += 1;
         let mut stdin = child.stdin.take().expect("piped");
         let stdout = child.stdout.take().expect("piped");
         let stderr = child.stderr.take().expect("piped");
-        // A whole observation (up to ~400 KB at 60×60) fits in one larger pipe buffer: fewer
-        // switches between the writer and the agent. Best effort: the default size still works.
-        let _ = nix::fcntl::fcntl(std::os::fd::AsRawFd::as_raw_fd(&stdin), nix::fcntl::FcntlArg::F_SETPIPE_SZ(1 << 20));
+        platform::enlarge_pipe(&stdin);
         let (to_agent, agent_rx) = mpsc::channel::<Vec<u8>>();
         thread::spawn(move || {
             for text in agent_rx {
@@ -239,15 +253,15 @@ impl ProcessPlayer {
         let log = OpenOptions::new().append(true).open(&self.config.log)?;
         let (logged, cap) = (Arc::clone(&self.logged), self.config.log_limit);
         thread::spawn(move || copy_log(stderr, log, logged, cap));
-        Ok(Running { child, to_agent, from_agent, sched_at_send: None })
+        Ok(Running { child, tree, to_agent, from_agent, sched_at_send: None })
     }
 
     /// Kills the agent's whole process group and every process carrying its token, and reaps it.
     fn kill(&mut self) {
         if let Some(mut r) = self.running.take() {
-            kill_group(&mut r.child);
+            r.tree.kill(&mut r.child);
         }
-        sweep_token(&self.token);
+        platform::sweep_token(&self.token);
     }
 
     fn violation(&mut self, kind: ViolationKind, detail: String) -> PlayerAnswer {
@@ -319,99 +333,6 @@ impl ProcessPlayer {
     }
 }
 
-fn kill_group(child: &mut Child) {
-    use nix::sys::signal::{killpg, Signal};
-    use nix::unistd::Pid;
-    let _ = killpg(Pid::from_raw(child.id() as i32), Signal::SIGKILL);
-    let _ = child.kill();
-    let _ = child.wait();
-}
-
-/// Kills every process whose environment carries `GBELY_AGENT_TOKEN=token`: descendants of an
-/// agent that left its process group (`setsid()`, double forks). Those that were re-parented to
-/// this process (a child subreaper, see [`become_subreaper`]) are reaped too.
-#[cfg(target_os = "linux")]
-fn sweep_token(token: &str) {
-    use nix::sys::signal::{kill, Signal};
-    use nix::unistd::Pid;
-    let needle = format!("GBELY_AGENT_TOKEN={token}\0");
-    let me = std::process::id();
-    let Ok(dir) = std::fs::read_dir("/proc") else { return };
-    for entry in dir.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
-        if pid == me {
-            continue;
-        }
-        let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else { continue };
-        if !env.windows(needle.len()).any(|w| w == needle.as_bytes()) {
-            continue;
-        }
-        let _ = kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
-        if parent_of(pid) == Some(me) {
-            let _ = nix::sys::wait::waitpid(Pid::from_raw(pid as i32), None);
-        }
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn sweep_token(_token: &str) {}
-
-#[cfg(target_os = "linux")]
-fn parent_of(pid: u32) -> Option<u32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // `pid (comm) state ppid …`: comm may hold spaces and parentheses, so split after the last ')'.
-    stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()
-}
-
-/// Makes this process the reaper of its orphaned descendants (Linux), so that an agent's
-/// grandchild whose parent died is re-parented here rather than to init, where
-/// [`kill_orphans`] finds it. For a process that owns its children (the `gbely` command line);
-/// a library embedded in someone else's program should not call it.
-pub fn become_subreaper() {
-    #[cfg(target_os = "linux")]
-    let _ = nix::sys::prctl::set_child_subreaper(true);
-}
-
-/// Kills and reaps every child of this process (for the command line when its matches are over:
-/// what is left are orphaned agent descendants, even those that cleared their environment).
-pub fn kill_orphans() {
-    #[cfg(target_os = "linux")]
-    {
-        use nix::sys::signal::{kill, Signal};
-        use nix::unistd::Pid;
-        let me = std::process::id();
-        let Ok(dir) = std::fs::read_dir("/proc") else { return };
-        for entry in dir.flatten() {
-            let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
-            if parent_of(pid) == Some(me) {
-                let _ = kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
-                let _ = nix::sys::wait::waitpid(Pid::from_raw(pid as i32), None);
-            }
-        }
-    }
-}
-
-/// The scheduler's figures of one process (Linux: `/proc/PID/schedstat`, nanoseconds).
-#[derive(Clone, Copy, Debug)]
-struct SchedStat {
-    run_ns: u64,
-    wait_ns: u64,
-}
-
-impl SchedStat {
-    #[cfg(target_os = "linux")]
-    fn of(pid: u32) -> Option<SchedStat> {
-        let text = std::fs::read_to_string(format!("/proc/{pid}/schedstat")).ok()?;
-        let mut it = text.split_whitespace().map(|x| x.parse::<u64>().ok());
-        Some(SchedStat { run_ns: it.next()??, wait_ns: it.next()?? })
-    }
-
-    #[cfg(not(target_os = "linux"))]
-    fn of(_pid: u32) -> Option<SchedStat> {
-        None
-    }
-}
-
 /// Copies the agent's stderr into its log, up to `cap` bytes over all its runs; the rest is read
 /// and dropped so that the agent never blocks on a full pipe.
 fn copy_log(mut from: impl Read, mut log: File, logged: Arc<AtomicU64>, cap: u64) {
@@ -461,6 +382,10 @@ fn read_lines(stdout: impl Read, tx: Sender<Line>) {
         let (used, done) = match chunk.iter().position(|&b| b == b'\n') {
             Some(i) => {
                 line.extend_from_slice(&chunk[..i]);
+                // A Windows program writing in text mode ends its lines with CRLF.
+                if line.last() == Some(&b'\r') {
+                    line.pop();
+                }
                 (i + 1, true)
             }
             None => {

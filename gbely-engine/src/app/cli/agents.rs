@@ -9,7 +9,7 @@ pub(super) struct AgentsArgs {
     /// The folder to list.
     #[arg(default_value = "agents")]
     dir: PathBuf,
-    /// The Python interpreter that reads the files (default: $GBELY_PYTHON or python3).
+    /// The Python interpreter that reads the files (default: $GBELY_PYTHON, else python3; on Windows python, else py).
     #[arg(long)]
     python: Option<String>,
     /// As one JSON document.

@@ -119,7 +119,7 @@ enum Cmd {
     Pack(PackArgs),
     /// Serve a built-in Rust agent over the line protocol on stdin/stdout (e.g. `council`).
     Serve {
-        /// `council`.
+        /// `council`, `council:easy`, `council:strong`, `template-rs` or `expander-rs`.
         name: String,
     },
 }
@@ -159,7 +159,7 @@ struct MatchArgs {
     /// Seconds per round for agent processes: more than 0, at most 3600; `off` for no limit (debugging).
     #[arg(long, default_value = "2", value_name = "SECONDS|off", value_parser = parse_time_limit)]
     time_limit: TimeLimit,
-    /// The Python interpreter for agent files (default: $GBELY_PYTHON or python3).
+    /// The Python interpreter for agent files (default: $GBELY_PYTHON, else python3; on Windows python, else py).
     #[arg(long)]
     python: Option<String>,
     /// Address space allowed to each agent process, in MiB; `off` for no limit.
@@ -259,7 +259,7 @@ struct CheckArgs {
     /// Rounds of the test match against the Council: 1–100000.
     #[arg(long, default_value_t = 30, value_parser = rounds_parser())]
     rounds: u32,
-    /// The Python interpreter (default: $GBELY_PYTHON or python3).
+    /// The Python interpreter (default: $GBELY_PYTHON, else python3; on Windows python, else py).
     #[arg(long)]
     python: Option<String>,
     /// Print the report as JSON.
@@ -383,6 +383,24 @@ thread_local! {
     static JSON_CAPTURE: std::cell::RefCell<Option<Option<serde_json::Value>>> = const { std::cell::RefCell::new(None) };
 }
 
+/// Opens a page or file in the default browser; false when none could be started.
+fn open_in_browser(target: &str) -> bool {
+    let (program, args): (&str, &[&str]) = if cfg!(windows) {
+        ("cmd", &["/C", "start", ""])
+    } else if cfg!(target_os = "macos") {
+        ("open", &[])
+    } else {
+        ("xdg-open", &[])
+    };
+    std::process::Command::new(program)
+        .args(args)
+        .arg(target)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
 /// Whether the command line owns its process (the `gbely` binary, `python -m gbely`), rather
 /// than running inside someone else's program through [`run_json`] (`gbely.league`, `gbely.ab`).
 /// Only an owner reaps and kills the orphans its agents leave: embedded, the program's other
@@ -500,12 +518,12 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Cmd::Agents(a) => cmd_agents(a),
         Cmd::Ab(a) => cmd_ab(a),
         Cmd::Pack(a) => cmd_pack(a),
-        Cmd::Serve { name } => match name.as_str() {
-            "council" => {
-                crate::runner::serve::serve_stdio(&mut Council::new())?;
+        Cmd::Serve { name } => match crate::game::builtin_agent(&name) {
+            Some(mut agent) => {
+                crate::runner::serve::serve_stdio(agent.as_mut())?;
                 Ok(exit::OK)
             }
-            other => bail!("no built-in Rust agent `{other}` (available: council)"),
+            None => bail!("no built-in Rust agent `{name}` (available: {})", crate::game::BUILTIN_AGENTS.join(", ")),
         },
     }
 }

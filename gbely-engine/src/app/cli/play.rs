@@ -54,7 +54,7 @@ pub(super) fn run_seats(
         .map(|(spec, name)| (if spec == HUMAN { "council".into() } else { spec.clone() }, name.clone()))
         .collect();
     let mut setup =
-        build_players(&built, &run_dir, limit, run.game.memory_limit.0, py.as_deref().unwrap_or("python3"))?;
+        build_players(&built, &run_dir, limit, run.game.memory_limit.0, py.as_deref().unwrap_or(crate::app::runs::DEFAULT_PYTHON))?;
     let served = if run.watch.watch || !humans.is_empty() {
         let names: Vec<String> = specs.iter().map(|(_, n)| n.clone()).collect();
         let human = humans.first().map(|&s| s as u8);
@@ -67,11 +67,7 @@ pub(super) fn run_seats(
         }
         eprintln!("gbely: watch the match at {}", served.url);
         if !run.watch.no_open {
-            let _ = std::process::Command::new("xdg-open")
-                .arg(&served.url)
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null())
-                .spawn();
+            let _ = open_in_browser(&served.url);
         }
         Some(served)
     } else {

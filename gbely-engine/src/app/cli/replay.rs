@@ -17,12 +17,7 @@ pub(super) fn cmd_replay(cmd: ReplayCmd) -> Result<u8> {
             std::fs::write(&output, &html).with_context(|| format!("cannot write {}", output.display()))?;
             writeln!(out, "{} ({:.1} MB)", output.display(), html.len() as f64 / 1e6)?;
             if open {
-                let opened = std::process::Command::new("xdg-open")
-                    .arg(&output)
-                    .stdout(std::process::Stdio::null())
-                    .stderr(std::process::Stdio::null())
-                    .status();
-                if !opened.is_ok_and(|s| s.success()) {
+                if !open_in_browser(&output.to_string_lossy()) {
                     writeln!(out, "open it in a browser: file://{}", std::fs::canonicalize(&output)?.display())?;
                 }
             }

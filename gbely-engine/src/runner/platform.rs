@@ -1,0 +1,204 @@
+//! What the runner needs from the operating system, one place per OS: keeping an agent's
+//! processes together, killing all of them, limiting their memory, and the scheduler's figures.
+//!
+//! | | Linux | macOS, other Unix | Windows |
+//! |---|---|---|---|
+//! | the agent's processes | own process group | own process group | own Job object, own console process group |
+//! | kill | the group, then every process carrying the agent's token (`/proc`), orphans reaped as subreaper | the group | the Job: its whole tree, children that detached included |
+//! | memory limit | `RLIMIT_AS` (harness / `ulimit -v`) | the same where the OS honours it | not enforced: a note in the agent's log |
+//! | pipe buffer | 1 MiB (`F_SETPIPE_SZ`) | OS default | OS default |
+//! | CPU figures (fairness notes) | `/proc/PID/schedstat` | none | none |
+//!
+//! Where a feature is missing the runner still plays by the same rules (time limit, restart,
+//! violations); only the note or the figure is absent.
+
+use std::process::{Child, Command};
+
+/// Whether an agent's address space is limited here (`RLIMIT_AS`: set by the Python harness,
+/// and by `/bin/sh -c "ulimit -v …; exec …"` for executables). Unix only.
+pub const LIMITS_MEMORY: bool = cfg!(unix);
+
+/// What the agent's log says where [`LIMITS_MEMORY`] is false and a limit was asked for.
+pub const NO_MEMORY_LIMIT_NOTE: &str =
+    "the memory limit is not enforced on this system (Windows): the agent may use all the memory it finds";
+
+/// Puts the agent about to start into its own group: Ctrl-C in the terminal reaches the runner,
+/// which stops the match cleanly, and not the agents directly.
+pub fn isolate(cmd: &mut Command) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        cmd.process_group(0);
+    }
+    #[cfg(windows)]
+    {
+        use std::os::windows::process::CommandExt;
+        // CREATE_NEW_PROCESS_GROUP: Ctrl-C is not delivered to the agent's group.
+        // CREATE_NO_WINDOW: no console window pops up for an agent started from a windowed program.
+        const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
+        const CREATE_NO_WINDOW: u32 = 0x0800_0000;
+        cmd.creation_flags(CREATE_NEW_PROCESS_GROUP | CREATE_NO_WINDOW);
+    }
+    #[cfg(not(any(unix, windows)))]
+    let _ = cmd;
+}
+
+/// Everything an agent started, held so that it can be killed at once.
+#[derive(Debug)]
+pub struct Tree {
+    /// Windows: a Job object the agent was assigned to just after it started. Its descendants
+    /// belong to it too, whatever they do (the Job allows no breakaway), and closing the last
+    /// handle kills every process in it (`JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE`).
+    #[cfg(windows)]
+    job: Option<win32job::Job>,
+}
+
+impl Tree {
+    /// Gathers the agent's processes. On Windows a failure to create or assign the Job is
+    /// returned as a note: the agent still plays, killed alone when it must be.
+    pub fn adopt(child: &Child) -> (Tree, Option<String>) {
+        #[cfg(windows)]
+        {
+            use std::os::windows::io::AsRawHandle;
+            let mut info = win32job::ExtendedLimitInfo::new();
+            info.limit_kill_on_job_close();
+            let job = win32job::Job::create_with_limit_info(&info);
+            // The agent runs for a few microseconds before it is assigned; a program that starts
+            // a child in that time leaves it out of the Job (Windows can only do better by
+            // starting the agent suspended, which the standard library does not offer).
+            match job.and_then(|job| job.assign_process(child.as_raw_handle() as isize).map(|()| job)) {
+                Ok(job) => (Tree { job: Some(job) }, None),
+                Err(e) => (
+                    Tree { job: None },
+                    Some(format!("could not put the agent in a Job object ({e}): its children may outlive it")),
+                ),
+            }
+        }
+        #[cfg(not(windows))]
+        {
+            let _ = child;
+            (Tree {}, None)
+        }
+    }
+
+    /// Kills the agent and everything it started that is still in its group (its Job on
+    /// Windows), and reaps the agent.
+    pub fn kill(self, child: &mut Child) {
+        #[cfg(unix)]
+        {
+            use nix::sys::signal::{killpg, Signal};
+            use nix::unistd::Pid;
+            let _ = killpg(Pid::from_raw(child.id() as i32), Signal::SIGKILL);
+        }
+        // Dropping the last handle of the Job kills every process in it.
+        #[cfg(windows)]
+        drop(self.job);
+        #[cfg(not(windows))]
+        let _ = self;
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
+
+/// A larger pipe to the agent: a whole observation (up to ~400 KB at 60×60) fits in one buffer,
+/// so fewer switches between the writer and the agent. Best effort, Linux only: the default size
+/// works everywhere.
+pub fn enlarge_pipe(stdin: &std::process::ChildStdin) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let _ = nix::fcntl::fcntl(stdin.as_raw_fd(), nix::fcntl::FcntlArg::F_SETPIPE_SZ(1 << 20));
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = stdin;
+}
+
+/// Kills every process whose environment carries `GBELY_AGENT_TOKEN=token`: descendants of an
+/// agent that left its process group (`setsid()`, double forks). Those that were re-parented to
+/// this process (a child subreaper, see [`become_subreaper`]) are reaped too. Linux only: other
+/// Unixes show no other process's environment (the process group is all that is killed there),
+/// and on Windows the Job already holds every descendant.
+#[cfg(target_os = "linux")]
+pub fn sweep_token(token: &str) {
+    use nix::sys::signal::{kill, Signal};
+    use nix::unistd::Pid;
+    let needle = format!("GBELY_AGENT_TOKEN={token}\0");
+    let me = std::process::id();
+    let Ok(dir) = std::fs::read_dir("/proc") else { return };
+    for entry in dir.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+        if pid == me {
+            continue;
+        }
+        let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else { continue };
+        if !env.windows(needle.len()).any(|w| w == needle.as_bytes()) {
+            continue;
+        }
+        let _ = kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
+        if parent_of(pid) == Some(me) {
+            let _ = nix::sys::wait::waitpid(Pid::from_raw(pid as i32), None);
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn sweep_token(_token: &str) {}
+
+#[cfg(target_os = "linux")]
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // `pid (comm) state ppid …`: comm may hold spaces and parentheses, so split after the last ')'.
+    stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Makes this process the reaper of its orphaned descendants (Linux), so that an agent's
+/// grandchild whose parent died is re-parented here rather than to init, where
+/// [`kill_orphans`] finds it. For a process that owns its children (the `gbely` command line);
+/// a library embedded in someone else's program should not call it. Elsewhere it does nothing:
+/// macOS has no subreapers, and on Windows the Job objects hold the orphans.
+pub fn become_subreaper() {
+    #[cfg(target_os = "linux")]
+    let _ = nix::sys::prctl::set_child_subreaper(true);
+}
+
+/// Kills and reaps every child of this process (for the command line when its matches are over:
+/// what is left are orphaned agent descendants, even those that cleared their environment).
+/// Linux only, with [`become_subreaper`].
+pub fn kill_orphans() {
+    #[cfg(target_os = "linux")]
+    {
+        use nix::sys::signal::{kill, Signal};
+        use nix::unistd::Pid;
+        let me = std::process::id();
+        let Ok(dir) = std::fs::read_dir("/proc") else { return };
+        for entry in dir.flatten() {
+            let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+            if parent_of(pid) == Some(me) {
+                let _ = kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
+                let _ = nix::sys::wait::waitpid(Pid::from_raw(pid as i32), None);
+            }
+        }
+    }
+}
+
+/// The scheduler's figures of one process (Linux: `/proc/PID/schedstat`, nanoseconds; `None`
+/// elsewhere, where the fairness notes are left out).
+#[derive(Clone, Copy, Debug)]
+pub struct SchedStat {
+    pub run_ns: u64,
+    pub wait_ns: u64,
+}
+
+impl SchedStat {
+    #[cfg(target_os = "linux")]
+    pub fn of(pid: u32) -> Option<SchedStat> {
+        let text = std::fs::read_to_string(format!("/proc/{pid}/schedstat")).ok()?;
+        let mut it = text.split_whitespace().map(|x| x.parse::<u64>().ok());
+        Some(SchedStat { run_ns: it.next()??, wait_ns: it.next()?? })
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub fn of(_pid: u32) -> Option<SchedStat> {
+        None
+    }
+}

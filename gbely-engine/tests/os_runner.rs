@@ -1,0 +1,290 @@
+//! The runner on every operating system (SPEC §8), with agents that need no Python, so that the
+//! same checks run natively on Linux and macOS and, cross-built, under Wine for Windows
+//! (`./build-wheels --wine-tests`, see docs/platforms.md).
+//!
+//! The hostile agents are this test program itself, started as `os_runner agent MODE`: no shell,
+//! no interpreter, nothing that differs between systems. That is why the file has its own `main`
+//! (`harness = false`): libtest would print its own lines on the agent's stdout. The tests run in
+//! parallel threads; a name given on the command line runs only the tests containing it.
+
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use gbely_engine::game::{builtin_player, play, MatchRecord, PlayOptions, Player, ViolationKind};
+use gbely_engine::runner::process::{AgentCommand, ProcessConfig, ProcessPlayer};
+use gbely_engine::sim::{EndReason, MatchConfig};
+
+const TESTS: &[(&str, fn())] = &[
+    ("rust_example_agents_as_processes_play_like_in_process", rust_example_agents_as_processes_play_like_in_process),
+    ("the_command_line_plays_cmd_agents", the_command_line_plays_cmd_agents),
+    ("a_hanging_agent_is_killed_restarted_and_disqualified", a_hanging_agent_is_killed_restarted_and_disqualified),
+    ("a_crashing_agent_is_restarted_and_plays_on", a_crashing_agent_is_restarted_and_plays_on),
+    ("a_crlf_agent_is_understood", a_crlf_agent_is_understood),
+    ("children_that_detach_die_with_the_agent", children_that_detach_die_with_the_agent),
+];
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("agent") {
+        return agent(&args[2..]);
+    }
+    if args.iter().any(|a| a == "--list") {
+        for (name, _) in TESTS {
+            println!("{name}: test");
+        }
+        return ExitCode::SUCCESS;
+    }
+    let filter = args.iter().skip(1).find(|a| !a.starts_with('-'));
+    let chosen: Vec<_> = TESTS.iter().filter(|(name, _)| filter.is_none_or(|f| name.contains(f.as_str()))).collect();
+    println!("running {} tests (os_runner, {})", chosen.len(), std::env::consts::OS);
+    let failed: Vec<&str> = std::thread::scope(|s| {
+        let handles: Vec<_> = chosen.iter().map(|(name, test)| (*name, s.spawn(test))).collect();
+        handles
+            .into_iter()
+            .filter_map(|(name, h)| {
+                let ok = h.join().is_ok();
+                println!("test {name} ... {}", if ok { "ok" } else { "FAILED" });
+                (!ok).then_some(name)
+            })
+            .collect()
+    });
+    println!(
+        "test result: {}. {} passed; {} failed",
+        if failed.is_empty() { "ok" } else { "FAILED" },
+        chosen.len() - failed.len(),
+        failed.len()
+    );
+    if failed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+// --- the agents ---
+
+/// `agent MODE [ARG]`: a line-protocol agent that misbehaves as asked.
+/// - `hang`: reads observations and never answers.
+/// - `crash-in R,R…`: answers `{"prikazy": []}`, but exits with status 7 on reading round R.
+/// - `crlf`: answers every round, ending its lines with `\r\n` (as Windows text mode does).
+/// - `detach FILE`: starts a child that left the agent's group (`linger FILE`), then hangs.
+/// - `linger FILE`: appends a byte to FILE every 20 ms for a minute: a heartbeat to watch.
+fn agent(args: &[String]) -> ExitCode {
+    let mode = args.first().map(String::as_str).unwrap_or("");
+    match mode {
+        "linger" => {
+            let file = &args[1];
+            for _ in 0..3000 {
+                if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(file) {
+                    let _ = f.write_all(b".");
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            return ExitCode::SUCCESS;
+        }
+        "detach" => detach(&args[1]),
+        _ => {}
+    }
+    let crash_in: Vec<u64> = match mode {
+        "crash-in" => args[1].split(',').map(|r| r.parse().expect("a round")).collect(),
+        _ => Vec::new(),
+    };
+    let stdin = std::io::stdin();
+    let mut out = std::io::stdout();
+    for line in stdin.lock().lines() {
+        let Ok(line) = line else { break };
+        let obs: serde_json::Value = serde_json::from_str(&line).expect("an observation");
+        let round = obs["kolo"].as_u64().expect("kolo");
+        match mode {
+            "hang" | "detach" => std::thread::sleep(Duration::from_secs(3600)),
+            "crash-in" if crash_in.contains(&round) => std::process::exit(7),
+            "crlf" => write!(out, "{{\"prikazy\": []}}\r\n").unwrap(),
+            _ => writeln!(out, "{{\"prikazy\": []}}").unwrap(),
+        }
+        out.flush().unwrap();
+    }
+    ExitCode::SUCCESS
+}
+
+/// Starts `linger FILE` outside the agent's group, as a program that daemonizes would: on Linux
+/// in a process group of its own, on Windows detached from the console, in a group of its own,
+/// and asking to break away from the Job (which the runner's Job refuses).
+#[allow(clippy::zombie_processes)] // never waited for on purpose: the runner must kill it
+fn detach(file: &str) {
+    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    cmd.args(["agent", "linger", file]).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::process::CommandExt;
+        cmd.process_group(0);
+    }
+    #[cfg(windows)]
+    {
+        use std::os::windows::process::CommandExt;
+        const DETACHED_PROCESS: u32 = 0x0000_0008;
+        const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
+        const CREATE_BREAKAWAY_FROM_JOB: u32 = 0x0100_0000;
+        cmd.creation_flags(DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP | CREATE_BREAKAWAY_FROM_JOB);
+        if cmd.spawn().is_ok() {
+            return;
+        }
+        cmd.creation_flags(DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP);
+    }
+    cmd.spawn().expect("the lingering child starts");
+}
+
+// --- helpers ---
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("gbely-os-runner-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn this_program() -> String {
+    std::env::current_exe().unwrap().to_string_lossy().into_owned()
+}
+
+fn gbely() -> &'static str {
+    env!("CARGO_BIN_EXE_gbely")
+}
+
+fn process_player(name: &str, command: AgentCommand, dir: &Path, limit: f64) -> ProcessPlayer {
+    let mut cfg = ProcessConfig::new(dir.join(format!("{name}-work")), dir.join(format!("{name}.log")));
+    cfg.time_limit = Some(Duration::from_secs_f64(limit));
+    ProcessPlayer::new(name, command, cfg).unwrap()
+}
+
+struct Run {
+    rec: MatchRecord,
+    elapsed: Duration,
+    log: String,
+    starts: u32,
+}
+
+/// The agent in seat 0 against the in-process Council on the reference map.
+fn against_council(name: &str, mode: &[&str], rounds: u32, limit: f64) -> Run {
+    let dir = scratch(name);
+    let mut args = vec!["agent".to_string()];
+    args.extend(mode.iter().map(|a| a.to_string()));
+    let mut agent = process_player(name, AgentCommand::Exec { program: this_program(), args }, &dir, limit);
+    let mut council = builtin_player("council", "council").unwrap();
+    let start = Instant::now();
+    let rec = {
+        let mut players: [&mut dyn Player; 2] = [&mut agent, council.as_mut()];
+        let opts = PlayOptions { config: MatchConfig { rounds }, record: true };
+        play(Arc::new(gbely_world::reference_map()), &mut players, opts, &mut ())
+    };
+    let elapsed = start.elapsed();
+    let log = std::fs::read_to_string(dir.join(format!("{name}.log"))).unwrap_or_default();
+    Run { rec, elapsed, log, starts: agent.stats.starts }
+}
+
+fn kinds(run: &Run) -> Vec<(u32, ViolationKind)> {
+    run.rec.violations[0].iter().map(|(r, k, _)| (*r, *k)).collect()
+}
+
+// --- the tests ---
+
+/// `gbely serve template-rs` and `gbely serve expander-rs` as processes play exactly the match the
+/// same two agents play in process.
+fn rust_example_agents_as_processes_play_like_in_process() {
+    let dir = scratch("examples");
+    let served = |name: &str| AgentCommand::Exec { program: gbely().into(), args: vec!["serve".into(), name.into()] };
+    let mut a = process_player("template-rs", served("template-rs"), &dir, 10.0);
+    let mut b = process_player("expander-rs", served("expander-rs"), &dir, 10.0);
+    let (mut c, mut d) =
+        (builtin_player("template-rs", "template-rs").unwrap(), builtin_player("expander-rs", "expander-rs").unwrap());
+    let opts = || PlayOptions { config: MatchConfig { rounds: 40 }, record: true };
+    let map = Arc::new(gbely_world::reference_map());
+    let by_process = play(map.clone(), &mut [&mut a as &mut dyn Player, &mut b], opts(), &mut ());
+    let in_process = play(map, &mut [c.as_mut(), d.as_mut()], opts(), &mut ());
+    assert!(by_process.violations.iter().all(Vec::is_empty), "{:?}", by_process.violations);
+    assert_eq!(by_process.outcome, in_process.outcome);
+    assert_eq!(by_process.last_round, 39);
+    // Built-in agents' commands are regenerated, not stored: compare what each round left.
+    let after_each_round = |r: &MatchRecord| -> Vec<String> {
+        let turns = serde_json::to_value(&r.replay.as_ref().unwrap().turns).unwrap();
+        turns.as_array().unwrap().iter().map(|t| format!("{} {} {}", t["cells"], t["units"], t["discarded"])).collect()
+    };
+    assert_eq!(after_each_round(&by_process), after_each_round(&in_process), "the same play every round");
+    assert_eq!((a.stats.starts, b.stats.starts), (1, 1));
+}
+
+/// `gbely play --agent-cmd … -o cmd:…`: the command line runs both Rust examples as processes
+/// (`cmd:` words split by the shell on Unix, by gbely itself on Windows).
+fn the_command_line_plays_cmd_agents() {
+    let dir = scratch("cli");
+    let quoted = format!("\"{}\"", gbely());
+    let out = Command::new(gbely())
+        .args(["play", "--agent-cmd", &format!("{quoted} serve template-rs")])
+        .args(["-o", &format!("cmd:{quoted} serve expander-rs")])
+        .args(["--rounds", "20", "--time-limit", "10", "--json", "--no-replay", "--run-dir"])
+        .arg(dir.join("run"))
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let result: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert_eq!(result["rounds_played"], 20, "{result}");
+    assert_eq!(result["ended_by"], "rounds");
+    for side in result["sides"].as_array().unwrap() {
+        assert_eq!(side["violations"], 0, "{side}");
+        assert_eq!(side["details"]["timing"]["starts"], 1, "{side}");
+    }
+}
+
+/// SPEC §8: no answer within the limit is a violation, the agent is killed and restarted before
+/// the next round, and the fourth violation (round 3) disqualifies it and ends the duel.
+fn a_hanging_agent_is_killed_restarted_and_disqualified() {
+    let run = against_council("hang", &["hang"], 20, 1.0);
+    let timeout = ViolationKind::Timeout;
+    assert_eq!(kinds(&run), [(0, timeout), (1, timeout), (2, timeout), (3, timeout)], "{}", run.log);
+    assert_eq!(run.rec.outcome[0].disqualified, Some(3));
+    assert_eq!(run.rec.end_reason, EndReason::Disqualification);
+    assert_eq!(run.rec.last_round, 3);
+    assert_eq!(run.starts, 4, "started, then restarted after each of the first three violations");
+    assert!(run.elapsed < Duration::from_secs(20), "{:?}: four timeouts cost 4 × 1 s", run.elapsed);
+}
+
+/// An agent that exits in rounds 1 and 3 loses those two rounds only: restarted, it plays on.
+fn a_crashing_agent_is_restarted_and_plays_on() {
+    let run = against_council("crash", &["crash-in", "1,3"], 6, 10.0);
+    assert_eq!(kinds(&run), [(1, ViolationKind::Crash), (3, ViolationKind::Crash)], "{}", run.log);
+    let detail = &run.rec.violations[0][0].2;
+    assert!(detail.contains("exited") && detail.contains('7'), "{detail}");
+    assert_eq!(run.rec.outcome[0].disqualified, None);
+    assert_eq!(run.rec.last_round, 5);
+    assert_eq!(run.starts, 3);
+}
+
+/// Answers ending in `\r\n` are answers, not unreadable lines. (And where the memory limit the
+/// judge's settings ask for cannot be enforced, the agent's log says so.)
+fn a_crlf_agent_is_understood() {
+    let run = against_council("crlf", &["crlf"], 5, 10.0);
+    assert!(run.rec.violations[0].is_empty(), "{:?}\n{}", run.rec.violations[0], run.log);
+    assert_eq!(run.starts, 1);
+    assert_eq!(run.log.contains("memory limit is not enforced"), cfg!(windows), "{}", run.log);
+}
+
+/// Each start leaves a child outside the agent's group (a new process group on Linux, detached
+/// on Windows); killing the agent kills it too (Linux: its token; Windows: the Job). Its heartbeat
+/// file stops growing.
+fn children_that_detach_die_with_the_agent() {
+    let dir = scratch("detach-beat");
+    let beat = dir.join("heartbeat");
+    let run = against_council("detach", &["detach", &beat.to_string_lossy()], 20, 1.5);
+    assert_eq!(kinds(&run).len(), 4, "{}", run.log);
+    assert_eq!(run.starts, 4);
+    let size = || std::fs::metadata(&beat).map_or(0, |m| m.len());
+    std::thread::sleep(Duration::from_millis(300));
+    let before = size();
+    assert!(before > 0, "the children ran");
+    std::thread::sleep(Duration::from_millis(600));
+    assert_eq!(size(), before, "a child outlived its agent");
+}
