@@ -16,10 +16,8 @@ pub(super) fn cmd_replay(cmd: ReplayCmd) -> Result<u8> {
             });
             std::fs::write(&output, &html).with_context(|| format!("cannot write {}", output.display()))?;
             writeln!(out, "{} ({:.1} MB)", output.display(), html.len() as f64 / 1e6)?;
-            if open {
-                if !open_in_browser(&output.to_string_lossy()) {
-                    writeln!(out, "open it in a browser: file://{}", std::fs::canonicalize(&output)?.display())?;
-                }
+            if open && !open_in_browser(&output.to_string_lossy()) {
+                writeln!(out, "open it in a browser: file://{}", std::fs::canonicalize(&output)?.display())?;
             }
         }
         ReplayCmd::Show { file, round, seat, observation, color } => {
