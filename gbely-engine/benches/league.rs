@@ -12,7 +12,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use std::sync::Arc;
+
 use gbely_engine::app::league::{league_maps, run_league, Backend, Entry, LeagueConfig, LeagueDb, MatchRow};
+use gbely_engine::runner::cores::CoreGate;
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("gbely-league-bench-{}-{name}", std::process::id()));
@@ -32,8 +35,16 @@ fn cpu_seconds() -> f64 {
     ticks / 100.0
 }
 
-/// Plays a league; returns (wall seconds, CPU seconds, its rows).
-fn league(name: &str, specs: &[&str], maps: &str, jobs: usize, python: &str) -> (f64, f64, Vec<MatchRow>) {
+/// Plays a league, its agent processes sharing `gate` if given; returns (wall seconds, CPU
+/// seconds, its rows).
+fn league(
+    name: &str,
+    specs: &[&str],
+    maps: &str,
+    jobs: usize,
+    python: &str,
+    gate: Option<Arc<CoreGate>>,
+) -> (f64, f64, Vec<MatchRow>) {
     let dir = scratch(name);
     let db = LeagueDb::open(&dir.join("league.sqlite")).expect("the database opens");
     let entries: Vec<Entry> = specs.iter().map(|s| Entry::from_spec(s, s.to_string()).expect("an entry")).collect();
@@ -48,6 +59,7 @@ fn league(name: &str, specs: &[&str], maps: &str, jobs: usize, python: &str) -> 
         dir: dir.join("runs"),
         backend: Backend::Local,
         replays: None,
+        cores: gate,
     };
     let (cpu0, t) = (cpu_seconds(), Instant::now());
     let (run, keys) = run_league(&db, &entries, &maps, &config, &mut |_, _, _| {}).expect("the league runs");
@@ -76,8 +88,8 @@ fn main() {
     // Scaling: in-process Rust entries only.
     let maps = if quick { "4" } else { "40" };
     let rust = ["template-rs", "expander-rs", "council", "council:strong"];
-    let (w1, _, r1) = league("rust-1", &rust, maps, 1, &python);
-    let (wn, _, rn) = league("rust-n", &rust, maps, cores, &python);
+    let (w1, _, r1) = league("rust-1", &rust, maps, 1, &python, None);
+    let (wn, _, rn) = league("rust-n", &rust, maps, cores, &python, None);
     println!(
         "league scaling, {} in-process Rust matches: {:.1} matches/s at --jobs 1, {:.1} at --jobs {cores} ({:.2}×; goal ≥ 1.8× on 2 cores); results identical: {}",
         r1.len(),
@@ -87,21 +99,26 @@ fn main() {
         same_results(&r1, &rn)
     );
 
-    // Cores busy with Python file agents: a match needs one core per agent process.
+    // Cores busy with Python file agents: as `gbely league` plays them, one match per core with
+    // the agents holding a core of the gate while they think; and, to compare, one match per two
+    // cores without the gate (each agent sure of a core).
     let maps = if quick { "seed:busy" } else { "seed:busy-1,seed:busy-2,seed:busy-3" };
     let specs = [template, expander, "expander"];
-    let jobs = (cores / 2).max(1);
-    let (w, cpu, rows) = league("python", &specs, maps, jobs, &python);
+    let (w, cpu, rows) = league("python-gate", &specs, maps, cores, &python, Some(CoreGate::new(cores)));
+    let (w2, cpu2, _) = league("python-half", &specs, maps, (cores / 2).max(1), &python, None);
     println!(
-        "cores busy with Python file agents, {} matches at --jobs {jobs}: {:.0} % of {cores} cores over {:.1} s (goal ≥ 90 %)",
+        "cores busy with Python file agents, {} matches: {:.0} % of {cores} cores over {:.1} s at --jobs {cores} with the core gate (goal ≥ 90 %); {:.0} % over {:.1} s at --jobs {} without it",
         rows.len(),
         100.0 * cpu / (w * cores as f64),
-        w
+        w,
+        100.0 * cpu2 / (w2 * cores as f64),
+        w2,
+        (cores / 2).max(1)
     );
 
     // Overhead: 3 agents with the Council as an entry, 2 maps, 12 matches at --jobs 1.
     let maps = if quick { "seed:over-1" } else { "seed:over-1,seed:over-2" };
-    let (w, _, rows) = league("overhead", &[template, expander, "council"], maps, 1, &python);
+    let (w, _, rows) = league("overhead", &[template, expander, "council"], maps, 1, &python, None);
     let own: f64 = rows.iter().map(|r| r.seconds).sum();
     println!(
         "league overhead, {} matches at --jobs 1: {:.2} s for the league, {:.2} s for its matches' own times ({:.3}×; goal ≤ 1.2×)",

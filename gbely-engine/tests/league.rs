@@ -217,6 +217,7 @@ fn a_match_job_played_elsewhere_gives_the_local_row() {
         dir: dir.join("runs"),
         backend: Backend::Local,
         replays: None,
+        cores: None,
     };
     let p = &pairings(2, 1, 1)[0];
     let job = match_job(p, &entries, &maps, &config).unwrap();
@@ -265,4 +266,68 @@ fn with_replays_the_report_links_every_match_to_its_viewer_page() {
     let report = std::fs::read_to_string(dir.join("l/report.html")).unwrap();
     assert_eq!(report.matches("<a href=\"replays/").count(), 4);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Plays a league of two sleepy Python agents that log when they think; returns the intervals.
+fn thinking_intervals(dir: &Path, gate: Option<std::sync::Arc<gbely_engine::runner::cores::CoreGate>>) -> Vec<(f64, f64)> {
+    use gbely_engine::app::league::{league_maps, run_league, Backend, Entry, LeagueConfig, LeagueDb};
+    let log = dir.join("thinking.log");
+    let mut entries = Vec::new();
+    for name in ["a", "b"] {
+        let file = dir.join(format!("{name}.py"));
+        let source = format!(
+            "import time\n\ndef decide(stav):\n    t = time.time()\n    time.sleep(0.03)\n    \
+             with open({log:?}, 'a') as f:\n        f.write(f'{{t}} {{time.time()}}\\n')\n    return []\n# {name}\n",
+            log = log.to_str().unwrap()
+        );
+        std::fs::write(&file, source).unwrap();
+        entries.push(Entry::from_spec(file.to_str().unwrap(), name.into()).unwrap());
+    }
+    let config = LeagueConfig {
+        rounds: 5,
+        time_limit: None,
+        memory_limit: None,
+        python: gbely_engine::app::runs::resolve_python("python3").unwrap(),
+        games: 1,
+        jobs: 2,
+        dir: dir.join("runs"),
+        backend: Backend::Local,
+        replays: None,
+        cores: gate,
+    };
+    let db = LeagueDb::open(&dir.join("l.sqlite")).unwrap();
+    let maps = league_maps("seed:gate", "league").unwrap();
+    let (run, _) = run_league(&db, &entries, &maps, &config, &mut |_, _, _| {}).unwrap();
+    assert_eq!(run.played, 2);
+    let mut spans: Vec<(f64, f64)> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let (a, b) = l.split_once(' ').unwrap();
+            (a.parse().unwrap(), b.parse().unwrap())
+        })
+        .collect();
+    spans.sort_by(|x, y| x.0.total_cmp(&y.0));
+    // 2 matches × 2 agents × 5 rounds.
+    assert_eq!(spans.len(), 20);
+    spans
+}
+
+fn overlaps(spans: &[(f64, f64)]) -> usize {
+    spans.windows(2).filter(|w| w[1].0 < w[0].1).count()
+}
+
+#[test]
+fn with_a_core_gate_agents_of_different_matches_never_think_at_once() {
+    // One core for two matches at once: every agent thinks alone, while the other match waits
+    // before it sends (its clock has not started).
+    let dir = scratch("gate");
+    let gated = thinking_intervals(&dir, Some(gbely_engine::runner::cores::CoreGate::new(1)));
+    assert_eq!(overlaps(&gated), 0, "{gated:?}");
+    // Without the gate the same league has agents thinking side by side.
+    let dir2 = scratch("nogate");
+    let free = thinking_intervals(&dir2, None);
+    assert!(overlaps(&free) > 0, "{free:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&dir2);
 }

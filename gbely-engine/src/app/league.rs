@@ -21,7 +21,8 @@ use gbely_world::Map;
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
-use super::runs::{build_players, is_python_agent, load_map, RunError};
+use super::runs::{build_players, is_python_agent, load_map, AgentLimits, RunError};
+use crate::runner::cores::CoreGate;
 use crate::game::{play, MatchRecord, PlayOptions, Player};
 use crate::runner::interrupt;
 use crate::sim::MatchConfig;
@@ -142,6 +143,16 @@ pub struct LeagueConfig {
     pub backend: Backend,
     /// Record each match's replay, and its viewer page, into this folder (see [`replay_stem`]).
     pub replays: Option<PathBuf>,
+    /// The cores the matches' agent processes share (see [`crate::runner::cores`]): with it,
+    /// matches may outnumber cores and no agent waits for a CPU on its clock.
+    pub cores: Option<Arc<CoreGate>>,
+}
+
+impl LeagueConfig {
+    /// What each agent process of a match gets.
+    pub fn limits(&self) -> AgentLimits {
+        AgentLimits { time: self.time_limit, memory: self.memory_limit, cores: self.cores.clone() }
+    }
 }
 
 /// Where a league's matches are played.
@@ -394,7 +405,11 @@ pub fn run_league(
     // (On Ray, each match asks the cluster for a CPU per agent process.)
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let per_match = entries.iter().filter(|e| super::runs::builtin_of(&e.spec).is_none()).count().min(2);
-    if config.backend == Backend::Local && run.jobs * per_match > cores && config.time_limit.is_some() {
+    if config.backend == Backend::Local
+        && config.cores.is_none()
+        && run.jobs * per_match > cores
+        && config.time_limit.is_some()
+    {
         run.notes.push(format!(
             "{} matches at once with up to {per_match} agent processes each on {cores} cores: agents may wait \
              for a CPU while their clock runs (lower --jobs for timing-sensitive leagues)",
@@ -505,7 +520,7 @@ pub fn play_one(
         [e0.name.clone(), e1.name.clone()]
     };
     let specs = [(e0.spec.clone(), names[0].clone()), (e1.spec.clone(), names[1].clone())];
-    let mut setup = build_players(&specs, run_dir, config.time_limit, config.memory_limit, &config.python)?;
+    let mut setup = build_players(&specs, run_dir, &config.limits(), &config.python)?;
     let mut refs: Vec<&mut dyn Player> = setup.players.iter_mut().map(|p| p.as_mut() as &mut dyn Player).collect();
     let start = Instant::now();
     let opts = PlayOptions { config: MatchConfig { rounds: config.rounds }, record: config.replays.is_some() };

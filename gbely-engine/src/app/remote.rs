@@ -121,6 +121,7 @@ pub fn play_job(job: &MatchJob, python: &str, dir: &Path) -> Result<MatchRow, Le
         dir: dir.to_path_buf(),
         backend: super::league::Backend::Local,
         replays: None,
+        cores: None,
     };
     play_one(&entries[0], &entries[1], &lm, job.game, &config, &dir.join("run"))
 }

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use gbely_rules::DiscardReason;
@@ -11,6 +12,7 @@ use gbely_world::{parse_map_file, Map, MapSpec};
 use serde_json::json;
 
 use crate::game::{MatchRecord, Player};
+use crate::runner::cores::CoreGate;
 use crate::runner::process::{AgentCommand, ProcessConfig, ProcessPlayer};
 
 /// The example agents shipped inside the binary, usable by name (from the `agents` crate).
@@ -453,13 +455,24 @@ impl std::fmt::Debug for PlaySetup {
 
 /// Builds one player per `(spec, display name)`, process agents logging into `run_dir`, each
 /// working in its own folder `run_dir/.seatK`.
-pub fn build_players(
-    specs: &[(String, String)],
-    run_dir: &Path,
-    limit: Option<Duration>,
-    memory_limit: Option<u64>,
-    py: &str,
-) -> Result<PlaySetup> {
+/// What every agent process of a match gets.
+#[derive(Clone, Debug, Default)]
+pub struct AgentLimits {
+    /// Seconds a round (`None`: no limit).
+    pub time: Option<Duration>,
+    /// Address space in bytes (`None`: no limit).
+    pub memory: Option<u64>,
+    /// The cores shared with other matches' agents (a league's), if any.
+    pub cores: Option<Arc<CoreGate>>,
+}
+
+impl AgentLimits {
+    pub fn new(time: Option<Duration>, memory: Option<u64>) -> AgentLimits {
+        AgentLimits { time, memory, cores: None }
+    }
+}
+
+pub fn build_players(specs: &[(String, String)], run_dir: &Path, limits: &AgentLimits, py: &str) -> Result<PlaySetup> {
     let mut players: Vec<Box<dyn Player>> = Vec::new();
     let mut logs = Vec::new();
     for (seat, (spec, name)) in specs.iter().enumerate() {
@@ -471,8 +484,9 @@ pub fn build_players(
             AgentSpec::Process(cmd) => {
                 let log = run_dir.join(format!("seat{seat}-{}.log", file_stem(spec)));
                 let mut cfg = ProcessConfig::new(run_dir.join(format!(".seat{seat}")), log.clone());
-                cfg.time_limit = limit;
-                cfg.memory_limit = memory_limit;
+                cfg.time_limit = limits.time;
+                cfg.memory_limit = limits.memory;
+                cfg.cores = limits.cores.clone();
                 let p = ProcessPlayer::new(name.clone(), cmd, cfg).map_err(|error| prepare(spec, run_dir, error))?;
                 players.push(Box::new(p));
                 logs.push(Some(log));

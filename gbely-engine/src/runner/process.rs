@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -33,6 +33,7 @@ use serde_json::Value;
 
 use crate::game::{AgentStats, CpuTally, Player, PlayerAnswer, ViolationKind};
 use crate::protocol::{answer_from_value, write_observation};
+use crate::runner::cores::{CoreGate, CoreLease};
 use crate::runner::interrupt;
 use crate::runner::platform::{self, SchedStat, Tree};
 
@@ -80,6 +81,10 @@ pub struct ProcessConfig {
     pub memory_limit: Option<u64>,
     /// Bytes of the agent's own output kept in its log.
     pub log_limit: u64,
+    /// The cores this agent shares with the agents of other matches (a league's): it is sent
+    /// its observation only once it holds one, and gives it back with its answer. `None`: it
+    /// thinks whenever asked.
+    pub cores: Option<Arc<CoreGate>>,
 }
 
 impl ProcessConfig {
@@ -91,6 +96,7 @@ impl ProcessConfig {
             log: log.into(),
             memory_limit: Some(DEFAULT_MEMORY_LIMIT),
             log_limit: DEFAULT_LOG_LIMIT,
+            cores: None,
         }
     }
 
@@ -145,6 +151,9 @@ pub struct ProcessPlayer {
     buf: Vec<u8>,
     /// Bytes of the agent's own output written to its log so far (all its runs together).
     logged: Arc<AtomicU64>,
+    /// The core it holds while it thinks (see [`ProcessConfig::cores`]); the reader thread
+    /// gives it back the moment the answer arrives.
+    lease: Arc<Mutex<Option<CoreLease>>>,
     pub stats: ProcessStats,
 }
 
@@ -181,6 +190,7 @@ impl ProcessPlayer {
             pending: None,
             buf: Vec::new(),
             logged: Arc::new(AtomicU64::new(0)),
+            lease: Arc::new(Mutex::new(None)),
             stats: ProcessStats::default(),
         };
         if player.config.memory_limit.is_some() && !platform::LIMITS_MEMORY {
@@ -249,7 +259,8 @@ impl ProcessPlayer {
             }
         });
         let (line_tx, from_agent) = mpsc::channel::<Line>();
-        thread::spawn(move || read_lines(stdout, line_tx));
+        let lease = Arc::clone(&self.lease);
+        thread::spawn(move || read_lines(stdout, line_tx, lease));
         let log = OpenOptions::new().append(true).open(&self.config.log)?;
         let (logged, cap) = (Arc::clone(&self.logged), self.config.log_limit);
         thread::spawn(move || copy_log(stderr, log, logged, cap));
@@ -363,7 +374,13 @@ fn copy_log(mut from: impl Read, mut log: File, logged: Arc<AtomicU64>, cap: u64
 
 /// Reads newline-terminated lines, refusing any longer than [`MAX_ANSWER_BYTES`]; each line is
 /// stamped when its newline arrives.
-fn read_lines(stdout: impl Read, tx: Sender<Line>) {
+fn read_lines(stdout: impl Read, tx: Sender<Line>, lease: Arc<Mutex<Option<CoreLease>>>) {
+    // Whatever the agent said, it is no longer thinking: its core goes to the next agent.
+    let give_back = || drop(lease.lock().unwrap_or_else(|e| e.into_inner()).take());
+    let tx = move |line: Line| {
+        give_back();
+        tx.send(line)
+    };
     let mut reader = BufReader::with_capacity(64 * 1024, stdout);
     let mut line = Vec::new();
     loop {
@@ -371,12 +388,12 @@ fn read_lines(stdout: impl Read, tx: Sender<Line>) {
             Ok(c) => c,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => {
-                let _ = tx.send(Line { kind: LineKind::Error(e.to_string()), at: Instant::now() });
+                let _ = tx(Line { kind: LineKind::Error(e.to_string()), at: Instant::now() });
                 return;
             }
         };
         if chunk.is_empty() {
-            let _ = tx.send(Line { kind: LineKind::Eof, at: Instant::now() });
+            let _ = tx(Line { kind: LineKind::Eof, at: Instant::now() });
             return;
         }
         let (used, done) = match chunk.iter().position(|&b| b == b'\n') {
@@ -395,10 +412,10 @@ fn read_lines(stdout: impl Read, tx: Sender<Line>) {
         };
         reader.consume(used);
         if line.len() > MAX_ANSWER_BYTES {
-            let _ = tx.send(Line { kind: LineKind::TooLarge, at: Instant::now() });
+            let _ = tx(Line { kind: LineKind::TooLarge, at: Instant::now() });
             return; // dropping the pipe: the agent is killed for this violation anyway
         }
-        if done && tx.send(Line { kind: LineKind::Answer(std::mem::take(&mut line)), at: Instant::now() }).is_err() {
+        if done && tx(Line { kind: LineKind::Answer(std::mem::take(&mut line)), at: Instant::now() }).is_err() {
             return;
         }
     }
@@ -432,6 +449,15 @@ impl Player for ProcessPlayer {
             },
         }
         write_observation(obs, grid, &mut self.buf);
+        if let Some(gate) = &self.config.cores {
+            match gate.acquire(self.config.time_limit, &interrupt::requested) {
+                Some(lease) => *self.lease.lock().unwrap_or_else(|e| e.into_inner()) = Some(lease),
+                None => {
+                    self.pending = Some(PlayerAnswer::Interrupted);
+                    return;
+                }
+            }
+        }
         let r = self.running.as_mut().expect("running");
         r.sched_at_send = SchedStat::of(r.child.id());
         self.sent_at = Some(Instant::now());
@@ -441,6 +467,25 @@ impl Player for ProcessPlayer {
     }
 
     fn finish(&mut self) -> PlayerAnswer {
+        let answer = self.await_answer();
+        // A timeout or a crash: the core is given back here, if the reader has not already.
+        drop(self.lease.lock().unwrap_or_else(|e| e.into_inner()).take());
+        answer
+    }
+
+    fn end(&mut self) {
+        self.kill();
+        drop(self.lease.lock().unwrap_or_else(|e| e.into_inner()).take());
+    }
+
+    fn stats(&self) -> Option<AgentStats> {
+        Some(self.agent_stats())
+    }
+}
+
+impl ProcessPlayer {
+    /// The round's answer, judged against the time limit from when it was sent.
+    fn await_answer(&mut self) -> PlayerAnswer {
         if let Some(p) = self.pending.take() {
             return p;
         }
@@ -515,22 +560,16 @@ impl Player for ProcessPlayer {
         }
     }
 
-    fn end(&mut self) {
-        self.kill();
-    }
-
-    fn stats(&self) -> Option<AgentStats> {
-        Some(AgentStats {
+    fn agent_stats(&self) -> AgentStats {
+        AgentStats {
             timed: self.config.time_limit.is_some(),
             starts: self.stats.starts,
             answered_rounds: self.stats.round_seconds.len() as u32,
             max_answer_seconds: self.stats.round_seconds.iter().copied().fold(0.0, f64::max),
             cpu: self.stats.cpu,
-        })
+        }
     }
-}
 
-impl ProcessPlayer {
     /// A violation the harness reported on the agent's behalf (`{"kind": …, "detail": …}`).
     fn harness_error(&mut self, report: &[u8]) -> PlayerAnswer {
         let v: Value = serde_json::from_slice(report).unwrap_or(Value::Null);

@@ -146,6 +146,7 @@ fn one_test(a: &AbArgs) -> Result<(u8, Option<serde_json::Value>)> {
         dir: dir.join("runs"),
         backend: crate::app::league::Backend::Local,
         replays: None,
+        cores: None,
     };
     let journal = Journal::open(&a.db)?;
     let show = !a.quiet && !a.json;

@@ -85,10 +85,10 @@ pub(super) fn cmd_league(a: LeagueArgs) -> Result<u8> {
     }
     let python = py.clone();
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let processes = specs.iter().filter(|s| crate::app::runs::builtin_of(s).is_none()).count().clamp(1, 2);
     let jobs = match &a.ray {
         Some(_) => a.jobs.unwrap_or(0),
-        None => a.jobs.unwrap_or((cores / processes).max(1)).max(1),
+        // One match per core: agent processes wait for a core of the gate, not on their clock.
+        None => a.jobs.unwrap_or(cores).max(1),
     };
     let dir = a.db.parent().filter(|d| !d.as_os_str().is_empty()).map_or_else(|| PathBuf::from("."), Path::to_path_buf);
     let db = LeagueDb::open(&a.db)?;
@@ -105,6 +105,8 @@ pub(super) fn cmd_league(a: LeagueArgs) -> Result<u8> {
             None => Backend::Local,
         },
         replays: a.replays.then(|| dir.join("replays")),
+        // Agents hold a core while they think, so matches may outnumber cores.
+        cores: a.ray.is_none().then(|| crate::runner::cores::CoreGate::new(cores)),
     };
     let show = !a.quiet && !a.json;
     let bar = if show && std::io::stderr().is_terminal() {
