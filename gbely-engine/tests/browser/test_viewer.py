@@ -31,7 +31,8 @@ ROOT = Path(__file__).resolve().parents[3]
 def gbely_bin() -> str:
     given = os.environ.get("GBELY_BIN")
     if given:
-        return given
+        # The tests run gbely from their own folders: a relative path is made absolute here.
+        return str(Path(given).resolve())
     target = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
     return str(target / "debug" / "gbely")
 
