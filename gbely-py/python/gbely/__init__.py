@@ -373,8 +373,8 @@ def league(
         maps: a comma-separated list of maps, or a number N of maps generated from ``seed``.
         council: add the Council as an entry.
         games: games per pairing and map (both seat orders each).
-        jobs: matches at once (default: the cores divided by the agent processes a match needs;
-            on Ray, the cluster's CPUs).
+        jobs: matches at once (default: the cores, agent processes taking turns on them so that
+            none thinks without a core; on Ray, the cluster's CPUs).
         backend: ``"local"`` (this machine) or ``"ray"``: each match a Ray task on the cluster
             at ``address`` (``auto`` by default, ``HOST:PORT``, ``ray://HOST:PORT``, or
             ``local`` for a Ray instance of its own); every worker needs gbely installed. The

@@ -26,8 +26,8 @@ pub(super) struct LeagueArgs {
     /// are not deterministic.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
     games: u32,
-    /// Matches at once (default: the cores, fewer when agent processes would outnumber them;
-    /// with --ray, as many as the cluster has CPUs).
+    /// Matches at once (default: the cores; agent processes take turns on the cores, so none
+    /// thinks without one; with --ray, as many as the cluster has CPUs).
     #[arg(long, short = 'j')]
     jobs: Option<usize>,
     /// Play the matches on a Ray cluster, each match a Ray task: ADDRESS as Ray takes it (`auto`,
