@@ -42,7 +42,8 @@ pub(super) struct AbArgs {
     /// Stop undecided after this many pairs.
     #[arg(long, default_value_t = 2000)]
     max_pairs: usize,
-    /// Pairs at once (default: the cores divided by the agent processes a match needs).
+    /// Pairs at once (default: the cores; agent processes take turns on the cores, so none
+    /// thinks without one).
     #[arg(long, short = 'j')]
     jobs: Option<usize>,
     /// The journal: a killed run resumes where it stopped.
@@ -129,12 +130,6 @@ fn one_test(a: &AbArgs) -> Result<(u8, Option<serde_json::Value>)> {
         Sprt::new(a.share0, a.share1, a.alpha, a.beta, 25.0)
     };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    // Agent processes a match needs: a final has eight finalists.
-    let processes = if a.final_mode {
-        8
-    } else {
-        specs.iter().filter(|s| crate::app::runs::builtin_of(s).is_none()).count().clamp(1, 2)
-    };
     let dir = a.db.parent().filter(|d| !d.as_os_str().is_empty()).map_or_else(|| PathBuf::from("."), Path::to_path_buf);
     let config = LeagueConfig {
         rounds: a.game.rounds,
@@ -142,11 +137,13 @@ fn one_test(a: &AbArgs) -> Result<(u8, Option<serde_json::Value>)> {
         memory_limit: a.game.memory_limit.0,
         python: py,
         games: 1,
-        jobs: a.jobs.unwrap_or((cores / processes).max(1)).max(1),
+        // One match per core; agent processes (eight in a final) take turns on the cores, so
+        // none thinks without one.
+        jobs: a.jobs.unwrap_or(cores).max(1),
         dir: dir.join("runs"),
         backend: crate::app::league::Backend::Local,
         replays: None,
-        cores: None,
+        cores: Some(crate::runner::cores::CoreGate::new(cores)),
     };
     let journal = Journal::open(&a.db)?;
     let show = !a.quiet && !a.json;
