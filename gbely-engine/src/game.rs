@@ -119,8 +119,7 @@ pub const BUILTIN_COUNCIL: &str = "council";
 /// The built-in agents, by the names agents are given on the command line and in replays: the
 /// Council, and the Rust twins of the example agents (in-process: fast, and regenerated on
 /// reading a replay).
-pub const BUILTIN_AGENTS: [&str; 5] =
-    [BUILTIN_COUNCIL, "council:easy", "council:strong", "template-rs", "expander-rs"];
+pub const BUILTIN_AGENTS: [&str; 5] = [BUILTIN_COUNCIL, "council:easy", "council:strong", "template-rs", "expander-rs"];
 
 /// A player of a built-in agent (see [`BUILTIN_AGENTS`]); `None` for another name.
 pub fn builtin_player(name: impl Into<String>, builtin: &str) -> Option<Box<dyn Player + Send>> {

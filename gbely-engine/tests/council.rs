@@ -255,7 +255,8 @@ fn strong_splits_the_rest_between_its_targets_and_pools_for_any_target() {
     let mut m = lab.m.clone();
     let obs = m.observe(1);
     let cmds = StrongCouncil::new().decide(&obs);
-    let amounts: Vec<f64> = cmds.iter().map(|c| if let Command::Attack { amount, .. } = c { *amount } else { 0.0 }).collect();
+    let amounts: Vec<f64> =
+        cmds.iter().map(|c| if let Command::Attack { amount, .. } = c { *amount } else { 0.0 }).collect();
     assert_eq!(amounts, [9.0, 9.0], "{cmds:?}");
 
     // A river of garrison 5 (worst case behind the rounding 5.05 × 1.3 + 0.05 = 6.615 → 7) next
@@ -269,7 +270,19 @@ fn strong_splits_the_rest_between_its_targets_and_pools_for_any_target() {
     let obs = m.observe(1);
     let river = lab.cell("P03_03");
     let on_river = |cmds: &[Command]| -> f64 {
-        cmds.iter().map(|c| if let Command::Attack { to, amount, .. } = *c { if to == river { amount } else { 0.0 } } else { 0.0 }).sum()
+        cmds.iter()
+            .map(|c| {
+                if let Command::Attack { to, amount, .. } = *c {
+                    if to == river {
+                        amount
+                    } else {
+                        0.0
+                    }
+                } else {
+                    0.0
+                }
+            })
+            .sum()
     };
     let council = Council::new().decide(&obs);
     assert_eq!(on_river(&council), 0.0, "{council:?}");

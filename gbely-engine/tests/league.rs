@@ -269,7 +269,10 @@ fn with_replays_the_report_links_every_match_to_its_viewer_page() {
 }
 
 /// Plays a league of two sleepy Python agents that log when they think; returns the intervals.
-fn thinking_intervals(dir: &Path, gate: Option<std::sync::Arc<gbely_engine::runner::cores::CoreGate>>) -> Vec<(f64, f64)> {
+fn thinking_intervals(
+    dir: &Path,
+    gate: Option<std::sync::Arc<gbely_engine::runner::cores::CoreGate>>,
+) -> Vec<(f64, f64)> {
     use gbely_engine::app::league::{league_maps, run_league, Backend, Entry, LeagueConfig, LeagueDb};
     let log = dir.join("thinking.log");
     let mut entries = Vec::new();

@@ -214,10 +214,9 @@ impl PyMatch {
     /// A copy to explore from (search, look-ahead): stepping it leaves this match as it is.
     /// A recorded match cannot be copied (`RuntimeError`).
     fn __copy__(&self, py: Python<'_>) -> PyResult<Self> {
-        let session = self
-            .session
-            .try_clone()
-            .ok_or_else(|| PyRuntimeError::new_err("a recorded match (record=True) cannot be copied: create it without recording"))?;
+        let session = self.session.try_clone().ok_or_else(|| {
+            PyRuntimeError::new_err("a recorded match (record=True) cannot be copied: create it without recording")
+        })?;
         Ok(PyMatch {
             session,
             ids: self.ids.iter().map(|s| s.clone_ref(py)).collect(),

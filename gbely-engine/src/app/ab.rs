@@ -297,8 +297,7 @@ fn play_final_pair(
             .collect();
         specs.push(("council".into(), "council".into()));
         let dir = config.dir.join(format!("pair{k:05}")).join(sub);
-        let mut setup =
-            super::runs::build_players(&specs, &dir, &config.limits(), &config.python)?;
+        let mut setup = super::runs::build_players(&specs, &dir, &config.limits(), &config.python)?;
         let mut refs: Vec<&mut dyn crate::game::Player> =
             setup.players.iter_mut().map(|p| p.as_mut() as &mut dyn crate::game::Player).collect();
         let opts =

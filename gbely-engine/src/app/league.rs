@@ -22,8 +22,8 @@ use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
 use super::runs::{build_players, is_python_agent, load_map, AgentLimits, RunError};
-use crate::runner::cores::CoreGate;
 use crate::game::{play, MatchRecord, PlayOptions, Player};
+use crate::runner::cores::CoreGate;
 use crate::runner::interrupt;
 use crate::sim::MatchConfig;
 
@@ -683,7 +683,12 @@ pub fn league_python(specs: &[String], python: &str) -> Result<String, RunError>
 
 /// The standings as a self-contained HTML page (no scripts, no network).
 /// `viewer` gives the link to a match's viewer page, where there is one.
-pub fn html_report(title: &str, s: &Standings, rows: &[MatchRow], viewer: &dyn Fn(&MatchRow) -> Option<String>) -> String {
+pub fn html_report(
+    title: &str,
+    s: &Standings,
+    rows: &[MatchRow],
+    viewer: &dyn Fn(&MatchRow) -> Option<String>,
+) -> String {
     let esc = |t: &str| t.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;");
     let mut h = String::new();
     h.push_str("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">");

@@ -62,7 +62,8 @@ fn job_entry(e: &Entry) -> Result<JobEntry, LeagueError> {
         && !matches!(e.spec.as_str(), "template" | "expander")
         && !e.spec.starts_with("cmd:");
     let file = if is_file {
-        let text = std::fs::read_to_string(&e.spec).map_err(|error| LeagueError::Agent { spec: e.spec.clone(), error })?;
+        let text =
+            std::fs::read_to_string(&e.spec).map_err(|error| LeagueError::Agent { spec: e.spec.clone(), error })?;
         let name = Path::new(&e.spec).file_name().map_or("agent.py".into(), |n| n.to_string_lossy().into_owned());
         Some((name, text))
     } else {
@@ -72,7 +73,12 @@ fn job_entry(e: &Entry) -> Result<JobEntry, LeagueError> {
 }
 
 /// The job of one pairing.
-pub fn match_job(p: &Pairing, entries: &[Entry], maps: &[LeagueMap], config: &LeagueConfig) -> Result<MatchJob, LeagueError> {
+pub fn match_job(
+    p: &Pairing,
+    entries: &[Entry],
+    maps: &[LeagueMap],
+    config: &LeagueConfig,
+) -> Result<MatchJob, LeagueError> {
     let seats = [job_entry(&entries[p.seat0])?, job_entry(&entries[p.seat1])?];
     let processes = seats.iter().filter(|s| builtin_of(&s.spec).is_none()).count() as u32;
     let lm = &maps[p.map];
@@ -143,7 +149,9 @@ pub fn run_on_ray(
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
-        .map_err(|e| LeagueError::Remote(format!("cannot start the Ray driver `{python} -m gbely._ray_league`: {e}")))?;
+        .map_err(|e| {
+            LeagueError::Remote(format!("cannot start the Ray driver `{python} -m gbely._ray_league`: {e}"))
+        })?;
     let mut stdin = child.stdin.take().expect("piped");
     let stdout = child.stdout.take().expect("piped");
     let expected = jobs.len();

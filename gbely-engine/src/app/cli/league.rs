@@ -2,8 +2,8 @@
 
 use super::*;
 use crate::app::league::{
-    html_report, league_maps, league_python, replay_stem, run_league, standings, Backend, Entry, LeagueConfig, LeagueDb, MatchRow,
-    Standings,
+    html_report, league_maps, league_python, replay_stem, run_league, standings, Backend, Entry, LeagueConfig,
+    LeagueDb, MatchRow, Standings,
 };
 
 #[derive(Debug, Args)]
@@ -157,7 +157,8 @@ pub(super) fn cmd_league(a: LeagueArgs) -> Result<u8> {
     // Links to the viewer pages that exist (matches played with --replays, now or before),
     // relative to the report when they are under its folder.
     let replays = dir.join("replays");
-    let base = report.parent().filter(|d| !d.as_os_str().is_empty()).map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+    let base =
+        report.parent().filter(|d| !d.as_os_str().is_empty()).map_or_else(|| PathBuf::from("."), Path::to_path_buf);
     let viewer = |row: &MatchRow| -> Option<String> {
         let page = replays.join(replay_stem(&row.key)).with_extension("html");
         page.is_file().then(|| relative_link(&base, &page))

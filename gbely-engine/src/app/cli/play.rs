@@ -53,8 +53,12 @@ pub(super) fn run_seats(
         .iter()
         .map(|(spec, name)| (if spec == HUMAN { "council".into() } else { spec.clone() }, name.clone()))
         .collect();
-    let mut setup =
-        build_players(&built, &run_dir, &crate::app::runs::AgentLimits::new(limit, run.game.memory_limit.0), py.as_deref().unwrap_or(crate::app::runs::DEFAULT_PYTHON))?;
+    let mut setup = build_players(
+        &built,
+        &run_dir,
+        &crate::app::runs::AgentLimits::new(limit, run.game.memory_limit.0),
+        py.as_deref().unwrap_or(crate::app::runs::DEFAULT_PYTHON),
+    )?;
     let served = if run.watch.watch || !humans.is_empty() {
         let names: Vec<String> = specs.iter().map(|(_, n)| n.clone()).collect();
         let human = humans.first().map(|&s| s as u8);
