@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::league::{play_one, Entry, LeagueConfig, LeagueError, LeagueMap, MatchRow, Pairing};
-use super::runs::builtin_of;
+use super::runs::{agent_file, builtin_of};
 use crate::runner::interrupt;
 
 /// An entry as a worker needs it: who it is (its key in the results) and what it runs.
@@ -58,16 +58,14 @@ pub struct MatchJob {
 }
 
 fn job_entry(e: &Entry) -> Result<JobEntry, LeagueError> {
-    let is_file = builtin_of(&e.spec).is_none()
-        && !matches!(e.spec.as_str(), "template" | "expander")
-        && !e.spec.starts_with("cmd:");
-    let file = if is_file {
-        let text =
-            std::fs::read_to_string(&e.spec).map_err(|error| LeagueError::Agent { spec: e.spec.clone(), error })?;
-        let name = Path::new(&e.spec).file_name().map_or("agent.py".into(), |n| n.to_string_lossy().into_owned());
-        Some((name, text))
-    } else {
-        None
+    let file = match agent_file(&e.spec) {
+        Some(path) => {
+            let text =
+                std::fs::read_to_string(path).map_err(|error| LeagueError::Agent { spec: e.spec.clone(), error })?;
+            let name = path.file_name().map_or("agent.py".into(), |n| n.to_string_lossy().into_owned());
+            Some((name, text))
+        }
+        None => None,
     };
     Ok(JobEntry { id: e.id.clone(), name: e.name.clone(), hash: e.hash.clone(), spec: e.spec.clone(), file })
 }

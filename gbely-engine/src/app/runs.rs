@@ -129,6 +129,13 @@ fn sys_executable(python: &str) -> std::io::Result<Option<String>> {
 }
 
 /// Whether an agent spec is run by the Python interpreter (an agent file, `template`, `expander`).
+/// The file an agent spec names: `None` for a built-in agent, an example (`template`,
+/// `expander`) or a `cmd:` command.
+pub fn agent_file(spec: &str) -> Option<&Path> {
+    let named = builtin_of(spec).is_some() || spec == "template" || spec == "expander" || spec.starts_with("cmd:");
+    (!named).then(|| Path::new(spec))
+}
+
 pub fn is_python_agent(spec: &str) -> bool {
     spec == "template" || spec == "expander" || (!spec.starts_with("cmd:") && spec.ends_with(".py"))
 }
@@ -180,10 +187,7 @@ pub fn check_spec(spec: &str) -> Result<()> {
         }
         return Ok(());
     }
-    if builtin_of(spec).is_some() || spec == "template" || spec == "expander" {
-        return Ok(());
-    }
-    let path = Path::new(spec);
+    let Some(path) = agent_file(spec) else { return Ok(()) };
     if !path.exists() {
         return Err(RunError::AgentNotFound(spec.to_string()));
     }
