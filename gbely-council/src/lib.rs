@@ -31,7 +31,7 @@
 //! assert!(council.decide(&Observation::default()).is_empty());
 //! ```
 
-use gbely_rules::{sure_win, CellLookup, Command, Decide, Frontier, Observation, Owner, Slot, Terrain};
+use gbely_rules::{sure_win, CellLookup, Command, Decide, Frontier, Observation, Owner, Slot, Terrain, VisibleCell};
 
 /// How the Council plays. The defaults are the Council of the leaderboard.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -121,17 +121,12 @@ impl Council {
             let keep = if self.threat[i] > 0.0 { self.threat[i] / o.terrain.defence_bonus() } else { 0.0 };
             self.spare.push((o.units - 0.05 - keep).max(0.0));
         }
-        self.targets.clear();
-        for (v, c) in obs.visible.iter().enumerate() {
-            let mut value = c.terrain.production();
-            if is_enemy(c.owner) {
-                value += self.config.enemy_value;
-            }
-            let need = sure_win(c.garrison, c.fortification, c.terrain);
-            self.targets.push((value / need, need, v as u32));
-        }
-        // Best value per unit first; ties: the cheaper, then row-major.
-        self.targets.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.total_cmp(&b.1)).then(a.2.cmp(&b.2)));
+        let enemy_value = self.config.enemy_value;
+        rank_targets(
+            obs,
+            |c| c.terrain.production() + if is_enemy(c.owner) { enemy_value } else { 0.0 },
+            &mut self.targets,
+        );
         for k in 0..self.targets.len() {
             let (_, need, v) = self.targets[k];
             let v = v as usize;
@@ -228,4 +223,16 @@ mod paths;
 mod strong;
 
 use paths::ToFront;
+
+/// Every visible cell as a target, `(value per unit of force, the smallest sure force, its index)`,
+/// best value per unit first; ties: the cheaper, then row-major. `value` is the level's worth of
+/// a cell; the force is [`sure_win`]'s.
+fn rank_targets(obs: &Observation, value: impl Fn(&VisibleCell) -> f64, targets: &mut Vec<(f64, f64, u32)>) {
+    targets.clear();
+    for (v, c) in obs.visible.iter().enumerate() {
+        let need = sure_win(c.garrison, c.fortification, c.terrain);
+        targets.push((value(c) / need, need, v as u32));
+    }
+    targets.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.total_cmp(&b.1)).then(a.2.cmp(&b.2)));
+}
 pub use strong::{StrongConfig, StrongCouncil};

@@ -17,9 +17,10 @@
 //!
 //! Interior units move to the front along hill-aware shortest paths, as the Council's do.
 
-use gbely_rules::{sure_win, CellLookup, Command, Decide, Frontier, Observation, Owner};
+use gbely_rules::{CellLookup, Command, Decide, Frontier, Observation, Owner, VisibleCell};
 
 use crate::paths::ToFront;
+use crate::rank_targets;
 
 /// How `council:strong` plays.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -72,16 +73,12 @@ impl StrongCouncil {
         self.spare.clear();
         self.spare.extend(obs.own.iter().map(|o| (o.units - 0.05).max(0.0)));
         let left = f64::from(150u32.saturating_sub(obs.round));
-        self.targets.clear();
-        for (v, c) in obs.visible.iter().enumerate() {
-            let mut value = self.config.cell_value + c.terrain.production() * left / 150.0;
-            if c.owner != Owner::Neutral {
-                value += self.config.enemy_value;
-            }
-            let need = sure_win(c.garrison, c.fortification, c.terrain);
-            self.targets.push((value / need, need, v as u32));
-        }
-        self.targets.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.total_cmp(&b.1)).then(a.2.cmp(&b.2)));
+        let config = &self.config;
+        let value = |c: &VisibleCell| {
+            let enemy = if c.owner != Owner::Neutral { config.enemy_value } else { 0.0 };
+            config.cell_value + c.terrain.production() * left / 150.0 + enemy
+        };
+        rank_targets(obs, value, &mut self.targets);
         for k in 0..self.targets.len() {
             let (_, need, v) = self.targets[k];
             let v = v as usize;
