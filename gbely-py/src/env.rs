@@ -11,6 +11,7 @@
 //! driven from Python); `VectorCore` steps n matches against built-in opponents on threads with
 //! the GIL released, writing into arrays it allocated once.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use gbely_engine::game::{builtin_agent, match_result, PlayerAnswer, BUILTIN_AGENTS};
@@ -22,7 +23,6 @@ use numpy::{PyArray1, PyArray2, PyArray3, PyArrayMethods, PyReadonlyArray2, PyRe
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString, PyTuple};
-use rayon::prelude::*;
 
 use crate::convert::{answer_of, id_strings, obs_dict};
 use crate::maps::{map_arg, PyMap};
@@ -643,8 +643,10 @@ impl VectorCore {
     #[setter]
     fn set_threads(&mut self, n: usize) -> PyResult<()> {
         let n = n.max(1);
+        // The calling thread is one of the n (see `run`): the pool has the others.
         self.pool = if n > 1 {
-            let pool = rayon::ThreadPoolBuilder::new().num_threads(n).thread_name(|k| format!("gbely-env-{k}")).build();
+            let pool =
+                rayon::ThreadPoolBuilder::new().num_threads(n - 1).thread_name(|k| format!("gbely-env-{k}")).build();
             Some(pool.map_err(|e| PyRuntimeError::new_err(format!("cannot start {n} threads: {e}")))?)
         } else {
             None
@@ -752,12 +754,36 @@ impl VectorCore {
             let work = arenas.iter_mut().zip(slots).zip(acts);
             match pool {
                 None => work.into_iter().try_for_each(|((a, slot), act)| step_one(a, seat, act, slot)),
-                // Persistent workers, one task per match (stolen by an idle worker): no thread is
-                // started per step, and uneven matches balance out.
-                Some(pool) => pool.install(|| {
-                    let work: Vec<_> = work.collect();
-                    work.into_par_iter().try_for_each(|((a, slot), act)| step_one(a, seat, act, slot))
-                }),
+                // The calling thread works too, beside the pool's persistent workers (no thread
+                // is started per step), and every thread takes the next match from one counter,
+                // so uneven matches balance out. A step is short (a match-round is tens of µs),
+                // so what counts is waking few threads: one per extra thread, and no fork-join.
+                Some(pool) => {
+                    let items: Vec<Mutex<Option<_>>> = work.map(|w| Mutex::new(Some(w))).collect();
+                    let next = AtomicUsize::new(0);
+                    let drain = || -> Result<(), String> {
+                        while let Some(item) = items.get(next.fetch_add(1, Ordering::Relaxed)) {
+                            let taken = item.lock().unwrap_or_else(|e| e.into_inner()).take();
+                            if let Some(((a, slot), act)) = taken {
+                                step_one(a, seat, act, slot)?;
+                            }
+                        }
+                        Ok(())
+                    };
+                    let failed: Mutex<Option<String>> = Mutex::new(None);
+                    let mine = pool.in_place_scope(|s| {
+                        for _ in 0..pool.current_num_threads() {
+                            s.spawn(|_| {
+                                if let Err(e) = drain() {
+                                    *failed.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
+                                }
+                            });
+                        }
+                        drain()
+                    });
+                    let theirs = failed.into_inner().unwrap_or_else(|e| e.into_inner());
+                    mine.and(theirs.map_or(Ok(()), Err))
+                }
             }
         });
         result.map_err(PyValueError::new_err)

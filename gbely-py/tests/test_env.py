@@ -324,6 +324,28 @@ def test_vector_env_matches_single_environments_on_threads():
         venv.step(kind[:2], fraction[:2])
 
 
+def test_vector_env_on_more_threads_than_cores_and_errors_from_any_thread():
+    # Five matches on three threads (the caller and two workers take matches in turn): the same
+    # arrays as one thread, and a bad action in any match is the step's error.
+    n, rounds = 5, 6
+    rng = np.random.default_rng(5)
+    one, three = VectorEnv(n, rounds=rounds, threads=1), VectorEnv(n, rounds=rounds, threads=3)
+    obs1, obs3 = one.reset(), three.reset()
+    for _ in range(rounds + 1):
+        for key in obs1:
+            np.testing.assert_array_equal(obs1[key], obs3[key], err_msg=key)
+        kind = (obs1["action_mask"] * rng.random(obs1["action_mask"].shape)).argmax(axis=-1).astype(np.int8)
+        fraction = rng.random(kind.shape, dtype=np.float32)
+        obs1, r1, t1, s1 = one.step(kind, fraction)
+        obs3, r3, t3, s3 = three.step(kind, fraction)
+        assert r1.tolist() == r3.tolist() and t1.tolist() == t3.tolist() and s1.tolist() == s3.tolist()
+    for bad in (0, n - 1):
+        kind = np.zeros((n, 60, 60), np.int8)
+        kind[bad, 57, 2] = 12
+        with pytest.raises(ValueError, match="kinds are 0 to 9"):
+            three.step(kind, np.ones((n, 60, 60), np.float32))
+
+
 def test_bad_actions_are_clear_errors():
     env = GbelyEnv(rounds=3)
     env.reset()
