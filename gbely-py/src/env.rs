@@ -11,8 +11,9 @@
 //! driven from Python); `VectorCore` steps n matches against built-in opponents on threads with
 //! the GIL released, writing into arrays it allocated once.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use gbely_engine::game::{builtin_agent, match_result, PlayerAnswer, BUILTIN_AGENTS};
 use gbely_engine::session::{Session, SessionState};
@@ -564,6 +565,8 @@ pub(crate) struct VectorCore {
     threads: usize,
     /// The worker threads when `threads` > 1 (made once, kept between steps).
     pool: Option<rayon::ThreadPool>,
+    /// Counts steps; the pool's workers stay awake between steps until it changes (see `Warm`).
+    steps: Arc<AtomicU64>,
     bufs: Buffers,
 }
 
@@ -612,7 +615,7 @@ impl VectorCore {
             terminated: PyArray1::zeros(py, [n], false).unbind(),
             share: PyArray1::zeros(py, [n], false).unbind(),
         };
-        let mut core = VectorCore { arenas, seat, threads: 1, pool: None, bufs };
+        let mut core = VectorCore { arenas, seat, threads: 1, pool: None, steps: Arc::default(), bufs };
         core.set_threads(threads)?;
         core.run(py, None)?;
         Ok(core)
@@ -750,6 +753,8 @@ impl VectorCore {
         };
         let arenas = &mut self.arenas;
         let pool = &self.pool;
+        // Workers still spinning after the last step stop now and pick up this one's matches.
+        self.steps.fetch_add(1, Ordering::Relaxed);
         let result: Result<(), String> = py.allow_threads(|| {
             let work = arenas.iter_mut().zip(slots).zip(acts);
             match pool {
@@ -781,12 +786,42 @@ impl VectorCore {
                         }
                         drain()
                     });
+                    keep_warm(pool, &self.steps);
                     let theirs = failed.into_inner().unwrap_or_else(|e| e.into_inner());
                     mine.and(theirs.map_or(Ok(()), Err))
                 }
             }
         });
         result.map_err(PyValueError::new_err)
+    }
+}
+
+/// How long the workers stay awake after a step, waiting for the next.
+const WARM: Duration = Duration::from_millis(1);
+
+/// Keeps the pool's workers spinning for up to [`WARM`] after a step, until the next step
+/// starts. A learner steps again within microseconds to milliseconds, and a worker that went
+/// to sleep takes long to wake (hundreds of µs on a virtual machine whose idle CPU was halted):
+/// longer than a step of a few matches, so the calling thread would do the whole step alone.
+/// At most [`WARM`] of a core is spent per step and worker while the learner does other work.
+fn keep_warm(pool: &rayon::ThreadPool, steps: &Arc<AtomicU64>) {
+    let step = steps.load(Ordering::Relaxed);
+    for _ in 0..pool.current_num_threads() {
+        let steps = Arc::clone(steps);
+        pool.spawn(move || {
+            let start = Instant::now();
+            'warm: loop {
+                for _ in 0..64 {
+                    if steps.load(Ordering::Relaxed) != step {
+                        break 'warm;
+                    }
+                    std::hint::spin_loop();
+                }
+                if start.elapsed() >= WARM {
+                    break;
+                }
+            }
+        });
     }
 }
 
