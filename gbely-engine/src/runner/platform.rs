@@ -21,7 +21,8 @@ pub const LIMITS_MEMORY: bool = cfg!(unix);
 /// Whether the runner measures an agent's memory itself ([`committed_memory`]) and stops the agent
 /// when it is over its limit. Windows only: nothing there limits a process's memory the way
 /// `RLIMIT_AS` does without `unsafe` calls the workspace forbids (a Job's memory limit is not
-/// offered by the `win32job` crate). The runner's check sees only the agent's main process.
+/// offered by the `win32job` crate, nor is its memory use, nor a handle to each of its
+/// processes). So the runner's check sees only the agent's main process.
 pub const MEASURES_MEMORY: bool = cfg!(windows);
 
 /// What the agent's log says, once, about how a memory limit of `limit` bytes is held; `None`
