@@ -24,6 +24,12 @@ const TESTS: &[(&str, fn())] = &[
     ("a_crashing_agent_is_restarted_and_plays_on", a_crashing_agent_is_restarted_and_plays_on),
     ("a_crlf_agent_is_understood", a_crlf_agent_is_understood),
     ("children_that_detach_die_with_the_agent", children_that_detach_die_with_the_agent),
+    // macOS may not honour `ulimit -v` (RLIMIT_AS): what happens there is not pinned.
+    #[cfg(any(target_os = "linux", windows))]
+    (
+        "an_agent_over_its_memory_limit_is_stopped_and_a_small_one_plays_on",
+        an_agent_over_its_memory_limit_is_stopped_and_a_small_one_plays_on,
+    ),
 ];
 
 fn main() -> ExitCode {
@@ -72,26 +78,27 @@ fn main() -> ExitCode {
 /// - `crlf`: answers every round, ending its lines with `\r\n` (as Windows text mode does).
 /// - `detach FILE`: starts a child that left the agent's group (`linger FILE`), then hangs.
 /// - `linger FILE`: appends a byte to FILE every 20 ms for a minute: a heartbeat to watch.
+/// - `hog-in R,R… FILE`: answers, but on reading round R first takes 1 GiB in 16 MiB steps,
+///   writing every page, and keeps it; beats FILE (as `linger`) from its start.
 fn agent(args: &[String]) -> ExitCode {
     let mode = args.first().map(String::as_str).unwrap_or("");
     match mode {
         "linger" => {
-            let file = &args[1];
-            for _ in 0..3000 {
-                if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(file) {
-                    let _ = f.write_all(b".");
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
+            linger(&args[1]);
             return ExitCode::SUCCESS;
         }
         "detach" => detach(&args[1]),
         _ => {}
     }
-    let crash_in: Vec<u64> = match mode {
-        "crash-in" => args[1].split(',').map(|r| r.parse().expect("a round")).collect(),
+    let in_rounds: Vec<u64> = match mode {
+        "crash-in" | "hog-in" => args[1].split(',').map(|r| r.parse().expect("a round")).collect(),
         _ => Vec::new(),
     };
+    if mode == "hog-in" {
+        let file = args[2].clone();
+        std::thread::spawn(move || linger(&file));
+    }
+    let mut kept: Vec<Vec<u8>> = Vec::new();
     let stdin = std::io::stdin();
     let mut out = std::io::stdout();
     for line in stdin.lock().lines() {
@@ -100,13 +107,30 @@ fn agent(args: &[String]) -> ExitCode {
         let round = obs["kolo"].as_u64().expect("kolo");
         match mode {
             "hang" | "detach" => std::thread::sleep(Duration::from_secs(3600)),
-            "crash-in" if crash_in.contains(&round) => std::process::exit(7),
+            "crash-in" if in_rounds.contains(&round) => std::process::exit(7),
+            "hog-in" if in_rounds.contains(&round) => {
+                while kept.len() < 64 {
+                    // A non-zero fill writes every page: the memory is committed and touched.
+                    kept.push(vec![1u8; 16 << 20]);
+                }
+                writeln!(out, "{{\"prikazy\": []}}").unwrap();
+            }
             "crlf" => write!(out, "{{\"prikazy\": []}}\r\n").unwrap(),
             _ => writeln!(out, "{{\"prikazy\": []}}").unwrap(),
         }
         out.flush().unwrap();
     }
     ExitCode::SUCCESS
+}
+
+/// Appends a byte to `file` every 20 ms for a minute.
+fn linger(file: &str) {
+    for _ in 0..3000 {
+        if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(file) {
+            let _ = f.write_all(b".");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// Starts `linger FILE` outside the agent's group, as a program that daemonizes would: on Linux
@@ -263,13 +287,14 @@ fn a_crashing_agent_is_restarted_and_plays_on() {
     assert_eq!(run.starts, 3);
 }
 
-/// Answers ending in `\r\n` are answers, not unreadable lines. (And where the memory limit the
-/// judge's settings ask for cannot be enforced, the agent's log says so.)
+/// Answers ending in `\r\n` are answers, not unreadable lines. (And where the runner itself checks
+/// the memory limit the judge's settings ask for, Windows, the agent's log says how.)
 fn a_crlf_agent_is_understood() {
     let run = against_council("crlf", &["crlf"], 5, 10.0);
     assert!(run.rec.violations[0].is_empty(), "{:?}\n{}", run.rec.violations[0], run.log);
     assert_eq!(run.starts, 1);
-    assert_eq!(run.log.contains("memory limit is not enforced"), cfg!(windows), "{}", run.log);
+    assert!(!run.log.contains("not enforced"), "{}", run.log);
+    assert_eq!(run.log.contains("is checked by the runner"), cfg!(windows), "{}", run.log);
 }
 
 /// Each start leaves a child outside the agent's group (a new process group on Linux, detached
@@ -287,4 +312,67 @@ fn children_that_detach_die_with_the_agent() {
     assert!(before > 0, "the children ran");
     std::thread::sleep(Duration::from_millis(600));
     assert_eq!(size(), before, "a child outlived its agent");
+}
+
+/// `--memory-limit 256`: an agent that takes 1 GiB in rounds 1 and 3 is stopped there with a
+/// crash violation (SPEC §8), restarted, and plays on; a small agent under the same limit is never
+/// charged. Linux: `ulimit -v` makes the allocation fail in the agent, which aborts (a crash, its
+/// log says why). Windows: the runner finds the agent over its limit and kills its Job, and the
+/// detail says how much it used. Nothing is left running afterwards.
+#[cfg(any(target_os = "linux", windows))]
+fn an_agent_over_its_memory_limit_is_stopped_and_a_small_one_plays_on() {
+    let dir = scratch("memory");
+    let beat = dir.join("heartbeat");
+    let agent = |name: &str, mode: &[&str]| {
+        let mut cfg = ProcessConfig::new(dir.join(format!("{name}-work")), dir.join(format!("{name}.log")));
+        cfg.time_limit = Some(Duration::from_secs(20));
+        cfg.memory_limit = Some(256 << 20);
+        let args = std::iter::once("agent").chain(mode.iter().copied()).map(String::from).collect();
+        ProcessPlayer::new(name, AgentCommand::Exec { program: this_program(), args }, cfg).unwrap()
+    };
+    let mut hog = agent("hog", &["hog-in", "1,3", &beat.to_string_lossy()]);
+    let mut small = agent("small", &[]);
+    let start = Instant::now();
+    let rec = {
+        let mut players: [&mut dyn Player; 2] = [&mut hog, &mut small];
+        let opts = PlayOptions { config: MatchConfig { rounds: 6 }, record: true };
+        play(Arc::new(gbely_world::reference_map()), &mut players, opts, &mut ())
+    };
+    let elapsed = start.elapsed();
+    let log = std::fs::read_to_string(dir.join("hog.log")).unwrap_or_default();
+    let found: Vec<_> = rec.violations[0].iter().map(|(r, k, _)| (*r, *k)).collect();
+    assert_eq!(found, [(1, ViolationKind::Crash), (3, ViolationKind::Crash)], "{:?}\n{log}", rec.violations[0]);
+    for (_, _, detail) in &rec.violations[0] {
+        if cfg!(windows) {
+            // "the agent used N MiB, over the memory limit of 256 MiB (Windows: …)"
+            let used: f64 = detail
+                .strip_prefix("the agent used ")
+                .and_then(|rest| rest.split(' ').next())
+                .and_then(|n| n.parse().ok())
+                .unwrap_or_else(|| panic!("{detail}"));
+            assert!(used > 256.0 && used <= 1024.0 + 64.0, "{detail}");
+            assert!(detail.contains("over the memory limit of 256 MiB (Windows: "), "{detail}");
+        } else {
+            assert!(detail.starts_with("the agent exited (signal: 6"), "{detail}");
+        }
+    }
+    if cfg!(windows) {
+        assert!(log.contains("the memory limit (256 MiB) is checked by the runner"), "{log}");
+    } else {
+        assert!(log.contains("memory allocation of 16777216 bytes failed"), "{log}");
+    }
+    assert_eq!(rec.outcome[0].disqualified, None);
+    assert_eq!(rec.last_round, 5);
+    assert_eq!(hog.stats.starts, 3, "started, then restarted after each of its two violations");
+    assert!(rec.violations[1].is_empty(), "{:?}", rec.violations[1]);
+    assert_eq!(small.stats.starts, 1);
+    assert!(elapsed < Duration::from_secs(15), "{elapsed:?}: no round waited for its 20 s limit");
+    // The hogs' heartbeats stop: none of them outlived the match.
+    drop((hog, small));
+    let size = || std::fs::metadata(&beat).map_or(0, |m| m.len());
+    std::thread::sleep(Duration::from_millis(300));
+    let before = size();
+    assert!(before > 0, "the hogs ran");
+    std::thread::sleep(Duration::from_millis(600));
+    assert_eq!(size(), before, "a hog outlived the match");
 }

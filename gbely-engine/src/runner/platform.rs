@@ -5,7 +5,7 @@
 //! |---|---|---|---|
 //! | the agent's processes | own process group | own process group | own Job object, own console process group |
 //! | kill | the group, then every process carrying the agent's token (`/proc`), orphans reaped as subreaper | the group | the Job: its whole tree, children that detached included |
-//! | memory limit | `RLIMIT_AS` (harness / `ulimit -v`) | the same where the OS honours it | not enforced: a note in the agent's log |
+//! | memory limit | `RLIMIT_AS` (harness / `ulimit -v`) | the same where the OS honours it | measured by the runner: the main process's committed memory, every 50 ms while it thinks and at its answer |
 //! | pipe buffer | 1 MiB (`F_SETPIPE_SZ`) | OS default | OS default |
 //! | CPU figures (fairness notes) | `/proc/PID/schedstat` | none | none |
 //!
@@ -18,9 +18,59 @@ use std::process::{Child, Command};
 /// and by `/bin/sh -c "ulimit -v …; exec …"` for executables). Unix only.
 pub const LIMITS_MEMORY: bool = cfg!(unix);
 
-/// What the agent's log says where [`LIMITS_MEMORY`] is false and a limit was asked for.
-pub const NO_MEMORY_LIMIT_NOTE: &str =
-    "the memory limit is not enforced on this system (Windows): the agent may use all the memory it finds";
+/// Whether the runner measures an agent's memory itself ([`committed_memory`]) and stops the agent
+/// when it is over its limit. Windows only: nothing there limits a process's memory the way
+/// `RLIMIT_AS` does without `unsafe` calls the workspace forbids (a Job's memory limit is not
+/// offered by the `win32job` crate, nor is its memory use, nor a handle to each of its
+/// processes). So the runner's check sees only the agent's main process.
+pub const MEASURES_MEMORY: bool = cfg!(windows);
+
+/// What the agent's log says, once, about how a memory limit of `limit` bytes is held; `None`
+/// where `RLIMIT_AS` holds it (nothing to say).
+pub fn memory_limit_note(limit: u64, every: std::time::Duration) -> Option<String> {
+    if LIMITS_MEMORY {
+        None
+    } else if MEASURES_MEMORY {
+        Some(format!(
+            "the memory limit ({}) is checked by the runner on this system (Windows): the committed memory of the \
+             agent's main process (processes it starts are not counted), every {} ms while it thinks and when it \
+             answers; over the limit the agent is stopped (a crash)",
+            mib(limit),
+            every.as_millis()
+        ))
+    } else {
+        Some("the memory limit is not enforced on this system: the agent may use all the memory it finds".into())
+    }
+}
+
+/// Bytes as MiB for the agent's log and violation details: `256 MiB`, `0.5 MiB`.
+pub fn mib(bytes: u64) -> String {
+    if bytes.is_multiple_of(1 << 20) {
+        format!("{} MiB", bytes >> 20)
+    } else {
+        format!("{:.1} MiB", bytes as f64 / f64::from(1 << 20))
+    }
+}
+
+/// The most memory the agent's main process has committed (private memory backed by RAM or the
+/// page file) in its life so far, in bytes. Windows: `GetProcessMemoryInfo` through `win32job`,
+/// the larger of its peak and current commit charge, so that memory taken and freed between two
+/// looks is still seen (Wine reports no peak: there both are the anonymous memory the process
+/// has touched now, `RssAnon` + `VmSwap`). Processes the agent started are not counted. The
+/// `Child` owns the handle this reads: it stays valid for the call. Elsewhere: `Unsupported`.
+pub fn committed_memory(child: &Child) -> std::io::Result<u64> {
+    #[cfg(windows)]
+    {
+        use std::os::windows::io::AsRawHandle;
+        let m = win32job::utils::get_process_memory_info(child.as_raw_handle() as isize)?;
+        Ok(m.peak_pagefile_usage.max(m.pagefile_usage).max(m.private_usage) as u64)
+    }
+    #[cfg(not(windows))]
+    {
+        let _ = child;
+        Err(std::io::Error::new(std::io::ErrorKind::Unsupported, "the runner measures memory on Windows only"))
+    }
+}
 
 /// Puts the agent about to start into its own group: Ctrl-C in the terminal reaches the runner,
 /// which stops the match cleanly, and not the agents directly.

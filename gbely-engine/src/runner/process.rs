@@ -14,15 +14,17 @@
 //! agent is restarted lazily, just before its next observation, so start-up counts toward that
 //! round as for the judge. What differs between operating systems lives in [`platform`].
 //!
-//! Resources: the agent's address space is limited (`memory_limit`, set by the harness for Python
-//! agents and by `ulimit -v` for executables; not on Windows, where the log says so), and its log
-//! is cut at `log_limit` bytes.
+//! Resources: the agent's memory is limited (`memory_limit`): on Unix its address space, set by
+//! the harness for Python agents and by `ulimit -v` for executables, so that allocations past it
+//! fail in the agent; on Windows the runner measures the committed memory of the agent's main
+//! process every [`interrupt::POLL`] while it waits for the answer, and when the answer arrives,
+//! and stops an agent over its limit with a crash violation. Its log is cut at `log_limit` bytes.
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -76,8 +78,9 @@ pub struct ProcessConfig {
     pub work_dir: PathBuf,
     /// The agent's log file (its stderr, and the runner's notes).
     pub log: PathBuf,
-    /// Address space limit of the agent process in bytes; `None` = no limit. Not enforced on
-    /// Windows ([`platform::NO_MEMORY_LIMIT_NOTE`] goes in the log instead).
+    /// Memory limit of the agent process in bytes; `None` = no limit. Unix: its address space
+    /// (`RLIMIT_AS`). Windows: the committed memory of its main process, measured by the runner
+    /// (see [`platform::committed_memory`]); the agent's log says so.
     pub memory_limit: Option<u64>,
     /// Bytes of the agent's own output kept in its log.
     pub log_limit: u64,
@@ -120,6 +123,9 @@ enum LineKind {
     TooLarge,
     Eof,
     Error(String),
+    /// Not from the agent: the runner found it over its memory limit (Windows), with the bytes
+    /// it had committed.
+    OverMemory(u64),
 }
 
 /// A line from the agent, stamped when its last byte arrived.
@@ -154,6 +160,8 @@ pub struct ProcessPlayer {
     /// The core it holds while it thinks (see [`ProcessConfig::cores`]); the reader thread
     /// gives it back the moment the answer arrives.
     lease: Arc<Mutex<Option<CoreLease>>>,
+    /// The log said that this agent's memory could not be measured (said once).
+    unmeasured_noted: AtomicBool,
     pub stats: ProcessStats,
 }
 
@@ -191,10 +199,11 @@ impl ProcessPlayer {
             buf: Vec::new(),
             logged: Arc::new(AtomicU64::new(0)),
             lease: Arc::new(Mutex::new(None)),
+            unmeasured_noted: AtomicBool::new(false),
             stats: ProcessStats::default(),
         };
-        if player.config.memory_limit.is_some() && !platform::LIMITS_MEMORY {
-            player.note(platform::NO_MEMORY_LIMIT_NOTE);
+        if let Some(note) = player.config.memory_limit.and_then(|l| platform::memory_limit_note(l, interrupt::POLL)) {
+            player.note(&note);
         }
         Ok(player)
     }
@@ -300,8 +309,41 @@ impl ProcessPlayer {
         Some(wait)
     }
 
-    /// Waits for the next line of this round, looking at the stop flag every [`interrupt::POLL`].
-    /// `None`: the deadline passed with nothing received; `Some(None)`: a stop was requested.
+    /// The bytes the agent has committed, when the runner measures memory here
+    /// ([`platform::MEASURES_MEMORY`]) and they are over its limit. A measurement that fails is
+    /// noted in the log once, and the agent plays on unchecked.
+    fn over_memory(&self) -> Option<u64> {
+        if !platform::MEASURES_MEMORY {
+            return None;
+        }
+        let limit = self.config.memory_limit?;
+        let r = self.running.as_ref()?;
+        match platform::committed_memory(&r.child) {
+            Ok(used) => (used > limit).then_some(used),
+            Err(e) => {
+                if !self.unmeasured_noted.swap(true, Ordering::Relaxed) {
+                    self.note(&format!("could not measure the agent's memory ({e}): its memory limit is not checked"));
+                }
+                None
+            }
+        }
+    }
+
+    /// The violation detail for an agent found over its memory limit.
+    fn over_memory_detail(&self, used: u64) -> String {
+        format!(
+            "the agent used {}, over the memory limit of {} (Windows: the committed memory of its main process, \
+             checked every {} ms)",
+            platform::mib(used),
+            platform::mib(self.config.memory_limit.unwrap_or(0)),
+            interrupt::POLL.as_millis()
+        )
+    }
+
+    /// Waits for the next line of this round, looking at the stop flag every [`interrupt::POLL`],
+    /// and as often at the agent's memory where the runner measures it (an [`LineKind::OverMemory`]
+    /// line when over). `None`: the deadline passed with nothing received; `Some(None)`: a stop
+    /// was requested.
     fn wait_line(&self, deadline: Option<Instant>) -> Option<Option<Line>> {
         let r = self.running.as_ref().expect("running");
         loop {
@@ -324,6 +366,9 @@ impl ProcessPlayer {
                 }
                 None => interrupt::POLL,
             };
+            if let Some(used) = self.over_memory() {
+                return Some(Some(Line { kind: LineKind::OverMemory(used), at: Instant::now() }));
+            }
             match r.from_agent.recv_timeout(slice) {
                 Ok(line) => return Some(Some(line)),
                 Err(RecvTimeoutError::Timeout) => {}
@@ -515,6 +560,11 @@ impl ProcessPlayer {
                 return self.timeout(detail);
             }
         }
+        // Memory taken since the last look (on Windows the peak is measured: none is missed).
+        if let (LineKind::Answer(_), Some(used)) = (&line.kind, self.over_memory()) {
+            let detail = self.over_memory_detail(used);
+            return self.violation(ViolationKind::Crash, detail);
+        }
         match line.kind {
             LineKind::Answer(bytes) => {
                 self.tally_cpu();
@@ -540,6 +590,10 @@ impl ProcessPlayer {
             ),
             LineKind::Error(e) => {
                 self.violation(ViolationKind::Crash, format!("reading the agent's answer failed: {e}"))
+            }
+            LineKind::OverMemory(used) => {
+                let detail = self.over_memory_detail(used);
+                self.violation(ViolationKind::Crash, detail)
             }
             LineKind::Eof => {
                 // Give a process that is exiting a moment to be reaped, for a precise message.
