@@ -115,6 +115,18 @@ fn main() {
         w2,
         (cores / 2).max(1)
     );
+    if !quick {
+        // What the gate costs: with one lease more than cores, the cores idle less (an agent's
+        // hand-offs, the pipe and the wake-ups, are covered by a third thinker), but three agents
+        // then think at once on two cores, their clocks running: what the gate is there to stop.
+        let (w3, cpu3, _) = league("python-gate-plus", &specs, maps, cores, &python, Some(CoreGate::new(cores + 1)));
+        println!(
+            "  for comparison, a gate of {} leases on {cores} cores (agents may wait for a CPU on their clock): {:.0} % over {:.1} s",
+            cores + 1,
+            100.0 * cpu3 / (w3 * cores as f64),
+            w3
+        );
+    }
 
     // Overhead: 3 agents with the Council as an entry, 2 maps, 12 matches at --jobs 1.
     let maps = if quick { "seed:over-1" } else { "seed:over-1,seed:over-2" };

@@ -334,3 +334,47 @@ fn with_a_core_gate_agents_of_different_matches_never_think_at_once() {
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_dir_all(&dir2);
 }
+
+/// `--thinking N` lets more agent processes think at once than there are cores (busier cores
+/// for agents that answer in milliseconds); the summary then says that agents may wait for a CPU
+/// on their clock. The default (the cores) never says so.
+#[test]
+fn more_thinking_agents_than_cores_is_said_in_the_summary() {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let dir = scratch("thinking");
+    let run = |extra: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_gbely"))
+            .args(["league", "template", "expander", "--maps", "seed:th", "--rounds", "3", "--json", "--db"])
+            .arg(dir.join(format!("l{}.sqlite", extra.len())))
+            .args(extra)
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(doc["run"]["played"], 2);
+        doc["run"]["notes"].as_array().cloned().unwrap_or_default()
+    };
+    let more = (cores + 1).to_string();
+    let notes = run(&["--thinking", &more]);
+    let expected = format!("up to {more} agent processes think at once on {cores} cores");
+    assert!(notes.iter().any(|n| n.as_str().unwrap().starts_with(&expected)), "{notes:?}");
+    let notes = run(&[]);
+    assert!(!notes.iter().any(|n| n.as_str().unwrap().contains("think at once")), "{notes:?}");
+    // Not a number of agents, and not with Ray (each match asks the cluster for its CPUs).
+    // (clap's usage errors exit with 2, gbely's own refusals with 1.)
+    for (args, code, says) in [
+        (&["--thinking", "0"][..], 2, "0 is not in 1..=4096"),
+        (&["--thinking", "2", "--ray", "auto"][..], 1, "--thinking shares this machine's cores"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_gbely"))
+            .args(["league", "template", "expander"])
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(code), "{args:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains(says), "{args:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

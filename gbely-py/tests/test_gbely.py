@@ -302,6 +302,10 @@ def test_league_and_ab_from_python(tmp_path):
     assert r["verdict"] == "better" and r["pairs"] <= 20
     with pytest.raises(gbely.Error, match="not found"):
         gbely.league(["no_such_agent.py", "council"], db=db)
+    # More thinking agents than cores (4096, the most allowed): allowed, and said.
+    doc = gbely.league(["template", "expander"], maps="seed:py-th", rounds=3, db=tmp_path / "th.sqlite", thinking=4096)
+    assert doc["run"]["played"] == 2
+    assert any(n.startswith("up to 4096 agent processes think at once") for n in doc["run"]["notes"]), doc["run"]
 
 
 def test_a_league_from_python_leaves_the_programs_other_processes_alone(tmp_path):

@@ -416,6 +416,15 @@ pub fn run_league(
             run.jobs
         ));
     }
+    if let Some(gate) = config.cores.as_ref().filter(|g| g.cores() > cores) {
+        if config.backend == Backend::Local && per_match > 0 && config.time_limit.is_some() {
+            run.notes.push(format!(
+                "up to {} agent processes think at once on {cores} cores: agents may wait for a CPU while their \
+                 clock runs (keep the default --thinking for timing-sensitive leagues)",
+                gate.cores()
+            ));
+        }
+    }
     let start = Instant::now();
     // On Ray every job is made before the first match: an unreadable agent file fails here.
     let ray_jobs = match &config.backend {

@@ -362,6 +362,7 @@ def league(
     backend: str = "local",
     address: Optional[str] = None,
     replays: bool = False,
+    thinking: Optional[int] = None,
 ) -> Dict[str, Any]:
     """A league (``gbely league``): every agent against every other on every map, both seat
     orders, on all cores; resumable, as the results are kept in ``db`` (docs/league.md).
@@ -381,6 +382,9 @@ def league(
             results are the same as the local backend's.
         replays: record every match's replay and viewer page next to ``db`` (about 1 MB a
             match), linked from the HTML report (local backend only).
+        thinking: agent processes that may think at once (default: the cores). More keeps the
+            cores busier with agents that answer in milliseconds, but agents then share a CPU
+            while their clock runs (``run["notes"]`` says so). Local backend only.
 
     Returns the document of ``gbely league --json``: ``standings`` (rank, name, wins, draws,
     losses, mean share, rating and uncertainty), ``matrix``, ``matches``, ``entries``, ``run``.
@@ -400,6 +404,8 @@ def league(
         args += ["--jobs", str(jobs)]
     if replays:
         args.append("--replays")
+    if thinking is not None:
+        args += ["--thinking", str(thinking)]
     if backend == "ray":
         args += ["--ray", address or "auto"]
     elif backend != "local":

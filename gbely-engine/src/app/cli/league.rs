@@ -30,6 +30,12 @@ pub(super) struct LeagueArgs {
     /// thinks without one; with --ray, as many as the cluster has CPUs).
     #[arg(long, short = 'j')]
     jobs: Option<usize>,
+    /// Agent processes that may think at once, across all matches (default: the cores). More
+    /// than the cores keeps the cores busier when agents answer in milliseconds, but agents then
+    /// share a CPU while their clock runs (the summary says so): keep the default for
+    /// timing-sensitive leagues.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    thinking: Option<u32>,
     /// Play the matches on a Ray cluster, each match a Ray task: ADDRESS as Ray takes it (`auto`,
     /// `HOST:PORT`, `ray://HOST:PORT`), or `local` for a Ray instance of its own. The head and
     /// every worker need `pip install gbely ray` (for --python); agent files and maps travel with
@@ -71,6 +77,9 @@ pub(super) fn cmd_league(a: LeagueArgs) -> Result<u8> {
     if a.replays && a.ray.is_some() {
         bail!("--replays records on this machine; it does not go with --ray");
     }
+    if a.thinking.is_some() && a.ray.is_some() {
+        bail!("--thinking shares this machine's cores; on Ray each match asks the cluster for a CPU per agent");
+    }
     let py = match &a.ray {
         // The Ray driver is Python, whatever the entries are.
         Some(_) => crate::app::runs::resolve_python(&python(a.game.python.as_deref()))?,
@@ -106,7 +115,7 @@ pub(super) fn cmd_league(a: LeagueArgs) -> Result<u8> {
         },
         replays: a.replays.then(|| dir.join("replays")),
         // Agents hold a core while they think, so matches may outnumber cores.
-        cores: a.ray.is_none().then(|| crate::runner::cores::CoreGate::new(cores)),
+        cores: a.ray.is_none().then(|| crate::runner::cores::CoreGate::new(a.thinking.map_or(cores, |n| n as usize))),
     };
     let show = !a.quiet && !a.json;
     let bar = if show && std::io::stderr().is_terminal() {
