@@ -224,6 +224,8 @@ mod strong;
 
 use paths::ToFront;
 
+pub use strong::{StrongConfig, StrongCouncil};
+
 /// Every visible cell as a target, `(value per unit of force, the smallest sure force, its index)`,
 /// best value per unit first; ties: the cheaper, then row-major. `value` is the level's worth of
 /// a cell; the force is [`sure_win`]'s.
@@ -235,4 +237,3 @@ fn rank_targets(obs: &Observation, value: impl Fn(&VisibleCell) -> f64, targets:
     }
     targets.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.total_cmp(&b.1)).then(a.2.cmp(&b.2)));
 }
-pub use strong::{StrongConfig, StrongCouncil};

@@ -565,7 +565,7 @@ pub(crate) struct VectorCore {
     threads: usize,
     /// The worker threads when `threads` > 1 (made once, kept between steps).
     pool: Option<rayon::ThreadPool>,
-    /// Counts steps; the pool's workers stay awake between steps until it changes (see `Warm`).
+    /// Counts steps; the pool's workers stay awake between steps until it changes ([`keep_warm`]).
     steps: Arc<AtomicU64>,
     bufs: Buffers,
 }
