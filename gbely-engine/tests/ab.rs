@@ -2,17 +2,13 @@
 //! does not depend on `--jobs`, and a stopped run resumes from its journal. (The statistics are
 //! tested apart, on simulated outcome streams, in `app::ab`.)
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("gbely-ab-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+mod common;
+use common::scratch;
 
 /// `gbely ab` with short matches (30 rounds) and a 50 Elo hypothesis, as JSON.
 fn ab(dir: &Path, args: &[&str]) -> Value {

@@ -2,7 +2,7 @@
 //! Each test pins a way it went wrong before: a slow seat charging the seats read after it, a
 //! harness key an agent could send, a grandchild escaping with `setsid()`, an unbounded log.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,12 +11,8 @@ use gbely_engine::runner::process::{AgentCommand, ProcessConfig, ProcessPlayer};
 use gbely_engine::sim::MatchConfig;
 use gbely_world::{generate_final, FinalConfig, Map};
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("gbely-fair-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+mod common;
+use common::scratch;
 
 /// A Python agent file in `dir`, played with `limit` seconds a round.
 fn python_agent(dir: &Path, name: &str, source: &str, limit: f64) -> ProcessPlayer {

@@ -2,17 +2,13 @@
 //! files as new entries, and results that do not depend on `--jobs`.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("gbely-league-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+mod common;
+use common::scratch;
 
 /// Runs a short league (20 rounds on two generated maps) and returns its `--json` document.
 fn league(dir: &Path, args: &[&str]) -> Value {

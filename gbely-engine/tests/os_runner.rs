@@ -8,7 +8,7 @@
 //! parallel threads; a name given on the command line runs only the tests containing it.
 
 use std::io::{BufRead, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, ExitCode, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -16,6 +16,9 @@ use std::time::{Duration, Instant};
 use gbely_engine::game::{builtin_player, play, MatchRecord, PlayOptions, Player, ViolationKind};
 use gbely_engine::runner::process::{AgentCommand, ProcessConfig, ProcessPlayer};
 use gbely_engine::sim::{EndReason, MatchConfig};
+
+mod common;
+use common::scratch;
 
 const TESTS: &[(&str, fn())] = &[
     ("rust_example_agents_as_processes_play_like_in_process", rust_example_agents_as_processes_play_like_in_process),
@@ -161,13 +164,6 @@ fn detach(file: &str) {
 }
 
 // --- helpers ---
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("gbely-os-runner-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 fn this_program() -> String {
     std::env::current_exe().unwrap().to_string_lossy().into_owned()

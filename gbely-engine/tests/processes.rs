@@ -3,8 +3,9 @@
 
 mod common;
 use common::processes_with;
+use common::scratch;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -12,13 +13,6 @@ use gbely_council::Council;
 use gbely_engine::game::{play, DecidePlayer, MatchRecord, PlayOptions, Player, ViolationKind};
 use gbely_engine::runner::process::{AgentCommand, ProcessConfig, ProcessPlayer};
 use gbely_engine::sim::{EndReason, MatchConfig};
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("gbely-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 struct Run {
     rec: MatchRecord,

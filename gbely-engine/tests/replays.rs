@@ -14,12 +14,8 @@ use gbely_rules::{Decide, Grid, Observation};
 use gbely_world::replay::{Answer, CellChange};
 use gbely_world::{Map, Replay};
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("gbely-replays-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+mod common;
+use common::scratch;
 
 fn record(map: Map, rounds: u32, a: &mut dyn Player, b: &mut dyn Player) -> Replay {
     let mut players: [&mut dyn Player; 2] = [a, b];

@@ -14,12 +14,8 @@ use gbely_engine::replays::frames;
 use gbely_engine::sim::MatchConfig;
 use serde_json::Value;
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("gbely-viewer-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+mod common;
+use common::scratch;
 
 fn chromium() -> &'static str {
     for c in ["chromium", "chromium-browser"] {

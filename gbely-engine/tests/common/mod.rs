@@ -1,6 +1,7 @@
 //! Crafted positions for tests: small hand-made maps and one helper to resolve a round.
 #![allow(dead_code)]
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use gbely_engine::protocol::parse_command;
@@ -103,4 +104,13 @@ pub fn processes_with(marker: &str) -> usize {
         .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
         .filter(|c| String::from_utf8_lossy(c).contains(marker))
         .count()
+}
+
+/// A fresh, empty folder for one test: `gbely-test-PID-NAME` in the temporary folder (each test
+/// program has its own PID, so programs running side by side do not meet).
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("gbely-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
 }
