@@ -59,6 +59,38 @@ pub struct AgentStats {
     pub max_answer_seconds: f64,
     /// CPU time and waits for a CPU while deciding (Linux).
     pub cpu: CpuTally,
+    /// Whether it ran in the sandbox, and what held it (or why nothing did).
+    pub isolation: Isolation,
+}
+
+/// How an agent process was isolated from the machine and from the other agents: in the
+/// sandbox (`runner::sandbox`) or not, with one line that says how, or why not.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Isolation {
+    pub sandboxed: bool,
+    pub detail: &'static str,
+}
+
+impl Isolation {
+    pub fn sandboxed(detail: &'static str) -> Isolation {
+        Isolation { sandboxed: true, detail }
+    }
+
+    pub fn unsandboxed(detail: &'static str) -> Isolation {
+        Isolation { sandboxed: false, detail }
+    }
+
+    /// The summary's line: `sandboxed (…)` or `not sandboxed: why`.
+    pub fn line(&self) -> String {
+        if self.sandboxed {
+            self.detail.to_string()
+        } else {
+            format!(
+                "not sandboxed: {} (agents can read your files and each other's; see docs/protocol.md)",
+                self.detail
+            )
+        }
+    }
 }
 
 /// Someone who plays a seat. Deciding is split in two so that agent processes of all seats

@@ -25,13 +25,13 @@ pub struct CoreGate {
 #[derive(Debug, Default)]
 struct Held {
     next_id: u64,
-    /// The leases out: id and when it stops counting (its agent's deadline), if ever.
-    leases: Vec<(u64, Option<Instant>)>,
+    /// The leases out: id, when it stops counting (its agent's deadline), if ever, and its slot.
+    leases: Vec<(u64, Option<Instant>, usize)>,
 }
 
 impl Held {
     fn forget_expired(&mut self, now: Instant) {
-        self.leases.retain(|&(_, until)| until.is_none_or(|u| u > now));
+        self.leases.retain(|&(_, until, _)| until.is_none_or(|u| u > now));
     }
 }
 
@@ -40,12 +40,21 @@ impl Held {
 pub struct CoreLease {
     gate: Arc<CoreGate>,
     id: u64,
+    slot: usize,
+}
+
+impl CoreLease {
+    /// Which of the gate's cores this is, `0..cores`: no two leases out hold the same slot (the
+    /// sandbox confines the agent to the CPU of its slot).
+    pub fn slot(&self) -> usize {
+        self.slot
+    }
 }
 
 impl Drop for CoreLease {
     fn drop(&mut self) {
         let mut held = self.gate.held.lock().unwrap_or_else(|e| e.into_inner());
-        held.leases.retain(|&(id, _)| id != self.id);
+        held.leases.retain(|&(id, _, _)| id != self.id);
         drop(held);
         self.gate.freed.notify_one();
     }
@@ -71,8 +80,9 @@ impl CoreGate {
             if held.leases.len() < self.cores {
                 let id = held.next_id;
                 held.next_id += 1;
-                held.leases.push((id, limit.map(|l| now + l)));
-                return Some(CoreLease { gate: self.clone(), id });
+                let slot = (0..self.cores).find(|s| held.leases.iter().all(|l| l.2 != *s)).unwrap_or(0);
+                held.leases.push((id, limit.map(|l| now + l), slot));
+                return Some(CoreLease { gate: self.clone(), id, slot });
             }
             if give_up() {
                 return None;
@@ -100,6 +110,7 @@ mod tests {
         let a = gate.acquire(None, &|| false).unwrap();
         let _b = gate.acquire(None, &|| false).unwrap();
         assert_eq!(gate.in_use(), 2);
+        assert_eq!((a.slot(), _b.slot()), (0, 1), "two leases out never share a core");
         // A third waits until one is given back (from another thread, as an answer would).
         let g = gate.clone();
         let waiter = std::thread::spawn(move || g.acquire(None, &|| false).map(|_| Instant::now()));
@@ -108,6 +119,9 @@ mod tests {
         drop(a);
         let got = waiter.join().unwrap().unwrap();
         assert!(got >= released);
+        // The slot given back is the one lent next.
+        let c = gate.acquire(None, &|| false).unwrap();
+        assert_eq!(c.slot(), 0);
     }
 
     #[test]

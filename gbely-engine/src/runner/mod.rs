@@ -10,6 +10,8 @@ pub mod interrupt;
 pub mod platform;
 #[cfg(feature = "runner")]
 pub mod process;
+#[cfg(feature = "runner")]
+pub mod sandbox;
 pub mod serve;
 
 use std::time::Duration;

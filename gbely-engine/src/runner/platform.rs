@@ -72,6 +72,43 @@ pub fn committed_memory(child: &Child) -> std::io::Result<u64> {
     }
 }
 
+/// Starts `cmd`. On Linux from one thread that lives as long as this process: a sandboxed
+/// agent dies with the thread that started it (`bwrap --die-with-parent` uses the parent-death
+/// signal, which follows the starting *thread*), and a match may be played from threads that
+/// come and go (Python's, a pool's).
+pub fn spawn(cmd: Command) -> std::io::Result<Child> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::sync::mpsc::{channel, Sender};
+        use std::sync::{Mutex, OnceLock};
+        type Job = (Command, Sender<std::io::Result<Child>>);
+        static SPAWNER: OnceLock<Mutex<Sender<Job>>> = OnceLock::new();
+        let spawner = SPAWNER.get_or_init(|| {
+            let (tx, rx) = channel::<Job>();
+            std::thread::Builder::new()
+                .name("gbely-spawner".into())
+                .spawn(move || {
+                    for (mut cmd, reply) in rx {
+                        let _ = reply.send(cmd.spawn());
+                    }
+                })
+                .expect("a thread to start agents from");
+            Mutex::new(tx)
+        });
+        let (reply, answer) = channel();
+        let sent = spawner.lock().unwrap_or_else(|e| e.into_inner()).send((cmd, reply));
+        match sent {
+            Ok(()) => answer.recv().unwrap_or_else(|_| Err(std::io::Error::other("the agent starter stopped"))),
+            Err(std::sync::mpsc::SendError((mut cmd, _))) => cmd.spawn(),
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let mut cmd = cmd;
+        cmd.spawn()
+    }
+}
+
 /// Puts the agent about to start into its own group: Ctrl-C in the terminal reaches the runner,
 /// which stops the match cleanly, and not the agents directly.
 pub fn isolate(cmd: &mut Command) {

@@ -33,11 +33,12 @@ use std::time::{Duration, Instant};
 use gbely_rules::{constants, Grid, Observation};
 use serde_json::Value;
 
-use crate::game::{AgentStats, CpuTally, Player, PlayerAnswer, ViolationKind};
+use crate::game::{AgentStats, CpuTally, Isolation, Player, PlayerAnswer, ViolationKind};
 use crate::protocol::{answer_from_value, write_observation};
 use crate::runner::cores::{CoreGate, CoreLease};
 use crate::runner::interrupt;
 use crate::runner::platform::{self, SchedStat, Tree};
+use crate::runner::sandbox::{self, Jail, PythonRuntime, Sandbox, SandboxMode};
 
 pub use crate::runner::platform::{become_subreaper, kill_orphans};
 
@@ -88,6 +89,11 @@ pub struct ProcessConfig {
     /// its observation only once it holds one, and gives it back with its answer. `None`: it
     /// thinks whenever asked.
     pub cores: Option<Arc<CoreGate>>,
+    /// Whether the agent runs in the sandbox ([`sandbox`]): by default where the OS allows.
+    pub sandbox: SandboxMode,
+    /// In the sandbox without a [`ProcessConfig::cores`] gate, the agent is confined to the
+    /// CPU of this slot (its seat: agents of one match think on different cores).
+    pub cpu_slot: usize,
 }
 
 impl ProcessConfig {
@@ -100,6 +106,8 @@ impl ProcessConfig {
             memory_limit: Some(DEFAULT_MEMORY_LIMIT),
             log_limit: DEFAULT_LOG_LIMIT,
             cores: None,
+            sandbox: SandboxMode::Auto,
+            cpu_slot: 0,
         }
     }
 
@@ -142,6 +150,18 @@ struct Running {
     from_agent: Receiver<Line>,
     /// Scheduler figures when the observation was sent.
     sched_at_send: Option<SchedStat>,
+    /// The agent's own first process, for the scheduler's figures (under the sandbox it is a
+    /// grandchild of `child`, known once it has started).
+    agent_pid: Option<u32>,
+}
+
+impl Running {
+    fn measured_pid(&mut self, sandboxed: bool) -> Option<u32> {
+        if self.agent_pid.is_none() {
+            self.agent_pid = if sandboxed { sandbox::agent_pid(self.child.id()) } else { Some(self.child.id()) };
+        }
+        self.agent_pid
+    }
 }
 
 /// A seat played by an agent process.
@@ -162,6 +182,13 @@ pub struct ProcessPlayer {
     lease: Arc<Mutex<Option<CoreLease>>>,
     /// The log said that this agent's memory could not be measured (said once).
     unmeasured_noted: AtomicBool,
+    /// The sandbox it runs in, if any.
+    sandbox: Option<&'static Sandbox>,
+    isolation: Isolation,
+    /// A Python agent's interpreter as the sandbox starts it.
+    runtime: Option<PythonRuntime>,
+    /// The user it runs as in the sandbox when gbely is root.
+    uid: u32,
     pub stats: ProcessStats,
 }
 
@@ -178,16 +205,34 @@ impl ProcessPlayer {
         config: ProcessConfig,
     ) -> std::io::Result<ProcessPlayer> {
         std::fs::create_dir_all(&config.work_dir)?;
-        if let AgentCommand::Python { .. } = command {
-            std::fs::write(config.work_dir.join("gbely_harness.py"), HARNESS_PY)?;
-            std::fs::write(config.work_dir.join("pravidla.py"), constants::PRAVIDLA_PY)?;
+        let sandbox = sandbox::for_mode(config.sandbox).map_err(std::io::Error::other)?;
+        let isolation = sandbox::isolation(config.sandbox);
+        let mut runtime = None;
+        if let AgentCommand::Python { python, .. } = &command {
+            // Under the sandbox the agent sees a folder of its own, read-only; else its working folder.
+            let dir = match sandbox {
+                Some(_) => {
+                    runtime = Some(sandbox::python_runtime(python).map_err(std::io::Error::other)?);
+                    let dir = config.work_dir.join("box");
+                    std::fs::create_dir_all(&dir)?;
+                    readable(&dir, 0o755)?;
+                    dir
+                }
+                None => config.work_dir.clone(),
+            };
+            for (name, text) in [("gbely_harness.py", HARNESS_PY), ("pravidla.py", constants::PRAVIDLA_PY)] {
+                std::fs::write(dir.join(name), text)?;
+                readable(&dir.join(name), 0o644)?;
+            }
         }
         if let Some(dir) = config.log.parent() {
             std::fs::create_dir_all(dir)?;
         }
         File::create(&config.log)?;
         static NEXT: AtomicU64 = AtomicU64::new(0);
-        let token = format!("{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let token = format!("{}-{}", std::process::id(), n);
+        let uid = sandbox::FIRST_UID + ((u64::from(std::process::id()) * 4099 + n) % 1_000_000_000) as u32;
         let player = ProcessPlayer {
             name: name.into(),
             command,
@@ -200,6 +245,10 @@ impl ProcessPlayer {
             logged: Arc::new(AtomicU64::new(0)),
             lease: Arc::new(Mutex::new(None)),
             unmeasured_noted: AtomicBool::new(false),
+            sandbox,
+            isolation,
+            runtime,
+            uid,
             stats: ProcessStats::default(),
         };
         if let Some(note) = player.config.memory_limit.and_then(|l| platform::memory_limit_note(l, interrupt::POLL)) {
@@ -218,38 +267,83 @@ impl ProcessPlayer {
         }
     }
 
+    /// How this agent is isolated (the summary's line).
+    pub fn isolation(&self) -> Isolation {
+        self.isolation
+    }
+
+    /// The command that starts the agent in the sandbox: a Python agent's file is copied into
+    /// its read-only folder (as the judge receives one file); a program sees the files its
+    /// command line names.
+    fn sandboxed_command(&self, sb: &Sandbox, work_dir: &Path) -> std::io::Result<Command> {
+        let mut jail = Jail { uid: self.uid, memory: self.config.memory_limit, ..Jail::default() };
+        let argv: Vec<std::ffi::OsString> = match &self.command {
+            AgentCommand::Python { file, .. } => {
+                let rt = self.runtime.as_ref().expect("a Python agent's runtime is found before it starts");
+                let name = file.file_name().map_or_else(|| "agent.py".into(), |n| n.to_os_string());
+                let dir = work_dir.join("box");
+                std::fs::copy(file, dir.join(&name))?;
+                readable(&dir.join(&name), 0o644)?;
+                jail.box_dir = Some(dir);
+                jail.read_only = rt.folders.clone();
+                if let Some(base) = &rt.user_base {
+                    jail.env.push(("PYTHONUSERBASE".into(), base.into()));
+                }
+                let inside = Path::new(sandbox::BOX_DIR);
+                vec![
+                    rt.executable.clone().into(),
+                    "-u".into(),
+                    inside.join("gbely_harness.py").into(),
+                    inside.join(name).into(),
+                ]
+            }
+            AgentCommand::Exec { program, args } => {
+                let words: Vec<String> = std::iter::once(program).chain(args).cloned().collect();
+                jail.read_only = sandbox::named_paths(&words);
+                words.into_iter().map(Into::into).collect()
+            }
+        };
+        jail.env.push(("PYTHONDONTWRITEBYTECODE".into(), "1".into()));
+        jail.env.push(("PYTHONIOENCODING".into(), "utf-8".into()));
+        jail.env.push(("GBELY_AGENT_TOKEN".into(), self.token.clone().into()));
+        Ok(sb.command(&jail, &argv, Some((work_dir, self.config.cpu_slot))))
+    }
+
     fn spawn(&mut self) -> std::io::Result<Running> {
         let work_dir = std::path::absolute(&self.config.work_dir)?;
-        let mut cmd = match &self.command {
-            AgentCommand::Python { file, python } => {
-                let mut c = Command::new(python);
-                // The agent starts in its own folder: name its file from where we are.
-                c.arg("-u").arg(work_dir.join("gbely_harness.py")).arg(std::path::absolute(file)?);
-                if let Some(limit) = self.config.memory_limit.filter(|_| platform::LIMITS_MEMORY) {
-                    c.env("GBELY_MEMORY_LIMIT", limit.to_string());
-                }
-                c
-            }
-            AgentCommand::Exec { program, args } => match self.config.memory_limit {
-                // The shell sets the limit, then becomes the agent.
-                Some(limit) if platform::LIMITS_MEMORY => {
-                    let mut c = Command::new("/bin/sh");
-                    c.arg("-c").arg(format!("ulimit -v {} 2>/dev/null; exec \"$0\" \"$@\"", limit / 1024));
-                    c.arg(program).args(args);
+        let mut cmd = match (&self.command, self.sandbox) {
+            (_, Some(sb)) => self.sandboxed_command(sb, &work_dir)?,
+            (command, None) => match command {
+                AgentCommand::Python { file, python } => {
+                    let mut c = Command::new(python);
+                    // The agent starts in its own folder: name its file from where we are.
+                    c.arg("-u").arg(work_dir.join("gbely_harness.py")).arg(std::path::absolute(file)?);
+                    if let Some(limit) = self.config.memory_limit.filter(|_| platform::LIMITS_MEMORY) {
+                        c.env("GBELY_MEMORY_LIMIT", limit.to_string());
+                    }
                     c
                 }
-                _ => {
-                    let mut c = Command::new(program);
-                    c.args(args);
-                    c
-                }
+                AgentCommand::Exec { program, args } => match self.config.memory_limit {
+                    // The shell sets the limit, then becomes the agent.
+                    Some(limit) if platform::LIMITS_MEMORY => {
+                        let mut c = Command::new("/bin/sh");
+                        c.arg("-c").arg(format!("ulimit -v {} 2>/dev/null; exec \"$0\" \"$@\"", limit / 1024));
+                        c.arg(program).args(args);
+                        c
+                    }
+                    _ => {
+                        let mut c = Command::new(program);
+                        c.args(args);
+                        c
+                    }
+                },
             },
         };
         cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
         platform::isolate(&mut cmd);
         cmd.current_dir(&work_dir);
         cmd.env("PYTHONDONTWRITEBYTECODE", "1").env("PYTHONIOENCODING", "utf-8").env("GBELY_AGENT_TOKEN", &self.token);
-        let mut child = cmd.spawn()?;
+        let mut child = platform::spawn(cmd)?;
         let (tree, trouble) = Tree::adopt(&child);
         if let Some(trouble) = trouble {
             self.note(&trouble);
@@ -273,7 +367,7 @@ impl ProcessPlayer {
         let log = OpenOptions::new().append(true).open(&self.config.log)?;
         let (logged, cap) = (Arc::clone(&self.logged), self.config.log_limit);
         thread::spawn(move || copy_log(stderr, log, logged, cap));
-        Ok(Running { child, tree, to_agent, from_agent, sched_at_send: None })
+        Ok(Running { child, tree, to_agent, from_agent, sched_at_send: None, agent_pid: None })
     }
 
     /// Kills the agent's whole process group and every process carrying its token, and reaps it.
@@ -292,9 +386,10 @@ impl ProcessPlayer {
 
     /// Adds this round's scheduler figures to the tally; says how long the agent waited for a CPU.
     fn tally_cpu(&mut self) -> Option<f64> {
-        let r = self.running.as_ref()?;
+        let sandboxed = self.sandbox.is_some();
+        let r = self.running.as_mut()?;
         let before = r.sched_at_send?;
-        let after = SchedStat::of(r.child.id())?;
+        let after = SchedStat::of(r.measured_pid(sandboxed)?)?;
         let run = after.run_ns.saturating_sub(before.run_ns) as f64 / 1e9;
         let wait = after.wait_ns.saturating_sub(before.wait_ns) as f64 / 1e9;
         let t = &mut self.stats.cpu;
@@ -496,15 +591,22 @@ impl Player for ProcessPlayer {
         write_observation(obs, grid, &mut self.buf);
         if let Some(gate) = &self.config.cores {
             match gate.acquire(self.config.time_limit, &interrupt::requested) {
-                Some(lease) => *self.lease.lock().unwrap_or_else(|e| e.into_inner()) = Some(lease),
+                Some(lease) => {
+                    // In the sandbox the agent thinks on its lease's core, and only there.
+                    if let (Some(sb), Some(r)) = (self.sandbox, &self.running) {
+                        sandbox::pin_tree(r.child.id(), sb.cpu_of(lease.slot()));
+                    }
+                    *self.lease.lock().unwrap_or_else(|e| e.into_inner()) = Some(lease)
+                }
                 None => {
                     self.pending = Some(PlayerAnswer::Interrupted);
                     return;
                 }
             }
         }
+        let sandboxed = self.sandbox.is_some();
         let r = self.running.as_mut().expect("running");
-        r.sched_at_send = SchedStat::of(r.child.id());
+        r.sched_at_send = r.measured_pid(sandboxed).and_then(SchedStat::of);
         self.sent_at = Some(Instant::now());
         if r.to_agent.send(std::mem::take(&mut self.buf)).is_err() {
             self.pending = Some(self.violation(ViolationKind::Crash, "the agent's input is closed".into()));
@@ -621,6 +723,7 @@ impl ProcessPlayer {
             answered_rounds: self.stats.round_seconds.len() as u32,
             max_answer_seconds: self.stats.round_seconds.iter().copied().fold(0.0, f64::max),
             cpu: self.stats.cpu,
+            isolation: self.isolation,
         }
     }
 
@@ -639,5 +742,20 @@ impl ProcessPlayer {
 impl Drop for ProcessPlayer {
     fn drop(&mut self) {
         self.kill();
+    }
+}
+
+/// Makes a file or folder of the agent's readable by the user the sandbox runs it as (gbely as
+/// root may have a umask that hides them).
+fn readable(path: &Path, mode: u32) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (path, mode);
+        Ok(())
     }
 }

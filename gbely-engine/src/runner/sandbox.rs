@@ -1,0 +1,575 @@
+//! The sandbox every agent process runs in where the OS allows it (SPEC §8: an agent "has
+//! neither the reference implementation of the Council nor the engine available; it sees only
+//! what the judge sends it", and has no network).
+//!
+//! Linux: [bubblewrap](https://github.com/containers/bubblewrap) (`bwrap`), the sandbox of
+//! Flatpak: namespaces for mounts, processes, network, IPC and host name (and users when gbely
+//! is not root), set up by a small, audited program rather than by `unsafe` code in this
+//! workspace (which forbids it). Inside, an agent sees:
+//!
+//! | path | what |
+//! |---|---|
+//! | `/usr` (and `/bin`, `/lib` …), a few files of `/etc`, its Python's prefixes, read-only | the runtime |
+//! | `/gbely`, read-only | the harness, `pravidla.py`, a copy of its agent file (Python agents) |
+//! | the files its `cmd:` names, read-only | a program agent |
+//! | `/scratch` (its working folder, `HOME`) and `/tmp`, writable, [`SCRATCH_BYTES`] each | tmpfs, private, gone when it stops |
+//! | `/proc` | its own processes only |
+//! | network | its own loopback only |
+//!
+//! Not the run folder, the replay, the logs, other seats, the engine, the caller's home or
+//! project. Resources held for all of an agent's processes together: processes
+//! ([`MAX_TASKS`], `RLIMIT_NPROC` counted in the agent's own user (namespace)), CPU (its
+//! processes are confined to one core with `sched_setaffinity`, which a seccomp filter then
+//! forbids them to change), disk (the tmpfs sizes); memory is limited per process
+//! (`RLIMIT_AS`). Lifetime: `--die-with-parent` and the pid namespace: when the agent's first
+//! process dies, everything it started dies with it, also when `gbely` itself is killed.
+//!
+//! gbely as root (CI, containers) runs each agent as its own unprivileged user (uid
+//! [`FIRST_UID`]+, no capabilities, no groups), switched by `setpriv` inside the sandbox.
+//!
+//! Where `bwrap` is missing or cannot make namespaces (user namespaces disabled, unprivileged
+//! containers), and on other systems, agents run unsandboxed and the summary says why in one
+//! line ([`Isolation`]); `--sandbox require` refuses to play instead.
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Mutex, OnceLock};
+
+use crate::game::Isolation;
+
+/// Bytes each of an agent's writable folders (`/scratch`, `/tmp`) may hold.
+pub const SCRATCH_BYTES: u64 = 64 << 20;
+
+/// Processes and threads an agent may have at once (all of its processes together).
+pub const MAX_TASKS: u32 = 256;
+
+/// gbely as root runs agents as users from this uid on, one per agent process tree.
+pub const FIRST_UID: u32 = 200_000;
+
+/// Where the sandbox mounts an agent's read-only files (harness, `pravidla.py`, agent file).
+pub const BOX_DIR: &str = "/gbely";
+
+/// An agent's writable working folder inside the sandbox.
+pub const SCRATCH_DIR: &str = "/scratch";
+
+/// Whether to sandbox agent processes: `auto` (where possible, else say why), `require` (refuse
+/// to play without), `off` (`--no-sandbox`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SandboxMode {
+    #[default]
+    Auto,
+    Require,
+    Off,
+}
+
+impl std::str::FromStr for SandboxMode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<SandboxMode, String> {
+        match s {
+            "auto" | "on" => Ok(SandboxMode::Auto),
+            "require" => Ok(SandboxMode::Require),
+            "off" => Ok(SandboxMode::Off),
+            _ => Err(format!("`{s}`: auto, require or off")),
+        }
+    }
+}
+
+/// The sandbox as this machine offers it (probed once per process).
+#[derive(Debug)]
+pub struct Sandbox {
+    bwrap: PathBuf,
+    version: String,
+    /// gbely runs as root: no user namespace; `setpriv` makes each agent its own user.
+    root: bool,
+    /// The seccomp filter that forbids changing CPU affinity, for this architecture.
+    seccomp: Option<Vec<u8>>,
+    /// The CPUs this process may use: agents are confined to one of them each.
+    cpus: Vec<usize>,
+    description: String,
+}
+
+/// The sandbox, or why there is none here (probed once, on first use). `GBELY_BWRAP` names
+/// the `bwrap` program (tests use it to see the fallback).
+pub fn sandbox() -> &'static Result<Sandbox, String> {
+    static PROBE: OnceLock<Result<Sandbox, String>> = OnceLock::new();
+    PROBE.get_or_init(probe)
+}
+
+/// What the summary says of the isolation of agents under `mode`.
+pub fn isolation(mode: SandboxMode) -> Isolation {
+    match (mode, sandbox()) {
+        (SandboxMode::Off, _) => Isolation::unsandboxed("the sandbox is off (--no-sandbox)"),
+        (_, Ok(s)) => Isolation::sandboxed(s.describe()),
+        (_, Err(why)) => Isolation::unsandboxed(why),
+    }
+}
+
+/// The sandbox to run agents in under `mode`: `Ok(None)` when agents run without one, an error
+/// when `require`d and unavailable (before any agent starts).
+pub fn for_mode(mode: SandboxMode) -> Result<Option<&'static Sandbox>, String> {
+    match (mode, sandbox()) {
+        (SandboxMode::Off, _) => Ok(None),
+        (_, Ok(s)) => Ok(Some(s)),
+        (SandboxMode::Auto, Err(_)) => Ok(None),
+        (SandboxMode::Require, Err(why)) => {
+            Err(format!("the sandbox is required (--sandbox require) but not available here: {why}"))
+        }
+    }
+}
+
+fn find_on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file())
+}
+
+fn probe() -> Result<Sandbox, String> {
+    if !cfg!(target_os = "linux") {
+        return Err("no sandbox on this system (Linux only): agents can read your files and each other's".into());
+    }
+    let bwrap = match std::env::var_os("GBELY_BWRAP") {
+        Some(p) => PathBuf::from(p),
+        None => find_on_path("bwrap").ok_or_else(|| {
+            "bubblewrap (`bwrap`) is not installed (Debian/Ubuntu: apt install bubblewrap)".to_string()
+        })?,
+    };
+    let version = Command::new(&bwrap)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", bwrap.display()))?;
+    let version = String::from_utf8_lossy(&version.stdout).trim().to_string();
+    let root = nix::unistd::geteuid().is_root();
+    let mut cpus = allowed_cpus();
+    if cpus.is_empty() {
+        cpus.push(0);
+    }
+    let mut sandbox = Sandbox { bwrap, version, root, seccomp: seccomp_filter(), cpus, description: String::new() };
+    sandbox.description = sandbox.description();
+    // A real start of the smallest program, with every option a match uses.
+    let true_bin = ["/usr/bin/true", "/bin/true"].into_iter().find(|p| Path::new(p).exists()).unwrap_or("true");
+    let jail = Jail { uid: FIRST_UID, ..Jail::default() };
+    let aux = std::env::temp_dir().join(format!("gbely-probe-{}", std::process::id()));
+    let _ = std::fs::create_dir_all(&aux);
+    let mut cmd = sandbox.command(&jail, &[true_bin.into()], Some((&aux, 0)));
+    let out = cmd.stdin(Stdio::null()).stdout(Stdio::null()).output();
+    let _ = std::fs::remove_dir_all(&aux);
+    let out = out.map_err(|e| format!("cannot run {}: {e}", sandbox.bwrap.display()))?;
+    if !out.status.success() {
+        let said = String::from_utf8_lossy(&out.stderr);
+        let said = said.lines().next().unwrap_or("").trim();
+        return Err(format!(
+            "{} cannot make a sandbox here ({}{}{})",
+            sandbox.bwrap.display(),
+            out.status,
+            if said.is_empty() { "" } else { ": " },
+            said
+        ));
+    }
+    Ok(sandbox)
+}
+
+/// The CPUs this process may run on.
+fn allowed_cpus() -> Vec<usize> {
+    #[cfg(target_os = "linux")]
+    {
+        let Ok(set) = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)) else { return Vec::new() };
+        (0..nix::sched::CpuSet::count()).filter(|&c| set.is_set(c).unwrap_or(false)).collect()
+    }
+    #[cfg(not(target_os = "linux"))]
+    Vec::new()
+}
+
+/// What one agent process tree gets, besides the runtime.
+#[derive(Clone, Debug, Default)]
+pub struct Jail {
+    /// Mounted read-only at [`BOX_DIR`].
+    pub box_dir: Option<PathBuf>,
+    /// Mounted read-only at the same path (a Python's prefixes, the files a `cmd:` names).
+    pub read_only: Vec<PathBuf>,
+    /// Environment (the sandbox starts from an empty one).
+    pub env: Vec<(String, OsString)>,
+    /// The user it runs as when gbely is root.
+    pub uid: u32,
+    /// Address space of each process, bytes.
+    pub memory: Option<u64>,
+}
+
+impl Sandbox {
+    /// One line for summaries: what holds the agents.
+    pub fn describe(&self) -> &str {
+        &self.description
+    }
+
+    fn description(&self) -> String {
+        let who =
+            if self.root { "each agent its own unprivileged user".to_string() } else { "user namespace".to_string() };
+        let cpu = if self.seccomp.is_some() { "one core each" } else { "not held (no seccomp filter here)" };
+        format!(
+            "sandboxed ({}: {who}, own mounts, processes, network, IPC; CPU: {cpu}; at most {MAX_TASKS} \
+             processes/threads; scratch {} MiB; memory limited per process)",
+            self.version,
+            SCRATCH_BYTES >> 20
+        )
+    }
+
+    /// The CPU that core slot `slot` (a seat, or a lease of the league's gate) confines an agent to.
+    pub fn cpu_of(&self, slot: usize) -> usize {
+        self.cpus[slot % self.cpus.len()]
+    }
+
+    /// The command that starts `argv` in a sandbox made of `jail`, confined to `cpu`. Files it
+    /// needs outside the sandbox (the seccomp filter) are written to `aux_dir`.
+    pub fn command(&self, jail: &Jail, argv: &[OsString], aux: Option<(&Path, usize)>) -> Command {
+        let mut args: Vec<OsString> = Vec::new();
+        let mut a = |s: &str| args.push(s.into());
+        // The filter reaches bwrap as file descriptor 3, opened by a shell that then becomes bwrap.
+        let seccomp_file = match (aux, &self.seccomp) {
+            (Some((dir, _)), Some(bpf)) => {
+                let file = dir.join("seccomp.bpf");
+                std::fs::write(&file, bpf).ok().map(|()| file)
+            }
+            _ => None,
+        };
+        if seccomp_file.is_some() {
+            a("--seccomp");
+            a("3");
+        }
+        if self.root {
+            // No user namespace: setpriv (given the two capabilities it needs) switches users.
+            for f in ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"] {
+                a(f);
+            }
+            a("--cap-add");
+            a("CAP_SETUID");
+            a("--cap-add");
+            a("CAP_SETGID");
+        } else {
+            for f in ["--unshare-user", "--disable-userns", "--unshare-ipc", "--unshare-pid", "--unshare-net"] {
+                a(f);
+            }
+            a("--unshare-uts");
+            a("--unshare-cgroup-try");
+        }
+        for f in ["--die-with-parent", "--new-session", "--clearenv", "--hostname", "gbely"] {
+            a(f);
+        }
+        let bind = |args: &mut Vec<OsString>, kind: &str, from: &Path, to: &Path| {
+            args.push(kind.into());
+            args.push(from.into());
+            args.push(to.into());
+        };
+        bind(&mut args, "--ro-bind", Path::new("/usr"), Path::new("/usr"));
+        for top in ["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"] {
+            let p = Path::new(top);
+            match std::fs::read_link(p) {
+                Ok(target) => {
+                    args.push("--symlink".into());
+                    args.push(target.into());
+                    args.push(top.into());
+                }
+                Err(_) if p.is_dir() => bind(&mut args, "--ro-bind", p, p),
+                Err(_) => {}
+            }
+        }
+        for etc in ETC {
+            bind(&mut args, "--ro-bind-try", Path::new(etc), Path::new(etc));
+        }
+        // The folders above a mount are made 0755 (bwrap would copy a private `/root`'s 0700,
+        // and an agent running as another user could not reach its own Python).
+        let mounts: Vec<&PathBuf> = jail.read_only.iter().filter(|p| !p.starts_with("/usr") && p.exists()).collect();
+        let mut above: Vec<&Path> =
+            mounts.iter().flat_map(|p| p.ancestors().skip(1)).filter(|a| a.parent().is_some()).collect();
+        above.sort();
+        above.dedup();
+        for dir in above {
+            if !dir.starts_with("/usr") && !mounts.iter().any(|m| dir.starts_with(m)) {
+                args.extend(["--perms".into(), "0755".into(), "--dir".into(), dir.into()]);
+            }
+        }
+        for p in mounts {
+            bind(&mut args, "--ro-bind", p, p);
+        }
+        if let Some(dir) = &jail.box_dir {
+            bind(&mut args, "--ro-bind", dir, Path::new(BOX_DIR));
+        }
+        let mut a = |s: &str| args.push(s.into());
+        a("--proc");
+        a("/proc");
+        a("--dev");
+        a("/dev");
+        for dir in [SCRATCH_DIR, "/tmp"] {
+            a("--size");
+            a(&SCRATCH_BYTES.to_string());
+            a("--perms");
+            a("1777");
+            a("--tmpfs");
+            a(dir);
+        }
+        a("--chdir");
+        a(SCRATCH_DIR);
+        let mut env = |k: &str, v: &std::ffi::OsStr| {
+            args.push("--setenv".into());
+            args.push(k.into());
+            args.push(v.into());
+        };
+        env("PATH", "/usr/local/bin:/usr/bin:/bin".as_ref());
+        env("HOME", SCRATCH_DIR.as_ref());
+        env("TMPDIR", "/tmp".as_ref());
+        env("LANG", "C.UTF-8".as_ref());
+        for (k, v) in &jail.env {
+            env(k, v);
+        }
+        args.push("--".into());
+        if self.root {
+            let uid = jail.uid.to_string();
+            for s in ["setpriv", "--reuid", &uid, "--regid", &uid, "--clear-groups", "--inh-caps=-all"] {
+                args.push(s.into());
+            }
+            args.push("--bounding-set=-all".into());
+            args.push("--".into());
+        }
+        args.push("prlimit".into());
+        args.push(format!("--nproc={MAX_TASKS}").into());
+        if let Some(m) = jail.memory {
+            args.push(format!("--as={m}").into());
+        }
+        args.push("--".into());
+        args.extend(argv.iter().cloned());
+        match (seccomp_file, aux) {
+            // The shell opens the filter as descriptor 3 and becomes taskset, which confines
+            // bwrap (and so the agent) to its core before the filter forbids any change.
+            (Some(file), Some((_, slot))) => {
+                let mut c = Command::new("/bin/sh");
+                c.arg("-c").arg("exec 3<\"$1\"; shift; exec \"$@\"").arg("sh").arg(file);
+                c.args(["taskset", "--cpu-list", &self.cpu_of(slot).to_string()]).arg(&self.bwrap);
+                c.args(args);
+                c
+            }
+            _ => {
+                let mut c = Command::new(&self.bwrap);
+                c.args(args);
+                c
+            }
+        }
+    }
+}
+
+/// Files of `/etc` the runtime reads (the dynamic linker's cache, time zone, users and groups
+/// for `getpwuid`, `alternatives` behind some of `/usr/bin`).
+const ETC: &[&str] = &[
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/localtime",
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/nsswitch.conf",
+    "/etc/alternatives",
+];
+
+/// What a Python interpreter needs inside the sandbox: the interpreter to start and the folders
+/// to mount (prefixes, site-packages, the user's site-packages), found once per interpreter by
+/// asking it.
+#[derive(Clone, Debug)]
+pub struct PythonRuntime {
+    /// `sys.executable` (a venv's own path, so that the venv applies).
+    pub executable: PathBuf,
+    pub folders: Vec<PathBuf>,
+    /// `site.getuserbase()`, given to the agent as `PYTHONUSERBASE` (its `HOME` is the scratch).
+    pub user_base: Option<PathBuf>,
+}
+
+const PYTHON_PROBE: &str = "import json, site, sys\n\
+paths = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix]\n\
+paths += [p for p in sys.path if 'site-packages' in p or 'dist-packages' in p]\n\
+try:\n    paths.append(site.getusersitepackages())\nexcept Exception:\n    pass\n\
+print(json.dumps({'exe': sys.executable, 'paths': paths, 'userbase': site.getuserbase()}))";
+
+/// The runtime of the Python `python` (cached); an error names what failed.
+pub fn python_runtime(python: &str) -> Result<PythonRuntime, String> {
+    static CACHE: OnceLock<Mutex<HashMap<String, Result<PythonRuntime, String>>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(found) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(python) {
+        return found.clone();
+    }
+    let found = ask_python(python);
+    cache.lock().unwrap_or_else(|e| e.into_inner()).insert(python.to_string(), found.clone());
+    found
+}
+
+fn ask_python(python: &str) -> Result<PythonRuntime, String> {
+    let out = Command::new(python)
+        .args(["-I", "-c", PYTHON_PROBE])
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {python}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("{python} failed to describe itself: {}", String::from_utf8_lossy(&out.stderr).trim()));
+    }
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).map_err(|e| format!("{python} described itself oddly: {e}"))?;
+    let exe = v["exe"].as_str().filter(|s| !s.is_empty()).ok_or_else(|| format!("{python} has no sys.executable"))?;
+    let mut folders: Vec<PathBuf> = Vec::new();
+    let exe = PathBuf::from(exe);
+    // The interpreter itself, through its links (a venv's python links to the base one).
+    let mut resolved = vec![exe.clone()];
+    if let Ok(real) = std::fs::canonicalize(&exe) {
+        resolved.push(real);
+    }
+    for p in v["paths"].as_array().into_iter().flatten().filter_map(|p| p.as_str()) {
+        let p = PathBuf::from(p);
+        if p.is_dir() {
+            folders.push(p);
+        }
+    }
+    for r in resolved {
+        if !folders.iter().any(|f| r.starts_with(f)) {
+            folders.push(r);
+        }
+    }
+    folders.sort();
+    folders.dedup();
+    // Keep the outermost of nested folders; bind mounts of the inner ones would be redundant.
+    let mut outer: Vec<PathBuf> = Vec::new();
+    for f in folders {
+        if !outer.iter().any(|o| f.starts_with(o)) {
+            outer.push(f);
+        }
+    }
+    let user_base = v["userbase"].as_str().map(PathBuf::from).filter(|p| p.is_dir());
+    Ok(PythonRuntime { executable: exe, folders: outer, user_base })
+}
+
+/// The absolute paths named in a command line's words that exist (a `cmd:` agent's program and
+/// files): the sandbox mounts them read-only. Quotes are taken off; `/` alone is not a file.
+pub fn named_paths(words: &[String]) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for w in words {
+        for token in w.split(|c: char| c.is_whitespace() || c == '=' || c == ':') {
+            let token = token.trim_matches(|c| c == '"' || c == '\'');
+            if token.starts_with('/') && token.len() > 1 && Path::new(token).exists() {
+                found.push(PathBuf::from(token));
+            }
+        }
+    }
+    found.sort();
+    found.dedup();
+    found
+}
+
+/// Every process and thread of the tree under `pid` (through `/proc/PID/task/TID/children`).
+pub fn tree_tasks(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    let mut todo = vec![pid];
+    while let Some(p) = todo.pop() {
+        if out.len() > 4 * MAX_TASKS as usize {
+            break;
+        }
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{p}/task")) else { continue };
+        for t in tasks.flatten() {
+            let Some(tid) = t.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+            out.push(tid);
+            if let Ok(children) = std::fs::read_to_string(format!("/proc/{p}/task/{tid}/children")) {
+                todo.extend(children.split_whitespace().filter_map(|c| c.parse::<u32>().ok()));
+            }
+        }
+    }
+    out
+}
+
+/// Confines every process and thread of the tree under `pid` to `cpu` (a league's agent moves
+/// to the core its lease names).
+pub fn pin_tree(pid: u32, cpu: usize) {
+    #[cfg(target_os = "linux")]
+    {
+        let mut set = nix::sched::CpuSet::new();
+        if set.set(cpu).is_err() {
+            return;
+        }
+        for tid in tree_tasks(pid) {
+            let _ = nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(tid as i32), &set);
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (pid, cpu);
+}
+
+/// The agent's own first process under the sandbox's (`bwrap` → its pid 1 → the agent), for
+/// the scheduler's figures; `None` while it is starting.
+pub fn agent_pid(bwrap_pid: u32) -> Option<u32> {
+    let child_of = |p: u32| -> Option<u32> {
+        let text = std::fs::read_to_string(format!("/proc/{p}/task/{p}/children")).ok()?;
+        text.split_whitespace().next()?.parse().ok()
+    };
+    child_of(child_of(bwrap_pid)?)
+}
+
+/// A classic BPF seccomp program (as `bwrap --seccomp` reads it: `struct sock_filter` entries)
+/// that makes `sched_setaffinity` fail with `EPERM`, refuses every system call of another
+/// architecture's ABI (32-bit and x32 entry points would bypass the check), and allows the rest.
+fn seccomp_filter() -> Option<Vec<u8>> {
+    // (AUDIT_ARCH, __NR_sched_setaffinity) of this build's architecture.
+    let (arch, nr): (u32, u32) = if cfg!(target_arch = "x86_64") {
+        (0xC000_003E, 203)
+    } else if cfg!(target_arch = "aarch64") {
+        (0xC000_00B7, 122)
+    } else {
+        return None;
+    };
+    const LD_W_ABS: u16 = 0x20;
+    const JEQ_K: u16 = 0x15;
+    const JGE_K: u16 = 0x35;
+    const RET_K: u16 = 0x06;
+    const ALLOW: u32 = 0x7FFF_0000;
+    const EPERM: u32 = 0x0005_0000 | 1;
+    let prog: [(u16, u8, u8, u32); 8] = [
+        (LD_W_ABS, 0, 0, 4),        // A = arch
+        (JEQ_K, 1, 0, arch),        // native ABI: go on
+        (RET_K, 0, 0, EPERM),       // another ABI: refused
+        (LD_W_ABS, 0, 0, 0),        // A = system call number
+        (JGE_K, 0, 1, 0x4000_0000), // x32 numbers
+        (RET_K, 0, 0, EPERM),
+        (JEQ_K, 0, 1, nr), // sched_setaffinity
+        (RET_K, 0, 0, EPERM),
+    ];
+    let mut bytes = Vec::with_capacity((prog.len() + 1) * 8);
+    for (code, jt, jf, k) in prog.into_iter().chain([(RET_K, 0, 0, ALLOW)]) {
+        bytes.extend_from_slice(&code.to_ne_bytes());
+        bytes.push(jt);
+        bytes.push(jf);
+        bytes.extend_from_slice(&k.to_ne_bytes());
+    }
+    Some(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modes_parse() {
+        assert_eq!("auto".parse(), Ok(SandboxMode::Auto));
+        assert_eq!("require".parse(), Ok(SandboxMode::Require));
+        assert_eq!("off".parse(), Ok(SandboxMode::Off));
+        assert!("maybe".parse::<SandboxMode>().is_err());
+    }
+
+    #[test]
+    fn the_filter_is_whole_instructions_ending_in_allow() {
+        let Some(bpf) = seccomp_filter() else { return };
+        assert_eq!(bpf.len() % 8, 0);
+        let last = &bpf[bpf.len() - 8..];
+        assert_eq!(u16::from_ne_bytes([last[0], last[1]]), 0x06);
+        assert_eq!(u32::from_ne_bytes([last[4], last[5], last[6], last[7]]), 0x7FFF_0000);
+    }
+
+    #[test]
+    fn named_paths_are_existing_absolute_words() {
+        let words = vec!["-c".to_string(), "exec '/bin/sh' /no/such/file --x=/usr /".to_string()];
+        assert_eq!(named_paths(&words), vec![PathBuf::from("/bin/sh"), PathBuf::from("/usr")]);
+    }
+}
