@@ -60,6 +60,7 @@ fn league(
         backend: Backend::Local,
         replays: None,
         cores: gate,
+        sandbox: Default::default(),
     };
     let (cpu0, t) = (cpu_seconds(), Instant::now());
     let (run, keys) = run_league(&db, &entries, &maps, &config, &mut |_, _, _| {}).expect("the league runs");

@@ -214,6 +214,7 @@ fn a_match_job_played_elsewhere_gives_the_local_row() {
         backend: Backend::Local,
         replays: None,
         cores: None,
+        sandbox: Default::default(),
     };
     let p = &pairings(2, 1, 1)[0];
     let job = match_job(p, &entries, &maps, &config).unwrap();
@@ -293,6 +294,7 @@ fn thinking_intervals(
         backend: Backend::Local,
         replays: None,
         cores: gate,
+        sandbox: Default::default(),
     };
     let db = LeagueDb::open(&dir.join("l.sqlite")).unwrap();
     let maps = league_maps("seed:gate", "league").unwrap();

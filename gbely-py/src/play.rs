@@ -266,6 +266,7 @@ pub(crate) fn seat_player(
             let mut cfg =
                 gbely_engine::runner::process::ProcessConfig::new(run_dir.join(format!(".seat{seat}")), log.clone());
             cfg.time_limit = limit;
+            cfg.cpu_slot = seat;
             let p = gbely_engine::runner::process::ProcessPlayer::new(name.to_string(), cmd, cfg)
                 .map_err(|e| PyOSError::new_err(e.to_string()))?;
             Ok((Box::new(p), Some(log)))

@@ -146,12 +146,19 @@ pub struct LeagueConfig {
     /// The cores the matches' agent processes share (see [`crate::runner::cores`]): with it,
     /// matches may outnumber cores and no agent waits for a CPU on its clock.
     pub cores: Option<Arc<CoreGate>>,
+    /// Whether agents run in the sandbox.
+    pub sandbox: crate::runner::sandbox::SandboxMode,
 }
 
 impl LeagueConfig {
     /// What each agent process of a match gets.
     pub fn limits(&self) -> AgentLimits {
-        AgentLimits { time: self.time_limit, memory: self.memory_limit, cores: self.cores.clone() }
+        AgentLimits {
+            time: self.time_limit,
+            memory: self.memory_limit,
+            cores: self.cores.clone(),
+            sandbox: self.sandbox,
+        }
     }
 }
 

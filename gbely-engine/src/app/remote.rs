@@ -126,6 +126,7 @@ pub fn play_job(job: &MatchJob, python: &str, dir: &Path) -> Result<MatchRow, Le
         backend: super::league::Backend::Local,
         replays: None,
         cores: None,
+        sandbox: Default::default(),
     };
     play_one(&entries[0], &entries[1], &lm, job.game, &config, &dir.join("run"))
 }

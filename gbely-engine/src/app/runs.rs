@@ -14,6 +14,7 @@ use serde_json::json;
 use crate::game::{MatchRecord, Player};
 use crate::runner::cores::CoreGate;
 use crate::runner::process::{AgentCommand, ProcessConfig, ProcessPlayer};
+use crate::runner::sandbox::SandboxMode;
 
 /// The example agents shipped inside the binary, usable by name (from the `agents` crate).
 const TEMPLATE_PY: &str = agents::MY_AGENT_PY;
@@ -468,11 +469,13 @@ pub struct AgentLimits {
     pub memory: Option<u64>,
     /// The cores shared with other matches' agents (a league's), if any.
     pub cores: Option<Arc<CoreGate>>,
+    /// Whether agents run in the sandbox.
+    pub sandbox: SandboxMode,
 }
 
 impl AgentLimits {
     pub fn new(time: Option<Duration>, memory: Option<u64>) -> AgentLimits {
-        AgentLimits { time, memory, cores: None }
+        AgentLimits { time, memory, cores: None, sandbox: SandboxMode::Auto }
     }
 }
 
@@ -491,6 +494,8 @@ pub fn build_players(specs: &[(String, String)], run_dir: &Path, limits: &AgentL
                 cfg.time_limit = limits.time;
                 cfg.memory_limit = limits.memory;
                 cfg.cores = limits.cores.clone();
+                cfg.sandbox = limits.sandbox;
+                cfg.cpu_slot = seat;
                 let p = ProcessPlayer::new(name.clone(), cmd, cfg).map_err(|error| prepare(spec, run_dir, error))?;
                 players.push(Box::new(p));
                 logs.push(Some(log));
@@ -535,6 +540,7 @@ pub fn result_json(map: &Map, rec: &MatchRecord, replay: Option<&Path>, logs: &[
         "replay": replay.map(|p| p.display().to_string()),
         "replay_error": rec.replay_written.as_ref().and_then(|w| w.as_ref().err()),
         "fairness": fairness_notes(rec),
+        "isolation": isolation_of(rec),
     })
 }
 
@@ -564,6 +570,11 @@ struct ViolationRecord {
     round: u32,
     kind: gbely_rules::ViolationKind,
     detail: String,
+}
+
+/// How the match's agent processes were isolated (`None`: no agent process played).
+pub fn isolation_of(rec: &MatchRecord) -> Option<crate::game::Isolation> {
+    rec.agents.iter().flatten().map(|a| a.isolation).next()
 }
 
 /// Timed agent processes in this match, and the CPUs this machine offers.

@@ -135,6 +135,7 @@ fn one_test(a: &AbArgs) -> Result<(u8, Option<serde_json::Value>)> {
         rounds: a.game.rounds,
         time_limit: a.game.time_limit.duration(),
         memory_limit: a.game.memory_limit.0,
+        sandbox: a.game.sandbox.mode(),
         python: py,
         games: 1,
         // One match per core; agent processes (eight in a final) take turns on the cores, so

@@ -87,6 +87,7 @@ pub(super) fn cmd_check(a: CheckArgs) -> Result<u8> {
         let abs = std::fs::canonicalize(path)?;
         let mut cfg = ProcessConfig::new(run_dir.join(".seat0"), run_dir.join("seat0.log"));
         cfg.time_limit = limit;
+        cfg.sandbox = a.sandbox.mode();
         let mut agent = ProcessPlayer::new(
             agent_name(&path.to_string_lossy()),
             AgentCommand::Python { file: abs, python: py.clone() },
@@ -118,6 +119,13 @@ pub(super) fn cmd_check(a: CheckArgs) -> Result<u8> {
         ));
         notes.push(format!("log: {}", run_dir.join("seat0.log").display()));
     }
+    // Whether the test match ran as at the judge (no network, no other files), in one line.
+    let isolation = crate::runner::sandbox::isolation(a.sandbox.mode());
+    if isolation.sandboxed {
+        notes.push(format!("test match {}: as at the judge, no network and no files but its own", isolation.line()));
+    } else {
+        warnings.push(format!("the test match ran {}", isolation.line()));
+    }
     let ok = problems.is_empty();
     if a.json {
         let doc = json!({
@@ -130,6 +138,7 @@ pub(super) fn cmd_check(a: CheckArgs) -> Result<u8> {
             "startup_seconds": startup,
             "meta": meta,
             "violations": violations.len(),
+            "isolation": isolation,
         });
         println!("{doc}");
     } else {

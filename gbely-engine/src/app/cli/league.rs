@@ -105,6 +105,7 @@ pub(super) fn cmd_league(a: LeagueArgs) -> Result<u8> {
         rounds: a.game.rounds,
         time_limit: a.game.time_limit.duration(),
         memory_limit: a.game.memory_limit.0,
+        sandbox: a.game.sandbox.mode(),
         python,
         games: a.games,
         jobs,

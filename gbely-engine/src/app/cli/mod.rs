@@ -45,6 +45,7 @@ use crate::app::runs::{
 use crate::game::{play, play_to, DecidePlayer, MatchRecord, Observer, PlayOptions, Player};
 use crate::record::ReplayWriter;
 use crate::runner::process::{AgentCommand, ProcessConfig, ProcessPlayer};
+use crate::runner::sandbox::SandboxMode;
 use crate::runner::TimeLimit;
 use crate::sim::{Match, MatchConfig, RoundReport};
 
@@ -165,6 +166,31 @@ struct MatchArgs {
     /// Address space allowed to each agent process, in MiB; `off` for no limit.
     #[arg(long, default_value = "4096", value_name = "MIB|off", value_parser = parse_memory_limit)]
     memory_limit: MemoryLimit,
+    #[command(flatten)]
+    sandbox: SandboxArgs,
+}
+
+/// Whether agent processes run in the sandbox (shared by every command that starts agents).
+#[derive(Clone, Copy, Debug, Args)]
+struct SandboxArgs {
+    /// Agent processes in the sandbox (Linux, bubblewrap: no network, no files but their own, their
+    /// own processes only, one core each): `auto` where this machine allows it (the summary says
+    /// when it does not), `require` to refuse to play without it, `off`.
+    #[arg(long = "sandbox", default_value = "auto", value_name = "auto|require|off")]
+    mode: SandboxMode,
+    /// The same as --sandbox off: agents run as plain processes (they can read your files).
+    #[arg(long, conflicts_with = "mode")]
+    no_sandbox: bool,
+}
+
+impl SandboxArgs {
+    fn mode(&self) -> SandboxMode {
+        if self.no_sandbox {
+            SandboxMode::Off
+        } else {
+            self.mode
+        }
+    }
 }
 
 /// How a match is run and reported (shared by `play` and `final`).
@@ -265,6 +291,8 @@ struct CheckArgs {
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    sandbox: SandboxArgs,
 }
 
 #[derive(Debug, Args)]

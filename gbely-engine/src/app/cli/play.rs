@@ -56,7 +56,10 @@ pub(super) fn run_seats(
     let mut setup = build_players(
         &built,
         &run_dir,
-        &crate::app::runs::AgentLimits::new(limit, run.game.memory_limit.0),
+        &crate::app::runs::AgentLimits {
+            sandbox: run.game.sandbox.mode(),
+            ..crate::app::runs::AgentLimits::new(limit, run.game.memory_limit.0)
+        },
         py.as_deref().unwrap_or(crate::app::runs::DEFAULT_PYTHON),
     )?;
     let served = if run.watch.watch || !humans.is_empty() {
@@ -216,6 +219,9 @@ pub(super) fn headline(map: &Map, rec: &MatchRecord) -> String {
 pub(super) fn print_fairness(out: &mut impl Write, rec: &MatchRecord) -> Result<()> {
     for n in fairness_notes(rec) {
         writeln!(out, "  note: {n}")?;
+    }
+    if let Some(i) = crate::app::runs::isolation_of(rec) {
+        writeln!(out, "  agents: {}", i.line())?;
     }
     Ok(())
 }
