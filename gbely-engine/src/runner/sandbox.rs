@@ -278,6 +278,15 @@ impl Sandbox {
         for etc in ETC {
             bind(&mut args, "--ro-bind-try", Path::new(etc), Path::new(etc));
         }
+        // The private folders first: files a `cmd:` names under /tmp are mounted over them.
+        for s in ["--proc", "/proc", "--dev", "/dev"] {
+            args.push(s.into());
+        }
+        for dir in [SCRATCH_DIR, "/tmp"] {
+            for s in ["--size", &SCRATCH_BYTES.to_string(), "--perms", "1777", "--tmpfs", dir] {
+                args.push(s.into());
+            }
+        }
         // The folders above a mount are made 0755 (bwrap would copy a private `/root`'s 0700,
         // and an agent running as another user could not reach its own Python).
         let mounts: Vec<&PathBuf> = jail.read_only.iter().filter(|p| !p.starts_with("/usr") && p.exists()).collect();
@@ -286,7 +295,8 @@ impl Sandbox {
         above.sort();
         above.dedup();
         for dir in above {
-            if !dir.starts_with("/usr") && !mounts.iter().any(|m| dir.starts_with(m)) {
+            let private = [SCRATCH_DIR, "/tmp"].iter().any(|p| dir == Path::new(p));
+            if !dir.starts_with("/usr") && !private && !mounts.iter().any(|m| dir.starts_with(m)) {
                 args.extend(["--perms".into(), "0755".into(), "--dir".into(), dir.into()]);
             }
         }
@@ -296,21 +306,8 @@ impl Sandbox {
         if let Some(dir) = &jail.box_dir {
             bind(&mut args, "--ro-bind", dir, Path::new(BOX_DIR));
         }
-        let mut a = |s: &str| args.push(s.into());
-        a("--proc");
-        a("/proc");
-        a("--dev");
-        a("/dev");
-        for dir in [SCRATCH_DIR, "/tmp"] {
-            a("--size");
-            a(&SCRATCH_BYTES.to_string());
-            a("--perms");
-            a("1777");
-            a("--tmpfs");
-            a(dir);
-        }
-        a("--chdir");
-        a(SCRATCH_DIR);
+        args.push("--chdir".into());
+        args.push(SCRATCH_DIR.into());
         let mut env = |k: &str, v: &std::ffi::OsStr| {
             args.push("--setenv".into());
             args.push(k.into());
