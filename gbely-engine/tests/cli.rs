@@ -492,6 +492,82 @@ fn check_reads_decide_and_imports_from_the_syntax_tree() {
     }
 }
 
+/// Issue 22, item 7: the judge gives an agent no network and no other processes (rules §8).
+/// `gbely check` reads from the syntax tree what cannot work there and warns, naming the line;
+/// the check still passes (the call may be on a path the agent never takes). `urllib.parse`,
+/// `http.HTTPStatus` and threads touch neither and are not counted, nor is anything under `if
+/// TYPE_CHECKING:`.
+#[test]
+fn check_warns_on_network_and_process_use() {
+    let dir = scratch("check-isolation");
+    let source = "\
+import socket
+import os as system_os
+from urllib import request, parse
+import urllib.parse
+from http import HTTPStatus
+import threading
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:
+    import subprocess
+def decide(stav):
+    if stav['kolo'] < 0:
+        system_os.system('curl example.com')
+        system_os.execv('/bin/sh', ['sh'])
+        import multiprocessing
+        from os import popen
+        urllib.parse.quote('x')
+        system_os.system('true')
+        system_os.path.join('a', 'b')
+    return []
+";
+    std::fs::write(dir.join("networked.py"), source).unwrap();
+    let out = gbely(&dir, &["check", "networked.py", "--rounds", "2"]);
+    let s = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{s}{}", text(&out.stderr));
+    assert!(s.contains("the submission passes the check"), "{s}");
+    let warnings: Vec<&str> = s.lines().filter_map(|l| l.strip_prefix("  WARN  ")).collect();
+    assert_eq!(
+        warnings,
+        [
+            "imports socket (line 1): the judge has no network",
+            "imports urllib.request (line 3): the judge has no network",
+            "calls os.system (lines 12, 17): the judge gives no other processes",
+            "calls os.execv (line 13): the judge gives no other processes",
+            "imports multiprocessing (line 14): the judge gives no other processes",
+            "imports os.popen (line 15): the judge gives no other processes",
+        ],
+        "{s}"
+    );
+    // The same in --json, and in `gbely agents`.
+    let out = gbely(&dir, &["check", "networked.py", "--rounds", "2", "--json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["ok"], true);
+    assert_eq!(doc["warnings"][0], "imports socket (line 1): the judge has no network");
+    let out = gbely(&dir, &["agents", ".", "--json"]);
+    let s = text(&out.stdout);
+    assert!(s.contains("the judge has no network"), "{s}");
+    // Subprocess and asyncio's processes and connections, through any name.
+    std::fs::write(
+        dir.join("spawner.py"),
+        "import subprocess as sp\nimport asyncio\nfrom concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor\n\
+         def decide(stav):\n    asyncio.open_connection('h', 1)\n    asyncio.create_subprocess_exec('ls')\n    return []\n",
+    )
+    .unwrap();
+    let s = text(&gbely(&dir, &["check", "spawner.py", "--rounds", "2"]).stdout);
+    let warnings: Vec<&str> = s.lines().filter_map(|l| l.strip_prefix("  WARN  ")).collect();
+    assert_eq!(
+        warnings,
+        [
+            "imports subprocess (line 1): the judge gives no other processes",
+            "imports concurrent.futures.ProcessPoolExecutor (line 3): the judge gives no other processes",
+            "calls asyncio.open_connection (line 5): the judge has no network",
+            "calls asyncio.create_subprocess_exec (line 6): the judge gives no other processes",
+        ],
+        "{s}"
+    );
+}
+
 /// SPEC §8: the agent starts just before its first observation, so its start-up counts toward
 /// round 0's 2 s. `check` reports it.
 #[test]
