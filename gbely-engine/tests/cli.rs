@@ -358,6 +358,63 @@ fn a_command_agent_whose_program_cannot_run_is_refused_before_the_match() {
     }
 }
 
+/// Issue 22: a script whose `#!` interpreter does not exist played a whole match, crashing every
+/// round ("exit status 127") until disqualified. Like a missing program, it is refused before the
+/// match, in one line naming the interpreter: a missing path, a `#!/usr/bin/env NAME` whose NAME
+/// is not in PATH, a line ending in a carriage return (Windows line endings), and an agent file
+/// run as a program.
+#[test]
+#[cfg(unix)] // shell scripts as agents
+fn a_script_whose_interpreter_is_missing_is_refused_before_the_match() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("cmd-shebang");
+    let body = "\nimport sys\nfor line in sys.stdin:\n    print('[]', flush=True)\n";
+    let scripts = [
+        ("bot.py", "#!/no/such/python3"),
+        ("env_bot.py", "#!/usr/bin/env -S no-such-python-gbely -u"),
+        ("crlf_bot.py", "#!/bin/sh\r"),
+        ("bot", "#! /no/such/interpreter --flag"),
+        ("good_bot.py", "#!/usr/bin/env python3"),
+    ];
+    for (file, line) in scripts {
+        std::fs::write(dir.join(file), format!("{line}{body}")).unwrap();
+        std::fs::set_permissions(dir.join(file), std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let refused = [
+        (
+            "cmd:./bot.py --fast",
+            "program `./bot.py` names the interpreter `/no/such/python3` on its `#!` line, which is not found",
+        ),
+        (
+            "cmd:./env_bot.py",
+            "program `./env_bot.py` runs `no-such-python-gbely` through `/usr/bin/env` (its `#!` line), which is not found in PATH",
+        ),
+        (
+            "cmd:./crlf_bot.py",
+            "names the interpreter `/bin/sh` followed by a carriage return (the file has Windows line endings)",
+        ),
+        ("bot", "program `./bot` names the interpreter `/no/such/interpreter` on its `#!` line, which is not found"),
+    ];
+    for (spec, why) in refused {
+        for args in
+            [vec!["play", spec], vec!["play", "council", "--opponent", spec], vec!["final", spec, "--size", "40"]]
+        {
+            let out = gbely(&dir, &[&args[..], &["--rounds", "5", "-q"]].concat());
+            let e = text(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{args:?}: {e}");
+            assert_eq!(e.lines().count(), 1, "{args:?}: {e}");
+            assert!(e.starts_with("gbely: error: ") && e.contains(why), "{args:?}: `{why}` not in {e}");
+        }
+    }
+    assert!(!dir.join("gbely-runs").exists(), "nothing written for a refused agent");
+    // An interpreter that exists, found through env; a Python agent file is run by Python, not by
+    // its `#!` line, so that line does not matter.
+    for args in [["play", "cmd:./good_bot.py"], ["play", "bot.py"]] {
+        let out = gbely(&dir, &[&args[..], &["--rounds", "2", "-q", "--no-replay"]].concat());
+        assert_ne!(out.status.code(), Some(1), "{args:?}: {}", text(&out.stderr));
+    }
+}
+
 /// Regression: `final` exited 0 when the user's agent (the first one named) was disqualified;
 /// `play` exits 3 then, and so does `final` now, wherever that agent was seated.
 #[test]
