@@ -4,13 +4,39 @@
 use std::io::Write;
 use std::path::Path;
 
+use gbely_rules::{Command, DiscardReason};
 use gbely_world::replay::{
-    Answer, CellChange, Discarded, FinalState, MapRecord, MatchResult, SeatRecord, Turn, REPLAY_FORMAT, REPLAY_VERSION,
+    Answer, CellChange, CompactCommands, Cut, Discarded, FinalState, MapRecord, MatchResult, SeatRecord, Turn,
+    REPLAY_FORMAT, REPLAY_VERSION,
 };
 use gbely_world::Replay;
+use serde_json::Value;
 
 use crate::game::{match_result, owner_code};
-use crate::sim::{EndReason, Match, RoundReport};
+use crate::sim::{EndReason, Match, Order, RoundReport};
+
+/// Most discarded items of one answer a replay records one by one; the rest are counted
+/// ([`Cut`]). An agent that means to play discards a few a round (the template: about 6).
+pub const KEPT_DISCARDS_PER_ANSWER: u32 = 1000;
+/// Most discarded items of one seat a replay records one by one over a whole match.
+pub const KEPT_DISCARDS_PER_SEAT: u32 = 20_000;
+/// Most JSON text of unparsable items of one answer a replay keeps as received.
+pub const KEPT_RAW_BYTES_PER_ANSWER: usize = 64 << 10;
+/// Most JSON text of unparsable items of one seat a replay keeps over a whole match.
+pub const KEPT_RAW_BYTES_PER_SEAT: usize = 1 << 20;
+
+/// What a seat may still have recorded one by one of its discarded items in this match.
+#[derive(Clone, Copy, Debug)]
+struct Allowance {
+    discards: u32,
+    raw_bytes: usize,
+}
+
+impl Default for Allowance {
+    fn default() -> Self {
+        Allowance { discards: KEPT_DISCARDS_PER_SEAT, raw_bytes: KEPT_RAW_BYTES_PER_SEAT }
+    }
+}
 
 /// Builds a replay while a match is played: in memory, or streamed to a file round by round.
 #[derive(Debug)]
@@ -25,6 +51,8 @@ pub struct Recorder {
     /// Whether turns carry their cell changes (version 1's form; readers rebuilding a version 2
     /// file's rounds want them, files leave them out).
     changes: bool,
+    /// Per seat, what is left of its match's allowance of discarded items recorded one by one.
+    allowances: Vec<Allowance>,
 }
 
 /// A replay being written to its file, and the first error writing it, if any (the match goes
@@ -45,7 +73,71 @@ impl Recorder {
             end_state: FinalState { owner: Vec::new(), units: Vec::new(), fortification: Vec::new() },
             turns: Vec::new(),
             stream: None,
+            allowances: Vec::new(),
         }
+    }
+
+    /// The compact record (replay version 2) of a seat's answer, made after the round was
+    /// resolved: each item a command as parsed or, when it did not parse, the item as received
+    /// (`raw[index]`). `discarded` are the seat's discard events of the round, in index order.
+    ///
+    /// Bounded against a flooding agent: once recording a discarded item would pass
+    /// [`KEPT_DISCARDS_PER_ANSWER`], [`KEPT_RAW_BYTES_PER_ANSWER`] or what is left of the seat's
+    /// match allowance ([`KEPT_DISCARDS_PER_SEAT`], [`KEPT_RAW_BYTES_PER_SEAT`]), the answer is
+    /// [`Cut`] there: after it only the commands carried out are kept, the discarded items counted.
+    pub(crate) fn compact(
+        &mut self,
+        seat: usize,
+        orders: &[Order],
+        raw: Option<&[Value]>,
+        discarded: &[(u32, DiscardReason)],
+    ) -> CompactCommands {
+        if self.allowances.len() <= seat {
+            self.allowances.resize(seat + 1, Allowance::default());
+        }
+        let allowance = &mut self.allowances[seat];
+        let mut c = CompactCommands::default();
+        let (mut kept, mut kept_raw) = (0u32, 0usize);
+        let mut events = discarded.iter().peekable();
+        for (index, order) in orders.iter().enumerate() {
+            let reason = events.next_if(|(i, _)| *i as usize == index).map(|&(_, r)| r);
+            if let Some(cut) = c.cut.as_mut() {
+                match reason {
+                    Some(r) => *cut.left_out.entry(r).or_default() += 1,
+                    None => push_command(&mut c, order),
+                }
+                continue;
+            }
+            if let Some(r) = reason {
+                let item = raw.and_then(|raw| raw.get(index)).filter(|_| order.is_err());
+                let room = (KEPT_RAW_BYTES_PER_ANSWER - kept_raw).min(allowance.raw_bytes);
+                let size = match item {
+                    Some(v) => json_len_within(v, room),
+                    None => Some(0),
+                };
+                match size {
+                    Some(size) if kept < KEPT_DISCARDS_PER_ANSWER && allowance.discards > 0 => {
+                        kept += 1;
+                        allowance.discards -= 1;
+                        kept_raw += size;
+                        allowance.raw_bytes -= size;
+                    }
+                    _ => {
+                        let at = c.kinds.len() as u32;
+                        c.cut = Some(Cut { at, left_out: [(r, 1)].into() });
+                        continue;
+                    }
+                }
+            }
+            match order {
+                Ok(_) => push_command(&mut c, order),
+                Err(_) => {
+                    c.kinds.push('r');
+                    c.raw.push(raw.and_then(|raw| raw.get(index)).cloned().unwrap_or(Value::Null));
+                }
+            }
+        }
+        c
     }
 
     /// Streams to `writer`, starting with the replay's head (map, seats); call before round 0.
@@ -110,14 +202,21 @@ impl Recorder {
             }
         }
         let seats = m.seats() as u8;
+        // The discard events of items left out after an answer's cut are counted in the answer.
+        let listed = |seat: u8, index: u32| match answers.get(seat as usize) {
+            Some(Answer::Compact(CompactCommands { cut: Some(cut), .. })) => index < cut.at,
+            _ => true,
+        };
+        let discarded = report
+            .discarded
+            .iter()
+            .filter(|d| listed(d.seat, d.index))
+            .map(|d| Discarded { seat: d.seat, index: d.index, reason: d.reason })
+            .collect();
         let turn = Turn {
             round: report.round,
             answers,
-            discarded: report
-                .discarded
-                .iter()
-                .map(|d| Discarded { seat: d.seat, index: d.index, reason: d.reason })
-                .collect(),
+            discarded,
             cells: (0..seats).map(|s| m.cell_count(s)).collect(),
             units: (0..seats).map(|s| m.unit_total(s)).collect(),
             changes,
@@ -205,6 +304,51 @@ impl Default for Recorder {
     fn default() -> Self {
         Recorder::new()
     }
+}
+
+/// A command as a compact record's letter, cells and amount (an unparsable item has none: see
+/// [`Recorder::compact`]).
+fn push_command(c: &mut CompactCommands, order: &Order) {
+    match *order {
+        Ok(Command::Move { from, to, amount }) => {
+            c.kinds.push('M');
+            c.cells.extend([from.0, to.0]);
+            c.amounts.push(amount);
+        }
+        Ok(Command::Attack { from, to, amount }) => {
+            c.kinds.push('A');
+            c.cells.extend([from.0, to.0]);
+            c.amounts.push(amount);
+        }
+        Ok(Command::Fortify { cell, amount }) => {
+            c.kinds.push('F');
+            c.cells.push(cell.0);
+            c.amounts.push(amount);
+        }
+        Err(_) => {}
+    }
+}
+
+/// The length of a value's JSON text if it is at most `limit` bytes (writing stops past it).
+fn json_len_within(v: &Value, limit: usize) -> Option<usize> {
+    struct Count {
+        n: usize,
+        limit: usize,
+    }
+    impl Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.n += buf.len();
+            if self.n > self.limit {
+                return Err(std::io::Error::other("too long"));
+            }
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count { n: 0, limit };
+    serde_json::to_writer(&mut count, v).ok().map(|()| count.n)
 }
 
 /// Writes a replay; a name ending in `.gz` is gzip-compressed. Returns the bytes written.

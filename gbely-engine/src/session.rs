@@ -161,55 +161,58 @@ impl Session {
         }
         let grid = self.m.map().grid().clone();
         let recording = self.recorder.is_some();
-        let mut answers = Vec::with_capacity(if recording { self.seats() } else { 0 });
+        // What each seat's record will be; a seat's commands are recorded after the round is
+        // resolved, when it is known which of them were discarded (see `Recorder::compact`).
+        let mut answers: Vec<Record> = Vec::with_capacity(if recording { self.seats() } else { 0 });
         let round = self.m.round();
         for s in 0..self.seats() {
             let submitted = self.submitted[s].take();
             if !self.m.is_active(s as u8) {
                 self.inputs[s] = SideInput::Nothing;
                 if recording {
-                    answers.push(Answer::Out);
+                    answers.push(Record::Done(Answer::Out));
                 }
                 continue;
             }
             let builtin = self.builtins[s].is_some();
             let (input, answer) = match submitted {
                 Some(PlayerAnswer::Commands(cmds)) => {
-                    let answer = recording.then(|| {
-                        if builtin {
-                            Answer::Regen
-                        } else {
-                            Answer::Compact(compact(cmds.iter().map(|c| (Ok(*c), None))))
-                        }
-                    });
+                    let answer =
+                        recording.then(|| if builtin { Record::Done(Answer::Regen) } else { Record::Commands(None) });
                     (SideInput::Orders(cmds.into_iter().map(Ok).collect()), answer)
                 }
                 Some(PlayerAnswer::Raw(list)) => {
                     let orders = parse_commands(&list, &grid);
-                    let answer = recording
-                        .then(|| Answer::Compact(compact(orders.iter().zip(&list).map(|(o, raw)| (*o, Some(raw))))));
-                    (SideInput::Orders(orders), answer)
+                    (SideInput::Orders(orders), recording.then_some(Record::Commands(Some(list))))
                 }
                 Some(PlayerAnswer::Violation { kind, detail }) => {
-                    let answer = recording.then(|| Answer::Violation(Violation { kind, detail: detail.clone() }));
+                    let answer =
+                        recording.then(|| Record::Done(Answer::Violation(Violation { kind, detail: detail.clone() })));
                     self.violations[s].push((round, kind, detail));
                     (SideInput::Violation, answer)
                 }
                 Some(PlayerAnswer::Replayed(a)) => {
                     let input = match &a {
                         Answer::Commands(list) => SideInput::Orders(parse_commands(list, &grid)),
-                        Answer::Compact(c) => SideInput::Orders(orders_of(c, &grid)),
+                        Answer::Compact(c) => {
+                            // What an answer's record left out after its cut still counts.
+                            for (reason, n) in c.cut.iter().flat_map(|cut| &cut.left_out) {
+                                *self.discards[s].entry(*reason).or_default() += n;
+                            }
+                            SideInput::Orders(orders_of(c, &grid))
+                        }
                         Answer::Violation(v) => {
                             self.violations[s].push((round, v.kind, v.detail.clone()));
                             SideInput::Violation
                         }
                         Answer::Out | Answer::Regen => SideInput::Orders(Vec::new()),
                     };
-                    (input, recording.then_some(a))
+                    (input, recording.then_some(Record::Done(a)))
                 }
                 Some(PlayerAnswer::Interrupted) | None => {
-                    let answer =
-                        recording.then(|| if builtin { Answer::Regen } else { Answer::Compact(Default::default()) });
+                    let answer = recording.then(|| {
+                        Record::Done(if builtin { Answer::Regen } else { Answer::Compact(Default::default()) })
+                    });
                     (SideInput::Orders(Vec::new()), answer)
                 }
             };
@@ -221,6 +224,24 @@ impl Session {
             *self.discards[d.seat as usize].entry(d.reason).or_default() += 1;
         }
         if let Some(r) = self.recorder.as_mut() {
+            let mut discarded = vec![Vec::new(); answers.len()];
+            for d in &self.report.discarded {
+                discarded[d.seat as usize].push((d.index, d.reason));
+            }
+            let answers = answers
+                .into_iter()
+                .enumerate()
+                .map(|(s, record)| match record {
+                    Record::Done(a) => a,
+                    Record::Commands(raw) => {
+                        let orders = match &self.inputs[s] {
+                            SideInput::Orders(orders) => orders.as_slice(),
+                            _ => &[],
+                        };
+                        Answer::Compact(r.compact(s, orders, raw.as_deref(), &discarded[s]))
+                    }
+                })
+                .collect();
             r.after_resolution(&self.m, answers, &self.report);
         }
         &self.report
@@ -357,34 +378,12 @@ pub struct SessionState {
     pub violations: Vec<Vec<(u32, ViolationKind, String)>>,
 }
 
-/// The compact form (replay version 2) of a command list: each item a parsed command, or — when
-/// it did not parse — the item as received.
-fn compact<'a>(items: impl Iterator<Item = (Order, Option<&'a Value>)>) -> CompactCommands {
-    let mut c = CompactCommands::default();
-    for (order, raw) in items {
-        match order {
-            Ok(Command::Move { from, to, amount }) => {
-                c.kinds.push('M');
-                c.cells.extend([from.0, to.0]);
-                c.amounts.push(amount);
-            }
-            Ok(Command::Attack { from, to, amount }) => {
-                c.kinds.push('A');
-                c.cells.extend([from.0, to.0]);
-                c.amounts.push(amount);
-            }
-            Ok(Command::Fortify { cell, amount }) => {
-                c.kinds.push('F');
-                c.cells.push(cell.0);
-                c.amounts.push(amount);
-            }
-            Err(_) => {
-                c.kinds.push('r');
-                c.raw.push(raw.cloned().unwrap_or(Value::Null));
-            }
-        }
-    }
-    c
+/// A seat's answer on its way into the replay.
+enum Record {
+    Done(Answer),
+    /// Commands, recorded once the round is resolved; with the list as received when it came as
+    /// JSON (its unparsable items are kept as they were).
+    Commands(Option<Vec<Value>>),
 }
 
 /// The orders of a compact command list, as the engine resolves them: commands as they were

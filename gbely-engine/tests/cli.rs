@@ -358,6 +358,63 @@ fn a_command_agent_whose_program_cannot_run_is_refused_before_the_match() {
     }
 }
 
+/// Issue 22: a script whose `#!` interpreter does not exist played a whole match, crashing every
+/// round ("exit status 127") until disqualified. Like a missing program, it is refused before the
+/// match, in one line naming the interpreter: a missing path, a `#!/usr/bin/env NAME` whose NAME
+/// is not in PATH, a line ending in a carriage return (Windows line endings), and an agent file
+/// run as a program.
+#[test]
+#[cfg(unix)] // shell scripts as agents
+fn a_script_whose_interpreter_is_missing_is_refused_before_the_match() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("cmd-shebang");
+    let body = "\nimport sys\nfor line in sys.stdin:\n    print('[]', flush=True)\n";
+    let scripts = [
+        ("bot.py", "#!/no/such/python3"),
+        ("env_bot.py", "#!/usr/bin/env -S no-such-python-gbely -u"),
+        ("crlf_bot.py", "#!/bin/sh\r"),
+        ("bot", "#! /no/such/interpreter --flag"),
+        ("good_bot.py", "#!/usr/bin/env python3"),
+    ];
+    for (file, line) in scripts {
+        std::fs::write(dir.join(file), format!("{line}{body}")).unwrap();
+        std::fs::set_permissions(dir.join(file), std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let refused = [
+        (
+            "cmd:./bot.py --fast",
+            "program `./bot.py` names the interpreter `/no/such/python3` on its `#!` line, which is not found",
+        ),
+        (
+            "cmd:./env_bot.py",
+            "program `./env_bot.py` runs `no-such-python-gbely` through `/usr/bin/env` (its `#!` line), which is not found in PATH",
+        ),
+        (
+            "cmd:./crlf_bot.py",
+            "names the interpreter `/bin/sh` followed by a carriage return (the file has Windows line endings)",
+        ),
+        ("bot", "program `./bot` names the interpreter `/no/such/interpreter` on its `#!` line, which is not found"),
+    ];
+    for (spec, why) in refused {
+        for args in
+            [vec!["play", spec], vec!["play", "council", "--opponent", spec], vec!["final", spec, "--size", "40"]]
+        {
+            let out = gbely(&dir, &[&args[..], &["--rounds", "5", "-q"]].concat());
+            let e = text(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{args:?}: {e}");
+            assert_eq!(e.lines().count(), 1, "{args:?}: {e}");
+            assert!(e.starts_with("gbely: error: ") && e.contains(why), "{args:?}: `{why}` not in {e}");
+        }
+    }
+    assert!(!dir.join("gbely-runs").exists(), "nothing written for a refused agent");
+    // An interpreter that exists, found through env; a Python agent file is run by Python, not by
+    // its `#!` line, so that line does not matter.
+    for args in [["play", "cmd:./good_bot.py"], ["play", "bot.py"]] {
+        let out = gbely(&dir, &[&args[..], &["--rounds", "2", "-q", "--no-replay"]].concat());
+        assert_ne!(out.status.code(), Some(1), "{args:?}: {}", text(&out.stderr));
+    }
+}
+
 /// Regression: `final` exited 0 when the user's agent (the first one named) was disqualified;
 /// `play` exits 3 then, and so does `final` now, wherever that agent was seated.
 #[test]
@@ -490,6 +547,82 @@ fn check_reads_decide_and_imports_from_the_syntax_tree() {
         assert!(fail.contains(why), "{file}: `{why}` not in {fail}");
         assert!(!dir.join("module-was-run").exists(), "{file}: the check ran the module");
     }
+}
+
+/// Issue 22, item 7: the judge gives an agent no network and no other processes (rules §8).
+/// `gbely check` reads from the syntax tree what cannot work there and warns, naming the line;
+/// the check still passes (the call may be on a path the agent never takes). `urllib.parse`,
+/// `http.HTTPStatus` and threads touch neither and are not counted, nor is anything under `if
+/// TYPE_CHECKING:`.
+#[test]
+fn check_warns_on_network_and_process_use() {
+    let dir = scratch("check-isolation");
+    let source = "\
+import socket
+import os as system_os
+from urllib import request, parse
+import urllib.parse
+from http import HTTPStatus
+import threading
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:
+    import subprocess
+def decide(stav):
+    if stav['kolo'] < 0:
+        system_os.system('curl example.com')
+        system_os.execv('/bin/sh', ['sh'])
+        import multiprocessing
+        from os import popen
+        urllib.parse.quote('x')
+        system_os.system('true')
+        system_os.path.join('a', 'b')
+    return []
+";
+    std::fs::write(dir.join("networked.py"), source).unwrap();
+    let out = gbely(&dir, &["check", "networked.py", "--rounds", "2"]);
+    let s = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{s}{}", text(&out.stderr));
+    assert!(s.contains("the submission passes the check"), "{s}");
+    let warnings: Vec<&str> = s.lines().filter_map(|l| l.strip_prefix("  WARN  ")).collect();
+    assert_eq!(
+        warnings,
+        [
+            "imports socket (line 1): the judge has no network",
+            "imports urllib.request (line 3): the judge has no network",
+            "calls os.system (lines 12, 17): the judge gives no other processes",
+            "calls os.execv (line 13): the judge gives no other processes",
+            "imports multiprocessing (line 14): the judge gives no other processes",
+            "imports os.popen (line 15): the judge gives no other processes",
+        ],
+        "{s}"
+    );
+    // The same in --json, and in `gbely agents`.
+    let out = gbely(&dir, &["check", "networked.py", "--rounds", "2", "--json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["ok"], true);
+    assert_eq!(doc["warnings"][0], "imports socket (line 1): the judge has no network");
+    let out = gbely(&dir, &["agents", ".", "--json"]);
+    let s = text(&out.stdout);
+    assert!(s.contains("the judge has no network"), "{s}");
+    // Subprocess and asyncio's processes and connections, through any name.
+    std::fs::write(
+        dir.join("spawner.py"),
+        "import subprocess as sp\nimport asyncio\nfrom concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor\n\
+         def decide(stav):\n    asyncio.open_connection('h', 1)\n    asyncio.create_subprocess_exec('ls')\n    return []\n",
+    )
+    .unwrap();
+    let s = text(&gbely(&dir, &["check", "spawner.py", "--rounds", "2"]).stdout);
+    let warnings: Vec<&str> = s.lines().filter_map(|l| l.strip_prefix("  WARN  ")).collect();
+    assert_eq!(
+        warnings,
+        [
+            "imports subprocess (line 1): the judge gives no other processes",
+            "imports concurrent.futures.ProcessPoolExecutor (line 3): the judge gives no other processes",
+            "calls asyncio.open_connection (line 5): the judge has no network",
+            "calls asyncio.create_subprocess_exec (line 6): the judge gives no other processes",
+        ],
+        "{s}"
+    );
 }
 
 /// SPEC §8: the agent starts just before its first observation, so its start-up counts toward

@@ -513,6 +513,80 @@ fn a_gzip_bomb_is_not_inflated_whole() {
     assert!(start.elapsed() < Duration::from_secs(5), "{:?}", start.elapsed());
 }
 
+/// The sample replay's text with the answer of seat 0 in `turns` `turns` (one that sent
+/// commands) replaced by `answer`, a JSON text written into the file as it is.
+fn with_answers(answer: &str, turns: &[usize]) -> Vec<u8> {
+    let mut doc: Value = serde_json::from_str(&sample().replay_text).unwrap();
+    for &t in turns {
+        doc["turns"][t]["answers"][0] = json!(format!("@@{t}@@"));
+    }
+    let mut text = doc.to_string();
+    for &t in turns {
+        text = text.replace(&format!("\"@@{t}@@\""), answer);
+    }
+    text.into_bytes()
+}
+
+/// Regression (issue 22, item 6): a 293 KB replay whose answer held 100 M `raw` items made
+/// `replay stats` and `verify` abort after asking for 4.8 GB. Every array of an answer is
+/// bounded while it is parsed, as the per-seat and per-cell arrays are, and the values kept as
+/// received are bounded by their text, per answer and per replay: each file is refused at once,
+/// in one line saying which bound it passed.
+#[test]
+fn a_replay_with_a_huge_answer_is_refused_quickly() {
+    let zeros = |n: usize| {
+        let mut s = String::with_capacity(2 * n);
+        for k in 0..n {
+            s.push_str(if k == 0 { "0" } else { ",0" });
+        }
+        s
+    };
+    let many = zeros(5_000_000); // 5 M items: more than an answer may hold (2^20)
+    let string = format!("\"{}\"", "a".repeat(6 << 20)); // one item of 6 MiB
+    let cases: Vec<(Vec<u8>, &str)> = vec![
+        (
+            with_answers(&format!(r#"{{"compact":{{"k":"r","c":[],"n":[],"raw":[{many}]}}}}"#), &[1]),
+            "more than 1048576 items",
+        ),
+        (with_answers(&format!(r#"{{"commands":[{many}]}}"#), &[1]), "more than 1048576 items"),
+        (
+            with_answers(&format!(r#"{{"compact":{{"k":"r","c":[],"n":[],"raw":[[{many}]]}}}}"#), &[1]),
+            "more than 8388608 bytes of JSON",
+        ),
+        (
+            with_answers(&format!(r#"{{"compact":{{"k":"r","c":[],"n":[],"raw":[{string},{string}]}}}}"#), &[1]),
+            "more than 8388608 bytes of JSON",
+        ),
+        (
+            with_answers(&format!(r#"{{"compact":{{"k":"r","c":[],"n":[],"raw":[{string}]}}}}"#), &[1, 2, 3]),
+            "more than 16777216 bytes of JSON in all",
+        ),
+        (
+            with_answers(&format!(r#"{{"compact":{{"k":"","c":[{many}],"n":[]}}}}"#), &[1]),
+            "more than 2097152 entries where there are at most 2097152 cells of an answer's commands",
+        ),
+        (
+            with_answers(&format!(r#"{{"compact":{{"k":"","c":[],"n":[{many}]}}}}"#), &[1]),
+            "more than 1048576 entries where there are at most 1048576 items of an answer",
+        ),
+    ];
+    let path = scratch().join("huge-answer.json.gz");
+    for (text, want) in cases {
+        std::fs::write(&path, gzip(&text)).unwrap();
+        let start = Instant::now();
+        let e = read_replay(&path).unwrap_err().to_string();
+        assert!(e.contains(want), "`{e}` should say `{want}`");
+        assert_eq!(e.lines().count(), 1, "{e}");
+        assert!(resident_peak() < RESIDENT_CEILING);
+        assert!(start.elapsed() < Duration::from_secs(5), "{want}: {:?}", start.elapsed());
+        let e = Replay::from_json(std::str::from_utf8(&text).unwrap()).unwrap_err().to_string();
+        assert!(e.contains(want), "`{e}` should say `{want}`");
+    }
+    // Within the bounds, an answer of the same shape reads.
+    let text = with_answers(r#"{"compact":{"k":"r","c":[],"n":[],"raw":[[0,0,0]]}}"#, &[1]);
+    assert!(Replay::from_json(std::str::from_utf8(&text).unwrap()).is_ok());
+}
+
 /// Every structural fault is refused when the file is read, saying what and where.
 #[test]
 fn each_structural_fault_is_named_where_it_is() {
@@ -557,6 +631,15 @@ fn each_structural_fault_is_named_where_it_is() {
         (Box::new(move |r| edit_compact(r, t, |c| c.kinds.push('M'))), "compact commands: kinds"),
         (Box::new(move |r| edit_compact(r, t, |c| c.kinds.push('X'))), "unknown command kind `X`"),
         (Box::new(move |r| edit_compact(r, t, |c| c.amounts[0] = -1.0)), "amount -1 is not a positive number"),
+        (
+            Box::new(move |r| {
+                edit_compact(r, t, |c| {
+                    c.cut =
+                        Some(gbely_world::replay::Cut { at: c.kinds.len() as u32 + 1, left_out: Default::default() })
+                })
+            }),
+            "the cut after item",
+        ),
         (
             Box::new(move |r| r.turns[t].answers[0] = gbely_world::replay::Answer::Regen),
             "seat 0's commands are to be regenerated, but the seat names no built-in agent",

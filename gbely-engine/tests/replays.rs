@@ -1,6 +1,7 @@
 //! Replay files: verify accepts what the engine writes and finds tampering at the right round;
 //! gzip is transparent; the terminal rendering is pinned by golden files.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -297,4 +298,92 @@ fn terminal_rendering_golden() {
     };
     let plain = render_frame(&replay, &map, &fr[13], Some(12), false);
     assert_eq!(stripped.lines().take(17).collect::<Vec<_>>(), plain.lines().take(17).collect::<Vec<_>>());
+}
+
+/// Floods every round with junk before its real commands (the expander's), as a hostile agent
+/// may: 20 000 items that are not objects, and in round 0 two strings of 40 000 characters first.
+struct Flooder {
+    inner: Expander,
+    round: u32,
+    next: Option<PlayerAnswer>,
+}
+
+impl Player for Flooder {
+    fn name(&self) -> String {
+        "flooder".into()
+    }
+    fn begin(&mut self, obs: &Observation, grid: &Grid) {
+        let mut list = Vec::new();
+        if self.round == 0 {
+            list.extend([serde_json::json!("x".repeat(40_000)), serde_json::json!("y".repeat(40_000))]);
+        }
+        list.extend(std::iter::repeat_n(serde_json::json!(0), 20_000));
+        list.extend(self.inner.decide(obs).iter().map(|c| gbely_engine::protocol::command_to_value(c, grid)));
+        self.next = Some(PlayerAnswer::Raw(list));
+        self.round += 1;
+    }
+    fn finish(&mut self) -> PlayerAnswer {
+        self.next.take().unwrap()
+    }
+}
+
+/// Issue 22, item 6: a flooding agent made a 223 MB replay that `replay verify` then refused.
+/// A replay keeps at most 1000 discarded items of an answer one by one, 20 000 of a seat in a
+/// match, and 64 KiB of unparsable items' text an answer; the rest is counted by reason
+/// (docs/replay-format.md, "Bounds"). The summary's counts are the same, the file verifies, and
+/// the real commands after the junk are all there (the re-simulation reaches the same state).
+#[test]
+fn a_flooding_agents_replay_is_bounded_and_verifies() {
+    use gbely_rules::DiscardReason;
+    let map = Arc::new(gbely_world::generate_duel("flood", 30, 30).unwrap());
+    let mut flooder = Flooder { inner: Expander::default(), round: 0, next: None };
+    let mut council = DecidePlayer::new("council", Council::new());
+    let mut players: [&mut dyn Player; 2] = [&mut flooder, &mut council];
+    let rec = play(map, &mut players, PlayOptions { config: MatchConfig { rounds: 25 }, record: true }, &mut ());
+    let replay = rec.replay.clone().unwrap();
+    assert_eq!(replay.turns.len(), 25);
+    // By hand: round 0 keeps the first string (40 002 bytes of JSON); the second would pass
+    // 64 KiB, so the answer is cut after one item and its 20 001 other junk items are counted.
+    // Rounds 1–19 keep 1000 each (19 001 of the seat's 20 000 used), round 20 the last 999,
+    // rounds 21–24 none.
+    let want_at = |r: usize| match r {
+        0 => 1,
+        1..=19 => 1000,
+        20 => 999,
+        _ => 0,
+    };
+    let mut file_counts: BTreeMap<DiscardReason, u32> = BTreeMap::new();
+    for (r, t) in replay.turns.iter().enumerate() {
+        let Answer::Compact(c) = &t.answers[0] else { panic!("round {r}: {:?}", t.answers[0]) };
+        let cut = c.cut.as_ref().unwrap_or_else(|| panic!("round {r} is not cut"));
+        assert_eq!(cut.at as usize, want_at(r), "round {r}");
+        let junk = if r == 0 { 20_002 } else { 20_000 };
+        assert_eq!(cut.left_out[&DiscardReason::NotAnObject] as usize, junk - want_at(r), "round {r}");
+        assert_eq!(c.raw.len(), want_at(r), "round {r}");
+        for d in t.discarded.iter().filter(|d| d.seat == 0) {
+            assert!(d.index < cut.at, "round {r}: {d:?} is listed after the cut");
+            *file_counts.entry(d.reason).or_default() += 1;
+        }
+        for (reason, n) in &cut.left_out {
+            *file_counts.entry(*reason).or_default() += n;
+        }
+    }
+    // The summary's counts, and those the file gives, are every discarded item.
+    assert_eq!(rec.discards[0][&DiscardReason::NotAnObject], 2 + 25 * 20_000);
+    assert_eq!(file_counts, rec.discards[0]);
+    // The expander's commands were carried out: it grew.
+    assert!(replay.turns[24].cells[0] > 20, "{:?}", replay.turns[24].cells);
+    verify(&replay).unwrap();
+    // Recorded whole, the junk alone would be over 25 MB of JSON (each item and its discard
+    // event); bounded, the whole replay is a small fraction of that.
+    let text = replay.to_json();
+    assert!(text.len() < 1_500_000, "{} bytes", text.len());
+    // Written, read back and verified; `replay stats` counts what was left out.
+    let path = scratch("flood-replay").join("flood.json.gz");
+    write_replay(&path, &replay).unwrap();
+    let back = read_replay(&path).unwrap();
+    assert_eq!(back, replay);
+    verify(&back).unwrap();
+    let s = gbely_engine::replays::stats(&back).unwrap();
+    assert_eq!(s["sides"][0]["discarded"]["not_an_object"], 2 + 25 * 20_000);
 }

@@ -13,6 +13,8 @@
 //! count, seat, cell and owner in it fits its map, so readers index by them and size work by them
 //! without checking again.
 
+use std::cell::Cell as StdCell;
+use std::collections::BTreeMap;
 use std::marker::PhantomData;
 
 use gbely_rules::{DiscardReason, EndReason, Mode, SeatRole, ViolationKind};
@@ -105,7 +107,7 @@ pub struct SeatRecord {
 #[serde(rename_all = "snake_case")]
 pub enum Answer {
     /// The command list exactly as received (JSON values in the agent's own key order).
-    Commands(Vec<Value>),
+    Commands(#[serde(deserialize_with = "answer_values")] Vec<Value>),
     /// A violation: the round's commands are lost (SPEC §8).
     Violation(Violation),
     /// Not in the game any more (eliminated or disqualified).
@@ -123,16 +125,42 @@ pub enum Answer {
 /// (MOVE, ATTACK: source, target) or one (FORTIFY) of `cells` and whose amount is the next of
 /// `amounts` — or `r`: an item that did not parse as a command, the next of `raw`, as received
 /// (so that re-reading it gives the same discard reason).
+///
+/// An answer too big to record whole has a [`Cut`]: the items after it that were discarded are
+/// counted, not kept.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CompactCommands {
     #[serde(rename = "k")]
     pub kinds: String,
-    #[serde(rename = "c")]
+    #[serde(rename = "c", deserialize_with = "answer_cells")]
     pub cells: Vec<u32>,
-    #[serde(rename = "n")]
+    #[serde(rename = "n", deserialize_with = "per_answer")]
     pub amounts: Vec<f64>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, deserialize_with = "answer_values", skip_serializing_if = "Vec::is_empty")]
     pub raw: Vec<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut: Option<Cut>,
+}
+
+/// Where the record of an answer too big to keep whole stops keeping its discarded items (a
+/// flooding agent's megabytes of junk a round; the bounds are the engine's, in
+/// `docs/replay-format.md`). The first `at` items are recorded one by one, as in any answer;
+/// after them only the commands the engine carried out are kept (in their order), and the
+/// discarded items are counted by reason. A discarded item changes nothing (SPEC §6.2), so
+/// re-simulation reaches the same state; its discard events are those of the first `at` items.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cut {
+    /// How many items of the answer are recorded one by one: the first `at` letters of `kinds`.
+    pub at: u32,
+    /// The discarded items after them, not kept: how many for each reason.
+    pub left_out: BTreeMap<DiscardReason, u32>,
+}
+
+impl Cut {
+    /// How many items were left out.
+    pub fn count(&self) -> u64 {
+        self.left_out.values().map(|&n| n as u64).sum()
+    }
 }
 
 impl CompactCommands {
@@ -146,6 +174,13 @@ impl CompactCommands {
                 'r' => r += 1,
                 other => return Err(format!("unknown command kind `{other}`")),
             }
+        }
+        let items = self.kinds.len();
+        if items > MAX_ANSWER_ITEMS {
+            return Err(format!("{items} items where an answer has at most {MAX_ANSWER_ITEMS}"));
+        }
+        if let Some(cut) = self.cut.as_ref().filter(|cut| cut.at as usize > items) {
+            return Err(format!("the cut after item {} is past its {items} items", cut.at));
         }
         if (c, n, r) != (self.cells.len(), self.amounts.len(), self.raw.len()) {
             return Err(format!(
@@ -193,7 +228,9 @@ pub struct Turn {
     /// One entry per seat.
     #[serde(deserialize_with = "per_seat")]
     pub answers: Vec<Answer>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// The discarded commands, in the order the engine met them (those left out of an answer
+    /// after its [`Cut`] are only counted there).
+    #[serde(default, deserialize_with = "per_turn_discarded", skip_serializing_if = "Vec::is_empty")]
     pub discarded: Vec<Discarded>,
     /// Cells owned per seat at the end of the round.
     #[serde(deserialize_with = "per_seat")]
@@ -250,7 +287,11 @@ pub struct SideResult {
 // `Replay::check` would refuse afterwards.
 
 fn turns<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Turn>, D::Error> {
-    at_most(d, MAX_ROUNDS as usize, "turns")
+    // The answers' kept values are counted across the whole document (see `answer_values`).
+    let outer = VALUE_TEXT_LEFT.with(|left| left.replace(Some(MAX_REPLAY_VALUE_TEXT)));
+    let turns = at_most(d, MAX_ROUNDS as usize, "turns");
+    VALUE_TEXT_LEFT.with(|left| left.set(outer));
+    turns
 }
 
 /// One entry per seat.
@@ -261,6 +302,90 @@ fn per_seat<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Vec<
 /// At most one entry per cell.
 fn per_cell<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Vec<T>, D::Error> {
     at_most(d, (MAX_SIDE * MAX_SIDE) as usize, "cells")
+}
+
+/// Most items one answer of a replay may hold (commands, unparsable items, letters of `kinds`).
+/// The runner takes answers of up to 8 MiB, so an answer it reads has fewer than 4 Mi items,
+/// and fewer than 200 000 that the engine carries out (a command needs about 45 bytes); the
+/// engine records at most 1000 discarded items of an answer one by one and counts the rest
+/// ([`Cut`]).
+pub const MAX_ANSWER_ITEMS: usize = 1 << 20;
+
+/// Most JSON text of the values an answer keeps as received (unparsable items; a version 1
+/// file's commands): the runner's largest answer, 8 MiB.
+pub const MAX_ANSWER_TEXT: usize = 8 << 20;
+
+/// Most JSON text of such values in one replay. A parsed value takes far more memory than its
+/// text (up to about fifty times for `[0,0,0,…]`), so this bounds what a file can make a reader
+/// hold; the engine records at most 1 MiB of them per seat and match.
+pub const MAX_REPLAY_VALUE_TEXT: usize = 16 << 20;
+
+thread_local! {
+    /// While a replay's `turns` are parsed: how much text of kept-as-received values the rest
+    /// of the document may still hold ([`MAX_REPLAY_VALUE_TEXT`]).
+    static VALUE_TEXT_LEFT: StdCell<Option<usize>> = const { StdCell::new(None) };
+}
+
+/// The array of one answer's items.
+fn per_answer<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Vec<T>, D::Error> {
+    at_most(d, MAX_ANSWER_ITEMS, "items of an answer")
+}
+
+/// The cells of one answer's commands: two per command at most.
+fn answer_cells<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u32>, D::Error> {
+    at_most(d, 2 * MAX_ANSWER_ITEMS, "cells of an answer's commands")
+}
+
+/// A turn's discarded commands: at most one per item of each seat's answer.
+fn per_turn_discarded<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Discarded>, D::Error> {
+    at_most(d, MAX_SEATS * MAX_ANSWER_ITEMS, "discarded commands in a turn")
+}
+
+/// Values kept as received: at most [`MAX_ANSWER_ITEMS`] of them and [`MAX_ANSWER_TEXT`] of
+/// text in an answer, and [`MAX_REPLAY_VALUE_TEXT`] in the whole replay. Each is read as text
+/// first and parsed only within these bounds, so a file cannot make the reader build a
+/// hundred million values (or one value holding them) before it is refused.
+fn answer_values<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Value>, D::Error> {
+    struct Values;
+    impl<'de> Visitor<'de> for Values {
+        type Value = Vec<Value>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            write!(f, "an array of at most {MAX_ANSWER_ITEMS} JSON values")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Value>, A::Error> {
+            let mut out = Vec::new();
+            let mut text = 0usize;
+            while let Some(raw) = seq.next_element::<Box<serde_json::value::RawValue>>()? {
+                if out.len() == MAX_ANSWER_ITEMS {
+                    return Err(A::Error::custom(format_args!(
+                        "an answer of more than {MAX_ANSWER_ITEMS} items where there are at most {MAX_ANSWER_ITEMS}"
+                    )));
+                }
+                let len = raw.get().len();
+                text += len;
+                if text > MAX_ANSWER_TEXT {
+                    return Err(A::Error::custom(format_args!(
+                        "an answer whose items kept as received have more than {MAX_ANSWER_TEXT} bytes of JSON"
+                    )));
+                }
+                let left = VALUE_TEXT_LEFT.with(|left| {
+                    let now = left.get().map(|l| l.checked_sub(len));
+                    if let Some(Some(l)) = now {
+                        left.set(Some(l));
+                    }
+                    now
+                });
+                if left == Some(None) {
+                    return Err(A::Error::custom(format_args!(
+                        "items kept as received have more than {MAX_REPLAY_VALUE_TEXT} bytes of JSON in all"
+                    )));
+                }
+                out.push(serde_json::from_str(raw.get()).map_err(A::Error::custom)?);
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_seq(Values)
 }
 
 fn at_most<'de, D: Deserializer<'de>, T: Deserialize<'de>>(

@@ -19,6 +19,17 @@ use super::runs::RunError;
 /// `except`): that is an optional import with a fallback, and only a warning. Imports under
 /// `if TYPE_CHECKING:` never run (only a type checker reads them, e.g. `from gbely.types import
 /// Stav`) and are not counted; the `else` branch is.
+///
+/// Isolation (`isolation`: `[line, what, kind]`): what cannot work at the judge, which gives an
+/// agent no network and no other processes (rules §8): imports of network modules (`socket`,
+/// `ssl`, `urllib.request`, `http.client`, `http.server`, `xmlrpc`, `ftplib`, `smtplib`, …, and
+/// `requests`, `httpx`, `aiohttp`, `urllib3`, `websockets`) and of process modules
+/// (`subprocess`, `multiprocessing`, `pty`), and calls that start a program or a process
+/// (`os.system`, `os.popen`, `os.exec*`, `os.spawn*`, `os.fork`, `os.posix_spawn*`,
+/// `asyncio.create_subprocess_*`, `concurrent.futures.ProcessPoolExecutor`) or open a connection
+/// (`asyncio.open_connection`, `asyncio.start_server`), through any alias (`import os as o`,
+/// `from os import system`). Anywhere in the file, guarded or not, except under `if
+/// TYPE_CHECKING:`. `urllib.parse` and `http.HTTPStatus` touch no network and are not counted.
 pub const INSPECT_PY: &str = r#"
 import ast, json, sys
 sys.setrecursionlimit(10000)
@@ -125,6 +136,82 @@ std = set(getattr(sys, "stdlib_module_names", ())) | set(sys.builtin_module_name
 if std:
     out["non_stdlib"] = sorted(n for n in required if n not in std)
     out["optional"] = sorted(n for n in optional - required if n not in std)
+# What cannot work at the judge: no network, no other processes (see the Rust doc above).
+NET_MODULES = {"socket", "ssl", "socketserver", "ftplib", "smtplib", "poplib", "imaplib", "nntplib",
+               "telnetlib", "xmlrpc", "requests", "httpx", "aiohttp", "urllib3", "websocket", "websockets"}
+NET_SUBMODULES = {"urllib.request", "urllib.robotparser", "http.client", "http.server", "http.cookiejar"}
+PROC_MODULES = {"subprocess", "multiprocessing", "pty", "concurrent.futures.process"}
+NET_CALLS = {"asyncio.open_connection", "asyncio.start_server", "asyncio.open_unix_connection",
+             "asyncio.start_unix_server"}
+PROC_CALLS = {"os.system", "os.popen", "os.fork", "os.forkpty", "os.posix_spawn", "os.posix_spawnp",
+              "os.startfile", "asyncio.create_subprocess_exec", "asyncio.create_subprocess_shell",
+              "concurrent.futures.ProcessPoolExecutor"}
+def kind_of_module(name):
+    parts = name.split(".")
+    for k in range(1, len(parts) + 1):
+        head = ".".join(parts[:k])
+        if head in NET_MODULES or head in NET_SUBMODULES:
+            return "network"
+        if head in PROC_MODULES:
+            return "process"
+    return None
+def kind_of_call(name):
+    if name in NET_CALLS:
+        return "network"
+    if name in PROC_CALLS or (name.startswith(("os.exec", "os.spawn")) and name.count(".") == 1):
+        return "process"
+    return None
+aliases = {}      # a local name -> the dotted name it stands for
+isolation = set()
+def runtime_nodes(node):
+    """Every node that may run: not those under `if TYPE_CHECKING:`."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        if isinstance(n, ast.If) and type_checking(n):
+            stack.extend(n.orelse)
+        else:
+            stack.extend(ast.iter_child_nodes(n))
+nodes = list(runtime_nodes(tree))
+for n in nodes:
+    if isinstance(n, ast.Import):
+        for a in n.names:
+            kind = kind_of_module(a.name)
+            if kind:
+                isolation.add((n.lineno, "imports " + a.name, kind))
+            if a.asname:
+                aliases[a.asname] = a.name
+            else:
+                top = a.name.split(".")[0]
+                aliases.setdefault(top, top)
+    elif isinstance(n, ast.ImportFrom) and n.level == 0 and n.module:
+        kind = kind_of_module(n.module)
+        if kind:
+            isolation.add((n.lineno, "imports " + n.module, kind))
+        for a in n.names:
+            full = n.module + "." + a.name
+            aliases[a.asname or a.name] = full
+            sub = kind_of_module(full) if not kind else None
+            if sub:
+                isolation.add((n.lineno, "imports " + full, sub))
+            elif not kind and kind_of_call(full):
+                isolation.add((n.lineno, "imports " + full, kind_of_call(full)))
+def dotted(e):
+    parts = []
+    while isinstance(e, ast.Attribute):
+        parts.append(e.attr)
+        e = e.value
+    if not isinstance(e, ast.Name) or e.id not in aliases:
+        return None
+    return ".".join([aliases[e.id]] + parts[::-1])
+for n in nodes:
+    if isinstance(n, ast.Call):
+        name = dotted(n.func)
+        kind = name and kind_of_call(name)
+        if kind:
+            isolation.add((n.lineno, "calls " + name, kind))
+out["isolation"] = sorted(isolation)
 # The agent's own name and versions: top-level `AGENT_NAME = "…"` and the like, literals only.
 for n in tree.body:
     if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
@@ -149,6 +236,32 @@ pub fn inspect_source(py: &str, path: &Path) -> Result<serde_json::Value, RunErr
         return Err(failed(String::from_utf8_lossy(&out.stderr).trim().to_string()));
     }
     serde_json::from_slice(&out.stdout).map_err(|e| failed(e.to_string()))
+}
+
+/// The warnings for what an agent file does that cannot work at the judge (no network, no other
+/// processes; see [`INSPECT_PY`]'s `isolation`): one line per thing, with its lines, e.g.
+/// `imports socket (line 3): the judge has no network`.
+pub fn isolation_warnings(report: &serde_json::Value) -> Vec<String> {
+    let mut grouped: Vec<(String, &str, Vec<u64>)> = Vec::new();
+    for entry in report["isolation"].as_array().into_iter().flatten() {
+        let (Some(line), Some(what), Some(kind)) = (entry[0].as_u64(), entry[1].as_str(), entry[2].as_str()) else {
+            continue;
+        };
+        match grouped.iter_mut().find(|(w, _, _)| w == what) {
+            Some((_, _, lines)) => lines.push(line),
+            None => grouped.push((what.to_string(), kind, vec![line])),
+        }
+    }
+    grouped
+        .into_iter()
+        .map(|(what, kind, lines)| {
+            let why = if kind == "network" { "the judge has no network" } else { "the judge gives no other processes" };
+            let shown: Vec<String> = lines.iter().take(5).map(u64::to_string).collect();
+            let more = if lines.len() > 5 { format!(" and {} more", lines.len() - 5) } else { String::new() };
+            let s = if lines.len() > 1 { "s" } else { "" };
+            format!("{what} (line{s} {}{more}): {why}", shown.join(", "))
+        })
+        .collect()
 }
 
 /// The name and versions an agent file gives itself (`AGENT_NAME`, `AGENT_VERSION`,

@@ -195,6 +195,12 @@ pub fn check_spec(spec: &str) -> Result<()> {
     if path.is_dir() {
         return Err(RunError::AgentIsAFolder(spec.to_string()));
     }
+    // A file that is not Python runs as a program: it must be executable, and a script's
+    // interpreter must exist.
+    if cfg!(not(windows)) && !spec.ends_with(".py") {
+        let program = if spec.contains('/') { spec.to_string() } else { format!("./{spec}") };
+        check_program(&program).map_err(|why| RunError::ProgramCannotRun { spec: spec.to_string(), why })?;
+    }
     Ok(())
 }
 
@@ -285,9 +291,24 @@ pub fn check_program(program: &str) -> Result<(), String> {
 }
 
 /// Whether `program` can be started, as the shell would look for it: a name with a `/` is a path,
-/// any other name is searched in `PATH`. The error says what is wrong, naming the program.
+/// any other name is searched in `PATH`. A script's `#!` line must name an interpreter that can
+/// be started too (for `#!/usr/bin/env NAME`, NAME in `PATH`): otherwise the kernel refuses to
+/// run it and the agent would crash every round ("exit status 127"). The error says what is
+/// wrong, naming the program (and the interpreter).
 #[cfg(not(windows))]
 pub fn check_program(program: &str) -> Result<(), String> {
+    let found = find_program(program).map_err(|why| format!("program `{program}` is {why}"))?;
+    if let Some(found) = found {
+        check_interpreter(program, &found, 0)?;
+    }
+    Ok(())
+}
+
+/// Where `program` is ([`check_program`]'s search); `None` when there is no `PATH` to search (the
+/// shell's own default search path: let it look). The error is what the program is
+/// (`not found in PATH`).
+#[cfg(not(windows))]
+fn find_program(program: &str) -> Result<Option<PathBuf>, String> {
     use std::os::unix::fs::PermissionsExt;
     let runnable = |p: &Path| -> Result<(), &'static str> {
         let meta = std::fs::metadata(p).map_err(|_| "not found")?;
@@ -300,24 +321,91 @@ pub fn check_program(program: &str) -> Result<(), String> {
         }
     };
     if program.contains('/') {
-        return runnable(Path::new(program)).map_err(|why| format!("program `{program}` is {why}"));
+        return runnable(Path::new(program)).map(|()| Some(PathBuf::from(program))).map_err(str::to_string);
     }
     let Some(path) = std::env::var_os("PATH") else {
-        return Ok(()); // the shell's own default search path: let it look
+        return Ok(None);
     };
     let mut seen = None;
     for dir in std::env::split_paths(&path) {
         let dir = if dir.as_os_str().is_empty() { PathBuf::from(".") } else { dir };
         match runnable(&dir.join(program)) {
-            Ok(()) => return Ok(()),
+            Ok(()) => return Ok(Some(dir.join(program))),
             Err("not found") => {}
             Err(why) => seen = seen.or(Some((dir, why))),
         }
     }
     Err(match seen {
-        Some((dir, why)) => format!("program `{program}` is not in PATH ({} is {why})", dir.join(program).display()),
-        None => format!("program `{program}` is not found in PATH"),
+        Some((dir, why)) => format!("not in PATH ({} is {why})", dir.join(program).display()),
+        None => "not found in PATH".to_string(),
     })
+}
+
+/// The `#!` line of a program file, as Linux reads it: the interpreter (the first word after
+/// `#!`) and the one optional argument (the rest of the line), within the first 256 bytes.
+/// `None` for a file that does not start with `#!` (a binary, or a script for the shell).
+#[cfg(not(windows))]
+fn shebang(path: &Path) -> Option<(String, Option<String>)> {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(256);
+    std::fs::File::open(path).ok()?.take(256).read_to_end(&mut head).ok()?;
+    let line = head.strip_prefix(b"#!")?;
+    let line = &line[..line.iter().position(|&b| b == b'\n').unwrap_or(line.len())];
+    // Only spaces and tabs separate: a carriage return (a file saved with Windows line endings)
+    // is part of the name, as it is for the kernel.
+    let line = String::from_utf8_lossy(line);
+    let line = line.trim_matches([' ', '\t']);
+    let (interpreter, argument) = match line.split_once([' ', '\t']) {
+        Some((i, a)) => (i, Some(a.trim_matches([' ', '\t']).to_string()).filter(|a| !a.is_empty())),
+        None => (line, None),
+    };
+    Some((interpreter.to_string(), argument))
+}
+
+/// Whether the interpreter of `file`'s `#!` line (if it has one) can be started: its path, and for
+/// `env` the program it runs, searched in `PATH`. Interpreters that are scripts are followed, a
+/// few deep, as the kernel does.
+#[cfg(not(windows))]
+fn check_interpreter(program: &str, file: &Path, depth: usize) -> Result<(), String> {
+    let Some((interpreter, argument)) = shebang(file) else { return Ok(()) };
+    let shown = |name: &str| {
+        if name.ends_with('\r') {
+            format!(
+                "`{}` followed by a carriage return (the file has Windows line endings)",
+                name.trim_end_matches('\r')
+            )
+        } else {
+            format!("`{name}`")
+        }
+    };
+    if interpreter.is_empty() {
+        return Err(format!("program `{program}` has a `#!` line that names no interpreter"));
+    }
+    let found = find_program(&interpreter).map_err(|why| {
+        format!("program `{program}` names the interpreter {} on its `#!` line, which is {why}", shown(&interpreter))
+    })?;
+    let Some(found) = found else { return Ok(()) };
+    if Path::new(&interpreter).file_name().is_some_and(|n| n == "env") {
+        // `env [-S] [-i] [NAME=VALUE…] PROGRAM [ARGS]`: the program is the first other word.
+        let words: Vec<&str> = argument.as_deref().unwrap_or("").split([' ', '\t']).collect();
+        let run = words.iter().find(|w| !w.is_empty() && !w.starts_with('-') && !w.contains('='));
+        if let Some(run) = run {
+            let found = find_program(run).map_err(|why| {
+                format!(
+                    "program `{program}` runs {} through `{interpreter}` (its `#!` line), which is {why}",
+                    shown(run)
+                )
+            })?;
+            if let Some(found) = found.filter(|_| depth < 4) {
+                return check_interpreter(program, &found, depth + 1);
+            }
+        }
+        return Ok(());
+    }
+    if depth < 4 {
+        check_interpreter(program, &found, depth + 1)?;
+    }
+    Ok(())
 }
 
 /// A `cmd:` command made to work from the agent's own folder: each plain word (letters, digits

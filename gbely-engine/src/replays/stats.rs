@@ -35,9 +35,16 @@ pub fn stats(replay: &Replay) -> Result<serde_json::Value, String> {
                 *m.entry(d.reason.code().to_string()).or_default() += 1;
             }
         }
-        for (s, a) in t.answers.iter().enumerate() {
-            if matches!(a, Answer::Violation(_)) && s < seats {
-                violations[s] += 1;
+        for (s, a) in t.answers.iter().enumerate().take(seats) {
+            match a {
+                Answer::Violation(_) => violations[s] += 1,
+                // Items left out of a flooding answer's record are counted there.
+                Answer::Compact(c) => {
+                    for (reason, n) in c.cut.iter().flat_map(|cut| &cut.left_out) {
+                        *discarded[s].entry(reason.code().to_string()).or_default() += n;
+                    }
+                }
+                _ => {}
             }
         }
         let shares: Vec<f64> = t.cells.iter().map(|&c| c as f64 / total * 100.0).collect();

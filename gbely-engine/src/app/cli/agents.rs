@@ -2,7 +2,7 @@
 //! pass the structural part of `gbely check` — the place to pick league entries from.
 
 use super::*;
-use crate::app::inspect::{inspect_source, AgentMeta};
+use crate::app::inspect::{inspect_source, isolation_warnings, AgentMeta};
 
 #[derive(Debug, Args)]
 pub(super) struct AgentsArgs {
@@ -24,7 +24,8 @@ struct Listed {
     name: String,
     meta: AgentMeta,
     bytes: u64,
-    /// `ok`, `warn` (optional imports, a GAME_VERSION for other rules) or `fail`.
+    /// `ok`, `warn` (optional imports, a GAME_VERSION for other rules, network or process use)
+    /// or `fail`.
     check: &'static str,
     /// Why it would fail or warn.
     why: Vec<String>,
@@ -67,6 +68,7 @@ pub(super) fn cmd_agents(a: AgentsArgs) -> Result<u8> {
             warn.push(format!("optional imports: {}", list("optional").join(", ")));
         }
         warn.extend(meta.game_version_warning(&file));
+        warn.extend(isolation_warnings(&report));
         let check = if !fail.is_empty() {
             "fail"
         } else if !warn.is_empty() {

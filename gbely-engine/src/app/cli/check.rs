@@ -1,7 +1,7 @@
 //! `gbely check`: the submission check.
 
 use super::*;
-use crate::app::inspect::{inspect_source, AgentMeta};
+use crate::app::inspect::{inspect_source, isolation_warnings, AgentMeta};
 
 /// The submission check (`gbely check`).
 pub(super) fn cmd_check(a: CheckArgs) -> Result<u8> {
@@ -72,6 +72,8 @@ pub(super) fn cmd_check(a: CheckArgs) -> Result<u8> {
             optional.join(", ")
         ));
     }
+    // Warnings, not failures: the call may sit on a path the agent never takes at the judge.
+    warnings.extend(isolation_warnings(&inspect));
     let mut timing = None;
     let mut startup = None;
     let mut violations = Vec::new();
