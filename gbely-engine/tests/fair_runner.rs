@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use gbely_engine::game::{play, MatchRecord, PlayOptions, Player, ViolationKind};
 use gbely_engine::runner::process::{AgentCommand, ProcessConfig, ProcessPlayer};
+use gbely_engine::runner::sandbox::SandboxMode;
 use gbely_engine::sim::MatchConfig;
 use gbely_world::{generate_final, FinalConfig, Map};
 
@@ -16,10 +17,15 @@ use common::scratch;
 
 /// A Python agent file in `dir`, played with `limit` seconds a round.
 fn python_agent(dir: &Path, name: &str, source: &str, limit: f64) -> ProcessPlayer {
+    python_agent_in(dir, name, source, limit, SandboxMode::Auto)
+}
+
+fn python_agent_in(dir: &Path, name: &str, source: &str, limit: f64, sandbox: SandboxMode) -> ProcessPlayer {
     let file = dir.join(format!("{name}.py"));
     std::fs::write(&file, source).unwrap();
     let mut cfg = ProcessConfig::new(dir.join(format!("work-{name}")), dir.join(format!("{name}.log")));
     cfg.time_limit = Some(Duration::from_secs_f64(limit));
+    cfg.sandbox = sandbox;
     ProcessPlayer::new(name, AgentCommand::Python { file, python: "python3".into() }, cfg).unwrap()
 }
 
@@ -133,7 +139,10 @@ fn a_grandchild_that_left_the_process_group_is_killed_with_the_agent() {
         "import subprocess\nstarted = False\ndef decide(stav):\n    global started\n    if not started:\n        p = subprocess.Popen(['sleep', '600'], start_new_session=True)\n        open({:?}, 'w').write(str(p.pid))\n        started = True\n    return []\n",
         pid_file.to_str().unwrap()
     );
-    let mut players = vec![python_agent(&dir, "escaper", &src, 5.0), python_agent(&dir, "other", FAST, 5.0)];
+    // Without the sandbox (whose pid namespace takes every descendant along: tests/sandbox.rs):
+    // the token finds the grandchild, which writes its pid where the test reads it.
+    let escaper = python_agent_in(&dir, "escaper", &src, 5.0, SandboxMode::Off);
+    let mut players = vec![escaper, python_agent(&dir, "other", FAST, 5.0)];
     let rec = play_all(gbely_world::generate_duel("setsid", 16, 16).unwrap(), &mut players, 3);
     assert_eq!(violation_rounds(&rec, 0), []);
     let pid: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
@@ -144,14 +153,22 @@ fn a_grandchild_that_left_the_process_group_is_killed_with_the_agent() {
 
 #[test]
 fn an_agent_runs_in_its_own_folder_with_only_its_own_files() {
-    let dir = scratch("cwd");
-    let src = "import os, sys\ndef decide(stav):\n    print('cwd', os.getcwd(), sorted(os.listdir('.')), file=sys.stderr)\n    return []\n";
-    let mut players = vec![python_agent(&dir, "where", src, 5.0), python_agent(&dir, "other", FAST, 5.0)];
-    let rec = play_all(gbely_world::generate_duel("cwd", 16, 16).unwrap(), &mut players, 1);
-    assert_eq!(violation_rounds(&rec, 0), []);
-    let log = std::fs::read_to_string(dir.join("where.log")).unwrap();
-    let own = std::fs::canonicalize(dir.join("work-where")).unwrap();
-    assert!(log.contains(&format!("cwd {} ['gbely_harness.py', 'pravidla.py']", own.display())), "{log}");
+    let src = "import os, sys\ndef decide(stav):\n    here = os.path.dirname(os.path.abspath(__file__))\n    print('cwd', os.getcwd(), sorted(os.listdir('.')), sorted(os.listdir(here)), file=sys.stderr)\n    return []\n";
+    for mode in [SandboxMode::Off, SandboxMode::Require] {
+        let dir = scratch(&format!("cwd-{mode:?}"));
+        let mut players = vec![python_agent_in(&dir, "where", src, 5.0, mode), python_agent(&dir, "other", FAST, 5.0)];
+        let rec = play_all(gbely_world::generate_duel("cwd", 16, 16).unwrap(), &mut players, 1);
+        assert_eq!(violation_rounds(&rec, 0), []);
+        let log = std::fs::read_to_string(dir.join("where.log")).unwrap();
+        if mode == SandboxMode::Off {
+            // Its own folder with the harness and `pravidla.py`; its file where the user keeps it.
+            let own = std::fs::canonicalize(dir.join("work-where")).unwrap();
+            assert!(log.contains(&format!("cwd {} ['gbely_harness.py', 'pravidla.py']", own.display())), "{log}");
+        } else {
+            // An empty scratch folder; beside its file (a copy) only the harness and `pravidla.py`.
+            assert!(log.contains("cwd /scratch [] ['gbely_harness.py', 'pravidla.py', 'where.py']"), "{log}");
+        }
+    }
 }
 
 #[test]

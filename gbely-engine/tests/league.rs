@@ -294,7 +294,8 @@ fn thinking_intervals(
         backend: Backend::Local,
         replays: None,
         cores: gate,
-        sandbox: Default::default(),
+        // The agents write their thinking times into one file of the test's.
+        sandbox: gbely_engine::runner::sandbox::SandboxMode::Off,
     };
     let db = LeagueDb::open(&dir.join("l.sqlite")).unwrap();
     let maps = league_maps("seed:gate", "league").unwrap();

@@ -173,9 +173,13 @@ fn gbely() -> &'static str {
     env!("CARGO_BIN_EXE_gbely")
 }
 
+/// The runner's own guarantees on every OS, without the sandbox (macOS and Windows have none;
+/// these agents also write heartbeat files where the test reads them). The sandbox's are in
+/// `tests/sandbox.rs`.
 fn process_player(name: &str, command: AgentCommand, dir: &Path, limit: f64) -> ProcessPlayer {
     let mut cfg = ProcessConfig::new(dir.join(format!("{name}-work")), dir.join(format!("{name}.log")));
     cfg.time_limit = Some(Duration::from_secs_f64(limit));
+    cfg.sandbox = gbely_engine::runner::sandbox::SandboxMode::Off;
     ProcessPlayer::new(name, command, cfg).unwrap()
 }
 
@@ -323,6 +327,7 @@ fn an_agent_over_its_memory_limit_is_stopped_and_a_small_one_plays_on() {
         let mut cfg = ProcessConfig::new(dir.join(format!("{name}-work")), dir.join(format!("{name}.log")));
         cfg.time_limit = Some(Duration::from_secs(20));
         cfg.memory_limit = Some(256 << 20);
+        cfg.sandbox = gbely_engine::runner::sandbox::SandboxMode::Off;
         let args = std::iter::once("agent").chain(mode.iter().copied()).map(String::from).collect();
         ProcessPlayer::new(name, AgentCommand::Exec { program: this_program(), args }, cfg).unwrap()
     };

@@ -224,7 +224,7 @@ def decide(stav):
     let args = ["--rounds", "1", "--map", "seed:s3cret-map", "--size", "20"];
     let bare = duel("cmdline", hostile, None, false, &args);
     assert_eq!(bare.reported(0, "cmdline"), vec![1], "{}", bare.log(0));
-    assert_eq!(bare.reported(0, "engine"), vec![1], "{}", bare.log(0));
+    assert!(bare.reported(0, "engine")[0] >= 1, "{}", bare.log(0));
     let boxed = duel("cmdline", hostile, None, true, &args);
     assert_eq!(boxed.reported(0, "cmdline"), vec![0], "{}", boxed.log(0));
     assert_eq!(boxed.reported(0, "engine"), vec![0], "{}", boxed.log(0));

@@ -329,10 +329,11 @@ impl Sandbox {
             args.push("--bounding-set=-all".into());
             args.push("--".into());
         }
+        // Never above what gbely itself may have (prlimit could not raise a hard limit).
         args.push("prlimit".into());
-        args.push(format!("--nproc={MAX_TASKS}").into());
+        args.push(format!("--nproc={}", hard_limit(Limit::Tasks).min(u64::from(MAX_TASKS))).into());
         if let Some(m) = jail.memory {
-            args.push(format!("--as={m}").into());
+            args.push(format!("--as={}", hard_limit(Limit::AddressSpace).min(m)).into());
         }
         args.push("--".into());
         args.extend(argv.iter().cloned());
@@ -352,6 +353,29 @@ impl Sandbox {
                 c
             }
         }
+    }
+}
+
+enum Limit {
+    Tasks,
+    AddressSpace,
+}
+
+/// This process's hard limit (`u64::MAX` for none).
+fn hard_limit(which: Limit) -> u64 {
+    #[cfg(target_os = "linux")]
+    {
+        use nix::sys::resource::{getrlimit, Resource};
+        let r = match which {
+            Limit::Tasks => Resource::RLIMIT_NPROC,
+            Limit::AddressSpace => Resource::RLIMIT_AS,
+        };
+        getrlimit(r).map_or(u64::MAX, |(_, hard)| hard)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = which;
+        u64::MAX
     }
 }
 
