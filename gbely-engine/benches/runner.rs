@@ -1,6 +1,7 @@
 //! Runner overhead per round for an agent process at full territory: serializing the
 //! observation, the pipe round trip and parsing the answer, with an agent that answers at once
-//! (a `python3` loop that echoes `[]` for every line, without parsing it).
+//! (a `python3` loop that echoes `[]` for every line, without parsing it); with and without the
+//! sandbox, and the start-up of a fresh agent process in each.
 //!
 //! `cargo bench -p gbely-engine --bench runner` (add `-- --quick` for a short run).
 
@@ -10,6 +11,7 @@ use std::time::{Duration, Instant};
 use gbely_engine::game::{Player, PlayerAnswer};
 use gbely_engine::protocol::observation_json;
 use gbely_engine::runner::process::{AgentCommand, ProcessConfig, ProcessPlayer};
+use gbely_engine::runner::sandbox::SandboxMode;
 use gbely_engine::sim::{Match, MatchConfig};
 
 const ECHO: &str = "import sys\nfor _ in sys.stdin:\n    sys.stdout.write('[]\\n')\n    sys.stdout.flush()\n";
@@ -26,37 +28,68 @@ fn main() {
     let obs = m.observe(0);
     let json = observation_json(&obs, map.grid());
     let dir = std::env::temp_dir().join(format!("gbely-runner-bench-{}", std::process::id()));
-    let mut cfg = ProcessConfig::new(dir.join("work"), dir.join("agent.log"));
-    cfg.time_limit = Some(Duration::from_secs(5));
-    let cmd = AgentCommand::Exec { program: "python3".into(), args: vec!["-c".into(), ECHO.into()] };
-    let mut agent = ProcessPlayer::new("echo", cmd, cfg).expect("starts");
-    // Warm up: the process start is not runner overhead.
-    for _ in 0..5 {
-        agent.begin(&obs, map.grid());
-        assert!(matches!(agent.finish(), PlayerAnswer::Raw(_)));
-    }
-    let start = Instant::now();
-    for _ in 0..rounds {
-        agent.begin(&obs, map.grid());
-        match agent.finish() {
-            PlayerAnswer::Raw(list) => assert!(list.is_empty()),
-            other => panic!("{other:?}"),
+    // One interpreter both ways, named by its path (`python3` may be a shim, a script that finds it).
+    let python = gbely_engine::runner::sandbox::python_runtime("python3")
+        .expect("python3 runs")
+        .executable
+        .to_string_lossy()
+        .into_owned();
+    let mut figures = Vec::new();
+    for (label, mode) in [("without the sandbox", SandboxMode::Off), ("in the sandbox", SandboxMode::Auto)] {
+        if mode == SandboxMode::Auto && gbely_engine::runner::sandbox::sandbox().is_err() {
+            println!("(no sandbox on this machine: {})", gbely_engine::runner::sandbox::isolation(mode).line());
+            continue;
         }
+        let agent = || {
+            let mut cfg = ProcessConfig::new(dir.join("work"), dir.join("agent.log"));
+            cfg.time_limit = Some(Duration::from_secs(5));
+            cfg.sandbox = mode;
+            let cmd = AgentCommand::Exec { program: python.clone(), args: vec!["-c".into(), ECHO.into()] };
+            ProcessPlayer::new("echo", cmd, cfg).expect("starts")
+        };
+        // Start-up: from the first observation sent to the first answer, fresh processes.
+        let starts = if quick { 3 } else { 10 };
+        let t = Instant::now();
+        for _ in 0..starts {
+            let mut fresh = agent();
+            fresh.begin(&obs, map.grid());
+            assert!(matches!(fresh.finish(), PlayerAnswer::Raw(_)));
+            fresh.end();
+        }
+        let startup = t.elapsed().as_secs_f64() / starts as f64;
+        let mut agent = agent();
+        // Warm up: the process start is not runner overhead.
+        for _ in 0..5 {
+            agent.begin(&obs, map.grid());
+            assert!(matches!(agent.finish(), PlayerAnswer::Raw(_)));
+        }
+        let start = Instant::now();
+        for _ in 0..rounds {
+            agent.begin(&obs, map.grid());
+            match agent.finish() {
+                PlayerAnswer::Raw(list) => assert!(list.is_empty()),
+                other => panic!("{other:?}"),
+            }
+        }
+        let per_round = start.elapsed().as_secs_f64() / rounds as f64;
+        agent.end();
+        figures.push((label, startup, per_round));
     }
-    let per_round = start.elapsed().as_secs_f64() / rounds as f64;
-    agent.end();
     let t = Instant::now();
     let mut s = Vec::new();
     for _ in 0..rounds {
         gbely_engine::protocol::write_observation(&obs, map.grid(), &mut s);
     }
     let serialize = t.elapsed().as_secs_f64() / rounds as f64;
-    println!(
-        "runner overhead at full territory ({} own cells, {} KB observation): {:.3} ms per round (goal ≤ 1 ms); writing the observation JSON alone {:.3} ms",
-        obs.own.len(),
-        json.len() / 1024,
-        per_round * 1e3,
-        serialize * 1e3
-    );
+    for (label, startup, per_round) in figures {
+        println!(
+            "{label}: runner overhead at full territory ({} own cells, {} KB observation): {:.3} ms per round (goal ≤ 1 ms); start-up to the first answer {:.1} ms",
+            obs.own.len(),
+            json.len() / 1024,
+            per_round * 1e3,
+            startup * 1e3
+        );
+    }
+    println!("writing the observation JSON alone: {:.3} ms", serialize * 1e3);
     let _ = std::fs::remove_dir_all(dir);
 }

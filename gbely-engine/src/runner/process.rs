@@ -300,6 +300,18 @@ impl ProcessPlayer {
             AgentCommand::Exec { program, args } => {
                 let words: Vec<String> = std::iter::once(program).chain(args).cloned().collect();
                 jail.read_only = sandbox::named_paths(&words);
+                // A Python named by its path brings its library (`/opt/py/bin/python3 bot.py`).
+                let pythons: Vec<PathBuf> = jail
+                    .read_only
+                    .iter()
+                    .filter(|p| p.is_file() && p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("python")))
+                    .cloned()
+                    .collect();
+                for py in pythons {
+                    if let Ok(rt) = sandbox::python_runtime(&py.to_string_lossy()) {
+                        jail.read_only.extend(rt.folders);
+                    }
+                }
                 words.into_iter().map(Into::into).collect()
             }
         };
