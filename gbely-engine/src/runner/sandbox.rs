@@ -205,14 +205,13 @@ impl Sandbox {
     }
 
     fn description(&self) -> String {
-        let who =
-            if self.root { "each agent its own unprivileged user".to_string() } else { "user namespace".to_string() };
-        let cpu = if self.seccomp.is_some() { "one core each" } else { "not held (no seccomp filter here)" };
+        let cpu = if self.seccomp.is_some() { "one core and " } else { "" };
+        let who = if self.root { ", as unprivileged users" } else { "" };
+        let unheld = if self.seccomp.is_some() { "" } else { "; CPU not held on this architecture" };
         format!(
-            "sandboxed ({}: {who}, own mounts, processes, network, IPC; CPU: {cpu}; at most {MAX_TASKS} \
-             processes/threads; scratch {} MiB; memory limited per process)",
-            self.version,
-            SCRATCH_BYTES >> 20
+            "sandboxed ({}: no network, only their own files and processes, {cpu}at most {MAX_TASKS} tasks \
+             each{who}{unheld})",
+            self.version
         )
     }
 
