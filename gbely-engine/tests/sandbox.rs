@@ -428,7 +428,7 @@ def decide(stav):
 }
 
 #[test]
-fn as_root_agents_run_as_an_unprivileged_user_without_capabilities() {
+fn agents_run_unprivileged_in_their_own_pid_namespace() {
     let _one = serial();
     let hostile = r#"
 def decide(stav):
