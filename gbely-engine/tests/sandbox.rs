@@ -512,3 +512,38 @@ fn without_namespaces_the_summary_says_so_and_require_refuses() {
     let err = String::from_utf8_lossy(&refused.stderr);
     assert!(err.contains("the sandbox is required (--sandbox require) but not available here"), "{err}");
 }
+
+/// A league shares the cores by turns: an agent's spinning children, left behind when it
+/// answered, must not take the core lent to the next agent (in the sandbox a league's agent is
+/// stopped between its turns, and confined to the core its turn lends it).
+#[test]
+fn in_a_league_spinning_children_cannot_starve_another_match() {
+    let _one = serial();
+    let dir = scratch("league-cpu");
+    std::fs::write(
+        dir.join("spinner.py"),
+        "import os\nstarted = False\ndef decide(stav):\n    global started\n    if not started:\n        \
+         started = True\n        for _ in range(6):\n            if os.fork() == 0:\n                while True:\n                    pass\n    return []\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("needy.py"),
+        "import time\ndef decide(stav):\n    t = time.process_time()\n    while time.process_time() - t < 0.6:\n        pass\n    return []\n",
+    )
+    .unwrap();
+    let league = |mode: &str| -> u64 {
+        let db = format!("{mode}.sqlite");
+        let out = Command::new(env!("CARGO_BIN_EXE_gbely"))
+            .args(["league", "spinner.py", "needy.py", "--maps", "1", "--rounds", "4", "--jobs", "2", "--json"])
+            .args(["--db", &db, mode])
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let needy = json["standings"].as_array().unwrap().iter().find(|s| s["name"] == "needy.py").unwrap().clone();
+        needy["violations"].as_u64().unwrap()
+    };
+    assert!(league("--no-sandbox") > 0, "without the sandbox the spinners starve it");
+    assert_eq!(league("--sandbox=require"), 0);
+}

@@ -375,7 +375,10 @@ impl ProcessPlayer {
         });
         let (line_tx, from_agent) = mpsc::channel::<Line>();
         let lease = Arc::clone(&self.lease);
-        thread::spawn(move || read_lines(stdout, line_tx, lease));
+        // Sandboxed and sharing the cores (a league's): between its turns the agent is stopped,
+        // so that nothing it left running takes the core the next agent is lent.
+        let park = (self.sandbox.is_some() && self.config.cores.is_some()).then_some(child.id());
+        thread::spawn(move || read_lines(stdout, line_tx, lease, park));
         let log = OpenOptions::new().append(true).open(&self.config.log)?;
         let (logged, cap) = (Arc::clone(&self.logged), self.config.log_limit);
         thread::spawn(move || copy_log(stderr, log, logged, cap));
@@ -526,9 +529,15 @@ fn copy_log(mut from: impl Read, mut log: File, logged: Arc<AtomicU64>, cap: u64
 
 /// Reads newline-terminated lines, refusing any longer than [`MAX_ANSWER_BYTES`]; each line is
 /// stamped when its newline arrives.
-fn read_lines(stdout: impl Read, tx: Sender<Line>, lease: Arc<Mutex<Option<CoreLease>>>) {
+fn read_lines(stdout: impl Read, tx: Sender<Line>, lease: Arc<Mutex<Option<CoreLease>>>, park: Option<u32>) {
     // Whatever the agent said, it is no longer thinking: its core goes to the next agent.
-    let give_back = || drop(lease.lock().unwrap_or_else(|e| e.into_inner()).take());
+    let give_back = || {
+        let mut held = lease.lock().unwrap_or_else(|e| e.into_inner());
+        if let (Some(pid), Some(_)) = (park, held.as_ref()) {
+            sandbox::stop_tree(pid);
+        }
+        drop(held.take())
+    };
     let tx = move |line: Line| {
         give_back();
         tx.send(line)
@@ -607,6 +616,7 @@ impl Player for ProcessPlayer {
                     // In the sandbox the agent thinks on its lease's core, and only there.
                     if let (Some(sb), Some(r)) = (self.sandbox, &self.running) {
                         sandbox::pin_tree(r.child.id(), sb.cpu_of(lease.slot()));
+                        sandbox::continue_tree(r.child.id());
                     }
                     *self.lease.lock().unwrap_or_else(|e| e.into_inner()) = Some(lease)
                 }

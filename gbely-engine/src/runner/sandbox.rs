@@ -210,7 +210,7 @@ impl Sandbox {
         let unheld = if self.seccomp.is_some() { "" } else { "; CPU not held on this architecture" };
         format!(
             "sandboxed ({}: no network, only their own files and processes, {cpu}at most {MAX_TASKS} tasks \
-             each{who}{unheld})",
+             each{who}{unheld}; memory held per process, not in total)",
             self.version
         )
     }
@@ -516,6 +516,39 @@ pub fn pin_tree(pid: u32, cpu: usize) {
     }
     #[cfg(not(target_os = "linux"))]
     let _ = (pid, cpu);
+}
+
+/// Stops every process of the tree under `pid` (`SIGSTOP`), again until no new one appears (a
+/// stopped process starts no other; at most [`MAX_TASKS`] can exist): a league's agent between
+/// its turns, so that nothing it left running takes a core lent to another agent.
+pub fn stop_tree(pid: u32) {
+    #[cfg(target_os = "linux")]
+    {
+        use nix::sys::signal::{kill, Signal};
+        let mut stopped = std::collections::HashSet::new();
+        for _ in 0..8 {
+            let fresh: Vec<u32> = tree_tasks(pid).into_iter().filter(|t| !stopped.contains(t)).collect();
+            if fresh.is_empty() {
+                break;
+            }
+            for t in fresh {
+                let _ = kill(nix::unistd::Pid::from_raw(t as i32), Signal::SIGSTOP);
+                stopped.insert(t);
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = pid;
+}
+
+/// Lets the tree under `pid` run again (`SIGCONT`) when its agent's turn comes.
+pub fn continue_tree(pid: u32) {
+    #[cfg(target_os = "linux")]
+    for t in tree_tasks(pid) {
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(t as i32), nix::sys::signal::Signal::SIGCONT);
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = pid;
 }
 
 /// The agent's own first process under the sandbox's (`bwrap` → its pid 1 → the agent), for
