@@ -7,4 +7,5 @@ pub mod inspect;
 pub mod league;
 pub mod remote;
 pub mod runs;
+pub mod sprt;
 pub mod watch;

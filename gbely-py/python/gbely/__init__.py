@@ -420,7 +420,8 @@ def ab(
     b: Union[str, "os.PathLike[str]"],
     against: Optional[str] = None,
     elo0: float = 0.0,
-    elo1: float = 5.0,
+    elo1: float = 40.0,
+    elo_model: str = "logistic",
     share0: float = 0.0,
     share1: float = 1.0,
     alpha: float = 0.05,
@@ -436,11 +437,14 @@ def ab(
     """Is B better than A? (``gbely ab``, docs/ab.md): pairs of matches with the seats swapped
     (or each against ``against``) and a sequential test that stops when the evidence is enough.
 
+    ``elo_model`` is ``"logistic"`` or ``"normalized"`` (how ``elo0`` and ``elo1`` are measured).
     Returns the document of ``gbely ab --json``: ``verdict`` (``better``, ``no_better``,
-    ``undecided``), ``pairs``, ``llr`` and ``bounds``, ``estimate`` with its 95 % interval,
-    ``pentanomial`` counts and every pair's outcome.
+    ``undecided``), ``interrupted``, ``pairs``, ``hypotheses``, ``alpha``, ``beta``, ``llr`` and
+    ``bounds``, ``estimate`` (corrected for the early stop, with its 95 % interval and ``los``),
+    ``expected_pairs``, ``pentanomial`` counts and every pair's outcome and map.
     """
     args = ["ab", os.fspath(a), os.fspath(b), "--elo0", repr(float(elo0)), "--elo1", repr(float(elo1)),
+            "--elo-model", elo_model,
             "--share0", repr(float(share0)), "--share1", repr(float(share1)), "--alpha", repr(float(alpha)),
             "--beta", repr(float(beta)), "--max-pairs", str(max_pairs), "--db", os.fspath(db), "--seed", seed,
             *_run_options(rounds, time_limit, python)]
