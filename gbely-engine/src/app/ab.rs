@@ -257,7 +257,7 @@ impl Sprt {
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicUsize};
+use std::sync::atomic::AtomicBool;
 use std::sync::{mpsc, Arc};
 
 use rusqlite::{params, Connection};
@@ -417,10 +417,14 @@ impl std::fmt::Debug for Journal {
 }
 
 impl Journal {
+    /// WAL with `synchronous = NORMAL`: a commit is an append to the log, not an fsync of the
+    /// database (a power cut may lose the last commits, never corrupt the journal).
     pub fn open(path: &Path) -> Result<Journal, LeagueError> {
         let (conn, path) = super::league::open_db(
             path,
-            "CREATE TABLE IF NOT EXISTS ab_pairs (test TEXT NOT NULL, idx INTEGER NOT NULL, outcome REAL NOT NULL,
+            "PRAGMA journal_mode = WAL;
+             PRAGMA synchronous = NORMAL;
+             CREATE TABLE IF NOT EXISTS ab_pairs (test TEXT NOT NULL, idx INTEGER NOT NULL, outcome REAL NOT NULL,
              PRIMARY KEY (test, idx));",
         )?;
         Ok(Journal { conn, path })
@@ -434,16 +438,27 @@ impl Journal {
         rows.collect::<Result<_, _>>().map_err(db)
     }
 
-    fn store(&self, test: &str, k: usize, outcome: f64) -> Result<(), LeagueError> {
-        self.conn
-            .execute(
-                "INSERT OR REPLACE INTO ab_pairs (test, idx, outcome) VALUES (?1, ?2, ?3)",
-                params![test, k as i64, outcome],
-            )
-            .map_err(|error| LeagueError::Db { path: self.path.clone(), error })?;
-        Ok(())
+    /// Stores pairs in one transaction.
+    fn store(&mut self, test: &str, pairs: &[(usize, f64)]) -> Result<(), LeagueError> {
+        let path = self.path.clone();
+        let db = |error| LeagueError::Db { path: path.clone(), error };
+        let tx = self.conn.transaction().map_err(db)?;
+        {
+            let mut st = tx
+                .prepare_cached("INSERT OR REPLACE INTO ab_pairs (test, idx, outcome) VALUES (?1, ?2, ?3)")
+                .map_err(db)?;
+            for &(k, o) in pairs {
+                st.execute(params![test, k as i64, o]).map_err(db)?;
+            }
+        }
+        tx.commit().map_err(db)
     }
 }
+
+/// Finished pairs are committed together, at most this often …
+const COMMIT_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+/// … or when this many wait.
+const COMMIT_PAIRS: usize = 64;
 
 /// How an A/B run ended.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -451,23 +466,35 @@ pub struct AbRun {
     pub verdict: Verdict,
     pub pairs: usize,
     pub from_journal: usize,
+    /// Pairs played in this run, including those finished after the verdict (at most `jobs`).
+    pub played: usize,
     pub interrupted: bool,
     pub seconds: f64,
 }
 
 /// Runs pairs in order, `config.jobs` at a time, feeding the test in pair order until it decides,
 /// `max_pairs` is reached or Ctrl-C. `line` is called after each pair the test reads.
+///
+/// **No pair runs far ahead of the verdict**: a worker starts pair `k` only when
+/// `k < read + jobs`, `read` the pairs the test has read, so when the test decides at most `jobs`
+/// pairs are in progress, and they are abandoned. Finished pairs are journalled in batches
+/// (every second or [`COMMIT_PAIRS`] pairs, and at the end), so a crash loses at most a second of
+/// pairs, and Ctrl-C none that finished.
 pub fn run_ab(
     s: &AbSetup,
     sprt: &mut Sprt,
     config: &LeagueConfig,
-    journal: &Journal,
+    journal: &mut Journal,
     line: &mut dyn FnMut(&Sprt),
 ) -> Result<AbRun, LeagueError> {
+    use std::sync::atomic::Ordering::SeqCst;
+    use std::sync::{Condvar, Mutex};
+
     let start = std::time::Instant::now();
     let test = s.key(config);
     let mut known = journal.load(&test)?;
     let mut from_journal = 0;
+    let mut played = 0;
     // What the journal holds, in order, goes in first.
     while sprt.n() < s.max_pairs && sprt.verdict() == Verdict::Undecided {
         match known.remove(&sprt.n()) {
@@ -478,25 +505,43 @@ pub fn run_ab(
             None => break,
         }
     }
-    let first = sprt.n();
     let decided = |t: &Sprt| t.verdict() != Verdict::Undecided || t.n() >= s.max_pairs;
     let mut error = None;
     if !decided(sprt) {
-        let next = AtomicUsize::new(first);
+        let jobs = config.jobs.max(1);
+        // (next pair to start, pairs the test has read): workers wait on `moved` for room.
+        let gate = Mutex::new((sprt.n(), sprt.n()));
+        let moved = Condvar::new();
         let stop = AtomicBool::new(false);
         let (tx, rx) = mpsc::channel::<(usize, Result<Option<f64>, LeagueError>)>();
+        let mut unsaved: Vec<(usize, f64)> = Vec::new();
+        let mut last_commit = std::time::Instant::now();
         std::thread::scope(|scope| {
-            for _ in 0..config.jobs.max(1) {
+            for _ in 0..jobs {
                 let tx = tx.clone();
-                let (next, stop, known) = (&next, &stop, &known);
+                let (gate, moved, stop, known) = (&gate, &moved, &stop, &known);
                 scope.spawn(move || loop {
-                    if stop.load(std::sync::atomic::Ordering::Relaxed) || interrupt::requested() {
-                        return;
-                    }
-                    let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    if k >= s.max_pairs {
-                        return;
-                    }
+                    let k = {
+                        let mut g = gate.lock().unwrap_or_else(|e| e.into_inner());
+                        loop {
+                            if stop.load(SeqCst) || interrupt::requested() {
+                                return;
+                            }
+                            let (next, read) = *g;
+                            if next >= s.max_pairs {
+                                return;
+                            }
+                            if next < read + jobs {
+                                g.0 += 1;
+                                break next;
+                            }
+                            // Ctrl-C does not wake the condition variable: look every 100 ms.
+                            g = moved
+                                .wait_timeout(g, std::time::Duration::from_millis(100))
+                                .unwrap_or_else(|e| e.into_inner())
+                                .0;
+                        }
+                    };
                     let result = match known.get(&k) {
                         Some(&o) => Ok(Some(o)),
                         None => play_pair(k, s, config),
@@ -508,13 +553,19 @@ pub fn run_ab(
             }
             drop(tx);
             let mut pending: BTreeMap<usize, f64> = BTreeMap::new();
-            for (k, result) in rx {
+            let halt = |error: &mut Option<LeagueError>, e: Option<LeagueError>| {
+                if let Some(e) = e {
+                    error.get_or_insert(e);
+                }
+                stop.store(true, SeqCst);
+                moved.notify_all();
+            };
+            for (k, result) in rx.iter() {
                 match result {
                     Ok(Some(o)) => {
-                        if let Err(e) = journal.store(&test, k, o) {
-                            error.get_or_insert(e);
-                            stop.store(true, std::sync::atomic::Ordering::Relaxed);
-                            continue;
+                        if !known.contains_key(&k) {
+                            unsaved.push((k, o));
+                            played += 1;
                         }
                         pending.insert(k, o);
                         // The test reads pairs in order only.
@@ -523,18 +574,29 @@ pub fn run_ab(
                             sprt.push(o);
                             line(sprt);
                         }
+                        // Stop first, then make room: no worker starts a pair past the verdict.
                         if decided(sprt) {
-                            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                            halt(&mut error, None);
                         }
+                        gate.lock().unwrap_or_else(|e| e.into_inner()).1 = sprt.n();
+                        moved.notify_all();
                     }
                     Ok(None) => {}
-                    Err(e) => {
-                        error.get_or_insert(e);
-                        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                    Err(e) => halt(&mut error, Some(e)),
+                }
+                if unsaved.len() >= COMMIT_PAIRS || last_commit.elapsed() >= COMMIT_EVERY {
+                    if let Err(e) = journal.store(&test, &unsaved) {
+                        halt(&mut error, Some(e));
                     }
+                    unsaved.clear();
+                    last_commit = std::time::Instant::now();
                 }
             }
         });
+        // What finished goes in the journal, whatever stopped the run.
+        if let Err(e) = journal.store(&test, &unsaved) {
+            error.get_or_insert(e);
+        }
     }
     if let Some(e) = error {
         return Err(e);
@@ -543,6 +605,7 @@ pub fn run_ab(
         verdict: sprt.verdict(),
         pairs: sprt.n(),
         from_journal,
+        played,
         interrupted: !decided(sprt),
         seconds: start.elapsed().as_secs_f64(),
     })

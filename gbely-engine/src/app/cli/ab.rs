@@ -164,7 +164,7 @@ fn one_test(a: &AbArgs) -> Result<(u8, Option<serde_json::Value>)> {
         replays: None,
         cores: Some(crate::runner::cores::CoreGate::new(cores)),
     };
-    let journal = Journal::open(&a.db)?;
+    let mut journal = Journal::open(&a.db)?;
     let show = !a.quiet && !a.json;
     let guard = crate::runner::interrupt::Guard::install().context("cannot install the Ctrl-C handler")?;
     adopt_orphans();
@@ -189,7 +189,7 @@ fn one_test(a: &AbArgs) -> Result<(u8, Option<serde_json::Value>)> {
             eprintln!("{}", live(t, head_to_head));
         }
     };
-    let run = run_ab(&setup, &mut sprt, &config, &journal, &mut line)?;
+    let run = run_ab(&setup, &mut sprt, &config, &mut journal, &mut line)?;
     kill_leftovers();
     drop(guard);
     if show && terminal {
@@ -224,6 +224,7 @@ fn one_test(a: &AbArgs) -> Result<(u8, Option<serde_json::Value>)> {
             "hypotheses": sprt.hypotheses, "alpha": sprt.alpha, "beta": sprt.beta,
             "llr": sprt.llr(), "bounds": [sprt.lower, sprt.upper],
             "pairs": run.pairs, "max_pairs": setup.max_pairs, "from_journal": run.from_journal,
+            "played": run.played,
             "estimate": est, "expected_pairs": sprt.expected_pairs(),
             "pentanomial": head_to_head.then(|| sprt.counts()),
             "outcomes": sprt.outcomes, "pair_maps": pairs, "seconds": run.seconds,
