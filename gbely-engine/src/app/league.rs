@@ -5,11 +5,11 @@
 //!   a new entry, never a silent overwrite of the old one's results.
 //! * **Pairings**: for each unordered pair of entries, each map and each game index, two matches
 //!   with the seats swapped (the second seat is the Council's seat of a duel map).
-//! * **Results do not depend on `--jobs` or on the order matches finish**: matches are stored by
-//!   key, and standings and ratings are computed from all stored results in key order.
-//! * **Ratings**: Weng-Lin (the Bayesian rating behind OpenSkill, from the `skillratings` crate):
-//!   a skill `μ` with its uncertainty `σ`, updated from wins, draws and losses like TrueSkill, but
-//!   unencumbered and with a closed form. Shown as `μ ± 2σ`.
+//! * **Results do not depend on `--jobs` or on the order matches finish or are read**: matches
+//!   are stored by key, and standings are computed from all stored results at once.
+//! * **Ratings**: the Elo maximum-likelihood fit over all results (Bradley–Terry with a weak
+//!   prior, [`super::rating`]), with a 95 % interval and the likelihood of superiority of every
+//!   entry over every other; the same per map.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -585,27 +585,62 @@ pub struct Standing {
     pub losses: u32,
     /// Mean share of the map over its matches (a disqualified match counts 0).
     pub mean_share: f64,
-    /// Weng-Lin skill and its uncertainty.
+    /// Elo rating from the maximum-likelihood fit over all results ([`super::rating`]), and its
+    /// standard deviation: `rating ± 1.96 · uncertainty` is its 95 % interval.
     pub rating: f64,
     pub uncertainty: f64,
     pub violations: u32,
     pub disqualified: u32,
 }
 
-/// Standings and the pair matrix, from the results of a league (in key order).
+/// One map's standings.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MapStandings {
+    pub map: String,
+    pub standings: Vec<Standing>,
+}
+
+/// Standings, the pair matrix and the rank confidence, from the results of a league; the same
+/// for any order of the results.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Standings {
     pub standings: Vec<Standing>,
     /// `matrix[i][j]`: (wins, draws, losses) of entry `i` (standings order) against entry `j`.
     pub matrix: Vec<Vec<[u32; 3]>>,
+    /// `los[i][j]`: the probability that entry `i` (standings order) is stronger than entry `j`.
+    pub los: Vec<Vec<f64>>,
+    /// The standings of each map alone (its own rating fit), maps in the order first met.
+    pub per_map: Vec<MapStandings>,
 }
 
 pub fn standings(entries: &[Entry], rows: &[MatchRow]) -> Standings {
-    use skillratings::weng_lin::{weng_lin, WengLinConfig, WengLinRating};
-    use skillratings::Outcomes;
+    let mut s = table(entries, rows);
+    let mut maps: Vec<&str> = Vec::new();
+    for r in rows {
+        if !maps.contains(&r.map.as_str()) {
+            maps.push(&r.map);
+        }
+    }
+    // Maps in a fixed order too: sorted.
+    maps.sort_unstable();
+    s.per_map = maps
+        .iter()
+        .map(|m| {
+            let on: Vec<MatchRow> = rows.iter().filter(|r| r.map == *m).cloned().collect();
+            MapStandings { map: m.to_string(), standings: table(entries, &on).standings }
+        })
+        .collect();
+    s
+}
+
+/// The standings of `rows` (without the per-map tables).
+fn table(entries: &[Entry], rows: &[MatchRow]) -> Standings {
+    use super::rating::{fit, Counts};
     let n = entries.len();
     let index: BTreeMap<&str, usize> = entries.iter().enumerate().map(|(k, e)| (e.id.as_str(), k)).collect();
-    let mut ratings = vec![WengLinRating::new(); n];
+    // In key order: sums of shares then do not depend on the order the rows came in.
+    let mut rows: Vec<&MatchRow> = rows.iter().collect();
+    rows.sort_by(|a, b| a.key.cmp(&b.key));
     let mut st: Vec<Standing> = entries
         .iter()
         .map(|e| Standing {
@@ -624,20 +659,13 @@ pub fn standings(entries: &[Entry], rows: &[MatchRow]) -> Standings {
         })
         .collect();
     let mut matrix = vec![vec![[0u32; 3]; n]; n];
-    let config = WengLinConfig::new();
+    let mut counts = Counts::new(n);
     for row in rows {
         let (Some(&a), Some(&b)) = (index.get(row.seat0.as_str()), index.get(row.seat1.as_str())) else {
             continue;
         };
         let w = row.winner();
-        let outcome = match w {
-            1 => Outcomes::WIN,
-            -1 => Outcomes::LOSS,
-            _ => Outcomes::DRAW,
-        };
-        let (ra, rb) = weng_lin(&ratings[a], &ratings[b], &outcome, &config);
-        ratings[a] = ra;
-        ratings[b] = rb;
+        counts.add(a, b, w);
         for (side, k, other) in [(0usize, a, b), (1usize, b, a)] {
             let s = &mut st[k];
             s.played += 1;
@@ -658,12 +686,13 @@ pub fn standings(entries: &[Entry], rows: &[MatchRow]) -> Standings {
             matrix[k][other][slot] += 1;
         }
     }
+    let f = fit(&counts);
     for (k, s) in st.iter_mut().enumerate() {
         if s.played > 0 {
             s.mean_share /= s.played as f64;
         }
-        s.rating = ratings[k].rating;
-        s.uncertainty = ratings[k].uncertainty;
+        s.rating = f.rating[k];
+        s.uncertainty = f.sd(k);
     }
     // Rank by rating, then wins, then mean share, then id: a total order.
     let mut order: Vec<usize> = (0..n).collect();
@@ -678,7 +707,8 @@ pub fn standings(entries: &[Entry], rows: &[MatchRow]) -> Standings {
     let standings: Vec<Standing> =
         order.iter().enumerate().map(|(rank, &k)| Standing { rank: rank + 1, ..st[k].clone() }).collect();
     let matrix = order.iter().map(|&i| order.iter().map(|&j| matrix[i][j]).collect()).collect();
-    Standings { standings, matrix }
+    let los = order.iter().map(|&i| order.iter().map(|&j| if i == j { 0.5 } else { f.los(i, j) }).collect()).collect();
+    Standings { standings, matrix, los, per_map: Vec::new() }
 }
 
 /// The interpreter for Python entries, resolved once (see [`super::runs::resolve_python`]).
@@ -708,14 +738,19 @@ pub fn html_report(
     h.push_str(&format!("<title>{}</title>", esc(title)));
     h.push_str("<style>body{font:14px system-ui,sans-serif;margin:1.5em;color:#222}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:right}th{background:#f3f3f3}td.n,th.n{text-align:left}caption{text-align:left;font-weight:bold;margin-bottom:.3em}</style></head><body>");
     h.push_str(&format!("<h1>{}</h1>", esc(title)));
-    h.push_str("<table><caption>Standings</caption><tr><th>rank</th><th class=n>agent</th><th>played</th><th>W</th><th>D</th><th>L</th><th>mean share</th><th>rating (μ ± 2σ)</th><th>violations</th><th>disqualified</th></tr>");
-    for r in &s.standings {
-        h.push_str(&format!(
-            "<tr><td>{}</td><td class=n title=\"{}\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.2} %</td><td>{:.1} ± {:.1}</td><td>{}</td><td>{}</td></tr>",
-            r.rank, esc(&r.id), esc(&r.name), r.played, r.wins, r.draws, r.losses, r.mean_share, r.rating, 2.0 * r.uncertainty, r.violations, r.disqualified
-        ));
-    }
-    h.push_str("</table><table><caption>Pairs: wins–draws–losses of the row against the column</caption><tr><th></th>");
+    let standings_table = |h: &mut String, caption: &str, rows: &[Standing]| {
+        h.push_str(&format!("<table><caption>{}</caption><tr><th>rank</th><th class=n>agent</th><th>played</th><th>W</th><th>D</th><th>L</th><th>mean share</th><th>Elo [95 %]</th><th>violations</th><th>disqualified</th></tr>", esc(caption)));
+        for r in rows {
+            h.push_str(&format!(
+                "<tr><td>{}</td><td class=n title=\"{}\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.2} %</td><td>{:+.0} [{:+.0}, {:+.0}]</td><td>{}</td><td>{}</td></tr>",
+                r.rank, esc(&r.id), esc(&r.name), r.played, r.wins, r.draws, r.losses, r.mean_share, r.rating.round() + 0.0,
+                (r.rating - 1.96 * r.uncertainty).round() + 0.0, (r.rating + 1.96 * r.uncertainty).round() + 0.0, r.violations, r.disqualified
+            ));
+        }
+        h.push_str("</table>");
+    };
+    standings_table(&mut h, "Standings", &s.standings);
+    h.push_str("<table><caption>Pairs: wins–draws–losses of the row against the column</caption><tr><th></th>");
     for r in &s.standings {
         h.push_str(&format!("<th>{}</th>", esc(&r.name)));
     }
@@ -731,7 +766,27 @@ pub fn html_report(
         }
         h.push_str("</tr>");
     }
-    h.push_str("</table><table><caption>Matches</caption><tr><th class=n>map</th><th class=n>seat 0</th><th class=n>seat 1</th><th>game</th><th>cells</th><th>shares</th><th class=n>ended by</th><th>rounds</th><th class=n>replay</th></tr>");
+    h.push_str("</table><table><caption>Rank confidence: the probability that the row is stronger than the column (LOS)</caption><tr><th></th>");
+    for r in &s.standings {
+        h.push_str(&format!("<th>{}</th>", esc(&r.name)));
+    }
+    h.push_str("</tr>");
+    for (i, r) in s.standings.iter().enumerate() {
+        h.push_str(&format!("<tr><th class=n>{}</th>", esc(&r.name)));
+        for (j, p) in s.los[i].iter().enumerate() {
+            if i == j {
+                h.push_str("<td>—</td>");
+            } else {
+                h.push_str(&format!("<td>{:.1} %</td>", 100.0 * p));
+            }
+        }
+        h.push_str("</tr>");
+    }
+    h.push_str("</table>");
+    for m in &s.per_map {
+        standings_table(&mut h, &format!("On {}", m.map), &m.standings);
+    }
+    h.push_str("<table><caption>Matches</caption><tr><th class=n>map</th><th class=n>seat 0</th><th class=n>seat 1</th><th>game</th><th>cells</th><th>shares</th><th class=n>ended by</th><th>rounds</th><th class=n>replay</th></tr>");
     for m in rows {
         let share = |x: Option<f64>| x.map_or("DQ".to_string(), |v| format!("{v:.2} %"));
         let link = viewer(m).map_or("—".to_string(), |href| format!("<a href=\"{}\">view</a>", esc(&href)));
@@ -762,6 +817,92 @@ mod tests {
             }
         }
         assert_eq!(pairings(4, 1, 3).len(), 6 * 2 * 3);
+    }
+
+    /// A round robin of `n` entries on `maps` maps, both seats, with outcomes drawn from their
+    /// strengths (entry k is 40·k Elo weaker than entry 0), and draws.
+    fn round_robin(n: usize, maps: usize, seed: u64) -> (Vec<Entry>, Vec<MatchRow>) {
+        let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        let mut uniform = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let entries: Vec<Entry> = (0..n)
+            .map(|k| Entry { id: format!("e{k}@0"), name: format!("e{k}"), spec: String::new(), hash: "0".into() })
+            .collect();
+        let mut rows = Vec::new();
+        for m in 0..maps {
+            for a in 0..n {
+                for b in 0..n {
+                    if a == b {
+                        continue;
+                    }
+                    let p = 1.0 / (1.0 + 10f64.powf(-40.0 * (b as f64 - a as f64) / 400.0));
+                    let u = uniform();
+                    let cells = if u < 0.05 {
+                        [100, 100]
+                    } else if u < 0.05 + 0.95 * p {
+                        [120, 80]
+                    } else {
+                        [80, 120]
+                    };
+                    let mut r = row(cells, [None, None], [false, false]);
+                    r.key = format!("m{m}|e{a}|e{b}");
+                    r.map = format!("m{m}");
+                    r.seat0 = entries[a].id.clone();
+                    r.seat1 = entries[b].id.clone();
+                    r.score = [Some(cells[0] as f64 / 2.3), Some(cells[1] as f64 / 2.3)];
+                    rows.push(r);
+                }
+            }
+        }
+        (entries, rows)
+    }
+
+    #[test]
+    fn the_ranking_does_not_depend_on_the_order_of_the_matches() {
+        // Weng-Lin updated match by match gave 6 different rankings over 2000 orders of one
+        // league; the fit over all results gives one, to the last bit.
+        let (entries, mut rows) = round_robin(5, 5, 1);
+        let first = standings(&entries, &rows);
+        let mut x: u64 = 12345;
+        for _ in 0..200 {
+            for i in (1..rows.len()).rev() {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                rows.swap(i, (x % (i as u64 + 1)) as usize);
+            }
+            assert_eq!(standings(&entries, &rows), first);
+        }
+    }
+
+    #[test]
+    fn in_a_round_robin_more_points_rank_higher() {
+        // Everyone plays everyone equally often: the fit's ratings are in the order of the points
+        // (the likelihood equations say Σⱼ nᵢⱼ P(rᵢ − rⱼ) + rᵢ/(c σ²) = pointsᵢ, increasing in rᵢ).
+        for seed in 0..20 {
+            let (entries, rows) = round_robin(5, 5, seed);
+            let s = standings(&entries, &rows);
+            let points: Vec<f64> = s.standings.iter().map(|x| x.wins as f64 + x.draws as f64 / 2.0).collect();
+            for k in 1..points.len() {
+                assert!(points[k - 1] >= points[k], "seed {seed}: {points:?}");
+                if points[k - 1] > points[k] {
+                    assert!(s.los[k - 1][k] > 0.5);
+                }
+            }
+            // Per map too, and the LOS matrix is complementary.
+            assert_eq!(s.per_map.len(), 5);
+            for i in 0..5 {
+                for j in 0..5 {
+                    if i != j {
+                        assert!((s.los[i][j] + s.los[j][i] - 1.0).abs() < 1e-6);
+                    }
+                }
+            }
+        }
     }
 
     fn row(cells: [u32; 2], tiebreak: [Option<u32>; 2], dq: [bool; 2]) -> MatchRow {

@@ -387,7 +387,9 @@ def league(
             while their clock runs (``run["notes"]`` says so). Local backend only.
 
     Returns the document of ``gbely league --json``: ``standings`` (rank, name, wins, draws,
-    losses, mean share, rating and uncertainty), ``matrix``, ``matches``, ``entries``, ``run``.
+    losses, mean share, ``rating`` in Elo from a fit over all results and its standard deviation
+    ``uncertainty``), ``matrix``, ``los`` (the probability that each entry is stronger than each
+    other), ``per_map`` standings, ``matches``, ``entries``, ``run``.
 
     Example:
         >>> import tempfile, os

@@ -184,6 +184,8 @@ pub(super) fn cmd_league(a: LeagueArgs) -> Result<u8> {
             "run": run,
             "standings": table.standings,
             "matrix": table.matrix,
+            "los": table.los,
+            "per_map": table.per_map,
             "matches": rows,
             "db": a.db.display().to_string(),
             "report": report.display().to_string(),
@@ -236,13 +238,15 @@ fn print_standings(
     let width = t.standings.iter().map(|s| s.name.chars().count()).max().unwrap_or(5).max(5);
     writeln!(
         out,
-        "  {:>4}  {:<width$}  {:>6}  {:>3} {:>3} {:>3}  {:>10}  {:>13}  violations",
-        "rank", "agent", "played", "W", "D", "L", "mean share", "rating μ±2σ"
+        "  {:>4}  {:<width$}  {:>6}  {:>3} {:>3} {:>3}  {:>10}  {:>17}  {:>9}  violations",
+        "rank", "agent", "played", "W", "D", "L", "mean share", "Elo [95 %]", "LOS next"
     )?;
-    for s in &t.standings {
+    for (k, s) in t.standings.iter().enumerate() {
+        // The confidence that this entry is stronger than the next one down.
+        let next = t.los[k].get(k + 1).map_or(String::new(), |p| format!("{:.1} %", 100.0 * p));
         writeln!(
             out,
-            "  {:>4}  {:<width$}  {:>6}  {:>3} {:>3} {:>3}  {:>8.2} %  {:>6.1} ± {:<4.1}  {}{}",
+            "  {:>4}  {:<width$}  {:>6}  {:>3} {:>3} {:>3}  {:>8.2} %  {:>17}  {:>9}  {}{}",
             s.rank,
             s.name,
             s.played,
@@ -250,17 +254,42 @@ fn print_standings(
             s.draws,
             s.losses,
             s.mean_share,
-            s.rating,
-            2.0 * s.uncertainty,
+            format!(
+                "{:+.0} [{:+.0}, {:+.0}]",
+                s.rating,
+                s.rating - 1.96 * s.uncertainty,
+                s.rating + 1.96 * s.uncertainty
+            ),
+            next,
             s.violations,
             if s.disqualified > 0 { format!(" ({} disqualified)", s.disqualified) } else { String::new() }
         )?;
+    }
+    if t.per_map.len() > 1 {
+        for m in &t.per_map {
+            let line: Vec<String> = m
+                .standings
+                .iter()
+                .map(|s| format!("{} {}-{}-{} {}", s.name, s.wins, s.draws, s.losses, elo(s.rating)))
+                .collect();
+            writeln!(out, "  on {}: {}", m.map, line.join(", "))?;
+        }
     }
     for n in &run.notes {
         writeln!(out, "  note: {n}")?;
     }
     writeln!(out, "  report: {}   results: {}", report.display(), db.display())?;
     Ok(())
+}
+
+/// An Elo difference, signed, rounded; never "-0".
+fn elo(x: f64) -> String {
+    let r = x.round();
+    if r == 0.0 {
+        "+0".into()
+    } else {
+        format!("{r:+.0}")
+    }
 }
 
 fn write_csv(path: &Path, rows: &[MatchRow]) -> std::io::Result<()> {
