@@ -113,6 +113,25 @@ pub struct Pairing {
 /// Every match of a league: each unordered pair of entries, on each map, for each game, in both
 /// seat orders. In a fixed order (map, pair, game, order), which is also the order ratings are
 /// computed in.
+/// Who plays whom.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Schedule {
+    /// Every entry against every other.
+    RoundRobin,
+    /// The first entry (the candidate) against each of the others (the field), and the field
+    /// not among itself.
+    Gauntlet,
+}
+
+/// The pairings of a schedule: for each pair it lets meet, each map and game, both seat orders.
+pub fn schedule_pairings(schedule: Schedule, entries: usize, maps: usize, games: u32) -> Vec<Pairing> {
+    let all = pairings(entries, maps, games);
+    match schedule {
+        Schedule::RoundRobin => all,
+        Schedule::Gauntlet => all.into_iter().filter(|p| p.seat0 == 0 || p.seat1 == 0).collect(),
+    }
+}
+
 pub fn pairings(entries: usize, maps: usize, games: u32) -> Vec<Pairing> {
     let mut out = Vec::new();
     for map in 0..maps {
@@ -363,6 +382,18 @@ pub fn run_league(
     config: &LeagueConfig,
     progress: &mut Progress<'_>,
 ) -> Result<(LeagueRun, BTreeSet<String>), LeagueError> {
+    run_schedule(db, entries, maps, config, Schedule::RoundRobin, progress)
+}
+
+/// [`run_league`] for any schedule (a gauntlet: the first entry against each of the others).
+pub fn run_schedule(
+    db: &LeagueDb,
+    entries: &[Entry],
+    maps: &[LeagueMap],
+    config: &LeagueConfig,
+    schedule: Schedule,
+    progress: &mut Progress<'_>,
+) -> Result<(LeagueRun, BTreeSet<String>), LeagueError> {
     if entries.len() < 2 {
         return Err(LeagueError::TooFewEntries);
     }
@@ -379,7 +410,7 @@ pub fn run_league(
         config.time_limit.map_or("off".to_string(), |l| format!("{} s", l.as_secs_f64()))
     );
     db.check_settings(&settings)?;
-    let all = pairings(entries.len(), maps.len(), config.games);
+    let all = schedule_pairings(schedule, entries.len(), maps.len(), config.games);
     let keys: BTreeSet<String> = all
         .iter()
         .map(|p| match_key(&maps[p.map].map, &entries[p.seat0], &entries[p.seat1], p.game, config.rounds))
@@ -609,8 +640,10 @@ pub struct Standings {
     pub matrix: Vec<Vec<[u32; 3]>>,
     /// `los[i][j]`: the probability that entry `i` (standings order) is stronger than entry `j`.
     pub los: Vec<Vec<f64>>,
-    /// The standings of each map alone (its own rating fit), maps in the order first met.
+    /// The standings of each map alone (its own rating fit), maps sorted by name.
     pub per_map: Vec<MapStandings>,
+    /// A gauntlet's tables (set by the caller for `--gauntlet`).
+    pub gauntlet: Option<Gauntlet>,
 }
 
 pub fn standings(entries: &[Entry], rows: &[MatchRow]) -> Standings {
@@ -708,7 +741,107 @@ fn table(entries: &[Entry], rows: &[MatchRow]) -> Standings {
         order.iter().enumerate().map(|(rank, &k)| Standing { rank: rank + 1, ..st[k].clone() }).collect();
     let matrix = order.iter().map(|&i| order.iter().map(|&j| matrix[i][j]).collect()).collect();
     let los = order.iter().map(|&i| order.iter().map(|&j| if i == j { 0.5 } else { f.los(i, j) }).collect()).collect();
-    Standings { standings, matrix, los, per_map: Vec::new() }
+    Standings { standings, matrix, los, per_map: Vec::new(), gauntlet: None }
+}
+
+/// One line of a gauntlet: the candidate's results against an opponent, on a map, or against
+/// the whole field.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GauntletLine {
+    /// The opponent's or the map's name (`field` for the whole).
+    pub against: String,
+    pub played: u32,
+    pub wins: u32,
+    pub draws: u32,
+    pub losses: u32,
+    /// The candidate's mean game score (win 1, draw ½).
+    pub score: f64,
+    /// The candidate's Elo relative to the opponents here, `400 log10(score / (1 − score))`, and
+    /// its 95 % interval (`None`: unbounded, after a clean sweep one way).
+    pub elo: Option<f64>,
+    pub low: Option<f64>,
+    pub high: Option<f64>,
+}
+
+/// A gauntlet's result: the candidate against the field, each opponent and each map.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Gauntlet {
+    pub candidate: String,
+    pub field: GauntletLine,
+    pub per_opponent: Vec<GauntletLine>,
+    pub per_map: Vec<GauntletLine>,
+}
+
+impl GauntletLine {
+    fn new(against: &str) -> GauntletLine {
+        GauntletLine {
+            against: against.to_string(),
+            played: 0,
+            wins: 0,
+            draws: 0,
+            losses: 0,
+            score: 0.0,
+            elo: None,
+            low: None,
+            high: None,
+        }
+    }
+
+    fn add(&mut self, result: i8) {
+        self.played += 1;
+        match result {
+            1 => self.wins += 1,
+            0 => self.draws += 1,
+            _ => self.losses += 1,
+        }
+    }
+
+    /// The score, the Elo and the Wilson score interval of the score (95 %), as Elo: it stays
+    /// inside (0, 1) for a sweep (`n / (n + z²)` after `n` wins), so a sweep has a finite bound on
+    /// one side. Counting a draw as half a win in a binomial overstates the variance a little:
+    /// the interval errs wide.
+    fn finish(&mut self) {
+        if self.played == 0 {
+            return;
+        }
+        let n = self.played as f64;
+        let p = (self.wins as f64 + self.draws as f64 / 2.0) / n;
+        self.score = p;
+        let z: f64 = 1.959_964;
+        let centre = (p + z * z / (2.0 * n)) / (1.0 + z * z / n);
+        let half = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / (1.0 + z * z / n);
+        let elo = |s: f64| (s > 1e-12 && s < 1.0 - 1e-12).then(|| 400.0 * (s / (1.0 - s)).log10());
+        self.elo = elo(p);
+        self.low = elo(centre - half);
+        self.high = elo(centre + half);
+    }
+}
+
+/// The gauntlet of `entries[0]` against the others, from the rows that involve it.
+pub fn gauntlet(entries: &[Entry], rows: &[MatchRow]) -> Gauntlet {
+    let cand = &entries[0];
+    let mut field = GauntletLine::new("field");
+    let mut per_opponent: Vec<GauntletLine> = entries[1..].iter().map(|e| GauntletLine::new(&e.name)).collect();
+    let mut maps: BTreeMap<String, GauntletLine> = BTreeMap::new();
+    for row in rows {
+        let (side, other) = if row.seat0 == cand.id {
+            (1i8, &row.seat1)
+        } else if row.seat1 == cand.id {
+            (-1i8, &row.seat0)
+        } else {
+            continue;
+        };
+        let Some(k) = entries[1..].iter().position(|e| &e.id == other) else { continue };
+        let result = side * row.winner();
+        field.add(result);
+        per_opponent[k].add(result);
+        maps.entry(row.map.clone()).or_insert_with(|| GauntletLine::new(&row.map)).add(result);
+    }
+    field.finish();
+    per_opponent.iter_mut().for_each(GauntletLine::finish);
+    let mut per_map: Vec<GauntletLine> = maps.into_values().collect();
+    per_map.iter_mut().for_each(GauntletLine::finish);
+    Gauntlet { candidate: cand.name.clone(), field, per_opponent, per_map }
 }
 
 /// The interpreter for Python entries, resolved once (see [`super::runs::resolve_python`]).
@@ -718,6 +851,34 @@ pub fn league_python(specs: &[String], python: &str) -> Result<String, RunError>
     } else {
         Ok(python.to_string())
     }
+}
+
+/// A gauntlet's tables as HTML, for [`html_report`]'s page.
+pub fn gauntlet_html(g: &Gauntlet) -> String {
+    let esc = |t: &str| t.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;");
+    let elo = |x: Option<f64>, high: bool| match x {
+        Some(x) => format!("{:+.0}", x.round() + 0.0),
+        None if high => "+∞".into(),
+        None => "−∞".into(),
+    };
+    let mut h = format!(
+        "<table><caption>Gauntlet: {} against the field, each opponent and each map</caption><tr><th class=n>against</th><th>played</th><th>W</th><th>D</th><th>L</th><th>score</th><th>Elo [95 %]</th></tr>",
+        esc(&g.candidate)
+    );
+    for l in std::iter::once(&g.field).chain(&g.per_opponent).chain(&g.per_map) {
+        let centre = match l.elo {
+            Some(e) => format!("{:+.0}", e.round() + 0.0),
+            None if l.wins == l.played && l.played > 0 => "all won".into(),
+            None if l.played > 0 => "all lost".into(),
+            None => "—".into(),
+        };
+        h.push_str(&format!(
+            "<tr><td class=n>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1} %</td><td>{centre} [{}, {}]</td></tr>",
+            esc(&l.against), l.played, l.wins, l.draws, l.losses, 100.0 * l.score, elo(l.low, false), elo(l.high, true)
+        ));
+    }
+    h.push_str("</table>");
+    h
 }
 
 /// The standings as a self-contained HTML page (no scripts, no network).
@@ -738,6 +899,9 @@ pub fn html_report(
     h.push_str(&format!("<title>{}</title>", esc(title)));
     h.push_str("<style>body{font:14px system-ui,sans-serif;margin:1.5em;color:#222}table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:right}th{background:#f3f3f3}td.n,th.n{text-align:left}caption{text-align:left;font-weight:bold;margin-bottom:.3em}</style></head><body>");
     h.push_str(&format!("<h1>{}</h1>", esc(title)));
+    if let Some(g) = &s.gauntlet {
+        h.push_str(&gauntlet_html(g));
+    }
     let standings_table = |h: &mut String, caption: &str, rows: &[Standing]| {
         h.push_str(&format!("<table><caption>{}</caption><tr><th>rank</th><th class=n>agent</th><th>played</th><th>W</th><th>D</th><th>L</th><th>mean share</th><th>Elo [95 %]</th><th>violations</th><th>disqualified</th></tr>", esc(caption)));
         for r in rows {
@@ -903,6 +1067,39 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_gauntlet_counts_the_candidate_against_each_opponent_and_map() {
+        let (entries, rows) = round_robin(3, 2, 5);
+        let g = gauntlet(&entries, &rows);
+        // Only the candidate's matches: 2 opponents × 2 maps × 2 seats.
+        assert_eq!(g.field.played, 8);
+        assert_eq!(g.per_opponent.iter().map(|l| l.played).collect::<Vec<_>>(), [4, 4]);
+        assert_eq!(g.per_map.iter().map(|l| l.played).collect::<Vec<_>>(), [4, 4]);
+        let total = |ls: &[GauntletLine]| ls.iter().map(|l| l.wins * 2 + l.draws).sum::<u32>();
+        assert_eq!(total(&g.per_opponent), g.field.wins * 2 + g.field.draws);
+        assert_eq!(total(&g.per_map), g.field.wins * 2 + g.field.draws);
+
+        // 3 wins, 1 loss: score ¾, Elo 400 log10 3 = 190.8; Wilson with z = 1.96, n = 4:
+        // centre (0.75 + 0.48019) / 1.96037 = 0.62753, half 1.96 √(0.046875 + 0.060024) / 1.96037
+        // = 0.32688, so [0.30065, 0.95441]: 400 log10(0.30065 / 0.69935) = −146.7 and
+        // 400 log10(0.95441 / 0.04559) = +528.3.
+        let mut l = GauntletLine::new("x");
+        for r in [1, 1, 1, -1] {
+            l.add(r);
+        }
+        l.finish();
+        assert!((l.elo.unwrap() - 190.85).abs() < 0.01, "{l:?}");
+        assert!((l.low.unwrap() + 146.7).abs() < 0.1 && (l.high.unwrap() - 528.3).abs() < 0.1, "{l:?}");
+        // A sweep: no estimate, a finite lower bound (n / (n + z²) = 4 / 7.8415 = 0.51010: +7.0).
+        let mut l = GauntletLine::new("x");
+        for _ in 0..4 {
+            l.add(1);
+        }
+        l.finish();
+        assert_eq!((l.elo, l.high), (None, None));
+        assert!((l.low.unwrap() - 7.0).abs() < 0.1, "{l:?}");
     }
 
     fn row(cells: [u32; 2], tiebreak: [Option<u32>; 2], dq: [bool; 2]) -> MatchRow {

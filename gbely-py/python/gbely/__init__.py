@@ -363,6 +363,7 @@ def league(
     address: Optional[str] = None,
     replays: bool = False,
     thinking: Optional[int] = None,
+    gauntlet: bool = False,
 ) -> Dict[str, Any]:
     """A league (``gbely league``): every agent against every other on every map, both seat
     orders, on all cores; resumable, as the results are kept in ``db`` (docs/league.md).
@@ -385,6 +386,9 @@ def league(
         thinking: agent processes that may think at once (default: the cores). More keeps the
             cores busier with agents that answer in milliseconds, but agents then share a CPU
             while their clock runs (``run["notes"]`` says so). Local backend only.
+        gauntlet: the first agent against each of the others only (``gbely league
+            --gauntlet``); the document then has ``gauntlet``: the first agent's Elo against the
+            field, each opponent and each map.
 
     Returns the document of ``gbely league --json``: ``standings`` (rank, name, wins, draws,
     losses, mean share, ``rating`` in Elo from a fit over all results and its standard deviation
@@ -402,6 +406,8 @@ def league(
             "--db", os.fspath(db), "--seed", seed, *_run_options(rounds, time_limit, python)]
     if council:
         args.append("--council")
+    if gauntlet:
+        args.append("--gauntlet")
     if jobs is not None:
         args += ["--jobs", str(jobs)]
     if replays:

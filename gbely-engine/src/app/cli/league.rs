@@ -2,8 +2,8 @@
 
 use super::*;
 use crate::app::league::{
-    html_report, league_maps, league_python, replay_stem, run_league, standings, Backend, Entry, LeagueConfig,
-    LeagueDb, MatchRow, Standings,
+    gauntlet, html_report, league_maps, league_python, replay_stem, run_schedule, standings, Backend, Entry, Gauntlet,
+    GauntletLine, LeagueConfig, LeagueDb, MatchRow, Schedule, Standings,
 };
 
 #[derive(Debug, Args)]
@@ -15,6 +15,11 @@ pub(super) struct LeagueArgs {
     /// Add the Council as an entry (every agent also plays it).
     #[arg(long)]
     council: bool,
+    /// A gauntlet: the first agent (the candidate) against each of the others (the field) on
+    /// every map in both seats, the field not among itself; the candidate's Elo against the
+    /// field, each opponent and each map.
+    #[arg(long)]
+    gauntlet: bool,
     /// Maps: a comma-separated list (`gbely,seed:abc,my.map`) or a number N of generated maps
     /// drawn from --seed.
     #[arg(long, default_value = "gbely", value_name = "LIST|N")]
@@ -153,16 +158,27 @@ pub(super) fn cmd_league(a: LeagueArgs) -> Result<u8> {
             );
         }
     };
-    let (run, keys) = run_league(&db, &entries, &maps, &config, &mut progress)?;
+    let schedule = if a.gauntlet { Schedule::Gauntlet } else { Schedule::RoundRobin };
+    let (run, keys) = run_schedule(&db, &entries, &maps, &config, schedule, &mut progress)?;
     kill_leftovers();
     drop(guard);
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
     let rows = db.rows(&keys)?;
-    let table = standings(&entries, &rows);
+    let mut table = standings(&entries, &rows);
+    table.gauntlet = a.gauntlet.then(|| gauntlet(&entries, &rows));
     let report = a.report.clone().unwrap_or_else(|| dir.join("report.html"));
-    let title = format!("gbely league: {} entries on {} map(s)", entries.len(), maps.len());
+    let title = if a.gauntlet {
+        format!(
+            "gbely league --gauntlet: {} against a field of {} on {} map(s)",
+            entries[0].name,
+            entries.len() - 1,
+            maps.len()
+        )
+    } else {
+        format!("gbely league: {} entries on {} map(s)", entries.len(), maps.len())
+    };
     // Links to the viewer pages that exist (matches played with --replays, now or before),
     // relative to the report when they are under its folder.
     let replays = dir.join("replays");
@@ -176,6 +192,10 @@ pub(super) fn cmd_league(a: LeagueArgs) -> Result<u8> {
         .with_context(|| format!("cannot write the report {}", report.display()))?;
     if let Some(csv) = &a.csv {
         write_csv(csv, &rows).with_context(|| format!("cannot write {}", csv.display()))?;
+        if let Some(g) = &table.gauntlet {
+            let path = csv.with_extension("gauntlet.csv");
+            write_gauntlet_csv(&path, g).with_context(|| format!("cannot write {}", path.display()))?;
+        }
     }
     if a.json {
         let doc = json!({
@@ -186,6 +206,7 @@ pub(super) fn cmd_league(a: LeagueArgs) -> Result<u8> {
             "matrix": table.matrix,
             "los": table.los,
             "per_map": table.per_map,
+            "gauntlet": table.gauntlet,
             "matches": rows,
             "db": a.db.display().to_string(),
             "report": report.display().to_string(),
@@ -235,6 +256,9 @@ fn print_standings(
         },
         run.seconds
     )?;
+    if let Some(g) = &t.gauntlet {
+        print_gauntlet(&mut out, g)?;
+    }
     let width = t.standings.iter().map(|s| s.name.chars().count()).max().unwrap_or(5).max(5);
     writeln!(
         out,
@@ -280,6 +304,70 @@ fn print_standings(
     }
     writeln!(out, "  report: {}   results: {}", report.display(), db.display())?;
     Ok(())
+}
+
+/// "+57 [+12, +103]", or "all won [≥ +180]" after a clean sweep.
+fn gauntlet_elo(l: &GauntletLine) -> String {
+    let end = |x: Option<f64>, high: bool| x.map_or(if high { "+inf".into() } else { "-inf".into() }, elo);
+    match l.elo {
+        Some(e) => format!("{} [{}, {}]", elo(e), end(l.low, false), end(l.high, true)),
+        None if l.played == 0 => "no games".into(),
+        None if l.wins == l.played => format!("all won [{}, +inf]", end(l.low, false)),
+        None => format!("all lost [-inf, {}]", end(l.high, true)),
+    }
+}
+
+fn print_gauntlet(out: &mut impl Write, g: &Gauntlet) -> Result<()> {
+    let f = &g.field;
+    writeln!(
+        out,
+        "  {} against the field: {} Elo (95 %), {}-{}-{}, score {:.1} %",
+        g.candidate,
+        gauntlet_elo(f),
+        f.wins,
+        f.draws,
+        f.losses,
+        100.0 * f.score
+    )?;
+    for (what, lines) in [("against", &g.per_opponent), ("on", &g.per_map)] {
+        for l in lines {
+            writeln!(
+                out,
+                "    {what} {}: {} Elo, {}-{}-{}, score {:.1} %",
+                l.against,
+                gauntlet_elo(l),
+                l.wins,
+                l.draws,
+                l.losses,
+                100.0 * l.score
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn write_gauntlet_csv(path: &Path, g: &Gauntlet) -> std::io::Result<()> {
+    let mut s = String::from("kind,against,played,wins,draws,losses,score,elo,low,high\n");
+    let opt = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v:.1}"));
+    let q = |t: &str| format!("\"{}\"", t.replace('"', "\"\""));
+    let rows = std::iter::once(("field", &g.field))
+        .chain(g.per_opponent.iter().map(|l| ("opponent", l)))
+        .chain(g.per_map.iter().map(|l| ("map", l)));
+    for (kind, l) in rows {
+        s.push_str(&format!(
+            "{kind},{},{},{},{},{},{:.6},{},{},{}\n",
+            q(&l.against),
+            l.played,
+            l.wins,
+            l.draws,
+            l.losses,
+            l.score,
+            opt(l.elo),
+            opt(l.low),
+            opt(l.high)
+        ));
+    }
+    std::fs::write(path, s)
 }
 
 /// An Elo difference, signed, rounded; never "-0".
