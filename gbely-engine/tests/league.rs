@@ -377,3 +377,27 @@ fn more_thinking_agents_than_cores_is_said_in_the_summary() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_gauntlet_plays_the_candidate_against_the_field_only() {
+    let dir = scratch("gauntlet");
+    let doc = league(&dir, &["--gauntlet", "template", "expander", "council:easy", "--csv", "m.csv"]);
+    // 2 opponents × 2 maps × 2 seats; the field does not play itself.
+    assert_eq!(doc["run"]["total"], 8);
+    let ids: Vec<String> =
+        doc["entries"].as_array().unwrap().iter().map(|e| e["id"].as_str().unwrap().into()).collect();
+    for (_, a, b) in pairs(&doc) {
+        assert!(a == ids[0] || b == ids[0], "{a} vs {b}");
+    }
+    let g = &doc["gauntlet"];
+    assert_eq!(g["candidate"], "template");
+    assert_eq!(g["field"]["played"], 8);
+    assert_eq!(g["per_opponent"].as_array().unwrap().len(), 2);
+    assert_eq!(g["per_map"].as_array().unwrap().len(), 2);
+    let csv = std::fs::read_to_string(dir.join("m.gauntlet.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 1 + 2 + 2, "{csv}");
+    assert!(csv.starts_with("kind,against,played,wins,draws,losses,score,elo,low,high\nfield,"), "{csv}");
+    let report = std::fs::read_to_string(dir.join("gbely-league/report.html")).unwrap();
+    assert!(report.contains("Gauntlet: template against the field"), "no gauntlet table in the report");
+    assert!(report.contains("Rank confidence"));
+}

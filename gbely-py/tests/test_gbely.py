@@ -299,7 +299,7 @@ def test_league_and_ab_from_python(tmp_path):
     again = gbely.league(["template", "expander"], council=True, maps="seed:py-league", rounds=10, db=db)
     assert again["run"]["played"] == 0 and again["standings"] == doc["standings"]
     r = gbely.ab("expander", "template", rounds=30, elo1=50, db=tmp_path / "ab.sqlite")
-    assert r["verdict"] == "better" and r["pairs"] <= 20
+    assert r["verdict"] == "better" and r["pairs"] == 23 and r["pentanomial"] == [0, 0, 2, 0, 21]
     with pytest.raises(gbely.Error, match="not found"):
         gbely.league(["no_such_agent.py", "council"], db=db)
     # More thinking agents than cores (4096, the most allowed): allowed, and said.

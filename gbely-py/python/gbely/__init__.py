@@ -363,6 +363,7 @@ def league(
     address: Optional[str] = None,
     replays: bool = False,
     thinking: Optional[int] = None,
+    gauntlet: bool = False,
 ) -> Dict[str, Any]:
     """A league (``gbely league``): every agent against every other on every map, both seat
     orders, on all cores; resumable, as the results are kept in ``db`` (docs/league.md).
@@ -385,9 +386,14 @@ def league(
         thinking: agent processes that may think at once (default: the cores). More keeps the
             cores busier with agents that answer in milliseconds, but agents then share a CPU
             while their clock runs (``run["notes"]`` says so). Local backend only.
+        gauntlet: the first agent against each of the others only (``gbely league
+            --gauntlet``); the document then has ``gauntlet``: the first agent's Elo against the
+            field, each opponent and each map.
 
     Returns the document of ``gbely league --json``: ``standings`` (rank, name, wins, draws,
-    losses, mean share, rating and uncertainty), ``matrix``, ``matches``, ``entries``, ``run``.
+    losses, mean share, ``rating`` in Elo from a fit over all results and its standard deviation
+    ``uncertainty``), ``matrix``, ``los`` (the probability that each entry is stronger than each
+    other), ``per_map`` standings, ``matches``, ``entries``, ``run``.
 
     Example:
         >>> import tempfile, os
@@ -400,6 +406,8 @@ def league(
             "--db", os.fspath(db), "--seed", seed, *_run_options(rounds, time_limit, python)]
     if council:
         args.append("--council")
+    if gauntlet:
+        args.append("--gauntlet")
     if jobs is not None:
         args += ["--jobs", str(jobs)]
     if replays:
@@ -420,7 +428,8 @@ def ab(
     b: Union[str, "os.PathLike[str]"],
     against: Optional[str] = None,
     elo0: float = 0.0,
-    elo1: float = 5.0,
+    elo1: float = 40.0,
+    elo_model: str = "logistic",
     share0: float = 0.0,
     share1: float = 1.0,
     alpha: float = 0.05,
@@ -436,11 +445,14 @@ def ab(
     """Is B better than A? (``gbely ab``, docs/ab.md): pairs of matches with the seats swapped
     (or each against ``against``) and a sequential test that stops when the evidence is enough.
 
+    ``elo_model`` is ``"logistic"`` or ``"normalized"`` (how ``elo0`` and ``elo1`` are measured).
     Returns the document of ``gbely ab --json``: ``verdict`` (``better``, ``no_better``,
-    ``undecided``), ``pairs``, ``llr`` and ``bounds``, ``estimate`` with its 95 % interval,
-    ``pentanomial`` counts and every pair's outcome.
+    ``undecided``), ``interrupted``, ``pairs``, ``hypotheses``, ``alpha``, ``beta``, ``llr`` and
+    ``bounds``, ``estimate`` (corrected for the early stop, with its 95 % interval and ``los``),
+    ``expected_pairs``, ``pentanomial`` counts and every pair's outcome and map.
     """
     args = ["ab", os.fspath(a), os.fspath(b), "--elo0", repr(float(elo0)), "--elo1", repr(float(elo1)),
+            "--elo-model", elo_model,
             "--share0", repr(float(share0)), "--share1", repr(float(share1)), "--alpha", repr(float(alpha)),
             "--beta", repr(float(beta)), "--max-pairs", str(max_pairs), "--db", os.fspath(db), "--seed", seed,
             *_run_options(rounds, time_limit, python)]

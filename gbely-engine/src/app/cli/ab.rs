@@ -2,7 +2,7 @@
 //! evidence is enough (see `app::ab` and docs/ab.md).
 
 use super::*;
-use crate::app::ab::{pentanomial, run_ab, AbSetup, Journal, Sprt, Verdict};
+use crate::app::ab::{run_ab, AbSetup, EloModel, Hypotheses, Interval, Journal, Sprt, Verdict};
 use crate::app::league::{league_python, Entry, LeagueConfig};
 
 #[derive(Clone, Debug, Args)]
@@ -22,11 +22,17 @@ pub(super) struct AbArgs {
     /// Seed of the generated maps.
     #[arg(long, default_value = "ab")]
     seed: String,
+    /// Head to head: how Elo is measured. logistic: from the expected game score,
+    /// `1 / (1 + 10^(−elo/400))`; normalized: the score's distance from ½ in units of its
+    /// standard deviation (see docs/ab.md for the choice).
+    #[arg(long, value_enum, default_value_t = Model::Logistic)]
+    elo_model: Model,
     /// Head to head: Elo of H0 ("no better") …
     #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
     elo0: f64,
-    /// … and of H1 ("better").
-    #[arg(long, default_value_t = 5.0, allow_negative_numbers = true)]
+    /// … and of H1 ("better"). 40 logistic Elo (B wins 55.7 % of the games) decides in about 400
+    /// pairs when every pair is WW or LL, fewer when pairs split.
+    #[arg(long, default_value_t = 40.0, allow_negative_numbers = true)]
     elo1: f64,
     /// Against an opponent: share points of H0 …
     #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
@@ -69,6 +75,15 @@ pub(super) struct AbArgs {
     #[arg(long, short = 'q')]
     quiet: bool,
 }
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Model {
+    Logistic,
+    Normalized,
+}
+
+/// After this many pairs the variance is known well enough to say how long the test will take.
+const FORECAST_AFTER: usize = 16;
 
 pub(super) fn cmd_ab(a: AbArgs) -> Result<u8> {
     if a.against.as_deref() != Some("both") {
@@ -117,18 +132,22 @@ fn one_test(a: &AbArgs) -> Result<(u8, Option<serde_json::Value>)> {
         final_mode: if a.final_mode { Some((entry(&a.fill)?, a.size)) } else { None },
     };
     let head_to_head = setup.against.is_none() && setup.final_mode.is_none();
-    let mut sprt = if head_to_head {
+    let hypotheses = if head_to_head {
         if a.elo1 <= a.elo0 {
             bail!("--elo1 must be more than --elo0");
         }
-        Sprt::elo(a.elo0, a.elo1, a.alpha, a.beta)
+        let model = match a.elo_model {
+            Model::Logistic => EloModel::Logistic,
+            Model::Normalized => EloModel::Normalized,
+        };
+        Hypotheses::Elo { model, elo0: a.elo0, elo1: a.elo1 }
     } else {
         if a.share1 <= a.share0 {
             bail!("--share1 must be more than --share0");
         }
-        // A share difference of a few points between two agents: a prior standard deviation of 5.
-        Sprt::new(a.share0, a.share1, a.alpha, a.beta, 25.0)
+        Hypotheses::Share { share0: a.share0, share1: a.share1 }
     };
+    let mut sprt = Sprt::new(hypotheses, a.alpha, a.beta);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let dir = a.db.parent().filter(|d| !d.as_os_str().is_empty()).map_or_else(|| PathBuf::from("."), Path::to_path_buf);
     let config = LeagueConfig {
@@ -146,19 +165,32 @@ fn one_test(a: &AbArgs) -> Result<(u8, Option<serde_json::Value>)> {
         replays: None,
         cores: Some(crate::runner::cores::CoreGate::new(cores)),
     };
-    let journal = Journal::open(&a.db)?;
+    let mut journal = Journal::open(&a.db)?;
     let show = !a.quiet && !a.json;
     let guard = crate::runner::interrupt::Guard::install().context("cannot install the Ctrl-C handler")?;
     adopt_orphans();
     let terminal = std::io::stderr().is_terminal();
+    let mut forecast_said = false;
+    let max_pairs = setup.max_pairs;
     let mut line = |t: &Sprt| {
+        if !forecast_said && t.n() >= FORECAST_AFTER {
+            forecast_said = true;
+            if !a.quiet {
+                if let Some(w) = forecast_warning(t, max_pairs) {
+                    if terminal {
+                        eprintln!();
+                    }
+                    eprintln!("{w}");
+                }
+            }
+        }
         if show && terminal {
             eprint!("\r{}   ", live(t, head_to_head));
         } else if show {
             eprintln!("{}", live(t, head_to_head));
         }
     };
-    let run = run_ab(&setup, &mut sprt, &config, &journal, &mut line)?;
+    let run = run_ab(&setup, &mut sprt, &config, &mut journal, &mut line)?;
     kill_leftovers();
     drop(guard);
     if show && terminal {
@@ -169,21 +201,34 @@ fn one_test(a: &AbArgs) -> Result<(u8, Option<serde_json::Value>)> {
     } else {
         run.verdict.text(run.pairs)
     };
-    let (mean, half) = sprt.estimate();
+    let estimate = sprt.estimate();
     let mut doc = None;
     if a.json {
-        let estimate = if head_to_head {
-            let (e, lo, hi) = sprt.elo_estimate();
-            json!({"elo": e, "low": lo, "high": hi, "score": mean})
+        let interrupted = run.interrupted && run.verdict == Verdict::Undecided && run.pairs < setup.max_pairs;
+        let pairs: Vec<_> = sprt
+            .outcomes
+            .iter()
+            .enumerate()
+            .map(|(k, o)| json!({"k": k, "map": setup.map_of(k), "outcome": o}))
+            .collect();
+        let est = if head_to_head {
+            json!({"elo": estimate.value.value, "low": estimate.value.low, "high": estimate.value.high,
+                   "score": estimate.mean_outcome, "los": estimate.los, "logistic": estimate.logistic,
+                   "normalized": estimate.normalized, "sweep": estimate.sweep})
         } else {
-            json!({"share_points": mean, "low": mean - half, "high": mean + half})
+            json!({"share_points": estimate.value.value, "low": estimate.value.low, "high": estimate.value.high,
+                   "mean": estimate.mean_outcome, "los": estimate.los})
         };
         let json = json!({
             "a": setup.a, "b": setup.b, "against": setup.against,
-            "verdict": run.verdict, "verdict_text": verdict, "pairs": run.pairs,
-            "from_journal": run.from_journal, "llr": sprt.llr(), "bounds": [sprt.lower, sprt.upper],
-            "estimate": estimate, "pentanomial": head_to_head.then(|| pentanomial(&sprt.outcomes)),
-            "outcomes": sprt.outcomes, "seconds": run.seconds,
+            "verdict": run.verdict, "verdict_text": verdict, "interrupted": interrupted,
+            "hypotheses": sprt.hypotheses, "alpha": sprt.alpha, "beta": sprt.beta,
+            "llr": sprt.llr(), "bounds": [sprt.lower, sprt.upper],
+            "pairs": run.pairs, "max_pairs": setup.max_pairs, "from_journal": run.from_journal,
+            "played": run.played,
+            "estimate": est, "expected_pairs": sprt.expected_pairs(),
+            "pentanomial": head_to_head.then(|| sprt.counts()),
+            "outcomes": sprt.outcomes, "pair_maps": pairs, "seconds": run.seconds,
         });
         doc = Some(json);
     } else if !a.quiet {
@@ -199,9 +244,10 @@ fn one_test(a: &AbArgs) -> Result<(u8, Option<serde_json::Value>)> {
             (Some(o), None) => format!("{} (B) and {} (A), each against {}", setup.b.name, setup.a.name, o.name),
         };
         writeln!(out, "{vs}: {verdict}")?;
-        writeln!(out, "  {}", live(&sprt, head_to_head))?;
+        writeln!(out, "  pairs {}  LLR {:.2} ({:.2}, {:.2})", sprt.n(), sprt.llr(), sprt.lower, sprt.upper)?;
+        writeln!(out, "  {}", final_estimate(&sprt, head_to_head))?;
         if head_to_head {
-            let p = pentanomial(&sprt.outcomes);
+            let p = sprt.counts();
             writeln!(out, "  pairs for B: LL {}  LD {}  LW/DD {}  DW {}  WW {}", p[0], p[1], p[2], p[3], p[4])?;
         }
         writeln!(
@@ -221,26 +267,96 @@ fn one_test(a: &AbArgs) -> Result<(u8, Option<serde_json::Value>)> {
     Ok((code, doc))
 }
 
-/// "pairs 12  B−A +35 Elo [−10, +80]  LLR 1.23 (−2.94, 2.94)".
+/// A signed number, or ±∞ for an unbounded end.
+fn signed(x: Option<f64>, high: bool, decimals: usize) -> String {
+    match x {
+        Some(x) if x.is_finite() => format!("{x:+.decimals$}"),
+        _ if high => "+inf".into(),
+        _ => "-inf".into(),
+    }
+}
+
+fn unit(t: &Sprt) -> &'static str {
+    match t.hypotheses {
+        Hypotheses::Elo { model: EloModel::Logistic, .. } => "Elo",
+        Hypotheses::Elo { model: EloModel::Normalized, .. } => "nElo",
+        Hypotheses::Share { .. } => "share points",
+    }
+}
+
+/// "pairs 12  B−A +35 Elo [−10, +80]  LLR 1.23 (−2.94, 2.94)": the plain estimate, as pairs come.
 fn live(t: &Sprt, head_to_head: bool) -> String {
-    let est = if head_to_head {
-        let (e, lo, hi) = t.elo_estimate();
-        // A score of 0 or 1 is an unbounded Elo difference.
-        let elo = |x: f64| {
-            if x.abs() >= 1000.0 {
-                if x > 0.0 {
-                    "+inf".to_string()
-                } else {
-                    "-inf".to_string()
-                }
-            } else {
-                format!("{x:+.0}")
+    let (m, h) = t.naive();
+    let c = t.counts();
+    let n = t.n() as u32;
+    let est = if head_to_head && n > 0 && (c[4] == n || c[0] == n) {
+        // No finite estimate yet: the final summary gives the bound.
+        format!("all {n} pairs {}", if c[4] == n { "won" } else { "lost" })
+    } else if head_to_head {
+        let d = t.drift();
+        let to = |s: f64| match t.hypotheses {
+            Hypotheses::Elo { model: EloModel::Normalized, .. } => {
+                Some((s - 0.5) / (2.0 * d.var).sqrt() * crate::app::sprt::NELO_PER_NT)
             }
+            _ => crate::app::ab::score_to_elo(s),
         };
-        format!("B−A {} Elo [{}, {}]", elo(e), elo(lo), elo(hi))
+        let i = Interval { value: to(m), low: to(m - h), high: to(m + h) };
+        interval_text(&i, unit(t), 0)
     } else {
-        let (m, h) = t.estimate();
-        format!("B−A {m:+.2} share points [{:+.2}, {:+.2}]", m - h, m + h)
+        interval_text(&Interval { value: Some(m), low: Some(m - h), high: Some(m + h) }, unit(t), 2)
     };
+    let est = if est.starts_with("all") { est } else { format!("B−A {est}") };
     format!("pairs {}  {est}  LLR {:.2} ({:.2}, {:.2})", t.n(), t.llr(), t.lower, t.upper)
+}
+
+fn interval_text(i: &Interval, unit: &str, decimals: usize) -> String {
+    format!(
+        "{} {unit} [{}, {}]",
+        signed(i.value, i.low.is_some(), decimals),
+        signed(i.low, false, decimals),
+        signed(i.high, true, decimals)
+    )
+}
+
+/// "B−A +35 Elo [−10, +80] (corrected for the early stop), LOS 97.2 %", or for a sweep
+/// "all 8 pairs won: B−A ≥ +137 Elo (95 %)".
+fn final_estimate(t: &Sprt, head_to_head: bool) -> String {
+    let e = t.estimate();
+    if let Some(s) = e.sweep {
+        let (what, rel) = if s.won { ("won", "≥") } else { ("lost", "≤") };
+        return format!(
+            "all {} pairs {what}: B−A {rel} {:+.0} Elo (95 %), LOS {:.1} %",
+            s.pairs,
+            s.bound_elo,
+            100.0 * e.los
+        );
+    }
+    let decimals = if head_to_head { 0 } else { 2 };
+    let mut text = format!(
+        "B−A {} (95 %, corrected for the early stop), LOS {:.1} %",
+        interval_text(&e.value, unit(t), decimals),
+        100.0 * e.los
+    );
+    if let (Hypotheses::Elo { model: EloModel::Normalized, .. }, Some(l)) = (t.hypotheses, e.logistic) {
+        text += &format!("; {} logistic", interval_text(&l, "Elo", 0));
+    }
+    text
+}
+
+/// A warning when, with the variance seen so far, the test is not likely to decide within
+/// `--max-pairs`.
+fn forecast_warning(t: &Sprt, max_pairs: usize) -> Option<String> {
+    let e = t.expected_pairs();
+    let typical = e.at_h0.max(e.at_h1);
+    (typical > max_pairs as f64 || e.between > 2.0 * max_pairs as f64).then(|| {
+        format!(
+            "warning: from the first {} pairs, a verdict should take about {:.0} pairs if B is no better, \
+             {:.0} if it is better by the hypothesis, up to {:.0} in between; --max-pairs is {max_pairs}. \
+             Widen the hypotheses (--elo1, --share1) or raise --max-pairs.",
+            t.n(),
+            e.at_h0,
+            e.at_h1,
+            e.between
+        )
+    })
 }

@@ -2,8 +2,8 @@
 
 use super::*;
 use crate::app::league::{
-    html_report, league_maps, league_python, replay_stem, run_league, standings, Backend, Entry, LeagueConfig,
-    LeagueDb, MatchRow, Standings,
+    gauntlet, html_report, league_maps, league_python, replay_stem, run_schedule, standings, Backend, Entry, Gauntlet,
+    GauntletLine, LeagueConfig, LeagueDb, MatchRow, Schedule, Standings,
 };
 
 #[derive(Debug, Args)]
@@ -15,6 +15,11 @@ pub(super) struct LeagueArgs {
     /// Add the Council as an entry (every agent also plays it).
     #[arg(long)]
     council: bool,
+    /// A gauntlet: the first agent (the candidate) against each of the others (the field) on
+    /// every map in both seats, the field not among itself; the candidate's Elo against the
+    /// field, each opponent and each map.
+    #[arg(long)]
+    gauntlet: bool,
     /// Maps: a comma-separated list (`gbely,seed:abc,my.map`) or a number N of generated maps
     /// drawn from --seed.
     #[arg(long, default_value = "gbely", value_name = "LIST|N")]
@@ -154,16 +159,27 @@ pub(super) fn cmd_league(a: LeagueArgs) -> Result<u8> {
             );
         }
     };
-    let (run, keys) = run_league(&db, &entries, &maps, &config, &mut progress)?;
+    let schedule = if a.gauntlet { Schedule::Gauntlet } else { Schedule::RoundRobin };
+    let (run, keys) = run_schedule(&db, &entries, &maps, &config, schedule, &mut progress)?;
     kill_leftovers();
     drop(guard);
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
     let rows = db.rows(&keys)?;
-    let table = standings(&entries, &rows);
+    let mut table = standings(&entries, &rows);
+    table.gauntlet = a.gauntlet.then(|| gauntlet(&entries, &rows));
     let report = a.report.clone().unwrap_or_else(|| dir.join("report.html"));
-    let title = format!("gbely league: {} entries on {} map(s)", entries.len(), maps.len());
+    let title = if a.gauntlet {
+        format!(
+            "gbely league --gauntlet: {} against a field of {} on {} map(s)",
+            entries[0].name,
+            entries.len() - 1,
+            maps.len()
+        )
+    } else {
+        format!("gbely league: {} entries on {} map(s)", entries.len(), maps.len())
+    };
     // Links to the viewer pages that exist (matches played with --replays, now or before),
     // relative to the report when they are under its folder.
     let replays = dir.join("replays");
@@ -177,6 +193,10 @@ pub(super) fn cmd_league(a: LeagueArgs) -> Result<u8> {
         .with_context(|| format!("cannot write the report {}", report.display()))?;
     if let Some(csv) = &a.csv {
         write_csv(csv, &rows).with_context(|| format!("cannot write {}", csv.display()))?;
+        if let Some(g) = &table.gauntlet {
+            let path = csv.with_extension("gauntlet.csv");
+            write_gauntlet_csv(&path, g).with_context(|| format!("cannot write {}", path.display()))?;
+        }
     }
     if a.json {
         let doc = json!({
@@ -185,6 +205,9 @@ pub(super) fn cmd_league(a: LeagueArgs) -> Result<u8> {
             "run": run,
             "standings": table.standings,
             "matrix": table.matrix,
+            "los": table.los,
+            "per_map": table.per_map,
+            "gauntlet": table.gauntlet,
             "matches": rows,
             "db": a.db.display().to_string(),
             "report": report.display().to_string(),
@@ -234,16 +257,21 @@ fn print_standings(
         },
         run.seconds
     )?;
+    if let Some(g) = &t.gauntlet {
+        print_gauntlet(&mut out, g)?;
+    }
     let width = t.standings.iter().map(|s| s.name.chars().count()).max().unwrap_or(5).max(5);
     writeln!(
         out,
-        "  {:>4}  {:<width$}  {:>6}  {:>3} {:>3} {:>3}  {:>10}  {:>13}  violations",
-        "rank", "agent", "played", "W", "D", "L", "mean share", "rating μ±2σ"
+        "  {:>4}  {:<width$}  {:>6}  {:>3} {:>3} {:>3}  {:>10}  {:>17}  {:>9}  violations",
+        "rank", "agent", "played", "W", "D", "L", "mean share", "Elo [95 %]", "LOS next"
     )?;
-    for s in &t.standings {
+    for (k, s) in t.standings.iter().enumerate() {
+        // The confidence that this entry is stronger than the next one down.
+        let next = t.los[k].get(k + 1).map_or(String::new(), |p| format!("{:.1} %", 100.0 * p));
         writeln!(
             out,
-            "  {:>4}  {:<width$}  {:>6}  {:>3} {:>3} {:>3}  {:>8.2} %  {:>6.1} ± {:<4.1}  {}{}",
+            "  {:>4}  {:<width$}  {:>6}  {:>3} {:>3} {:>3}  {:>8.2} %  {:>17}  {:>9}  {}{}",
             s.rank,
             s.name,
             s.played,
@@ -251,17 +279,106 @@ fn print_standings(
             s.draws,
             s.losses,
             s.mean_share,
-            s.rating,
-            2.0 * s.uncertainty,
+            format!(
+                "{:+.0} [{:+.0}, {:+.0}]",
+                s.rating,
+                s.rating - 1.96 * s.uncertainty,
+                s.rating + 1.96 * s.uncertainty
+            ),
+            next,
             s.violations,
             if s.disqualified > 0 { format!(" ({} disqualified)", s.disqualified) } else { String::new() }
         )?;
+    }
+    if t.per_map.len() > 1 {
+        for m in &t.per_map {
+            let line: Vec<String> = m
+                .standings
+                .iter()
+                .map(|s| format!("{} {}-{}-{} {}", s.name, s.wins, s.draws, s.losses, elo(s.rating)))
+                .collect();
+            writeln!(out, "  on {}: {}", m.map, line.join(", "))?;
+        }
     }
     for n in &run.notes {
         writeln!(out, "  note: {n}")?;
     }
     writeln!(out, "  report: {}   results: {}", report.display(), db.display())?;
     Ok(())
+}
+
+/// "+57 [+12, +103]", or "all won [≥ +180]" after a clean sweep.
+fn gauntlet_elo(l: &GauntletLine) -> String {
+    let end = |x: Option<f64>, high: bool| x.map_or(if high { "+inf".into() } else { "-inf".into() }, elo);
+    match l.elo {
+        Some(e) => format!("{} [{}, {}]", elo(e), end(l.low, false), end(l.high, true)),
+        None if l.played == 0 => "no games".into(),
+        None if l.wins == l.played => format!("all won [{}, +inf]", end(l.low, false)),
+        None => format!("all lost [-inf, {}]", end(l.high, true)),
+    }
+}
+
+fn print_gauntlet(out: &mut impl Write, g: &Gauntlet) -> Result<()> {
+    let f = &g.field;
+    writeln!(
+        out,
+        "  {} against the field: {} Elo (95 %), {}-{}-{}, score {:.1} %",
+        g.candidate,
+        gauntlet_elo(f),
+        f.wins,
+        f.draws,
+        f.losses,
+        100.0 * f.score
+    )?;
+    for (what, lines) in [("against", &g.per_opponent), ("on", &g.per_map)] {
+        for l in lines {
+            writeln!(
+                out,
+                "    {what} {}: {} Elo, {}-{}-{}, score {:.1} %",
+                l.against,
+                gauntlet_elo(l),
+                l.wins,
+                l.draws,
+                l.losses,
+                100.0 * l.score
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn write_gauntlet_csv(path: &Path, g: &Gauntlet) -> std::io::Result<()> {
+    let mut s = String::from("kind,against,played,wins,draws,losses,score,elo,low,high\n");
+    let opt = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v:.1}"));
+    let q = |t: &str| format!("\"{}\"", t.replace('"', "\"\""));
+    let rows = std::iter::once(("field", &g.field))
+        .chain(g.per_opponent.iter().map(|l| ("opponent", l)))
+        .chain(g.per_map.iter().map(|l| ("map", l)));
+    for (kind, l) in rows {
+        s.push_str(&format!(
+            "{kind},{},{},{},{},{},{:.6},{},{},{}\n",
+            q(&l.against),
+            l.played,
+            l.wins,
+            l.draws,
+            l.losses,
+            l.score,
+            opt(l.elo),
+            opt(l.low),
+            opt(l.high)
+        ));
+    }
+    std::fs::write(path, s)
+}
+
+/// An Elo difference, signed, rounded; never "-0".
+fn elo(x: f64) -> String {
+    let r = x.round();
+    if r == 0.0 {
+        "+0".into()
+    } else {
+        format!("{r:+.0}")
+    }
 }
 
 fn write_csv(path: &Path, rows: &[MatchRow]) -> std::io::Result<()> {
