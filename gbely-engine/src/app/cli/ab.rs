@@ -229,6 +229,7 @@ fn one_test(a: &AbArgs) -> Result<(u8, Option<serde_json::Value>)> {
             "estimate": est, "expected_pairs": sprt.expected_pairs(),
             "pentanomial": head_to_head.then(|| sprt.counts()),
             "outcomes": sprt.outcomes, "pair_maps": pairs, "seconds": run.seconds,
+            "isolation": crate::runner::sandbox::isolation(config.sandbox),
         });
         doc = Some(json);
     } else if !a.quiet {
@@ -258,6 +259,7 @@ fn one_test(a: &AbArgs) -> Result<(u8, Option<serde_json::Value>)> {
             a.db.display(),
             run.seconds
         )?;
+        writeln!(out, "  agents: {}", crate::runner::sandbox::isolation(config.sandbox).line())?;
     }
     let code = if run.interrupted && run.verdict == Verdict::Undecided && run.pairs < setup.max_pairs {
         exit::INTERRUPTED

@@ -211,10 +211,12 @@ pub(super) fn cmd_league(a: LeagueArgs) -> Result<u8> {
             "matches": rows,
             "db": a.db.display().to_string(),
             "report": report.display().to_string(),
+            "isolation": crate::runner::sandbox::isolation(config.sandbox),
         });
         emit_json(doc)?;
     } else if !a.quiet {
         print_standings(&title, &table, &run, &report, &a.db)?;
+        println!("  agents: {}", crate::runner::sandbox::isolation(config.sandbox).line());
     }
     Ok(if run.interrupted { exit::INTERRUPTED } else { exit::OK })
 }
