@@ -532,7 +532,7 @@ fn in_a_league_spinning_children_cannot_starve_another_match() {
     )
     .unwrap();
     let league = |mode: &str| -> u64 {
-        let db = format!("{mode}.sqlite");
+        let db = format!("{}.sqlite", mode.trim_start_matches('-').replace('=', "-"));
         let out = Command::new(env!("CARGO_BIN_EXE_gbely"))
             .args(["league", "spinner.py", "needy.py", "--maps", "1", "--rounds", "4", "--jobs", "2", "--json"])
             .args(["--db", &db, mode])
@@ -546,4 +546,52 @@ fn in_a_league_spinning_children_cannot_starve_another_match() {
     };
     assert!(league("--no-sandbox") > 0, "without the sandbox the spinners starve it");
     assert_eq!(league("--sandbox=require"), 0);
+}
+
+/// How a league parks an agent between its turns: every process of its tree stopped, children
+/// forked by children included, and all of them running again when its turn comes.
+#[test]
+fn a_parked_tree_is_stopped_whole_and_continues_whole() {
+    use gbely_engine::runner::sandbox::{continue_tree, stop_tree, tree_tasks};
+    let _one = serial();
+    // Its own process group, killed whole however the test ends.
+    struct Group(std::process::Child);
+    impl Drop for Group {
+        fn drop(&mut self) {
+            let _ = nix::sys::signal::killpg(
+                nix::unistd::Pid::from_raw(self.0.id() as i32),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+            let _ = self.0.wait();
+        }
+    }
+    let root = Group(
+        std::os::unix::process::CommandExt::process_group(
+            Command::new("/bin/sh")
+                .arg("-c")
+                .arg("sh -c 'sleep 30 & sleep 30 & wait' & sh -c 'while :; do :; done' & wait"),
+            0,
+        )
+        .spawn()
+        .unwrap(),
+    );
+    let pid = root.0.id();
+    let t = Instant::now();
+    while tree_tasks(pid).len() < 5 && t.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let tasks = tree_tasks(pid);
+    assert_eq!(tasks.len(), 5, "sh, the sh of two sleeps, two sleeps and a spinning sh");
+    let state = |t: u32| {
+        let stat = std::fs::read_to_string(format!("/proc/{t}/stat")).unwrap_or_default();
+        stat.rsplit_once(')').and_then(|(_, r)| r.trim_start().chars().next()).unwrap_or('?')
+    };
+    let states = || tasks.iter().map(|&t| state(t)).collect::<String>();
+    stop_tree(pid);
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(states(), "TTTTT");
+    continue_tree(pid);
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(!states().contains('T'), "{}", states());
+    drop(root);
 }
