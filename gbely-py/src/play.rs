@@ -10,6 +10,7 @@ use crate::maps::*;
 use crate::step::check_rounds;
 use gbely_engine::app::runs;
 use gbely_engine::game::{play, play_to, PlayOptions, Player, PlayerAnswer, ViolationKind};
+use gbely_engine::runner::sandbox::SandboxMode;
 use gbely_engine::runner::TimeLimit;
 use gbely_engine::sim::MatchConfig;
 use gbely_rules::{Grid, Observation};
@@ -116,8 +117,10 @@ impl Player for CallablePlayer {
 /// Plays one match; each side is an agent spec (str) or a callable. Returns the result as JSON.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)] // the keyword arguments of gbely.play
-#[pyo3(signature = (agents, map = None, rounds = 150, replay = None, time_limit = Some(2.0), python = None, run_dir = None))]
-#[pyo3(text_signature = "(agents, map=None, rounds=150, replay=None, time_limit=2.0, python=None, run_dir=None)")]
+#[pyo3(signature = (agents, map = None, rounds = 150, replay = None, time_limit = Some(2.0), python = None, run_dir = None, sandbox = "auto"))]
+#[pyo3(
+    text_signature = "(agents, map=None, rounds=150, replay=None, time_limit=2.0, python=None, run_dir=None, sandbox='auto')"
+)]
 pub(crate) fn play_match(
     py: Python<'_>,
     agents: Vec<Bound<'_, PyAny>>,
@@ -127,8 +130,11 @@ pub(crate) fn play_match(
     time_limit: Option<f64>,
     python: Option<String>,
     run_dir: Option<PathBuf>,
+    sandbox: &str,
 ) -> PyResult<String> {
     let rounds = check_rounds(rounds)?;
+    let sandbox: SandboxMode =
+        sandbox.parse().map_err(|e| PyValueError::new_err(format!("sandbox={sandbox:?}: {e}")))?;
     let map = map_arg(map.as_ref())?;
     if agents.len() != map.seats().len() {
         return Err(PyValueError::new_err(format!(
@@ -198,7 +204,7 @@ pub(crate) fn play_match(
     for (seat, (spec, a)) in specs.iter().zip(&agents).enumerate() {
         match spec {
             Some(s) => {
-                let (player, log) = seat_player(s, &names[seat], seat, &run_dir, limit, &py_exe)?;
+                let (player, log) = seat_player(s, &names[seat], seat, &run_dir, limit, &py_exe, sandbox)?;
                 players.push(player);
                 logs.push(log);
             }
@@ -256,6 +262,7 @@ pub(crate) fn seat_player(
     run_dir: &std::path::Path,
     limit: Option<Duration>,
     py: &str,
+    sandbox: SandboxMode,
 ) -> PyResult<SeatPlayer> {
     match runs::resolve_agent(spec, run_dir, seat, py).map_err(|e| AgentError::new_err(format!("{e:#}")))? {
         runs::AgentSpec::Builtin(b) => {
@@ -267,6 +274,7 @@ pub(crate) fn seat_player(
                 gbely_engine::runner::process::ProcessConfig::new(run_dir.join(format!(".seat{seat}")), log.clone());
             cfg.time_limit = limit;
             cfg.cpu_slot = seat;
+            cfg.sandbox = sandbox;
             let p = gbely_engine::runner::process::ProcessPlayer::new(name.to_string(), cmd, cfg)
                 .map_err(|e| PyOSError::new_err(e.to_string()))?;
             Ok((Box::new(p), Some(log)))

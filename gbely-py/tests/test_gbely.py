@@ -101,6 +101,24 @@ def test_import_pravidla_inside_an_agent(tmp_path):
     assert "import" not in [line.split(" ")[0] for line in source.splitlines()]
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux's")
+def test_the_sandbox_holds_one_file_as_the_judge_does_and_can_be_turned_off(tmp_path):
+    # A module beside the agent file: the judge receives one file, and so does the sandbox.
+    (tmp_path / "helper.py").write_text("ANSWER = []\n")
+    agent = tmp_path / "uses_helper.py"
+    agent.write_text("import helper\ndef decide(stav):\n    return helper.ANSWER\n")
+    boxed = gbely.play(str(agent), rounds=2, sandbox="require")
+    assert boxed.isolation is not None and boxed.isolation.startswith("sandboxed (bubblewrap")
+    assert [v["kind"] for v in boxed.sides[0].violations] == ["crash", "crash"]
+    assert "No module named 'helper'" in boxed.sides[0].violations[0]["detail"]
+    bare = gbely.play(str(agent), rounds=2, sandbox="off")
+    assert bare.violations == [0, 0]
+    assert bare.isolation == "not sandboxed: the sandbox is off (--no-sandbox)"
+    assert gbely.play(lambda stav: [], rounds=1).isolation is None
+    with pytest.raises(ValueError, match="auto, require or off"):
+        gbely.play(str(agent), rounds=1, sandbox="maybe")
+
+
 def test_the_step_api_through_a_full_match(tmp_path):
     decide = load_decide(EXPANDER)
     m = gbely.Match(map="gbely", rounds=150, record=True)

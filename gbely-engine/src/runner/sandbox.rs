@@ -142,7 +142,10 @@ fn probe() -> Result<Sandbox, String> {
         .output()
         .map_err(|e| format!("cannot run {}: {e}", bwrap.display()))?;
     let version = String::from_utf8_lossy(&version.stdout).trim().to_string();
+    #[cfg(unix)]
     let root = nix::unistd::geteuid().is_root();
+    #[cfg(not(unix))]
+    let root = false;
     let mut cpus = allowed_cpus();
     if cpus.is_empty() {
         cpus.push(0);

@@ -82,6 +82,9 @@ class Result:
     council_fell: Optional[int]
     sides: List[SideResult]
     replay: Optional[str]
+    #: How agent processes were isolated, one line (``"sandboxed (bubblewrap …)"`` or
+    #: ``"not sandboxed: why"``); ``None`` when no agent process played.
+    isolation: Optional[str] = None
 
     @property
     def shares(self) -> List[Optional[float]]:
@@ -128,7 +131,10 @@ class Result:
             )
             for s in d["sides"]
         ]
-        return Result(d["map"], d["fingerprint"], d["last_round"], d["ended_by"], d["council_fell"], sides, d["replay"])
+        iso = d.get("isolation")
+        isolation = None if iso is None else (iso["detail"] if iso["sandboxed"] else f"not sandboxed: {iso['detail']}")
+        return Result(d["map"], d["fingerprint"], d["last_round"], d["ended_by"], d["council_fell"], sides, d["replay"],
+                      isolation)
 
 
 def _agent(a: Agent, isolate: bool = False) -> Any:
@@ -213,6 +219,7 @@ def play(
     size: Union[int, Sequence[int], None] = None,
     run_dir: Union[str, "os.PathLike[str]", None] = None,
     isolate: bool = False,
+    sandbox: str = "auto",
 ) -> Result:
     """Plays one match: ``agent`` in seat 0 against ``opponent`` in seat 1.
 
@@ -232,6 +239,10 @@ def play(
         isolate: play callables as the judge plays files: the file that defines a top-level
             ``decide`` runs in its own process (:class:`AgentError` for a lambda, a method or a
             function that is not its file's ``decide``).
+        sandbox: agent processes in the sandbox (Linux, bubblewrap: no network, no files but
+            their own, one core each): ``"auto"`` where the machine allows it, ``"require"``
+            (:class:`AgentError` without it), ``"off"`` (plain processes, e.g. to import modules
+            beside the agent file). :attr:`Result.isolation` says which it was.
 
     Callables and files are not judged the same way. A file agent runs in its own process, as in
     the competition: a round's answer must arrive within ``time_limit`` or the agent is stopped
@@ -265,6 +276,7 @@ def play(
         time_limit=time_limit,
         python=python or os.environ.get("GBELY_PYTHON") or sys.executable,
         run_dir=os.fspath(run_dir) if run_dir is not None else None,
+        sandbox=sandbox,
     ))
 
 
@@ -280,6 +292,7 @@ def final(
     python: Optional[str] = None,
     run_dir: Union[str, "os.PathLike[str]", None] = None,
     isolate: bool = False,
+    sandbox: str = "auto",
 ) -> Result:
     """Rehearses the final (SPEC §9): up to eight agents on a final map, the Council in the centre.
 
@@ -290,7 +303,7 @@ def final(
             default the final map of seed ``gbely-final``.
         size: side of a generated final map.
         seats: the seat (0–7) of the first agents; the rest are seated by the map's seed.
-        rounds, replay, time_limit, python, run_dir, isolate: as for :func:`play`.
+        rounds, replay, time_limit, python, run_dir, isolate, sandbox: as for :func:`play`.
 
     The result has nine sides: the finalists in seat order and the Council last.
 
@@ -326,6 +339,7 @@ def final(
         time_limit=time_limit,
         python=python or os.environ.get("GBELY_PYTHON") or sys.executable,
         run_dir=os.fspath(run_dir) if run_dir is not None else None,
+        sandbox=sandbox,
     ))
 
 

@@ -37,6 +37,7 @@ def play_match(
     time_limit: Optional[float] = 2.0,
     python: Optional[str] = None,
     run_dir: Optional[str] = None,
+    sandbox: str = "auto",
 ) -> str: ...
 def pravidla_source() -> str: ...
 def engine_round_seconds(
