@@ -595,3 +595,43 @@ fn a_parked_tree_is_stopped_whole_and_continues_whole() {
     assert!(!states().contains('T'), "{}", states());
     drop(root);
 }
+
+/// `--memory-limit` holds each process's address space; in the sandbox, where this machine
+/// gives gbely a control group (as root, cgroup v1 or v2), it also holds all of an agent's
+/// processes together: four children of 200 MB each under a limit of 512 MiB cannot all live.
+#[test]
+fn the_memory_of_all_an_agents_processes_is_held_together() {
+    let _one = serial();
+    let hostile = r#"
+kids = []
+
+def decide(stav):
+    if not kids:
+        for _ in range(4):
+            pid = os.fork()
+            if pid == 0:
+                x = b"x" * (200 << 20)
+                time.sleep(1.5)
+                os._exit(0)
+            kids.append(pid)
+        ok = 0
+        for pid in kids:
+            _, status = os.waitpid(pid, 0)
+            ok += os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+        report("lived", ok)
+    return []
+"#;
+    let args = ["--rounds", "1", "--memory-limit", "512", "--time-limit", "20"];
+    let bare = duel("memory-total", hostile, None, false, &args);
+    assert_eq!(bare.reported(0, "lived"), vec![4], "{}", bare.log(0));
+    let boxed = duel("memory-total", hostile, None, true, &args);
+    let line = boxed.json["isolation"]["detail"].as_str().unwrap().to_string();
+    if line.contains("memory held in total") {
+        let lived = boxed.reported(0, "lived");
+        assert!(lived.len() == 1 && lived[0] < 4, "{}", boxed.log(0));
+    } else {
+        // Not root, or no cgroup to use: the summary says so.
+        assert!(line.contains("memory held per process, not in total"), "{line}");
+        assert!(!nix::unistd::geteuid().is_root() || !Path::new("/sys/fs/cgroup").exists(), "{line}");
+    }
+}

@@ -189,6 +189,9 @@ pub struct ProcessPlayer {
     runtime: Option<PythonRuntime>,
     /// The user it runs as in the sandbox when gbely is root.
     uid: u32,
+    /// In the sandbox where the machine allows, the control group that holds the memory of all
+    /// its processes together.
+    group: Option<sandbox::MemoryGroup>,
     pub stats: ProcessStats,
 }
 
@@ -233,7 +236,7 @@ impl ProcessPlayer {
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let token = format!("{}-{}", std::process::id(), n);
         let uid = sandbox::FIRST_UID + ((u64::from(std::process::id()) * 4099 + n) % 1_000_000_000) as u32;
-        let player = ProcessPlayer {
+        let mut player = ProcessPlayer {
             name: name.into(),
             command,
             config,
@@ -249,8 +252,12 @@ impl ProcessPlayer {
             isolation,
             runtime,
             uid,
+            group: None,
             stats: ProcessStats::default(),
         };
+        if let (Some(sb), Some(limit)) = (sandbox, player.config.memory_limit) {
+            player.group = sandbox::MemoryGroup::new(sb, &format!("gbely-{}", player.token), limit);
+        }
         if let Some(note) = player.config.memory_limit.and_then(|l| platform::memory_limit_note(l, interrupt::POLL)) {
             player.note(&note);
         }
@@ -276,7 +283,12 @@ impl ProcessPlayer {
     /// its read-only folder (as the judge receives one file); a program sees the files its
     /// command line names.
     fn sandboxed_command(&self, sb: &Sandbox, work_dir: &Path) -> std::io::Result<Command> {
-        let mut jail = Jail { uid: self.uid, memory: self.config.memory_limit, ..Jail::default() };
+        let mut jail = Jail {
+            uid: self.uid,
+            memory: self.config.memory_limit,
+            group: self.group.as_ref().map(|g| g.dir().to_path_buf()),
+            ..Jail::default()
+        };
         let argv: Vec<std::ffi::OsString> = match &self.command {
             AgentCommand::Python { file, .. } => {
                 let rt = self.runtime.as_ref().expect("a Python agent's runtime is found before it starts");

@@ -88,6 +88,8 @@ pub struct Sandbox {
     seccomp: Option<Vec<u8>>,
     /// The CPUs this process may use: agents are confined to one of them each.
     cpus: Vec<usize>,
+    /// Where agents get a control group that holds the memory of all their processes together.
+    groups: Option<GroupBase>,
     description: String,
 }
 
@@ -150,7 +152,9 @@ fn probe() -> Result<Sandbox, String> {
     if cpus.is_empty() {
         cpus.push(0);
     }
-    let mut sandbox = Sandbox { bwrap, version, root, seccomp: seccomp_filter(), cpus, description: String::new() };
+    let groups = if root { GroupBase::find() } else { None };
+    let mut sandbox =
+        Sandbox { bwrap, version, root, seccomp: seccomp_filter(), cpus, groups, description: String::new() };
     sandbox.description = sandbox.description();
     // A real start of the smallest program, with every option a match uses.
     let true_bin = ["/usr/bin/true", "/bin/true"].into_iter().find(|p| Path::new(p).exists()).unwrap_or("true");
@@ -199,6 +203,8 @@ pub struct Jail {
     pub uid: u32,
     /// Address space of each process, bytes.
     pub memory: Option<u64>,
+    /// The control group all its processes join (see [`MemoryGroup`]).
+    pub group: Option<PathBuf>,
 }
 
 impl Sandbox {
@@ -211,9 +217,10 @@ impl Sandbox {
         let cpu = if self.seccomp.is_some() { "one core and " } else { "" };
         let who = if self.root { ", as unprivileged users" } else { "" };
         let unheld = if self.seccomp.is_some() { "" } else { "; CPU not held on this architecture" };
+        let memory = if self.groups.is_some() { "in total" } else { "per process, not in total" };
         format!(
             "sandboxed ({}: no network, only their own files and processes, {cpu}at most {MAX_TASKS} tasks \
-             each{who}{unheld}; memory held per process, not in total)",
+             each{who}{unheld}; memory held {memory})",
             self.version
         )
     }
@@ -343,8 +350,14 @@ impl Sandbox {
             // The shell opens the filter as descriptor 3 and becomes taskset, which confines
             // bwrap (and so the agent) to its core before the filter forbids any change.
             (Some(file), Some((_, slot))) => {
+                // It first joins the agent's control group, if any: everything after is held by it.
+                let procs = jail.group.as_ref().map(|g| g.join("cgroup.procs")).unwrap_or_default();
                 let mut c = Command::new("/bin/sh");
-                c.arg("-c").arg("exec 3<\"$1\"; shift; exec \"$@\"").arg("sh").arg(file);
+                c.arg("-c")
+                    .arg("exec 3<\"$1\"; [ -z \"$2\" ] || echo $$ > \"$2\" || exit 121; shift 2; exec \"$@\"")
+                    .arg("sh")
+                    .arg(file)
+                    .arg(procs);
                 c.args(["taskset", "--cpu-list", &self.cpu_of(slot).to_string()]).arg(&self.bwrap);
                 c.args(args);
                 c
@@ -378,6 +391,110 @@ fn hard_limit(which: Limit) -> u64 {
     {
         let _ = which;
         u64::MAX
+    }
+}
+
+/// Where agents' control groups are made: cgroup v1's memory hierarchy (our own group's folder),
+/// or v2's (beside our own group, whose parent hands out the memory controller). Root only.
+#[derive(Debug)]
+struct GroupBase {
+    dir: PathBuf,
+    v2: bool,
+}
+
+impl GroupBase {
+    /// The first of v1 and v2 where a group can be made and limited here (tried for real).
+    fn find() -> Option<GroupBase> {
+        let groups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+        let mounts = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+        // `ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS … - FSTYPE SOURCE SUPEROPTIONS`
+        let mount = |fstype: &str, option: Option<&str>| -> Option<(PathBuf, PathBuf)> {
+            mounts.lines().find_map(|l| {
+                let (left, right) = l.split_once(" - ")?;
+                let mut r = right.split_whitespace();
+                let (ty, _, opts) = (r.next()?, r.next()?, r.next().unwrap_or(""));
+                if ty != fstype || option.is_some_and(|o| !opts.split(',').any(|x| x == o)) {
+                    return None;
+                }
+                let f: Vec<&str> = left.split_whitespace().collect();
+                Some((PathBuf::from(f.get(3)?), PathBuf::from(f.get(4)?)))
+            })
+        };
+        let under = |root: &Path, point: &Path, path: &str| -> PathBuf {
+            let rel = Path::new(path).strip_prefix(root).unwrap_or(Path::new(path));
+            point.join(rel.strip_prefix("/").unwrap_or(rel))
+        };
+        let mut candidates = Vec::new();
+        for line in groups.lines() {
+            let mut parts = line.splitn(3, ':');
+            let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+            if controllers.split(',').any(|c| c == "memory") {
+                if let Some((root, point)) = mount("cgroup", Some("memory")) {
+                    candidates.push(GroupBase { dir: under(&root, &point, path), v2: false });
+                }
+            } else if controllers.is_empty() {
+                if let Some((root, point)) = mount("cgroup2", None) {
+                    let own = under(&root, &point, path);
+                    let parent = if own == point { own } else { own.parent()?.to_path_buf() };
+                    let handed = std::fs::read_to_string(parent.join("cgroup.subtree_control")).unwrap_or_default();
+                    if handed.split_whitespace().any(|c| c == "memory") {
+                        candidates.push(GroupBase { dir: parent, v2: true });
+                    }
+                }
+            }
+        }
+        candidates.into_iter().find(|base| {
+            let probe = MemoryGroup::create(base, &format!("gbely-probe-{}", std::process::id()), 64 << 20);
+            probe.is_ok()
+        })
+    }
+}
+
+/// A control group holding the memory of all of an agent's processes together (its scratch
+/// files included): over the limit, the kernel stops the largest of them (a crash). Removed
+/// when dropped, once its processes are gone.
+#[derive(Debug)]
+pub struct MemoryGroup {
+    dir: PathBuf,
+}
+
+impl MemoryGroup {
+    /// A group named `name` for an agent of `sandbox` with `limit` bytes, where this machine
+    /// offers one (`None`: memory is held per process only).
+    pub fn new(sandbox: &Sandbox, name: &str, limit: u64) -> Option<MemoryGroup> {
+        MemoryGroup::create(sandbox.groups.as_ref()?, name, limit).ok()
+    }
+
+    fn create(base: &GroupBase, name: &str, limit: u64) -> std::io::Result<MemoryGroup> {
+        let dir = base.dir.join(name);
+        std::fs::create_dir(&dir)?;
+        let group = MemoryGroup { dir };
+        let write = |file: &str, value: &str| std::fs::write(group.dir.join(file), value);
+        if base.v2 {
+            write("memory.max", &limit.to_string())?;
+            let _ = write("memory.swap.max", "0");
+        } else {
+            write("memory.limit_in_bytes", &limit.to_string())?;
+            // With swap accounting, memory and swap together (not more than memory alone).
+            let _ = write("memory.memsw.limit_in_bytes", &limit.to_string());
+        }
+        Ok(group)
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+impl Drop for MemoryGroup {
+    fn drop(&mut self) {
+        // Killed processes may take a moment to leave it.
+        for _ in 0..50 {
+            if std::fs::remove_dir(&self.dir).is_ok() || !self.dir.exists() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
     }
 }
 
