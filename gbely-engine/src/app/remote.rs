@@ -55,6 +55,13 @@ pub struct MatchJob {
     pub memory_limit: Option<u64>,
     /// Cores the match needs: one per agent process (at least one).
     pub cpus: u32,
+    /// The agents' sandbox on the worker (`auto`, `require`, `off`); older jobs lack it: `auto`.
+    #[serde(default = "auto")]
+    pub sandbox: String,
+}
+
+fn auto() -> String {
+    "auto".into()
 }
 
 fn job_entry(e: &Entry) -> Result<JobEntry, LeagueError> {
@@ -89,6 +96,7 @@ pub fn match_job(
         time_limit: config.time_limit.map(|d| d.as_secs_f64()),
         memory_limit: config.memory_limit,
         cpus: processes.max(1),
+        sandbox: config.sandbox.word().into(),
     })
 }
 
@@ -126,7 +134,7 @@ pub fn play_job(job: &MatchJob, python: &str, dir: &Path) -> Result<MatchRow, Le
         backend: super::league::Backend::Local,
         replays: None,
         cores: None,
-        sandbox: Default::default(),
+        sandbox: job.sandbox.parse().map_err(|e| LeagueError::Remote(format!("the job's sandbox {e}")))?,
     };
     play_one(&entries[0], &entries[1], &lm, job.game, &config, &dir.join("run"))
 }

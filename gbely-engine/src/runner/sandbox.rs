@@ -64,6 +64,17 @@ pub enum SandboxMode {
     Off,
 }
 
+impl SandboxMode {
+    /// As the command line and Python spell it.
+    pub fn word(self) -> &'static str {
+        match self {
+            SandboxMode::Auto => "auto",
+            SandboxMode::Require => "require",
+            SandboxMode::Off => "off",
+        }
+    }
+}
+
 impl std::str::FromStr for SandboxMode {
     type Err = String;
 
@@ -729,6 +740,9 @@ mod tests {
         assert_eq!("require".parse(), Ok(SandboxMode::Require));
         assert_eq!("off".parse(), Ok(SandboxMode::Off));
         assert!("maybe".parse::<SandboxMode>().is_err());
+        for m in [SandboxMode::Auto, SandboxMode::Require, SandboxMode::Off] {
+            assert_eq!(m.word().parse(), Ok(m));
+        }
     }
 
     #[test]
