@@ -357,28 +357,23 @@ impl Sandbox {
         }
         args.push("--".into());
         args.extend(argv.iter().cloned());
-        match (seccomp_file, aux) {
-            // The shell opens the filter as descriptor 3 and becomes taskset, which confines
-            // bwrap (and so the agent) to its core before the filter forbids any change.
-            (Some(file), Some((_, slot))) => {
-                // It first joins the agent's control group, if any: everything after is held by it.
-                let procs = jail.group.as_ref().map(|g| g.join("cgroup.procs")).unwrap_or_default();
-                let mut c = Command::new("/bin/sh");
-                c.arg("-c")
-                    .arg("exec 3<\"$1\"; [ -z \"$2\" ] || echo $$ > \"$2\" || exit 121; shift 2; exec \"$@\"")
-                    .arg("sh")
-                    .arg(file)
-                    .arg(procs);
-                c.args(["taskset", "--cpu-list", &self.cpu_of(slot).to_string()]).arg(&self.bwrap);
-                c.args(args);
-                c
-            }
-            _ => {
-                let mut c = Command::new(&self.bwrap);
-                c.args(args);
-                c
-            }
+        // One starting shell for every case: it opens the filter (if any) as descriptor 3, joins
+        // the agent's control group (if any: everything after is held by it), and becomes taskset
+        // (with the filter: it confines bwrap, and so the agent, before the filter forbids any
+        // change), then bwrap.
+        let procs = jail.group.as_ref().map(|g| g.join("cgroup.procs")).unwrap_or_default();
+        let pin = seccomp_file.is_some();
+        let mut c = Command::new("/bin/sh");
+        c.arg("-c")
+            .arg("[ -z \"$1\" ] || exec 3<\"$1\"; [ -z \"$2\" ] || echo $$ > \"$2\" || exit 121; shift 2; exec \"$@\"")
+            .arg("sh")
+            .arg(seccomp_file.unwrap_or_default())
+            .arg(procs);
+        if let (true, Some((_, slot))) = (pin, aux) {
+            c.args(["taskset", "--cpu-list", &self.cpu_of(slot).to_string()]);
         }
+        c.arg(&self.bwrap).args(args);
+        c
     }
 }
 
