@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 
 use agents::{Expander, Template};
 use gbely_council::Council;
-use gbely_engine::game::{play, DecidePlayer, PlayOptions, Player};
+use gbely_engine::game::{play, PlayOptions};
+use gbely_engine::runner::player::{DecidePlayer, Player};
 use gbely_engine::sim::{Match, MatchConfig, RoundReport, SideInput};
 use gbely_rules::{Decide, Observation};
 use gbely_world::Map;

@@ -8,8 +8,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use gbely_engine::game::{Player, PlayerAnswer};
 use gbely_engine::protocol::observation_json;
+use gbely_engine::runner::player::{Player, PlayerAnswer};
 use gbely_engine::runner::process::{AgentCommand, ProcessConfig, ProcessPlayer};
 use gbely_engine::runner::sandbox::SandboxMode;
 use gbely_engine::sim::{Match, MatchConfig};

@@ -7,7 +7,9 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use gbely_engine::game::{builtin_agent, play, DecidePlayer, PlayOptions, Player};
+use gbely_engine::builtins::builtin_agent;
+use gbely_engine::game::{play, PlayOptions};
+use gbely_engine::runner::player::{DecidePlayer, Player};
 use gbely_rules::{Command, Decide, Observation};
 use gbely_world::Map;
 

@@ -10,8 +10,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use agents::{Expander, Template};
-use gbely_engine::game::{play, play_to, DecidePlayer, PlayOptions, Player};
+use gbely_engine::game::{play, play_to, PlayOptions};
 use gbely_engine::record::ReplayWriter;
+use gbely_engine::runner::player::{DecidePlayer, Player};
 use gbely_engine::sim::MatchConfig;
 
 type Make = dyn Fn() -> Box<dyn Player>;

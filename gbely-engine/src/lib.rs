@@ -5,7 +5,8 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use gbely_engine::game::{play, DecidePlayer, PlayOptions, Player};
+//! use gbely_engine::game::{play, PlayOptions};
+//! use gbely_engine::runner::player::{DecidePlayer, Player};
 //! use gbely_rules::{Command, Decide, Observation};
 //!
 //! struct Idle;
@@ -22,6 +23,7 @@
 
 #[cfg(feature = "cli")]
 pub mod app;
+pub mod builtins;
 pub mod game;
 pub mod protocol;
 pub mod record;

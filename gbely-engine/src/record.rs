@@ -6,14 +6,48 @@ use std::path::Path;
 
 use gbely_rules::{Command, DiscardReason};
 use gbely_world::replay::{
-    Answer, CellChange, CompactCommands, Cut, Discarded, FinalState, MapRecord, MatchResult, SeatRecord, Turn,
-    REPLAY_FORMAT, REPLAY_VERSION,
+    owner_code, Answer, CellChange, CompactCommands, Cut, Discarded, FinalState, MapRecord, MatchResult, SeatRecord,
+    SideResult, Turn, REPLAY_FORMAT, REPLAY_VERSION,
 };
 use gbely_world::Replay;
 use serde_json::Value;
 
-use crate::game::{match_result, owner_code};
-use crate::sim::{EndReason, Match, Order, RoundReport};
+use crate::sim::{EndReason, Match, Order, RoundReport, SideOutcome};
+
+/// The result section of a replay for the match as it stands: `ended_by` is
+/// [`EndReason::Unfinished`] while it is not over.
+pub fn match_result(m: &Match, names: &[String]) -> MatchResult {
+    MatchResult {
+        last_round: m.round(),
+        ended_by: m.end_reason().unwrap_or(EndReason::Unfinished),
+        council_fell: m.council_fell(),
+        sides: m.outcome().iter().map(|o| side_result(o, &names[o.seat as usize])).collect(),
+    }
+}
+
+/// The result of a match that ends here: when it is not over, it was stopped before its end
+/// (`ended_by: interrupted`).
+pub fn stopped_result(m: &Match, names: &[String]) -> MatchResult {
+    let mut result = match_result(m, names);
+    if !m.is_over() {
+        result.ended_by = EndReason::Interrupted;
+    }
+    result
+}
+
+/// One side of a replay's result.
+pub fn side_result(o: &SideOutcome, name: &str) -> SideResult {
+    SideResult {
+        seat: o.seat,
+        name: name.to_string(),
+        cells: o.cells,
+        score: o.score,
+        tiebreak_round: o.tiebreak_round,
+        violations: o.violations,
+        disqualified: o.disqualified.is_some(),
+        eliminated: o.eliminated,
+    }
+}
 
 /// Most discarded items of one answer a replay records one by one; the rest are counted
 /// ([`Cut`]). An agent that means to play discards a few a round (the template: about 6).
@@ -152,13 +186,7 @@ impl Recorder {
     }
 
     fn snapshot_end(&mut self, m: &Match) {
-        let e = &mut self.end_state;
-        e.owner.clear();
-        e.owner.extend(m.owners().iter().map(|&o| owner_code(o)));
-        e.units.clear();
-        e.units.extend_from_slice(m.all_units());
-        e.fortification.clear();
-        e.fortification.extend_from_slice(m.all_fortifications());
+        self.end_state.set(m.owners(), m.all_units(), m.all_fortifications());
     }
 
     /// Keeps every round's cell changes in the turns (for readers; files leave them out).
@@ -256,11 +284,7 @@ impl Recorder {
                 })
                 .collect(),
             turns,
-            final_state: FinalState {
-                owner: m.owners().iter().map(|&o| owner_code(o)).collect(),
-                units: m.all_units().to_vec(),
-                fortification: m.all_fortifications().to_vec(),
-            },
+            final_state: m.cell_states(),
             result,
         }
     }

@@ -15,19 +15,67 @@
 //!   whoever drives the session decides what a missing answer is, as the process runner does by
 //!   turning a silent agent into a timeout).
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use gbely_rules::{Cell, Command};
-use gbely_rules::{Grid, Observation};
-use gbely_world::replay::{Answer, CompactCommands, Violation};
+use gbely_rules::{Cell, Command, DiscardReason, Grid, Observation, ViolationKind};
+use gbely_world::replay::{Answer, CompactCommands, MatchResult, Violation};
 use gbely_world::{Map, Replay};
 use serde_json::Value;
 
-use crate::game::{match_result, DiscardDigest, MatchRecord, PlayerAnswer, ViolationKind};
 use crate::protocol::{parse_command, parse_commands};
-use crate::record::Recorder;
-use crate::record::ReplayWriter;
-use crate::sim::{EndReason, Match, MatchConfig, MatchState, Order, RoundReport, SideInput};
+use crate::record::{match_result, side_result, stopped_result, Recorder, ReplayWriter};
+use crate::runner::player::{AgentStats, PlayerAnswer};
+use crate::sim::{EndReason, Match, MatchConfig, MatchState, Order, RoundReport, SideInput, SideOutcome};
+
+/// Discarded commands of one seat by reason.
+pub type DiscardDigest = BTreeMap<DiscardReason, u32>;
+
+/// Everything a played match leaves behind ([`Session::finish`]).
+#[derive(Debug)]
+pub struct MatchRecord {
+    pub names: Vec<String>,
+    pub outcome: Vec<SideOutcome>,
+    /// The last round played; when interrupted, the round that was stopped (not played).
+    pub last_round: u32,
+    /// How the match ended ([`EndReason::Interrupted`] when stopped before its end).
+    pub end_reason: EndReason,
+    pub council_fell: Option<u32>,
+    pub discards: Vec<DiscardDigest>,
+    /// Violations per seat: (round, kind, detail).
+    pub violations: Vec<Vec<(u32, ViolationKind, String)>>,
+    /// Timings of agent processes, per seat.
+    pub agents: Vec<Option<AgentStats>>,
+    /// The replay, when recorded in memory.
+    pub replay: Option<Replay>,
+    /// When streamed to a file: its size, or why writing it failed (the match still counts).
+    pub replay_written: Option<Result<u64, String>>,
+}
+
+impl MatchRecord {
+    /// Rounds actually played.
+    pub fn rounds_played(&self) -> u32 {
+        if !self.interrupted() {
+            self.last_round + 1
+        } else {
+            self.last_round
+        }
+    }
+
+    pub fn interrupted(&self) -> bool {
+        self.end_reason == EndReason::Interrupted
+    }
+
+    /// The result of the match, as the replay writes it.
+    pub fn result(&self) -> MatchResult {
+        MatchResult {
+            last_round: self.last_round,
+            ended_by: self.end_reason,
+            council_fell: self.council_fell,
+            sides: self.outcome.iter().map(|o| side_result(o, &self.names[o.seat as usize])).collect(),
+        }
+    }
+}
 
 /// One match, step by step. See the module documentation.
 #[derive(Debug)]
@@ -64,7 +112,7 @@ impl Session {
     }
 
     /// Marks `seat` as played by the deterministic built-in agent `name` (see
-    /// [`crate::game::builtin_agent`]): the replay records that name, and its commands are
+    /// [`crate::builtins::builtin_agent`]): the replay records that name, and its commands are
     /// regenerated on reading rather than stored. Call before recording starts.
     pub fn set_builtin(&mut self, seat: u8, name: Option<&str>) {
         if let Some(b) = self.builtins.get_mut(seat as usize) {
@@ -257,10 +305,8 @@ impl Session {
     /// (`ended_by: interrupted`): the replay ends with the state after the last round played.
     pub fn finish(self) -> MatchRecord {
         let interrupted = !self.m.is_over();
-        let mut result = match_result(&self.m, &self.names);
-        if interrupted {
-            result.ended_by = EndReason::Interrupted;
-        }
+        let result = stopped_result(&self.m, &self.names);
+        let end_reason = result.ended_by;
         let m = &self.m;
         let (replay, replay_written) = match self.recorder {
             Some(r) if r.is_streaming() => (None, r.finish_stream(m, &result, interrupted)),
@@ -270,7 +316,7 @@ impl Session {
         MatchRecord {
             outcome: m.outcome(),
             last_round: m.round(),
-            end_reason: m.end_reason().unwrap_or(EndReason::Interrupted),
+            end_reason,
             council_fell: m.council_fell(),
             agents: vec![None; self.names.len()],
             names: self.names,

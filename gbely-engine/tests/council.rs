@@ -8,7 +8,9 @@ use std::sync::Arc;
 use agents::{Expander, Template};
 use common::Lab;
 use gbely_council::{Council, StrongCouncil};
-use gbely_engine::game::{builtin_agent, play, DecidePlayer, PlayOptions, Player};
+use gbely_engine::builtins::builtin_agent;
+use gbely_engine::game::{play, PlayOptions};
+use gbely_engine::runner::player::{DecidePlayer, Player};
 use gbely_engine::sim::NEUTRAL;
 use gbely_rules::{Command, Decide, Observation, Owner};
 

@@ -6,10 +6,13 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use gbely_engine::game::{play, MatchRecord, PlayOptions, Player, ViolationKind};
+use gbely_engine::game::{play, PlayOptions};
+use gbely_engine::runner::player::Player;
 use gbely_engine::runner::process::{AgentCommand, ProcessConfig, ProcessPlayer};
 use gbely_engine::runner::sandbox::SandboxMode;
+use gbely_engine::session::MatchRecord;
 use gbely_engine::sim::MatchConfig;
+use gbely_rules::ViolationKind;
 use gbely_world::{generate_final, FinalConfig, Map};
 
 mod common;

@@ -8,8 +8,10 @@ use agents::{Expander, Template};
 use common::Lab;
 use gbely_council::Council;
 use gbely_engine::app::runs::{final_seating, final_table};
-use gbely_engine::game::{play, DecidePlayer, PlayOptions, Player, PlayerAnswer, ViolationKind};
+use gbely_engine::game::{play, PlayOptions};
+use gbely_engine::runner::player::{DecidePlayer, Player, PlayerAnswer};
 use gbely_engine::sim::{EndReason, Match, MatchConfig, Mode, RoundReport, SideInput, NEUTRAL};
+use gbely_rules::ViolationKind;
 use gbely_rules::{DiscardReason, Grid, Observation, Owner};
 use gbely_world::{generate_final, FinalConfig, MapStats, SeatRole};
 use serde_json::json;
@@ -155,7 +157,7 @@ fn the_resolution_order_rotates_over_nine_sides() {
     );
 }
 
-fn eight_and_the_council(map: Arc<gbely_world::Map>, mut seat0: Box<dyn Player>) -> gbely_engine::game::MatchRecord {
+fn eight_and_the_council(map: Arc<gbely_world::Map>, mut seat0: Box<dyn Player>) -> gbely_engine::session::MatchRecord {
     let mut players: Vec<Box<dyn Player>> = vec![];
     players.push(std::mem::replace(&mut seat0, Box::new(DecidePlayer::new("x", Template::default()))));
     for k in 1..8 {

@@ -24,12 +24,14 @@ use std::time::{Duration, Instant};
 
 use agents::Expander;
 use gbely_council::Council;
-use gbely_engine::game::{play, DecidePlayer, PlayOptions, Player, PlayerAnswer, ViolationKind};
+use gbely_engine::game::{play, PlayOptions};
 use gbely_engine::replays::viewer::viewer_html;
 use gbely_engine::replays::{
     frame_after, frames, observation_at, read_replay, render_frame, stats, stats_text, verify, MAX_REPLAY_BYTES,
 };
+use gbely_engine::runner::player::{DecidePlayer, Player, PlayerAnswer};
 use gbely_engine::sim::MatchConfig;
+use gbely_rules::ViolationKind;
 use gbely_rules::{Decide, Grid, Observation};
 use gbely_world::{parse_map_file, render_map, write_map_file, Map, Replay};
 use proptest::prelude::*;

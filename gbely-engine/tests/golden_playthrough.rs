@@ -9,7 +9,9 @@ use std::sync::Arc;
 
 use agents::{Expander, Template};
 use gbely_council::Council;
-use gbely_engine::game::{play, DecidePlayer, MatchRecord, Observer, PlayOptions, Player};
+use gbely_engine::game::{play, Observer, PlayOptions};
+use gbely_engine::runner::player::{DecidePlayer, Player};
+use gbely_engine::session::MatchRecord;
 use gbely_engine::sim::{Match, RoundReport};
 use gbely_rules::Decide;
 

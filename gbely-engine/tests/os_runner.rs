@@ -13,9 +13,12 @@ use std::process::{Command, ExitCode, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use gbely_engine::game::{builtin_player, play, MatchRecord, PlayOptions, Player, ViolationKind};
+use gbely_engine::game::{play, PlayOptions};
+use gbely_engine::runner::player::{builtin_player, Player};
 use gbely_engine::runner::process::{AgentCommand, ProcessConfig, ProcessPlayer};
+use gbely_engine::session::MatchRecord;
 use gbely_engine::sim::{EndReason, MatchConfig};
+use gbely_rules::ViolationKind;
 
 mod common;
 use common::scratch;

@@ -10,9 +10,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use gbely_council::Council;
-use gbely_engine::game::{play, DecidePlayer, MatchRecord, PlayOptions, Player, ViolationKind};
+use gbely_engine::game::{play, PlayOptions};
+use gbely_engine::runner::player::{DecidePlayer, Player};
 use gbely_engine::runner::process::{AgentCommand, ProcessConfig, ProcessPlayer};
+use gbely_engine::session::MatchRecord;
 use gbely_engine::sim::{EndReason, MatchConfig};
+use gbely_rules::ViolationKind;
 
 struct Run {
     rec: MatchRecord,

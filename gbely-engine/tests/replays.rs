@@ -7,10 +7,12 @@ use std::sync::Arc;
 
 use agents::{Expander, Template};
 use gbely_council::Council;
-use gbely_engine::game::{play, DecidePlayer, PlayOptions, Player, PlayerAnswer, ViolationKind};
+use gbely_engine::game::{play, PlayOptions};
 use gbely_engine::record::write_replay;
 use gbely_engine::replays::{frames, observation_at, read_replay, render_frame, verify};
+use gbely_engine::runner::player::{DecidePlayer, Player, PlayerAnswer};
 use gbely_engine::sim::MatchConfig;
+use gbely_rules::ViolationKind;
 use gbely_rules::{Decide, Grid, Observation};
 use gbely_world::replay::{Answer, CellChange};
 use gbely_world::{Map, Replay};

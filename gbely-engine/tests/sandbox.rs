@@ -296,7 +296,8 @@ def decide(stav):
 /// crashes: the grandchild must die with it (library use, no subreaper, as a league's match).
 #[test]
 fn row7_a_detached_grandchild_dies_with_its_agent() {
-    use gbely_engine::game::{play, DecidePlayer, PlayOptions, Player};
+    use gbely_engine::game::{play, PlayOptions};
+    use gbely_engine::runner::player::{DecidePlayer, Player};
     use gbely_engine::runner::process::{AgentCommand, ProcessConfig, ProcessPlayer};
     use gbely_engine::runner::sandbox::SandboxMode;
     let _one = serial();

@@ -7,10 +7,11 @@
 
 use std::sync::Arc;
 
-use gbely_engine::game::{PlayerAnswer, ViolationKind};
 use gbely_engine::replays::{recorded_answer, resimulate, verify};
+use gbely_engine::runner::player::PlayerAnswer;
 use gbely_engine::session::Session;
 use gbely_engine::sim::{Match, MatchConfig, NEUTRAL};
+use gbely_rules::ViolationKind;
 use gbely_rules::{Cell, Terrain};
 use gbely_world::{generate_final, FinalConfig, Map, SeatRole};
 use proptest::prelude::*;

@@ -8,9 +8,10 @@ use std::sync::Arc;
 
 use agents::Expander;
 use gbely_council::Council;
-use gbely_engine::game::{play, DecidePlayer, PlayOptions, Player};
+use gbely_engine::game::{play, PlayOptions};
 use gbely_engine::record::write_replay;
 use gbely_engine::replays::frames;
+use gbely_engine::runner::player::{DecidePlayer, Player};
 use gbely_engine::sim::MatchConfig;
 use serde_json::Value;
 

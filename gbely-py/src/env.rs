@@ -15,7 +15,9 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use gbely_engine::game::{builtin_agent, match_result, PlayerAnswer, BUILTIN_AGENTS};
+use gbely_engine::builtins::{builtin_agent, BUILTIN_AGENTS};
+use gbely_engine::record::match_result;
+use gbely_engine::runner::player::PlayerAnswer;
 use gbely_engine::session::{Session, SessionState};
 use gbely_engine::sim::{MatchConfig, Mode};
 use gbely_rules::{Cell, Command, Decide, Grid, Observation, Owner, Terrain};

@@ -9,10 +9,12 @@ use crate::errors::{AgentError, TimeLimitWarning};
 use crate::maps::*;
 use crate::step::check_rounds;
 use gbely_engine::app::runs;
-use gbely_engine::game::{play, play_to, PlayOptions, Player, PlayerAnswer, ViolationKind};
+use gbely_engine::game::{play, play_to, PlayOptions};
+use gbely_engine::runner::player::{Player, PlayerAnswer};
 use gbely_engine::runner::sandbox::SandboxMode;
 use gbely_engine::runner::TimeLimit;
 use gbely_engine::sim::MatchConfig;
+use gbely_rules::ViolationKind;
 use gbely_rules::{Grid, Observation};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -266,7 +268,7 @@ pub(crate) fn seat_player(
 ) -> PyResult<SeatPlayer> {
     match runs::resolve_agent(spec, run_dir, seat, py).map_err(|e| AgentError::new_err(format!("{e:#}")))? {
         runs::AgentSpec::Builtin(b) => {
-            Ok((gbely_engine::game::builtin_player(name, b).expect("a built-in agent"), None))
+            Ok((gbely_engine::runner::player::builtin_player(name, b).expect("a built-in agent"), None))
         }
         runs::AgentSpec::Process(cmd) => {
             let log = run_dir.join(format!("seat{seat}-{}.log", runs::file_stem(spec)));

@@ -7,11 +7,14 @@ use crate::convert::*;
 use crate::maps::*;
 use gbely_council::Council;
 use gbely_engine::app::runs;
-use gbely_engine::game::{match_result, owner_code, PlayerAnswer, ViolationKind};
+use gbely_engine::record::match_result;
+use gbely_engine::runner::player::PlayerAnswer;
 use gbely_engine::session::{Session, SessionState};
 use gbely_engine::sim::CaptureEvent;
 use gbely_engine::sim::MatchConfig;
 use gbely_rules::Decide;
+use gbely_rules::ViolationKind;
+use gbely_world::replay::owner_code;
 use gbely_world::{parse_map_file, write_map_file};
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -69,7 +72,7 @@ impl PyMatch {
         let mut session = Session::new(map, MatchConfig { rounds }, names);
         for &k in &council {
             // The built-in Council: replays regenerate its commands instead of storing them.
-            session.set_builtin(k as u8, Some(gbely_engine::game::BUILTIN_COUNCIL));
+            session.set_builtin(k as u8, Some(gbely_engine::builtins::BUILTIN_COUNCIL));
         }
         if record {
             session.record();

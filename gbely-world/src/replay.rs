@@ -255,6 +255,40 @@ pub struct FinalState {
     pub fortification: Vec<f64>,
 }
 
+/// The owner of a neutral (`hbp`) cell in the engine's per-cell owner lists (replays write -1).
+pub const NEUTRAL: u8 = u8::MAX;
+
+/// An owner as replays write it: the seat, or -1 for [`NEUTRAL`].
+pub fn owner_code(owner: u8) -> i8 {
+    if owner == NEUTRAL {
+        -1
+    } else {
+        owner as i8
+    }
+}
+
+impl FinalState {
+    /// The state of every cell as a replay writes it, from the engine's per-cell lists (owners
+    /// as seats or [`NEUTRAL`]): the one conversion of a match's state into replay codes.
+    pub fn of(owners: &[u8], units: &[f64], fortification: &[f64]) -> FinalState {
+        FinalState {
+            owner: owners.iter().map(|&o| owner_code(o)).collect(),
+            units: units.to_vec(),
+            fortification: fortification.to_vec(),
+        }
+    }
+
+    /// Overwrites this state with another in place (no allocation once the lists have grown).
+    pub fn set(&mut self, owners: &[u8], units: &[f64], fortification: &[f64]) {
+        self.owner.clear();
+        self.owner.extend(owners.iter().map(|&o| owner_code(o)));
+        self.units.clear();
+        self.units.extend_from_slice(units);
+        self.fortification.clear();
+        self.fortification.extend_from_slice(fortification);
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MatchResult {
     /// The last round played.

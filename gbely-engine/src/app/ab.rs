@@ -391,8 +391,8 @@ fn play_final_pair(
         specs.push(("council".into(), "council".into()));
         let dir = config.dir.join(format!("pair{k:05}")).join(sub);
         let mut setup = super::runs::build_players(&specs, &dir, &config.limits(), &config.python)?;
-        let mut refs: Vec<&mut dyn crate::game::Player> =
-            setup.players.iter_mut().map(|p| p.as_mut() as &mut dyn crate::game::Player).collect();
+        let mut refs: Vec<&mut dyn crate::runner::player::Player> =
+            setup.players.iter_mut().map(|p| p.as_mut() as &mut dyn crate::runner::player::Player).collect();
         let opts =
             crate::game::PlayOptions { config: crate::sim::MatchConfig { rounds: config.rounds }, record: false };
         let rec = crate::game::play(map.clone(), &mut refs, opts, &mut ());

@@ -22,9 +22,11 @@ use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
 use super::runs::{build_players, is_python_agent, load_map, AgentLimits, RunError};
-use crate::game::{play, MatchRecord, PlayOptions, Player};
+use crate::game::{play, PlayOptions};
 use crate::runner::cores::CoreGate;
 use crate::runner::interrupt;
+use crate::runner::player::Player;
+use crate::session::MatchRecord;
 use crate::sim::MatchConfig;
 
 /// Why a league cannot run.

@@ -11,10 +11,11 @@ use gbely_world::replay::SideResult;
 use gbely_world::{parse_map_file, Map, MapSpec};
 use serde_json::json;
 
-use crate::game::{MatchRecord, Player};
 use crate::runner::cores::CoreGate;
+use crate::runner::player::Player;
 use crate::runner::process::{AgentCommand, ProcessConfig, ProcessPlayer};
 use crate::runner::sandbox::SandboxMode;
+use crate::session::MatchRecord;
 
 /// The example agents shipped inside the binary, usable by name (from the `agents` crate).
 const TEMPLATE_PY: &str = agents::MY_AGENT_PY;
@@ -172,7 +173,7 @@ pub enum AgentSpec {
 
 /// The built-in agent a spec names, if it names one.
 pub fn builtin_of(spec: &str) -> Option<&'static str> {
-    crate::game::BUILTIN_AGENTS.into_iter().find(|b| *b == spec)
+    crate::builtins::BUILTIN_AGENTS.into_iter().find(|b| *b == spec)
 }
 
 /// Refuses a spec naming a file that is not there, or a `cmd:` command whose program cannot be
@@ -573,7 +574,7 @@ pub fn build_players(specs: &[(String, String)], run_dir: &Path, limits: &AgentL
     for (seat, (spec, name)) in specs.iter().enumerate() {
         match resolve_agent(spec, run_dir, seat, py)? {
             AgentSpec::Builtin(b) => {
-                players.push(crate::game::builtin_player(name.clone(), b).expect("a built-in agent"));
+                players.push(crate::runner::player::builtin_player(name.clone(), b).expect("a built-in agent"));
                 logs.push(None);
             }
             AgentSpec::Process(cmd) => {
@@ -597,7 +598,7 @@ pub fn build_players(specs: &[(String, String)], run_dir: &Path, limits: &AgentL
 /// same shape as the replay's and `gbely.Match.result()` ([`MatchResult`]'s fields; each side a
 /// [`SideResult`]), and per side the run's details.
 pub fn result_json(map: &Map, rec: &MatchRecord, replay: Option<&Path>, logs: &[Option<PathBuf>]) -> serde_json::Value {
-    let result = crate::game::record_result(rec);
+    let result = rec.result();
     let sides: Vec<SideReport> = result
         .sides
         .into_iter()
@@ -650,7 +651,7 @@ struct SideDetails {
     /// The agent process's log file.
     log: Option<String>,
     /// The agent process's timings (`None` for in-process players).
-    timing: Option<crate::game::AgentStats>,
+    timing: Option<crate::runner::player::AgentStats>,
 }
 
 #[derive(Debug, serde::Serialize)]
@@ -661,7 +662,7 @@ struct ViolationRecord {
 }
 
 /// How the match's agent processes were isolated (`None`: no agent process played).
-pub fn isolation_of(rec: &MatchRecord) -> Option<crate::game::Isolation> {
+pub fn isolation_of(rec: &MatchRecord) -> Option<crate::runner::player::Isolation> {
     rec.agents.iter().flatten().map(|a| a.isolation).next()
 }
 

@@ -6,7 +6,6 @@ use gbely_rules::Cell;
 use gbely_world::replay::{CellChange, Turn};
 use gbely_world::{Map, Replay};
 
-use crate::game::owner_code;
 use crate::sim::{Match, MatchConfig};
 
 /// The state of every cell at one moment.
@@ -18,14 +17,16 @@ pub struct Frame {
 }
 
 impl Frame {
+    /// The state of a match now (as a replay writes it: [`Match::cell_states`]).
+    pub fn of(m: &Match) -> Frame {
+        let s = m.cell_states();
+        Frame { owner: s.owner, units: s.units, fortification: s.fortification }
+    }
+
     /// The starting state of a map.
     pub fn start(map: &Map) -> Frame {
         let m = Match::new(Arc::new(map.clone()), MatchConfig::default());
-        Frame {
-            owner: m.owners().iter().map(|&o| owner_code(o)).collect(),
-            units: m.all_units().to_vec(),
-            fortification: m.all_fortifications().to_vec(),
-        }
+        Frame::of(&m)
     }
 
     /// Production of SPEC §4 step 1, exactly as the engine does it.

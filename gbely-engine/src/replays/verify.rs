@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use gbely_rules::Cell;
-use gbely_world::replay::Answer;
+use gbely_world::replay::{owner_code, Answer};
 use gbely_world::{Map, Replay};
 
 use super::Frame;
@@ -11,8 +11,9 @@ use std::borrow::Cow;
 
 use gbely_rules::Decide;
 
-use crate::game::{builtin_agent, owner_code, PlayerAnswer};
+use crate::builtins::builtin_agent;
 use crate::protocol::{command_to_value, observation_json};
+use crate::runner::player::PlayerAnswer;
 use crate::session::{orders_of, Session};
 use crate::sim::{Match, MatchConfig, RoundReport};
 
@@ -227,11 +228,7 @@ pub fn verify(replay: &Replay) -> Result<Verified, Mismatch> {
     }
     let fs = &replay.final_state;
     if !with_changes {
-        file_frame = Frame {
-            owner: m.owners().iter().map(|&o| owner_code(o)).collect(),
-            units: m.all_units().to_vec(),
-            fortification: m.all_fortifications().to_vec(),
-        };
+        file_frame = Frame::of(&m);
     }
     let last = &file_frame;
     if fs.owner != last.owner
@@ -251,10 +248,8 @@ pub fn verify(replay: &Replay) -> Result<Verified, Mismatch> {
         ));
     }
     let names: Vec<String> = replay.seats.iter().map(|s| s.name.clone()).collect();
-    let mut result = crate::game::match_result(&m, &names);
-    if interrupted {
-        result.ended_by = crate::sim::EndReason::Interrupted;
-    }
+    let result =
+        if interrupted { crate::record::stopped_result(&m, &names) } else { crate::record::match_result(&m, &names) };
     if result != replay.result {
         return Err(mismatch(
             None,

@@ -6,11 +6,10 @@ use std::io::Write;
 use std::sync::Arc;
 
 use gbely_rules::{constants, Mode, Terrain};
-use gbely_world::replay::Answer;
+use gbely_world::replay::{owner_code, Answer};
 use gbely_world::{Map, Replay, SeatRole};
 use serde_json::{json, Value};
 
-use crate::game::owner_code;
 use crate::replays::{resimulate, seat_colors, terrain_color, Frame};
 use crate::sim::{Match, RoundReport};
 
@@ -258,7 +257,8 @@ mod tests {
     /// The live page gets, round by round, the same turns as the page of the finished replay.
     #[test]
     fn live_turns_are_the_replays_turns() {
-        use crate::game::{play, DecidePlayer, Observer, PlayOptions, Player};
+        use crate::game::{play, Observer, PlayOptions};
+        use crate::runner::player::{DecidePlayer, Player};
         use crate::sim::{Match, MatchConfig, RoundReport};
         struct Collect(super::LiveTurns, Vec<serde_json::Value>);
         impl Observer for Collect {

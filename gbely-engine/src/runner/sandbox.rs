@@ -37,7 +37,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Mutex, OnceLock};
 
-use crate::game::Isolation;
+use crate::runner::player::Isolation;
 
 /// Bytes each of an agent's writable folders (`/scratch`, `/tmp`) may hold.
 pub const SCRATCH_BYTES: u64 = 64 << 20;

@@ -13,8 +13,8 @@ mod bits;
 
 use bits::Territory;
 
-/// The owner value of a neutral (`hbp`) cell.
-pub const NEUTRAL: u8 = u8::MAX;
+/// The owner value of a neutral (`hbp`) cell (written -1 in replays).
+pub use gbely_world::replay::NEUTRAL;
 
 pub use gbely_rules::{EndReason, Mode};
 
@@ -265,6 +265,10 @@ impl Match {
     }
     pub fn all_fortifications(&self) -> &[f64] {
         &self.fort
+    }
+    /// Every cell's owner, units and fortification as a replay writes them.
+    pub fn cell_states(&self) -> gbely_world::replay::FinalState {
+        gbely_world::replay::FinalState::of(&self.owner, &self.units, &self.fort)
     }
     /// Cells owned by a seat now.
     pub fn cell_count(&self, seat: u8) -> u32 {

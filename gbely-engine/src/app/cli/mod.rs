@@ -42,11 +42,13 @@ use crate::app::runs::{
     agent_name, build_players, check_spec, discard_digest, fairness_notes, file_stem, final_seating, final_table,
     is_python_agent, load_final_map, load_map, python, resolve_python, result_json, timestamp, unique_dir, MAX_ROUNDS,
 };
-use crate::game::{play, play_to, DecidePlayer, MatchRecord, Observer, PlayOptions, Player};
+use crate::game::{play, play_to, Observer, PlayOptions};
 use crate::record::ReplayWriter;
+use crate::runner::player::{DecidePlayer, Player};
 use crate::runner::process::{AgentCommand, ProcessConfig, ProcessPlayer};
 use crate::runner::sandbox::SandboxMode;
 use crate::runner::TimeLimit;
+use crate::session::MatchRecord;
 use crate::sim::{Match, MatchConfig, RoundReport};
 
 /// Exit codes.
@@ -546,12 +548,14 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Cmd::Agents(a) => cmd_agents(a),
         Cmd::Ab(a) => cmd_ab(a),
         Cmd::Pack(a) => cmd_pack(a),
-        Cmd::Serve { name } => match crate::game::builtin_agent(&name) {
+        Cmd::Serve { name } => match crate::builtins::builtin_agent(&name) {
             Some(mut agent) => {
                 crate::runner::serve::serve_stdio(agent.as_mut())?;
                 Ok(exit::OK)
             }
-            None => bail!("no built-in Rust agent `{name}` (available: {})", crate::game::BUILTIN_AGENTS.join(", ")),
+            None => {
+                bail!("no built-in Rust agent `{name}` (available: {})", crate::builtins::BUILTIN_AGENTS.join(", "))
+            }
         },
     }
 }

@@ -107,7 +107,7 @@ pub(super) fn run_seats(
     }
     let replay_path = replay_path.filter(|_| matches!(rec.replay_written, Some(Ok(_))));
     if let Some(served) = served {
-        let result = serde_json::to_value(crate::game::record_result(&rec))?;
+        let result = serde_json::to_value(rec.result())?;
         let full = replay_path
             .as_ref()
             .and_then(|p| crate::replays::read_replay(p).ok())
