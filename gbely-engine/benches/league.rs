@@ -51,8 +51,8 @@ fn league(
     let maps = league_maps(maps, "bench").expect("maps");
     let config = LeagueConfig {
         rounds: 150,
-        time_limit: None,
-        memory_limit: None,
+        time_limit: gbely_engine::limits::TimeLimit::OFF,
+        memory_limit: gbely_engine::limits::MemoryLimit::OFF,
         python: python.to_string(),
         games: 1,
         jobs,

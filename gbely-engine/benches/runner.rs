@@ -6,7 +6,7 @@
 //! `cargo bench -p gbely-engine --bench runner` (add `-- --quick` for a short run).
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use gbely_engine::protocol::observation_json;
 use gbely_engine::runner::player::{Player, PlayerAnswer};
@@ -42,7 +42,7 @@ fn main() {
         }
         let agent = || {
             let mut cfg = ProcessConfig::new(dir.join("work"), dir.join("agent.log"));
-            cfg.time_limit = Some(Duration::from_secs(5));
+            cfg.time_limit = gbely_engine::limits::TimeLimit::seconds(5.0).expect("a valid limit");
             cfg.sandbox = mode;
             let cmd = AgentCommand::Exec { program: python.clone(), args: vec!["-c".into(), ECHO.into()] };
             ProcessPlayer::new("echo", cmd, cfg).expect("starts")

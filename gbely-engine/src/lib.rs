@@ -25,6 +25,7 @@
 pub mod app;
 pub mod builtins;
 pub mod game;
+pub mod limits;
 pub mod protocol;
 pub mod record;
 pub mod replays;

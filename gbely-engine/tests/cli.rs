@@ -241,7 +241,11 @@ fn a_final_of_agent_processes_prints_the_table() {
     assert_eq!(doc["sides"].as_array().unwrap().len(), 9);
     assert!(table.iter().all(|r| r["violations"] == 0));
     let names: Vec<&str> = table.iter().map(|r| r["name"].as_str().unwrap()).collect();
-    assert_eq!(names.iter().filter(|n| n.starts_with("template #")).count(), 7, "{names:?}");
+    // Seven seats share the name: each is shown with its own seat number, as in every match.
+    assert_eq!(names.iter().filter(|n| n.starts_with("template (seat ")).count(), 7, "{names:?}");
+    for r in table.iter().filter(|r| r["name"] != "expander.py") {
+        assert_eq!(r["name"], format!("template (seat {})", r["seat"]));
+    }
     // The text table.
     let out = gbely(&dir, &["final", "template", "--size", "40", "--rounds", "5", "--no-replay"]);
     let s = text(&out.stdout);

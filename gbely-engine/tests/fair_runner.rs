@@ -27,7 +27,7 @@ fn python_agent_in(dir: &Path, name: &str, source: &str, limit: f64, sandbox: Sa
     let file = dir.join(format!("{name}.py"));
     std::fs::write(&file, source).unwrap();
     let mut cfg = ProcessConfig::new(dir.join(format!("work-{name}")), dir.join(format!("{name}.log")));
-    cfg.time_limit = Some(Duration::from_secs_f64(limit));
+    cfg.time_limit = gbely_engine::limits::TimeLimit::seconds(limit).expect("a valid limit");
     cfg.sandbox = sandbox;
     ProcessPlayer::new(name, AgentCommand::Python { file, python: "python3".into() }, cfg).unwrap()
 }
@@ -81,7 +81,7 @@ fn a_final_with_one_slow_and_seven_fast_agents_charges_only_the_slow_one() {
         args: vec!["serve".into(), "council".into()],
     };
     let mut cfg = ProcessConfig::new(dir.join("work-council"), dir.join("council.log"));
-    cfg.time_limit = Some(Duration::from_secs(2));
+    cfg.time_limit = gbely_engine::limits::TimeLimit::seconds(2.0).expect("a valid limit");
     players.push(ProcessPlayer::new("council", council_cmd, cfg).unwrap());
     let rec = play_all(map, &mut players, 5);
     for seat in (0..9).filter(|&s| s != 2) {
@@ -201,7 +201,7 @@ fn an_agent_over_its_memory_limit_fails_alone() {
     let file = dir.join("hog.py");
     std::fs::write(&file, "def decide(stav):\n    hog = bytearray(1 << 30)\n    return []\n").unwrap();
     let mut cfg = ProcessConfig::new(dir.join("work"), dir.join("hog.log"));
-    cfg.memory_limit = Some(256 << 20);
+    cfg.memory_limit = gbely_engine::limits::MemoryLimit::mib(256);
     let hog = ProcessPlayer::new("hog", AgentCommand::Python { file, python: "python3".into() }, cfg).unwrap();
     let mut players = vec![hog, python_agent(&dir, "other", FAST, 5.0)];
     let rec = play_all(gbely_world::generate_duel("memory", 16, 16).unwrap(), &mut players, 2);

@@ -205,8 +205,8 @@ fn a_match_job_played_elsewhere_gives_the_local_row() {
     let maps = league_maps("seed:job", "league").unwrap();
     let config = LeagueConfig {
         rounds: 12,
-        time_limit: None,
-        memory_limit: None,
+        time_limit: gbely_engine::limits::TimeLimit::OFF,
+        memory_limit: gbely_engine::limits::MemoryLimit::OFF,
         python: python.clone(),
         games: 1,
         jobs: 1,
@@ -285,8 +285,8 @@ fn thinking_intervals(
     }
     let config = LeagueConfig {
         rounds: 5,
-        time_limit: None,
-        memory_limit: None,
+        time_limit: gbely_engine::limits::TimeLimit::OFF,
+        memory_limit: gbely_engine::limits::MemoryLimit::OFF,
         python: gbely_engine::app::runs::resolve_python("python3").unwrap(),
         games: 1,
         jobs: 2,

@@ -181,7 +181,7 @@ fn gbely() -> &'static str {
 /// `tests/sandbox.rs`.
 fn process_player(name: &str, command: AgentCommand, dir: &Path, limit: f64) -> ProcessPlayer {
     let mut cfg = ProcessConfig::new(dir.join(format!("{name}-work")), dir.join(format!("{name}.log")));
-    cfg.time_limit = Some(Duration::from_secs_f64(limit));
+    cfg.time_limit = gbely_engine::limits::TimeLimit::seconds(limit).expect("a valid limit");
     cfg.sandbox = gbely_engine::runner::sandbox::SandboxMode::Off;
     ProcessPlayer::new(name, command, cfg).unwrap()
 }
@@ -328,8 +328,8 @@ fn an_agent_over_its_memory_limit_is_stopped_and_a_small_one_plays_on() {
     let beat = dir.join("heartbeat");
     let agent = |name: &str, mode: &[&str]| {
         let mut cfg = ProcessConfig::new(dir.join(format!("{name}-work")), dir.join(format!("{name}.log")));
-        cfg.time_limit = Some(Duration::from_secs(20));
-        cfg.memory_limit = Some(256 << 20);
+        cfg.time_limit = gbely_engine::limits::TimeLimit::seconds(20.0).expect("a valid limit");
+        cfg.memory_limit = gbely_engine::limits::MemoryLimit::mib(256);
         cfg.sandbox = gbely_engine::runner::sandbox::SandboxMode::Off;
         let args = std::iter::once("agent").chain(mode.iter().copied()).map(String::from).collect();
         ProcessPlayer::new(name, AgentCommand::Exec { program: this_program(), args }, cfg).unwrap()

@@ -26,7 +26,7 @@ struct Run {
 
 fn run_agent(name: &str, command: AgentCommand, dir: &Path, rounds: u32, limit: f64) -> Run {
     let mut cfg = ProcessConfig::new(dir.join("work"), dir.join("agent.log"));
-    cfg.time_limit = Some(Duration::from_secs_f64(limit));
+    cfg.time_limit = gbely_engine::limits::TimeLimit::seconds(limit).expect("a valid limit");
     let mut agent = ProcessPlayer::new(name, command, cfg).unwrap();
     let mut council = DecidePlayer::new("council", Council::new());
     let start = Instant::now();
@@ -241,7 +241,7 @@ fn python_and_rust_examples_play_identically() {
         let dir = scratch(&format!("twins-{name}"));
         let path = std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../agents")).join(file);
         let mut cfg = ProcessConfig::new(dir.join("work"), dir.join("agent.log"));
-        cfg.time_limit = Some(Duration::from_secs(5));
+        cfg.time_limit = gbely_engine::limits::TimeLimit::seconds(5.0).expect("a valid limit");
         let mut py =
             ProcessPlayer::new("python", AgentCommand::Python { file: path, python: "python3".into() }, cfg).unwrap();
         let mut c = DecidePlayer::new("council", Council::new());

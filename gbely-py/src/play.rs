@@ -8,12 +8,11 @@ use crate::convert::*;
 use crate::errors::{AgentError, TimeLimitWarning};
 use crate::maps::*;
 use crate::step::check_rounds;
-use gbely_engine::app::runs;
-use gbely_engine::game::{play, play_to, PlayOptions};
+use gbely_engine::app::runs::{self, RunError};
+use gbely_engine::app::service::{self, AgentLimits, MatchPlan, Recording, Seat};
+use gbely_engine::limits::{Defaults, MemoryLimit, TimeLimit};
 use gbely_engine::runner::player::{Player, PlayerAnswer};
 use gbely_engine::runner::sandbox::SandboxMode;
-use gbely_engine::runner::TimeLimit;
-use gbely_engine::sim::MatchConfig;
 use gbely_rules::ViolationKind;
 use gbely_rules::{Grid, Observation};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyTypeError, PyValueError};
@@ -25,7 +24,7 @@ pub(crate) struct CallablePlayer {
     name: String,
     func: Py<PyAny>,
     ids: Arc<Vec<Py<PyString>>>,
-    limit: Option<Duration>,
+    limit: TimeLimit,
     pending: Option<PlayerAnswer>,
     /// A KeyboardInterrupt or SystemExit inside a callable: the match stops and it is re-raised.
     abort: Arc<Mutex<Option<PyErr>>>,
@@ -91,8 +90,8 @@ impl Player for CallablePlayer {
                     e.print(py);
                     PlayerAnswer::Violation { kind: ViolationKind::Crash, detail }
                 }
-                Ok(v) => match self.limit {
-                    Some(limit) if elapsed > limit => {
+                Ok(v) => match self.limit.duration() {
+                    Some(limit) if self.limit.exceeded_by(elapsed) => {
                         if let Some(stop) = self.warn_late(py, elapsed, limit) {
                             return stop;
                         }
@@ -116,12 +115,13 @@ impl Player for CallablePlayer {
     }
 }
 
-/// Plays one match; each side is an agent spec (str) or a callable. Returns the result as JSON.
+/// Plays one match through the engine's match service; each side is an agent spec (str) or a
+/// callable. Returns the result as JSON (the document of `gbely play --json`).
 #[pyfunction]
 #[allow(clippy::too_many_arguments)] // the keyword arguments of gbely.play
-#[pyo3(signature = (agents, map = None, rounds = 150, replay = None, time_limit = Some(2.0), python = None, run_dir = None, sandbox = "auto"))]
+#[pyo3(signature = (agents, map = None, rounds = Defaults::ROUNDS as i64, replay = None, time_limit = Defaults::TIME_LIMIT.as_secs_f64(), python = None, run_dir = None, sandbox = "auto", memory_limit = Defaults::MEMORY_LIMIT.bytes().map(|b| b >> 20)))]
 #[pyo3(
-    text_signature = "(agents, map=None, rounds=150, replay=None, time_limit=2.0, python=None, run_dir=None, sandbox='auto')"
+    text_signature = "(agents, map=None, rounds=150, replay=None, time_limit=2.0, python=None, run_dir=None, sandbox='auto', memory_limit=4096)"
 )]
 pub(crate) fn play_match(
     py: Python<'_>,
@@ -133,153 +133,108 @@ pub(crate) fn play_match(
     python: Option<String>,
     run_dir: Option<PathBuf>,
     sandbox: &str,
+    memory_limit: Option<u64>,
 ) -> PyResult<String> {
     let rounds = check_rounds(rounds)?;
     let sandbox: SandboxMode =
         sandbox.parse().map_err(|e| PyValueError::new_err(format!("sandbox={sandbox:?}: {e}")))?;
     let map = map_arg(map.as_ref())?;
-    if agents.len() != map.seats().len() {
-        return Err(PyValueError::new_err(format!(
-            "the map has {} seats but {} agents were given",
-            map.seats().len(),
-            agents.len()
-        )));
-    }
-    let limit = match time_limit {
-        None => TimeLimit::OFF,
-        Some(s) => TimeLimit::seconds(s).map_err(|_| {
-            PyValueError::new_err(format!(
-                "time_limit={s}: seconds more than 0 and at most {}, or None for no limit",
-                TimeLimit::MAX_SECONDS
-            ))
-        })?,
-    }
-    .duration();
-    let py_exe = runs::python(python.as_deref());
+    let time = TimeLimit::from_option(time_limit).map_err(|_| {
+        PyValueError::new_err(format!(
+            "time_limit={}: seconds more than 0 and at most {}, or None for no limit",
+            time_limit.unwrap_or_default(),
+            TimeLimit::MAX_SECONDS
+        ))
+    })?;
+    let memory = MemoryLimit::from_mib(memory_limit).map_err(|e| {
+        PyValueError::new_err(format!("memory_limit={}: {e} (None for no limit)", memory_limit.unwrap_or_default()))
+    })?;
     let ids = Arc::new(id_strings(py, map.grid()));
-    // Specs first (files must exist), then the run folder only if a process agent needs one.
-    let mut specs: Vec<Option<String>> = Vec::new();
+    let abort: Arc<Mutex<Option<PyErr>>> = Arc::new(Mutex::new(None));
     let mut names = Vec::new();
+    let mut agents_of: Vec<Result<String, Py<PyAny>>> = Vec::new();
+    let py_exe = runs::python(python.as_deref());
     for a in &agents {
         if let Ok(s) = a.extract::<String>() {
-            runs::check_spec(&s).map_err(|e| AgentError::new_err(format!("{e:#}")))?;
-            names.push(runs::agent_name(&s));
-            specs.push(Some(s));
+            // The name the command line gives it: an agent file's AGENT_NAME and AGENT_VERSION.
+            let (name, warning) = gbely_engine::app::inspect::display_name(&s, &py_exe);
+            if let Some(w) = warning {
+                let message = std::ffi::CString::new(w).unwrap_or_default();
+                PyErr::warn(py, &py.get_type::<pyo3::exceptions::PyUserWarning>(), &message, 2)?;
+            }
+            names.push(name);
+            agents_of.push(Ok(s));
         } else if a.is_callable() {
+            if is_coroutine_function(py, a)? {
+                return Err(AgentError::new_err(
+                    "decide is an async function: the engine calls decide(stav) and needs the commands, not a coroutine",
+                ));
+            }
             let name = a
                 .getattr("__qualname__")
                 .or_else(|_| a.getattr("__name__"))
                 .and_then(|n| n.extract::<String>())
                 .unwrap_or_else(|_| "callable".into());
             names.push(name);
-            specs.push(None);
+            agents_of.push(Err(a.clone().unbind()));
         } else {
             return Err(PyTypeError::new_err("an agent is a path to an agent file, `council`, `template`, `expander`, cmd:COMMAND, or a callable decide(stav)"));
         }
     }
-    for k in 1..names.len() {
-        if names[..k].contains(&names[k]) {
-            names[k] = format!("{} (seat {k})", names[k]);
-        }
-    }
-    let needs_dir = specs.iter().flatten().any(|s| runs::builtin_of(s).is_none());
-    let run_dir = match run_dir {
-        Some(d) => d,
-        None if needs_dir => runs::unique_dir(PathBuf::from("gbely-runs").join(format!(
-            "{}-{}",
-            runs::timestamp(),
-            runs::file_stem(specs.iter().flatten().next().map_or("agent", |s| s.as_str()))
-        ))),
-        None => PathBuf::new(),
-    };
-    // The replay file is created first: an unwritable path fails before anyone plays.
-    let writer = replay
-        .as_ref()
-        .map(|path| {
-            gbely_engine::record::ReplayWriter::create(path)
-                .map_err(|e| PyOSError::new_err(format!("cannot write the replay {}: {e}", path.display())))
+    service::unique_names(&mut names);
+    let seats = agents_of
+        .into_iter()
+        .zip(names)
+        .map(|(agent, name)| match agent {
+            Ok(spec) => Seat::spec(spec, name),
+            Err(func) => Seat::player(Box::new(CallablePlayer {
+                name,
+                func,
+                ids: ids.clone(),
+                limit: time,
+                pending: None,
+                abort: abort.clone(),
+                warned: false,
+            })),
         })
-        .transpose()?;
-    let abort: Arc<Mutex<Option<PyErr>>> = Arc::new(Mutex::new(None));
-    let mut players: Vec<Box<dyn Player + Send>> = Vec::new();
-    let mut logs = Vec::new();
-    for (seat, (spec, a)) in specs.iter().zip(&agents).enumerate() {
-        match spec {
-            Some(s) => {
-                let (player, log) = seat_player(s, &names[seat], seat, &run_dir, limit, &py_exe, sandbox)?;
-                players.push(player);
-                logs.push(log);
-            }
-            None => {
-                players.push(Box::new(CallablePlayer {
-                    name: names[seat].clone(),
-                    func: a.clone().unbind(),
-                    ids: ids.clone(),
-                    limit,
-                    pending: None,
-                    abort: abort.clone(),
-                    warned: false,
-                }));
-                logs.push(None);
-            }
-        }
-    }
-    let config = MatchConfig { rounds };
+        .collect();
+    let mut plan = MatchPlan::new(map, seats);
+    plan.rounds = rounds;
+    plan.limits = AgentLimits { time, memory, sandbox, cores: None };
+    plan.python = py_exe;
+    plan.run_dir = run_dir;
+    plan.recording = replay.clone().map_or(Recording::Off, Recording::File);
+    plan.check().map_err(|e| match e {
+        RunError::Seats { .. } | RunError::Rounds(_) => PyValueError::new_err(e.to_string()),
+        e => AgentError::new_err(e.to_string()),
+    })?;
     // Ctrl-C (or SIGTERM) stops the match: the engine's handler is chained before Python's, so
     // the match ends cleanly (agents killed, the partial replay written) and Python then raises
     // KeyboardInterrupt as usual.
     let guard = gbely_engine::runner::interrupt::Guard::install()
         .map_err(|e| PyOSError::new_err(format!("cannot install the Ctrl-C handler: {e}")))?;
-    let rec = py.allow_threads(|| {
-        let mut refs: Vec<&mut dyn Player> = players.iter_mut().map(|p| p.as_mut() as &mut dyn Player).collect();
-        match writer {
-            Some(w) => play_to(map.clone(), &mut refs, config, w, &mut ()),
-            None => play(map.clone(), &mut refs, PlayOptions { config, record: false }, &mut ()),
-        }
-    });
-    drop(players);
+    let played = py.allow_threads(|| service::run(plan, &mut ()));
     drop(guard);
+    let played = played.map_err(|e| match e {
+        RunError::Replay { .. } => PyOSError::new_err(e.to_string()),
+        e => AgentError::new_err(e.to_string()),
+    })?;
     if let Some(e) = abort.lock().expect("not poisoned").take() {
         return Err(e);
     }
-    if rec.interrupted() {
+    if played.record.interrupted() {
         py.check_signals()?;
         return Err(PyKeyboardInterrupt::new_err("the match was interrupted"));
     }
-    if let Some(Err(e)) = &rec.replay_written {
+    if let Some(Err(e)) = &played.record.replay_written {
         let path = replay.as_ref().map_or(String::new(), |p| p.display().to_string());
         return Err(PyOSError::new_err(format!("cannot write the replay {path}: {e}")));
     }
-    let doc = runs::result_json(&map, &rec, replay.as_deref(), &logs);
-    Ok(doc.to_string())
+    Ok(played.result_json().to_string())
 }
 
-type SeatPlayer = (Box<dyn Player + Send>, Option<PathBuf>);
-
-/// The player of one seat named by a spec; a process agent's files carry its seat number.
-pub(crate) fn seat_player(
-    spec: &str,
-    name: &str,
-    seat: usize,
-    run_dir: &std::path::Path,
-    limit: Option<Duration>,
-    py: &str,
-    sandbox: SandboxMode,
-) -> PyResult<SeatPlayer> {
-    match runs::resolve_agent(spec, run_dir, seat, py).map_err(|e| AgentError::new_err(format!("{e:#}")))? {
-        runs::AgentSpec::Builtin(b) => {
-            Ok((gbely_engine::runner::player::builtin_player(name, b).expect("a built-in agent"), None))
-        }
-        runs::AgentSpec::Process(cmd) => {
-            let log = run_dir.join(format!("seat{seat}-{}.log", runs::file_stem(spec)));
-            let mut cfg =
-                gbely_engine::runner::process::ProcessConfig::new(run_dir.join(format!(".seat{seat}")), log.clone());
-            cfg.time_limit = limit;
-            cfg.cpu_slot = seat;
-            cfg.sandbox = sandbox;
-            let p = gbely_engine::runner::process::ProcessPlayer::new(name.to_string(), cmd, cfg)
-                .map_err(|e| PyOSError::new_err(e.to_string()))?;
-            Ok((Box::new(p), Some(log)))
-        }
-    }
+/// Whether a callable is an `async def` (its call would give a coroutine, not commands): the
+/// check `gbely check` makes of an agent file's `decide`.
+fn is_coroutine_function(py: Python<'_>, f: &Bound<'_, PyAny>) -> PyResult<bool> {
+    py.import("inspect")?.call_method1("iscoroutinefunction", (f,))?.is_truthy()
 }

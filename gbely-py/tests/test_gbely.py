@@ -346,3 +346,47 @@ def test_a_league_from_python_leaves_the_programs_other_processes_alone(tmp_path
             os.waitpid(daemon, 0)
         except (ProcessLookupError, ChildProcessError):
             pass
+
+
+def _comparable(doc):
+    """A result document without what differs between two runs of the same match: where the
+    logs are (each run has its own folder) and how long agents took (timings, CPU notes)."""
+    doc = json.loads(json.dumps(doc))
+    doc.pop("fairness")
+    for side in doc["sides"]:
+        side["details"].pop("log")
+        side["details"].pop("timing")
+    return doc
+
+
+def test_the_cli_and_python_give_the_same_result_for_the_same_match(tmp_path):
+    # One match service plays both: the same names (an agent's AGENT_NAME and AGENT_VERSION, a
+    # name two seats share with its seat number), sides, details, isolation and interpreter.
+    agent = tmp_path / "named.py"
+    agent.write_text('AGENT_NAME = "lab"\nAGENT_VERSION = "2"\n' + TEMPLATE.read_text())
+    args = ["--rounds", "25", "--time-limit", "off", "--python", sys.executable, "--no-replay"]
+    code, text = gbely._gbely.cli_json(["gbely", "play", str(agent), "--opponent", str(agent), *args, "--json"])
+    assert code == 0, text
+    cli = json.loads(text)
+    py = json.loads(gbely._gbely.play_match([str(agent), str(agent)], rounds=25, time_limit=None,
+                                            python=sys.executable))
+    assert [s["name"] for s in cli["sides"]] == ["lab 2 (seat 0)", "lab 2 (seat 1)"]
+    assert cli["python"] == sys.executable
+    assert _comparable(py) == _comparable(cli)
+
+
+def test_the_cli_and_python_give_the_same_result_for_the_same_final(tmp_path):
+    args = ["--size", "40", "--rounds", "20", "--time-limit", "off", "--no-replay"]
+    code, text = gbely._gbely.cli_json(["gbely", "final", "expander-rs", "--fill", "template-rs", *args, "--json"])
+    assert code == 0, text
+    cli = json.loads(text)
+    r = gbely.final(["expander-rs"], fill="template-rs", size=40, rounds=20, time_limit=None)
+    assert [s.name for s in r.sides] == [s["name"] for s in cli["sides"]]
+    assert sorted(s["name"] for s in cli["sides"])[:2] == ["council", "expander-rs"]
+    seated = [s["name"].split(" (seat ")[0] for s in cli["sides"]]
+    assert seated.count("template-rs") == 7
+    py = json.loads(gbely._gbely.play_match(seated,
+                                            map=gbely.Map.generate_final("gbely-final", 40), rounds=20,
+                                            time_limit=None))
+    assert _comparable(py) == _comparable(cli)
+    assert [row["name"] for row in py["table"]] == [row["name"] for row in cli["table"]]

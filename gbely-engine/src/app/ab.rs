@@ -317,7 +317,7 @@ impl AbSetup {
                 None => self.maps.join(","),
             },
             config.rounds,
-            config.time_limit.map_or(0.0, |d| d.as_secs_f64()),
+            config.time_limit.as_secs_f64().unwrap_or(0.0),
             "v1"
         )
     }
@@ -379,23 +379,30 @@ fn play_final_pair(
     let seat = k % finalists;
     let mut shares = Vec::new();
     for (who, sub) in [(&s.a, "a"), (&s.b, "b")] {
-        let mut specs: Vec<(String, String)> = (0..finalists)
-            .map(|i| {
-                if i == seat {
-                    (who.spec.clone(), who.name.clone())
+        let mut names: Vec<String> =
+            (0..finalists).map(|i| if i == seat { who.name.clone() } else { fill.name.clone() }).collect();
+        names.push("council".into());
+        super::service::unique_names(&mut names);
+        let seats = names
+            .into_iter()
+            .enumerate()
+            .map(|(i, name)| {
+                let spec = if i == finalists {
+                    "council"
+                } else if i == seat {
+                    &who.spec
                 } else {
-                    (fill.spec.clone(), format!("{} #{i}", fill.name))
-                }
+                    &fill.spec
+                };
+                super::service::Seat::spec(spec, name)
             })
             .collect();
-        specs.push(("council".into(), "council".into()));
-        let dir = config.dir.join(format!("pair{k:05}")).join(sub);
-        let mut setup = super::runs::build_players(&specs, &dir, &config.limits(), &config.python)?;
-        let mut refs: Vec<&mut dyn crate::runner::player::Player> =
-            setup.players.iter_mut().map(|p| p.as_mut() as &mut dyn crate::runner::player::Player).collect();
-        let opts =
-            crate::game::PlayOptions { config: crate::sim::MatchConfig { rounds: config.rounds }, record: false };
-        let rec = crate::game::play(map.clone(), &mut refs, opts, &mut ());
+        let mut plan = super::service::MatchPlan::new(map.clone(), seats);
+        plan.rounds = config.rounds;
+        plan.limits = config.limits();
+        plan.python = config.python.clone();
+        plan.run_dir = Some(config.dir.join(format!("pair{k:05}")).join(sub));
+        let rec = super::service::run(plan, &mut ())?.record;
         if rec.interrupted() {
             return Ok(None);
         }

@@ -15,19 +15,18 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use gbely_world::Map;
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
-use super::runs::{build_players, is_python_agent, load_map, AgentLimits, RunError};
-use crate::game::{play, PlayOptions};
+use super::runs::{is_python_agent, load_map, RunError};
+use super::service::{unique_names, AgentLimits, MatchPlan, Recording, Seat};
+use crate::limits::{MemoryLimit, TimeLimit};
 use crate::runner::cores::CoreGate;
 use crate::runner::interrupt;
-use crate::runner::player::Player;
 use crate::session::MatchRecord;
-use crate::sim::MatchConfig;
 
 /// Why a league cannot run.
 #[derive(Debug, thiserror::Error)]
@@ -65,7 +64,7 @@ impl Entry {
     /// its file name: see [`super::inspect::display_name`]).
     pub fn from_spec(spec: &str, name: String) -> Result<Entry, LeagueError> {
         let content: Vec<u8> = match spec {
-            s if super::runs::builtin_of(s).is_some() => {
+            s if crate::builtins::builtin_of(s).is_some() => {
                 format!("{s} gbely-engine {}", env!("CARGO_PKG_VERSION")).into_bytes()
             }
             "template" => agents::MY_AGENT_PY.as_bytes().to_vec(),
@@ -153,8 +152,8 @@ pub fn pairings(entries: usize, maps: usize, games: u32) -> Vec<Pairing> {
 #[derive(Clone, Debug)]
 pub struct LeagueConfig {
     pub rounds: u32,
-    pub time_limit: Option<Duration>,
-    pub memory_limit: Option<u64>,
+    pub time_limit: TimeLimit,
+    pub memory_limit: MemoryLimit,
     pub python: String,
     pub games: u32,
     /// Matches at once.
@@ -416,7 +415,7 @@ pub fn run_schedule(
     let settings = format!(
         "rounds {}, time limit {}",
         config.rounds,
-        config.time_limit.map_or("off".to_string(), |l| format!("{} s", l.as_secs_f64()))
+        config.time_limit.as_secs_f64().map_or("off".to_string(), |s| format!("{s} s"))
     );
     db.check_settings(&settings)?;
     let all = schedule_pairings(schedule, entries.len(), maps.len(), config.games);
@@ -444,11 +443,11 @@ pub fn run_schedule(
     // Each process agent needs a core while it thinks: say when the machine is oversubscribed.
     // (On Ray, each match asks the cluster for a CPU per agent process.)
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let per_match = entries.iter().filter(|e| super::runs::builtin_of(&e.spec).is_none()).count().min(2);
+    let per_match = entries.iter().filter(|e| crate::builtins::builtin_of(&e.spec).is_none()).count().min(2);
     if config.backend == Backend::Local
         && config.cores.is_none()
         && run.jobs * per_match > cores
-        && config.time_limit.is_some()
+        && !config.time_limit.is_off()
     {
         run.notes.push(format!(
             "{} matches at once with up to {per_match} agent processes each on {cores} cores: agents may wait \
@@ -457,7 +456,7 @@ pub fn run_schedule(
         ));
     }
     if let Some(gate) = config.cores.as_ref().filter(|g| g.cores() > cores) {
-        if config.backend == Backend::Local && per_match > 0 && config.time_limit.is_some() {
+        if config.backend == Backend::Local && per_match > 0 && !config.time_limit.is_off() {
             run.notes.push(format!(
                 "up to {} agent processes think at once on {cores} cores: agents may wait for a CPU while their \
                  clock runs (keep the default --thinking for timing-sensitive leagues)",
@@ -563,17 +562,17 @@ pub fn play_one(
     config: &LeagueConfig,
     run_dir: &Path,
 ) -> Result<MatchRow, LeagueError> {
-    let names = if e0.name == e1.name {
-        [format!("{} (seat 0)", e0.name), format!("{} (seat 1)", e1.name)]
-    } else {
-        [e0.name.clone(), e1.name.clone()]
-    };
-    let specs = [(e0.spec.clone(), names[0].clone()), (e1.spec.clone(), names[1].clone())];
-    let mut setup = build_players(&specs, run_dir, &config.limits(), &config.python)?;
-    let mut refs: Vec<&mut dyn Player> = setup.players.iter_mut().map(|p| p.as_mut() as &mut dyn Player).collect();
+    let mut names = [e0.name.clone(), e1.name.clone()];
+    unique_names(&mut names);
+    let [n0, n1] = names;
+    let mut plan = MatchPlan::new(lm.map.clone(), vec![Seat::spec(&e0.spec, n0), Seat::spec(&e1.spec, n1)]);
+    plan.rounds = config.rounds;
+    plan.limits = config.limits();
+    plan.python = config.python.clone();
+    plan.run_dir = Some(run_dir.to_path_buf());
+    plan.recording = if config.replays.is_some() { Recording::Memory } else { Recording::Off };
     let start = Instant::now();
-    let opts = PlayOptions { config: MatchConfig { rounds: config.rounds }, record: config.replays.is_some() };
-    let rec = play(lm.map.clone(), &mut refs, opts, &mut ());
+    let rec = super::service::run(plan, &mut ())?.record;
     let row = row_of(&rec, lm, e0, e1, game, config.rounds, start.elapsed().as_secs_f64());
     if let (Some(dir), Some(replay)) = (&config.replays, &rec.replay) {
         if row.ended_by != crate::sim::EndReason::Interrupted.wire() {

@@ -8,5 +8,6 @@ pub mod league;
 pub mod rating;
 pub mod remote;
 pub mod runs;
+pub mod service;
 pub mod sprt;
 pub mod watch;

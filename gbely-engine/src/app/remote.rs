@@ -27,7 +27,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::league::{play_one, Entry, LeagueConfig, LeagueError, LeagueMap, MatchRow, Pairing};
-use super::runs::{agent_file, builtin_of};
+use super::runs::agent_file;
+use crate::builtins::builtin_of;
 use crate::runner::interrupt;
 
 /// An entry as a worker needs it: who it is (its key in the results) and what it runs.
@@ -51,8 +52,10 @@ pub struct MatchJob {
     pub map_text: String,
     pub game: u32,
     pub rounds: u32,
-    pub time_limit: Option<f64>,
-    pub memory_limit: Option<u64>,
+    /// Seconds or `null` (no limit).
+    pub time_limit: crate::limits::TimeLimit,
+    /// Bytes or `null` (no limit).
+    pub memory_limit: crate::limits::MemoryLimit,
     /// Cores the match needs: one per agent process (at least one).
     pub cpus: u32,
     /// The agents' sandbox on the worker (`auto`, `require`, `off`); older jobs lack it: `auto`.
@@ -93,7 +96,7 @@ pub fn match_job(
         map_text: gbely_world::write_map_file(&lm.map),
         game: p.game,
         rounds: config.rounds,
-        time_limit: config.time_limit.map(|d| d.as_secs_f64()),
+        time_limit: config.time_limit,
         memory_limit: config.memory_limit,
         cpus: processes.max(1),
         sandbox: config.sandbox.word().into(),
@@ -125,7 +128,7 @@ pub fn play_job(job: &MatchJob, python: &str, dir: &Path) -> Result<MatchRow, Le
     let lm = LeagueMap { spec: job.map_spec.clone(), map: std::sync::Arc::new(map) };
     let config = LeagueConfig {
         rounds: job.rounds,
-        time_limit: job.time_limit.map(Duration::from_secs_f64),
+        time_limit: job.time_limit,
         memory_limit: job.memory_limit,
         python: python.to_string(),
         games: 1,

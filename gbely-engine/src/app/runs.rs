@@ -3,18 +3,14 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::Duration;
 
 use gbely_rules::DiscardReason;
 use gbely_world::replay::SideResult;
 use gbely_world::{parse_map_file, Map, MapSpec};
 use serde_json::json;
 
-use crate::runner::cores::CoreGate;
-use crate::runner::player::Player;
-use crate::runner::process::{AgentCommand, ProcessConfig, ProcessPlayer};
-use crate::runner::sandbox::SandboxMode;
+use crate::builtins::builtin_of;
+use crate::runner::process::AgentCommand;
 use crate::session::MatchRecord;
 
 /// The example agents shipped inside the binary, usable by name (from the `agents` crate).
@@ -54,6 +50,12 @@ pub enum RunError {
     Inspect { path: String, why: String },
     #[error("preparing agent `{spec}` in {dir}: {error}")]
     Prepare { spec: String, dir: String, error: std::io::Error },
+    #[error("map `{map}` has {seats} seats but {given} agents were given")]
+    Seats { map: String, seats: usize, given: usize },
+    #[error("rounds: {0} is out of range: a match plays 1 to {MAX_ROUNDS} rounds")]
+    Rounds(u32),
+    #[error("cannot write the replay to {path}: {error}")]
+    Replay { path: String, error: std::io::Error },
 }
 
 type Result<T, E = RunError> = std::result::Result<T, E>;
@@ -169,11 +171,6 @@ pub enum AgentSpec {
     /// A built-in agent played in-process: `council`, `template-rs`, `expander-rs`.
     Builtin(&'static str),
     Process(AgentCommand),
-}
-
-/// The built-in agent a spec names, if it names one.
-pub fn builtin_of(spec: &str) -> Option<&'static str> {
-    crate::builtins::BUILTIN_AGENTS.into_iter().find(|b| *b == spec)
 }
 
 /// Refuses a spec naming a file that is not there, or a `cmd:` command whose program cannot be
@@ -532,66 +529,6 @@ pub fn discard_digest(d: &BTreeMap<DiscardReason, u32>) -> String {
     parts.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     let list: Vec<String> = parts.iter().map(|(n, r)| format!("{n} {r}")).collect();
     format!("{total} discarded: {}", list.join(", "))
-}
-
-/// The players of a match and their log files (`None` for in-process players).
-pub struct PlaySetup {
-    pub players: Vec<Box<dyn Player>>,
-    pub logs: Vec<Option<PathBuf>>,
-}
-
-impl std::fmt::Debug for PlaySetup {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let names: Vec<String> = self.players.iter().map(|p| p.name()).collect();
-        f.debug_struct("PlaySetup").field("players", &names).field("logs", &self.logs).finish()
-    }
-}
-
-/// Builds one player per `(spec, display name)`, process agents logging into `run_dir`, each
-/// working in its own folder `run_dir/.seatK`.
-/// What every agent process of a match gets.
-#[derive(Clone, Debug, Default)]
-pub struct AgentLimits {
-    /// Seconds a round (`None`: no limit).
-    pub time: Option<Duration>,
-    /// Address space in bytes (`None`: no limit).
-    pub memory: Option<u64>,
-    /// The cores shared with other matches' agents (a league's), if any.
-    pub cores: Option<Arc<CoreGate>>,
-    /// Whether agents run in the sandbox.
-    pub sandbox: SandboxMode,
-}
-
-impl AgentLimits {
-    pub fn new(time: Option<Duration>, memory: Option<u64>) -> AgentLimits {
-        AgentLimits { time, memory, cores: None, sandbox: SandboxMode::Auto }
-    }
-}
-
-pub fn build_players(specs: &[(String, String)], run_dir: &Path, limits: &AgentLimits, py: &str) -> Result<PlaySetup> {
-    let mut players: Vec<Box<dyn Player>> = Vec::new();
-    let mut logs = Vec::new();
-    for (seat, (spec, name)) in specs.iter().enumerate() {
-        match resolve_agent(spec, run_dir, seat, py)? {
-            AgentSpec::Builtin(b) => {
-                players.push(crate::runner::player::builtin_player(name.clone(), b).expect("a built-in agent"));
-                logs.push(None);
-            }
-            AgentSpec::Process(cmd) => {
-                let log = run_dir.join(format!("seat{seat}-{}.log", file_stem(spec)));
-                let mut cfg = ProcessConfig::new(run_dir.join(format!(".seat{seat}")), log.clone());
-                cfg.time_limit = limits.time;
-                cfg.memory_limit = limits.memory;
-                cfg.cores = limits.cores.clone();
-                cfg.sandbox = limits.sandbox;
-                cfg.cpu_slot = seat;
-                let p = ProcessPlayer::new(name.clone(), cmd, cfg).map_err(|error| prepare(spec, run_dir, error))?;
-                players.push(Box::new(p));
-                logs.push(Some(log));
-            }
-        }
-    }
-    Ok(PlaySetup { players, logs })
 }
 
 /// The result of a run, as `--json` and the Python package give it: the match result in the

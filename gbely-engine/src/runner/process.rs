@@ -20,6 +20,7 @@
 //! process every [`interrupt::POLL`] while it waits for the answer, and when the answer arrives,
 //! and stops an agent over its limit with a crash violation. Its log is cut at `log_limit` bytes.
 
+use crate::limits::{Defaults, MemoryLimit, TimeLimit};
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -49,10 +50,6 @@ pub const HARNESS_PY: &str = include_str!("harness.py");
 /// Largest answer line accepted; a longer one is an unreadable answer (a violation).
 pub const MAX_ANSWER_BYTES: usize = 8 * 1024 * 1024;
 
-/// Address space allowed to an agent process unless configured otherwise: generous for any
-/// Python agent (numpy included), small enough that a leaking agent fails alone.
-pub const DEFAULT_MEMORY_LIMIT: u64 = 4 << 30;
-
 /// An agent's log is cut after this many bytes of its own output (the runner's notes still go in).
 pub const DEFAULT_LOG_LIMIT: u64 = 16 << 20;
 
@@ -74,16 +71,16 @@ pub enum AgentCommand {
 /// Settings of a process agent.
 #[derive(Clone, Debug)]
 pub struct ProcessConfig {
-    /// Time for one round, from sending the observation to the full answer; `None` = no limit.
-    pub time_limit: Option<Duration>,
+    /// Time for one round, from sending the observation to the full answer.
+    pub time_limit: TimeLimit,
     /// The agent's working folder: the harness and `pravidla.py` are written there.
     pub work_dir: PathBuf,
     /// The agent's log file (its stderr, and the runner's notes).
     pub log: PathBuf,
-    /// Memory limit of the agent process in bytes; `None` = no limit. Unix: its address space
+    /// Memory limit of the agent process. Unix: its address space
     /// (`RLIMIT_AS`). Windows: the committed memory of its main process, measured by the runner
     /// (see [`platform::committed_memory`]); the agent's log says so.
-    pub memory_limit: Option<u64>,
+    pub memory_limit: MemoryLimit,
     /// Bytes of the agent's own output kept in its log.
     pub log_limit: u64,
     /// The cores this agent shares with the agents of other matches (a league's): it is sent
@@ -98,22 +95,18 @@ pub struct ProcessConfig {
 }
 
 impl ProcessConfig {
-    /// The judge's settings: 2 s a round, [`DEFAULT_MEMORY_LIMIT`], [`DEFAULT_LOG_LIMIT`].
+    /// The judge's settings: [`Defaults::TIME_LIMIT`], [`Defaults::MEMORY_LIMIT`], [`DEFAULT_LOG_LIMIT`].
     pub fn new(work_dir: impl Into<PathBuf>, log: impl Into<PathBuf>) -> ProcessConfig {
         ProcessConfig {
-            time_limit: ProcessConfig::default_time_limit(),
+            time_limit: Defaults::TIME_LIMIT,
             work_dir: work_dir.into(),
             log: log.into(),
-            memory_limit: Some(DEFAULT_MEMORY_LIMIT),
+            memory_limit: Defaults::MEMORY_LIMIT,
             log_limit: DEFAULT_LOG_LIMIT,
             cores: None,
             sandbox: SandboxMode::Auto,
             cpu_slot: 0,
         }
-    }
-
-    pub fn default_time_limit() -> Option<Duration> {
-        super::TimeLimit::judge().duration()
     }
 }
 
@@ -256,10 +249,12 @@ impl ProcessPlayer {
             group: None,
             stats: ProcessStats::default(),
         };
-        if let (Some(sb), Some(limit)) = (sandbox, player.config.memory_limit) {
+        if let (Some(sb), Some(limit)) = (sandbox, player.config.memory_limit.bytes()) {
             player.group = sandbox::MemoryGroup::new(sb, &format!("gbely-{}", player.token), limit);
         }
-        if let Some(note) = player.config.memory_limit.and_then(|l| platform::memory_limit_note(l, interrupt::POLL)) {
+        if let Some(note) =
+            player.config.memory_limit.bytes().and_then(|l| platform::memory_limit_note(l, interrupt::POLL))
+        {
             player.note(&note);
         }
         Ok(player)
@@ -286,7 +281,7 @@ impl ProcessPlayer {
     fn sandboxed_command(&self, sb: &Sandbox, work_dir: &Path) -> std::io::Result<Command> {
         let mut jail = Jail {
             uid: self.uid,
-            memory: self.config.memory_limit,
+            memory: self.config.memory_limit.bytes(),
             group: self.group.as_ref().map(|g| g.dir().to_path_buf()),
             ..Jail::default()
         };
@@ -343,12 +338,12 @@ impl ProcessPlayer {
                     let mut c = Command::new(python);
                     // The agent starts in its own folder: name its file from where we are.
                     c.arg("-u").arg(work_dir.join("gbely_harness.py")).arg(std::path::absolute(file)?);
-                    if let Some(limit) = self.config.memory_limit.filter(|_| platform::LIMITS_MEMORY) {
+                    if let Some(limit) = self.config.memory_limit.bytes().filter(|_| platform::LIMITS_MEMORY) {
                         c.env("GBELY_MEMORY_LIMIT", limit.to_string());
                     }
                     c
                 }
-                AgentCommand::Exec { program, args } => match self.config.memory_limit {
+                AgentCommand::Exec { program, args } => match self.config.memory_limit.bytes() {
                     // The shell sets the limit, then becomes the agent.
                     Some(limit) if platform::LIMITS_MEMORY => {
                         let mut c = Command::new("/bin/sh");
@@ -425,7 +420,7 @@ impl ProcessPlayer {
         t.run_seconds += run;
         t.wait_seconds += wait;
         t.max_wait_seconds = t.max_wait_seconds.max(wait);
-        let limit = self.config.time_limit.map_or(constants::ROUND_TIME_LIMIT_S, |l| l.as_secs_f64());
+        let limit = self.config.time_limit.as_secs_f64().unwrap_or(constants::ROUND_TIME_LIMIT_S);
         if wait > limit / 10.0 {
             t.starved_rounds += 1;
         }
@@ -439,7 +434,7 @@ impl ProcessPlayer {
         if !platform::MEASURES_MEMORY {
             return None;
         }
-        let limit = self.config.memory_limit?;
+        let limit = self.config.memory_limit.bytes()?;
         let r = self.running.as_ref()?;
         match platform::committed_memory(&r.child) {
             Ok(used) => (used > limit).then_some(used),
@@ -458,7 +453,7 @@ impl ProcessPlayer {
             "the agent used {}, over the memory limit of {} (Windows: the committed memory of its main process, \
              checked every {} ms)",
             platform::mib(used),
-            platform::mib(self.config.memory_limit.unwrap_or(0)),
+            platform::mib(self.config.memory_limit.bytes().unwrap_or(0)),
             interrupt::POLL.as_millis()
         )
     }
@@ -624,7 +619,7 @@ impl Player for ProcessPlayer {
         }
         write_observation(obs, grid, &mut self.buf);
         if let Some(gate) = &self.config.cores {
-            match gate.acquire(self.config.time_limit, &interrupt::requested) {
+            match gate.acquire(self.config.time_limit.duration(), &interrupt::requested) {
                 Some(lease) => {
                     // In the sandbox the agent thinks on its lease's core, and only there.
                     if let (Some(sb), Some(r)) = (self.sandbox, &self.running) {
@@ -676,26 +671,22 @@ impl ProcessPlayer {
         }
         let sent = self.sent_at.unwrap_or_else(Instant::now);
         let limit = self.config.time_limit;
-        let deadline = limit.map(|l| sent + l);
+        let deadline = limit.duration().map(|l| sent + l);
         let line = match self.wait_line(deadline) {
             Some(Some(line)) => line,
             Some(None) => return PlayerAnswer::Interrupted,
             None => {
-                let limit = limit.expect("a deadline comes from a limit");
-                return self.timeout(format!("no answer within {:.1} s", limit.as_secs_f64()));
+                let limit = limit.as_secs_f64().expect("a deadline comes from a limit");
+                return self.timeout(format!("no answer within {limit:.1} s"));
             }
         };
         let elapsed = line.at.saturating_duration_since(sent);
-        if let Some(limit) = limit {
-            if elapsed > limit {
-                let detail = match line.kind {
-                    LineKind::Answer(_) => {
-                        format!("answered after {:.2} s (limit {:.1} s)", elapsed.as_secs_f64(), limit.as_secs_f64())
-                    }
-                    _ => format!("no answer within {:.1} s", limit.as_secs_f64()),
-                };
-                return self.timeout(detail);
-            }
+        if let (true, Some(limit)) = (limit.exceeded_by(elapsed), limit.as_secs_f64()) {
+            let detail = match line.kind {
+                LineKind::Answer(_) => format!("answered after {:.2} s (limit {limit:.1} s)", elapsed.as_secs_f64()),
+                _ => format!("no answer within {limit:.1} s"),
+            };
+            return self.timeout(detail);
         }
         // Memory taken since the last look (on Windows the peak is measured: none is missed).
         if let (LineKind::Answer(_), Some(used)) = (&line.kind, self.over_memory()) {
@@ -753,7 +744,7 @@ impl ProcessPlayer {
 
     fn agent_stats(&self) -> AgentStats {
         AgentStats {
-            timed: self.config.time_limit.is_some(),
+            timed: !self.config.time_limit.is_off(),
             starts: self.stats.starts,
             answered_rounds: self.stats.round_seconds.len() as u32,
             max_answer_seconds: self.stats.round_seconds.iter().copied().fold(0.0, f64::max),

@@ -220,6 +220,7 @@ def play(
     run_dir: Union[str, "os.PathLike[str]", None] = None,
     isolate: bool = False,
     sandbox: str = "auto",
+    memory_limit: Optional[int] = 4096,
 ) -> Result:
     """Plays one match: ``agent`` in seat 0 against ``opponent`` in seat 1.
 
@@ -243,6 +244,8 @@ def play(
             their own, one core each): ``"auto"`` where the machine allows it, ``"require"``
             (:class:`AgentError` without it), ``"off"`` (plain processes, e.g. to import modules
             beside the agent file). :attr:`Result.isolation` says which it was.
+        memory_limit: MiB each agent process may use (64 to 1 048 576, as ``--memory-limit``),
+            ``None`` for no limit.
 
     Callables and files are not judged the same way. A file agent runs in its own process, as in
     the competition: a round's answer must arrive within ``time_limit`` or the agent is stopped
@@ -257,7 +260,7 @@ def play(
         AgentError: an agent that cannot play (a missing file, no ``decide``, a class instead of
             an instance).
         MapError: a map that cannot be used.
-        ValueError: an argument out of range (``rounds``, ``time_limit``).
+        ValueError: an argument out of range (``rounds``, ``time_limit``, ``memory_limit``).
         KeyboardInterrupt: Ctrl-C; the replay of the rounds played is kept.
 
     Example:
@@ -277,6 +280,7 @@ def play(
         python=python or os.environ.get("GBELY_PYTHON") or sys.executable,
         run_dir=os.fspath(run_dir) if run_dir is not None else None,
         sandbox=sandbox,
+        memory_limit=memory_limit,
     ))
 
 
@@ -293,6 +297,7 @@ def final(
     run_dir: Union[str, "os.PathLike[str]", None] = None,
     isolate: bool = False,
     sandbox: str = "auto",
+    memory_limit: Optional[int] = 4096,
 ) -> Result:
     """Rehearses the final (SPEC §9): up to eight agents on a final map, the Council in the centre.
 
@@ -303,7 +308,8 @@ def final(
             default the final map of seed ``gbely-final``.
         size: side of a generated final map.
         seats: the seat (0–7) of the first agents; the rest are seated by the map's seed.
-        rounds, replay, time_limit, python, run_dir, isolate, sandbox: as for :func:`play`.
+        rounds, replay, time_limit, python, run_dir, isolate, sandbox, memory_limit: as for
+            :func:`play`.
 
     The result has nine sides: the finalists in seat order and the Council last.
 
@@ -340,6 +346,7 @@ def final(
         python=python or os.environ.get("GBELY_PYTHON") or sys.executable,
         run_dir=os.fspath(run_dir) if run_dir is not None else None,
         sandbox=sandbox,
+        memory_limit=memory_limit,
     ))
 
 

@@ -38,6 +38,7 @@ def play_match(
     python: Optional[str] = None,
     run_dir: Optional[str] = None,
     sandbox: str = "auto",
+    memory_limit: Optional[int] = 4096,
 ) -> str: ...
 def pravidla_source() -> str: ...
 def engine_round_seconds(

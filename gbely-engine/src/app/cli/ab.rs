@@ -152,8 +152,8 @@ fn one_test(a: &AbArgs) -> Result<(u8, Option<serde_json::Value>)> {
     let dir = a.db.parent().filter(|d| !d.as_os_str().is_empty()).map_or_else(|| PathBuf::from("."), Path::to_path_buf);
     let config = LeagueConfig {
         rounds: a.game.rounds,
-        time_limit: a.game.time_limit.duration(),
-        memory_limit: a.game.memory_limit.0,
+        time_limit: a.game.time_limit,
+        memory_limit: a.game.memory_limit,
         sandbox: a.game.sandbox.mode(),
         python: py,
         games: 1,

@@ -78,17 +78,15 @@ pub(super) fn cmd_check(a: CheckArgs) -> Result<u8> {
     let mut startup = None;
     let mut violations = Vec::new();
     if problems.is_empty() {
-        let run_dir = unique_dir(PathBuf::from("gbely-runs").join(format!(
+        let run_dir = unique_dir(PathBuf::from(Defaults::RUNS_FOLDER).join(format!(
             "{}-check-{}",
             timestamp(),
             file_stem(&path.to_string_lossy())
         )));
         std::fs::create_dir_all(&run_dir)?;
         let map = Arc::new(gbely_world::reference_map());
-        let limit = ProcessConfig::default_time_limit();
         let abs = std::fs::canonicalize(path)?;
         let mut cfg = ProcessConfig::new(run_dir.join(".seat0"), run_dir.join("seat0.log"));
-        cfg.time_limit = limit;
         cfg.sandbox = a.sandbox.mode();
         let mut agent = ProcessPlayer::new(
             agent_name(&path.to_string_lossy()),

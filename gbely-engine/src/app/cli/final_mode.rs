@@ -1,7 +1,8 @@
 //! `gbely final`: the 8-army final.
 
-use super::play::{headline, match_exit, print_fairness, run_seats, SeatsRun};
+use super::play::{headline, match_exit, print_fairness, run_seats};
 use super::*;
+use crate::app::service::unique_names;
 
 pub(super) fn cmd_final(a: FinalArgs) -> Result<u8> {
     let map = Arc::new(load_final_map(&a.map, a.size)?);
@@ -21,8 +22,6 @@ pub(super) fn cmd_final(a: FinalArgs) -> Result<u8> {
         check_spec(e)?;
     }
     let entry_of = final_seating(&map, &a.seats)?;
-    let mut specs: Vec<(String, String)> = Vec::new();
-    let mut counts: BTreeMap<String, u32> = BTreeMap::new();
     let all: Vec<&str> = entries.iter().map(String::as_str).collect();
     let resolved = super::play::run_python(a.run.game.python.as_deref(), &all)?;
     let py = resolved.clone().unwrap_or_else(|| python(a.run.game.python.as_deref()));
@@ -32,34 +31,26 @@ pub(super) fn cmd_final(a: FinalArgs) -> Result<u8> {
             names.insert(e, super::play::named(e, &py));
         }
     }
-    for seat in 0..finalists {
-        let spec = entries[entry_of[seat]].clone();
-        let base = names[spec.as_str()].clone();
-        let k = counts.entry(base.clone()).or_default();
-        *k += 1;
-        let total = entries.iter().filter(|e| names[e.as_str()] == base).count();
-        let name = if total > 1 { format!("{base} #{k}") } else { base };
-        specs.push((spec, name));
-    }
-    specs.push(("council".into(), "council".into()));
+    let mut seat_specs: Vec<&str> = (0..finalists).map(|seat| entries[entry_of[seat]].as_str()).collect();
+    seat_specs.push("council");
+    let mut seat_names: Vec<String> =
+        seat_specs.iter().map(|s| names.get(s).cloned().unwrap_or_else(|| s.to_string())).collect();
+    unique_names(&mut seat_names);
+    let specs: Vec<(String, String)> = seat_specs.iter().map(|s| s.to_string()).zip(seat_names).collect();
     let default_dir = format!("{}-final-{}", timestamp(), file_stem(&a.agents[0]));
-    let SeatsRun { rec, replay: replay_path, logs, python } = run_seats(&map, &specs, &a.run, &default_dir, resolved)?;
+    let played = run_seats(&map, &specs, &a.run, &default_dir, resolved)?;
+    let (rec, replay_path, python) = (&played.record, played.replay.as_ref(), played.python.as_deref());
     if a.run.json {
-        let mut doc = result_json(&map, &rec, replay_path.as_deref(), &logs);
-        doc["python"] = json!(python);
-        doc["table"] = json!(final_table(&map, &rec).iter().map(|r| json!({
-            "rank": r.rank, "seat": r.seat, "class": r.class, "name": r.name, "share": r.share,
-            "cells": r.cells, "tiebreak_round": r.tiebreak, "violations": r.violations, "disqualified": r.disqualified,
-        })).collect::<Vec<_>>());
+        let doc = played.result_json();
         let mut out = std::io::stdout().lock();
         serde_json::to_writer(&mut out, &doc)?;
         writeln!(out)?;
     } else if !a.run.quiet {
-        print_final(&map, &rec, replay_path.as_deref(), python.as_deref())?;
+        print_final(&map, rec, replay_path.map(PathBuf::as_path), python)?;
     }
     // The first agent named is the user's, wherever it was seated.
     let mine = entry_of.iter().position(|&e| e == 0).expect("the first agent has a seat");
-    Ok(match_exit(&rec, Some(mine)))
+    Ok(match_exit(rec, Some(mine)))
 }
 
 fn print_final(map: &Map, rec: &MatchRecord, replay: Option<&Path>, python: Option<&str>) -> Result<()> {

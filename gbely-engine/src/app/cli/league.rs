@@ -108,8 +108,8 @@ pub(super) fn cmd_league(a: LeagueArgs) -> Result<u8> {
     let db = LeagueDb::open(&a.db)?;
     let config = LeagueConfig {
         rounds: a.game.rounds,
-        time_limit: a.game.time_limit.duration(),
-        memory_limit: a.game.memory_limit.0,
+        time_limit: a.game.time_limit,
+        memory_limit: a.game.memory_limit,
         sandbox: a.game.sandbox.mode(),
         python,
         games: a.games,

@@ -39,15 +39,14 @@ use gbely_world::{render_map, write_map_file, Map, MapStats};
 use serde_json::json;
 
 use crate::app::runs::{
-    agent_name, build_players, check_spec, discard_digest, fairness_notes, file_stem, final_seating, final_table,
-    is_python_agent, load_final_map, load_map, python, resolve_python, result_json, timestamp, unique_dir, MAX_ROUNDS,
+    agent_name, check_spec, discard_digest, fairness_notes, file_stem, final_seating, final_table, is_python_agent,
+    load_final_map, load_map, python, resolve_python, timestamp, unique_dir, MAX_ROUNDS,
 };
-use crate::game::{play, play_to, Observer, PlayOptions};
-use crate::record::ReplayWriter;
+use crate::game::{play, Observer, PlayOptions};
+use crate::limits::{Defaults, MemoryLimit, TimeLimit};
 use crate::runner::player::{DecidePlayer, Player};
 use crate::runner::process::{AgentCommand, ProcessConfig, ProcessPlayer};
 use crate::runner::sandbox::SandboxMode;
-use crate::runner::TimeLimit;
 use crate::session::MatchRecord;
 use crate::sim::{Match, MatchConfig, RoundReport};
 
@@ -145,7 +144,7 @@ struct PlayArgs {
     #[arg(long, value_name = "COMMAND", conflicts_with = "agent")]
     agent_cmd: Option<String>,
     /// The other side: `council`, an agent file, `template`, `expander` or cmd:COMMAND.
-    #[arg(long, short = 'o', default_value = "council")]
+    #[arg(long, short = 'o', default_value = Defaults::OPPONENT)]
     opponent: String,
     #[command(flatten)]
     map: MapArgs,
@@ -160,13 +159,13 @@ struct MatchArgs {
     #[arg(long, default_value_t = constants::ROUNDS, value_parser = rounds_parser())]
     rounds: u32,
     /// Seconds per round for agent processes: more than 0, at most 3600; `off` for no limit (debugging).
-    #[arg(long, default_value = "2", value_name = "SECONDS|off", value_parser = parse_time_limit)]
+    #[arg(long, default_value_t = Defaults::TIME_LIMIT, value_name = "SECONDS|off", value_parser = parse_time_limit)]
     time_limit: TimeLimit,
     /// The Python interpreter for agent files (default: $GBELY_PYTHON, else python3; on Windows python, else py).
     #[arg(long)]
     python: Option<String>,
     /// Address space allowed to each agent process, in MiB; `off` for no limit.
-    #[arg(long, default_value = "4096", value_name = "MIB|off", value_parser = parse_memory_limit)]
+    #[arg(long, default_value_t = Defaults::MEMORY_LIMIT, value_name = "MIB|off", value_parser = parse_memory_limit)]
     memory_limit: MemoryLimit,
     #[command(flatten)]
     sandbox: SandboxArgs,
@@ -256,7 +255,7 @@ fn rounds_parser() -> clap::builder::RangedI64ValueParser<u32> {
 }
 
 fn parse_time_limit(s: &str) -> Result<TimeLimit, String> {
-    s.parse().map_err(|e: crate::runner::TimeLimitError| e.to_string())
+    s.parse().map_err(|e: crate::limits::TimeLimitError| e.to_string())
 }
 
 #[derive(Debug, Args)]
@@ -389,18 +388,8 @@ impl NamedMap {
     }
 }
 
-/// `--memory-limit`: bytes, or `None` for no limit.
-#[derive(Clone, Copy, Debug)]
-struct MemoryLimit(Option<u64>);
-
 fn parse_memory_limit(s: &str) -> Result<MemoryLimit, String> {
-    if s == "off" || s == "none" {
-        return Ok(MemoryLimit(None));
-    }
-    match s.parse::<u64>() {
-        Ok(mib) if (64..=1 << 20).contains(&mib) => Ok(MemoryLimit(Some(mib << 20))),
-        _ => Err(format!("`{s}`: give MiB from 64 to 1048576 (e.g. 4096), or `off`")),
-    }
+    s.parse().map_err(|e: crate::limits::MemoryLimitError| format!("`{s}`: {e}"))
 }
 
 /// Runs the command line; `args` includes the program name.

@@ -1,23 +1,16 @@
 //! `gbely play`: a duel, and what `play` and `final` share (running the seats, the summary).
 
 use super::*;
+use crate::app::service::{unique_names, AgentLimits, MatchPlan, Played, Recording, Seat};
 use crate::app::watch::{HumanPlayer, Live, WatchObserver, HUMAN};
 
 fn share(score: Option<f64>) -> String {
     score.map_or("disqualified".into(), |s| format!("{s:.2} %"))
 }
 
-/// What [`run_seats`] leaves.
-pub(super) struct SeatsRun {
-    pub(super) rec: MatchRecord,
-    pub(super) replay: Option<PathBuf>,
-    pub(super) logs: Vec<Option<PathBuf>>,
-    /// The interpreter the Python agents ran with, when some seat was one.
-    pub(super) python: Option<String>,
-}
-
-/// Plays a match of the given seats (`(spec, display name)` each) with the progress bar and
-/// per-round log, streaming its replay to disk: the part `play` and `final` share.
+/// Plays a match of the given seats (`(spec, display name)` each) through the match service
+/// ([`crate::app::service::run`]) with the progress bar, the per-round log and the live page,
+/// streaming its replay to disk: the part `play` and `final` share.
 ///
 /// The replay file is created before any agent starts, so an unwritable path fails first. Ctrl-C
 /// or SIGTERM stops the match within [`crate::runner::interrupt::POLL`] or so: agents killed, the replay
@@ -28,40 +21,17 @@ pub(super) fn run_seats(
     run: &RunArgs,
     default_dir: &str,
     py: Option<String>,
-) -> Result<SeatsRun> {
+) -> Result<Played> {
     let humans: Vec<usize> = specs.iter().enumerate().filter(|(_, (spec, _))| spec == HUMAN).map(|(s, _)| s).collect();
     if humans.len() > 1 {
         bail!("one human seat per match (the page plays one seat)");
     }
-    let limit = run.game.time_limit.duration();
     let run_dir = match &run.run_dir {
         Some(d) => d.clone(),
-        None => unique_dir(PathBuf::from("gbely-runs").join(default_dir)),
+        None => unique_dir(PathBuf::from(Defaults::RUNS_FOLDER).join(default_dir)),
     };
     std::fs::create_dir_all(&run_dir).with_context(|| format!("cannot create the run folder {}", run_dir.display()))?;
-    let writer = if run.no_replay {
-        None
-    } else {
-        let path = run.replay.clone().unwrap_or_else(|| run_dir.join("replay.json.gz"));
-        let w =
-            ReplayWriter::create(&path).with_context(|| format!("cannot write the replay to {}", path.display()))?;
-        Some(w)
-    };
-    let replay_path = writer.as_ref().map(|w| w.path().to_path_buf());
-    // Human seats are built as the Council here and replaced below: only the server can make them.
-    let built: Vec<(String, String)> = specs
-        .iter()
-        .map(|(spec, name)| (if spec == HUMAN { "council".into() } else { spec.clone() }, name.clone()))
-        .collect();
-    let mut setup = build_players(
-        &built,
-        &run_dir,
-        &crate::app::runs::AgentLimits {
-            sandbox: run.game.sandbox.mode(),
-            ..crate::app::runs::AgentLimits::new(limit, run.game.memory_limit.0)
-        },
-        py.as_deref().unwrap_or(crate::app::runs::DEFAULT_PYTHON),
-    )?;
+    let mut seats: Vec<Seat> = specs.iter().map(|(spec, name)| Seat::spec(spec, name)).collect();
     let served = if run.watch.watch || !humans.is_empty() {
         let names: Vec<String> = specs.iter().map(|(_, n)| n.clone()).collect();
         let human = humans.first().map(|&s| s as u8);
@@ -69,8 +39,8 @@ pub(super) fn run_seats(
             .with_context(|| format!("cannot start the live page's server on 127.0.0.1:{}", run.watch.port))?;
         if let Some(s) = human {
             let limit = run.watch.human_limit.and_then(|l| l.duration());
-            setup.players[s as usize] =
-                Box::new(HumanPlayer::new(served.live.clone(), specs[s as usize].1.clone(), limit));
+            let name = specs[s as usize].1.clone();
+            seats[s as usize] = Seat::player(Box::new(HumanPlayer::new(served.live.clone(), name, limit)));
         }
         eprintln!("gbely: watch the match at {}", served.url);
         if !run.watch.no_open {
@@ -80,44 +50,53 @@ pub(super) fn run_seats(
     } else {
         None
     };
+    let mut plan = MatchPlan::new(map.clone(), seats);
+    plan.rounds = run.game.rounds;
+    plan.limits = AgentLimits {
+        time: run.game.time_limit,
+        memory: run.game.memory_limit,
+        sandbox: run.game.sandbox.mode(),
+        cores: None,
+    };
+    plan.python = py.unwrap_or_else(|| crate::app::runs::DEFAULT_PYTHON.to_string());
+    plan.run_dir = Some(run_dir.clone());
+    plan.recording = if run.no_replay {
+        Recording::Off
+    } else {
+        Recording::File(run.replay.clone().unwrap_or_else(|| run_dir.join("replay.json.gz")))
+    };
     let show = !run.quiet && !run.json && humans.is_empty();
     let mut progress = Progress { bar: progress_bar(run.game.rounds, show), verbose: run.verbose };
     let mut observer = Watched {
         progress: &mut progress,
         watch: served.as_ref().map(|s| WatchObserver::new(s.live.clone(), map.clone(), run.watch.watch_speed)),
     };
-    let config = MatchConfig { rounds: run.game.rounds };
     let guard = crate::runner::interrupt::Guard::install().context("cannot install the Ctrl-C handler")?;
     adopt_orphans();
-    let mut refs: Vec<&mut dyn Player> = setup.players.iter_mut().map(|p| p.as_mut() as &mut dyn Player).collect();
-    let rec = match writer {
-        Some(w) => play_to(map.clone(), &mut refs, config, w, &mut observer),
-        None => play(map.clone(), &mut refs, PlayOptions { config, record: false }, &mut observer),
-    };
+    let played = crate::app::service::run(plan, &mut observer);
     drop(observer);
-    drop(refs);
-    drop(setup.players);
     kill_leftovers();
     drop(guard);
     if let Some(bar) = &progress.bar {
         bar.finish_and_clear();
     }
-    if let Some(Err(e)) = &rec.replay_written {
+    let played = played?;
+    if let Some(Err(e)) = &played.record.replay_written {
         eprintln!("gbely: warning: writing the replay failed: {e}");
     }
-    let replay_path = replay_path.filter(|_| matches!(rec.replay_written, Some(Ok(_))));
     if let Some(served) = served {
-        let result = serde_json::to_value(rec.result())?;
-        let full = replay_path
+        let result = serde_json::to_value(played.record.result())?;
+        let full = played
+            .replay
             .as_ref()
             .and_then(|p| crate::replays::read_replay(p).ok())
             .and_then(|r| crate::replays::viewer::viewer_data(&r).ok());
-        served.live.finish(result, replay_path.as_ref().map(|p| p.display().to_string()), full);
+        served.live.finish(result, played.replay.as_ref().map(|p| p.display().to_string()), full);
         // The page learns the result on its next poll (a quarter of a second); a page closed
         // long ago must not keep the command waiting.
         served.close(std::time::Duration::from_secs(3));
     }
-    Ok(SeatsRun { rec, replay: replay_path, logs: setup.logs, python: py })
+    Ok(played)
 }
 
 /// The progress bar, and the live page when watched.
@@ -168,21 +147,19 @@ pub(super) fn cmd_play(a: PlayArgs) -> Result<u8> {
     let default_dir = format!("{}-{}-vs-{}", timestamp(), file_stem(&agent), file_stem(&a.opponent));
     let py = run_python(a.run.game.python.as_deref(), &[&agent, &a.opponent])?;
     let reader = py.clone().unwrap_or_else(|| python(a.run.game.python.as_deref()));
-    let names = [named(&agent, &reader), named(&a.opponent, &reader)];
-    let names =
-        if names[0] == names[1] { [format!("{} (seat 0)", names[0]), format!("{} (seat 1)", names[1])] } else { names };
+    let mut names = [named(&agent, &reader), named(&a.opponent, &reader)];
+    unique_names(&mut names);
     let specs = [(agent.clone(), names[0].clone()), (a.opponent.clone(), names[1].clone())];
-    let SeatsRun { rec, replay: replay_path, logs, python } = run_seats(&map, &specs, &a.run, &default_dir, py)?;
+    let played = run_seats(&map, &specs, &a.run, &default_dir, py)?;
     if a.run.json {
-        let mut doc = result_json(&map, &rec, replay_path.as_deref(), &logs);
-        doc["python"] = json!(python);
+        let doc = played.result_json();
         let mut out = std::io::stdout().lock();
         serde_json::to_writer(&mut out, &doc)?;
         writeln!(out)?;
     } else if !a.run.quiet {
-        print_summary(&map, &rec, replay_path.as_deref(), &logs, python.as_deref())?;
+        print_summary(&map, &played.record, played.replay.as_deref(), &played.logs, played.python.as_deref())?;
     }
-    Ok(match_exit(&rec, Some(0)))
+    Ok(match_exit(&played.record, Some(0)))
 }
 
 /// The interpreter for the Python agents among `specs`, resolved once for the whole run (`None`
