@@ -8,11 +8,11 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use gbely_engine::protocol::observation_json;
 use gbely_engine::runner::player::{Player, PlayerAnswer};
 use gbely_engine::runner::process::{AgentCommand, ProcessConfig, ProcessPlayer};
 use gbely_engine::runner::sandbox::SandboxMode;
 use gbely_engine::sim::{Match, MatchConfig};
+use gbely_engine::wire::observation_json;
 
 const ECHO: &str = "import sys\nfor _ in sys.stdin:\n    sys.stdout.write('[]\\n')\n    sys.stdout.flush()\n";
 
@@ -78,7 +78,7 @@ fn main() {
     let t = Instant::now();
     let mut s = Vec::new();
     for _ in 0..rounds {
-        gbely_engine::protocol::write_observation(&obs, map.grid(), &mut s);
+        gbely_engine::wire::write_observation(&obs, map.grid(), &mut s);
     }
     let serialize = t.elapsed().as_secs_f64() / rounds as f64;
     for (label, startup, per_round) in figures {

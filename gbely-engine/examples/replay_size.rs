@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use agents::{Expander, Template};
 use gbely_engine::game::{play, play_to, PlayOptions};
-use gbely_engine::record::ReplayWriter;
+use gbely_engine::recorder::ReplayWriter;
 use gbely_engine::runner::player::{DecidePlayer, Player};
 use gbely_engine::sim::MatchConfig;
 

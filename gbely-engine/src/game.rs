@@ -6,7 +6,7 @@ use std::sync::Arc;
 use gbely_rules::Observation;
 use gbely_world::Map;
 
-use crate::record::ReplayWriter;
+use crate::recorder::ReplayWriter;
 use crate::runner::interrupt;
 use crate::runner::player::{Player, PlayerAnswer};
 use crate::session::{MatchRecord, Session};

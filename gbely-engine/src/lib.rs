@@ -26,11 +26,11 @@ pub mod app;
 pub mod builtins;
 pub mod game;
 pub mod limits;
-pub mod protocol;
-pub mod record;
+pub mod recorder;
 pub mod replays;
 pub mod runner;
 pub mod session;
 pub mod sim;
+pub mod wire;
 
 pub use sim::{Match, MatchConfig, Mode, SideInput, NEUTRAL};

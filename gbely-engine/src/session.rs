@@ -23,10 +23,10 @@ use gbely_world::replay::{Answer, CompactCommands, MatchResult, Violation};
 use gbely_world::{Map, Replay};
 use serde_json::Value;
 
-use crate::protocol::{parse_command, parse_commands};
-use crate::record::{match_result, side_result, stopped_result, Recorder, ReplayWriter};
+use crate::recorder::{match_result, side_result, stopped_result, Recorder, ReplayWriter};
 use crate::runner::player::{AgentStats, PlayerAnswer};
 use crate::sim::{EndReason, Match, MatchConfig, MatchState, Order, RoundReport, SideInput, SideOutcome};
+use crate::wire::{parse_command, parse_commands};
 
 /// Discarded commands of one seat by reason.
 pub type DiscardDigest = BTreeMap<DiscardReason, u32>;

@@ -201,7 +201,7 @@ fn replay_commands_view_show_verify_stats() {
     // A tampered file fails verification with its own exit code.
     let mut replay = gbely_engine::replays::read_replay(&dir.join("r.json.gz")).unwrap();
     replay.turns[12].cells[0] += 1;
-    gbely_engine::record::write_replay(&dir.join("bad.json"), &replay).unwrap();
+    gbely_engine::recorder::write_replay(&dir.join("bad.json"), &replay).unwrap();
     let bad = gbely(&dir, &["replay", "verify", "bad.json"]);
     assert_eq!(bad.status.code(), Some(5));
     assert!(text(&bad.stdout).contains("MISMATCH in bad.json: round 12"), "{}", text(&bad.stdout));

@@ -113,10 +113,8 @@ fn an_attack_on_a_finalist_is_discarded_at_no_cost() {
     let next = g.neighbours(b0).as_slice()[0];
     m.set_cell(next, 3, 2.0, 0.0);
     let before = m.units(b0);
-    let attack = gbely_engine::protocol::parse_command(
-        &json!({"typ": "ATTACK", "z": g.id(b0), "na": g.id(next), "pocet": 10}),
-        &g,
-    );
+    let attack =
+        gbely_engine::wire::parse_command(&json!({"typ": "ATTACK", "z": g.id(b0), "na": g.id(next), "pocet": 10}), &g);
     let mut inputs = vec![SideInput::Orders(vec![]); 9];
     inputs[0] = SideInput::Orders(vec![attack]);
     let mut report = RoundReport::default();

@@ -3,9 +3,9 @@
 use std::sync::Arc;
 
 use gbely_engine::game::{play, PlayOptions};
-use gbely_engine::protocol::parse_command;
 use gbely_engine::runner::player::{Player, PlayerAnswer};
 use gbely_engine::sim::{Match, MatchConfig, RoundReport, SideInput};
+use gbely_engine::wire::parse_command;
 use gbely_rules::{Grid, Observation};
 use proptest::prelude::*;
 use serde_json::{json, Value};

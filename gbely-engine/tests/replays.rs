@@ -8,7 +8,7 @@ use std::sync::Arc;
 use agents::{Expander, Template};
 use gbely_council::Council;
 use gbely_engine::game::{play, PlayOptions};
-use gbely_engine::record::write_replay;
+use gbely_engine::recorder::write_replay;
 use gbely_engine::replays::{frames, observation_at, read_replay, render_frame, verify};
 use gbely_engine::runner::player::{DecidePlayer, Player, PlayerAnswer};
 use gbely_engine::sim::MatchConfig;
@@ -232,11 +232,11 @@ fn the_observation_of_a_round_is_what_the_seat_received() {
             "keeper".into()
         }
         fn begin(&mut self, obs: &Observation, grid: &Grid) {
-            self.0.borrow_mut().push(gbely_engine::protocol::observation_json(obs, grid));
+            self.0.borrow_mut().push(gbely_engine::wire::observation_json(obs, grid));
             let cmds = self.1.decide(obs);
             self.0.borrow_mut().push(
                 serde_json::to_string(
-                    &cmds.iter().map(|c| gbely_engine::protocol::command_to_value(c, grid)).collect::<Vec<_>>(),
+                    &cmds.iter().map(|c| gbely_engine::wire::command_to_value(c, grid)).collect::<Vec<_>>(),
                 )
                 .unwrap(),
             );
@@ -320,7 +320,7 @@ impl Player for Flooder {
             list.extend([serde_json::json!("x".repeat(40_000)), serde_json::json!("y".repeat(40_000))]);
         }
         list.extend(std::iter::repeat_n(serde_json::json!(0), 20_000));
-        list.extend(self.inner.decide(obs).iter().map(|c| gbely_engine::protocol::command_to_value(c, grid)));
+        list.extend(self.inner.decide(obs).iter().map(|c| gbely_engine::wire::command_to_value(c, grid)));
         self.next = Some(PlayerAnswer::Raw(list));
         self.round += 1;
     }

@@ -5,8 +5,8 @@ mod common;
 use std::sync::Arc;
 
 use common::{attack, fortify, mv, Lab};
-use gbely_engine::protocol::{observation_json, parse_answer, parse_command};
 use gbely_engine::sim::{EndReason, Match, MatchConfig, SideInput, NEUTRAL};
+use gbely_engine::wire::{observation_json, parse_answer, parse_command};
 use gbely_rules::{DiscardReason, Owner};
 use serde_json::json;
 

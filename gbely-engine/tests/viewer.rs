@@ -9,7 +9,7 @@ use std::sync::Arc;
 use agents::Expander;
 use gbely_council::Council;
 use gbely_engine::game::{play, PlayOptions};
-use gbely_engine::record::write_replay;
+use gbely_engine::recorder::write_replay;
 use gbely_engine::replays::frames;
 use gbely_engine::runner::player::{DecidePlayer, Player};
 use gbely_engine::sim::MatchConfig;

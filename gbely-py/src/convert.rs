@@ -1,7 +1,7 @@
 //! Between Python values and the engine's: observations as dicts, answers as JSON.
 
-use gbely_engine::protocol::answer_from_value;
 use gbely_engine::runner::player::PlayerAnswer;
+use gbely_engine::wire::answer_from_value;
 use gbely_rules::ViolationKind;
 use gbely_rules::{Grid, Observation};
 use pyo3::intern;

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use gbely_engine::builtins::{builtin_agent, BUILTIN_AGENTS};
-use gbely_engine::record::match_result;
+use gbely_engine::recorder::match_result;
 use gbely_engine::runner::player::PlayerAnswer;
 use gbely_engine::session::{Session, SessionState};
 use gbely_engine::sim::{MatchConfig, Mode};

@@ -7,7 +7,7 @@ use crate::convert::*;
 use crate::maps::*;
 use gbely_council::Council;
 use gbely_engine::app::runs;
-use gbely_engine::record::match_result;
+use gbely_engine::recorder::match_result;
 use gbely_engine::runner::player::PlayerAnswer;
 use gbely_engine::session::{Session, SessionState};
 use gbely_engine::sim::CaptureEvent;
@@ -265,7 +265,7 @@ impl PyMatch {
             .session
             .replay_so_far()
             .ok_or_else(|| PyValueError::new_err("this match is not recorded: create it with record=True"))?;
-        gbely_engine::record::write_replay(&path, &replay)
+        gbely_engine::recorder::write_replay(&path, &replay)
             .map(|_| ())
             .map_err(|e| PyOSError::new_err(format!("cannot write {}: {e}", path.display())))
     }

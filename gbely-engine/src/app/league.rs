@@ -579,7 +579,7 @@ pub fn play_one(
             let stem = dir.join(replay_stem(&row.key));
             let io = |error: std::io::Error| LeagueError::Agent { spec: dir.display().to_string(), error };
             std::fs::create_dir_all(dir).map_err(io)?;
-            crate::record::write_replay(&stem.with_extension("json.gz"), replay).map_err(io)?;
+            crate::recorder::write_replay(&stem.with_extension("json.gz"), replay).map_err(io)?;
             let page = crate::replays::viewer::viewer_html(replay).map_err(LeagueError::Remote)?;
             std::fs::write(stem.with_extension("html"), page).map_err(io)?;
         }

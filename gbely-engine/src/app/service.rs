@@ -25,7 +25,7 @@ use crate::app::runs::{
 use crate::builtins::builtin_of;
 use crate::game::{play, play_to, Observer, PlayOptions};
 use crate::limits::{Defaults, MemoryLimit, TimeLimit};
-use crate::record::ReplayWriter;
+use crate::recorder::ReplayWriter;
 use crate::runner::cores::CoreGate;
 use crate::runner::player::{builtin_player, Player};
 use crate::runner::process::{ProcessConfig, ProcessPlayer};

@@ -26,11 +26,11 @@ use gbely_world::Map;
 use serde_json::{json, Value};
 
 use crate::game::Observer;
-use crate::protocol::{answer_from_value, observation_json};
 use crate::replays::viewer::{viewer_header, viewer_page, LiveTurns, PageMode};
 use crate::replays::{seat_colors, terrain_color};
 use crate::runner::player::{Player, PlayerAnswer};
 use crate::sim::{Match, RoundReport};
+use crate::wire::{answer_from_value, observation_json};
 
 /// The agent name that makes a seat the human's.
 pub const HUMAN: &str = "human";

@@ -1,7 +1,7 @@
-//! Replays as files and as matches: reading (plain or gzip, bounded), rebuilding the state of any
+//! Reading replays, as files and as matches: reading (plain or gzip, bounded), rebuilding the state of any
 //! round (`frames`), re-simulating to verify and the observation a seat got (`verify`), figures
 //! (`stats`), the terminal rendering (`terminal`) and the HTML viewer (`viewer`). Writing is
-//! [`crate::record`]'s.
+//! [`crate::recorder`]'s.
 
 mod frames;
 mod stats;

@@ -12,10 +12,10 @@ use std::borrow::Cow;
 use gbely_rules::Decide;
 
 use crate::builtins::builtin_agent;
-use crate::protocol::{command_to_value, observation_json};
 use crate::runner::player::PlayerAnswer;
 use crate::session::{orders_of, Session};
 use crate::sim::{Match, MatchConfig, RoundReport};
+use crate::wire::{command_to_value, observation_json};
 
 /// Re-plays a replay's recorded answers round by round through a [`Session`], calling `each`
 /// after every round with the round's index, the match and the report. The answers are the
@@ -248,8 +248,11 @@ pub fn verify(replay: &Replay) -> Result<Verified, Mismatch> {
         ));
     }
     let names: Vec<String> = replay.seats.iter().map(|s| s.name.clone()).collect();
-    let result =
-        if interrupted { crate::record::stopped_result(&m, &names) } else { crate::record::match_result(&m, &names) };
+    let result = if interrupted {
+        crate::recorder::stopped_result(&m, &names)
+    } else {
+        crate::recorder::match_result(&m, &names)
+    };
     if result != replay.result {
         return Err(mismatch(
             None,

@@ -34,12 +34,12 @@ use std::time::{Duration, Instant};
 use gbely_rules::{constants, Grid, Observation};
 use serde_json::Value;
 
-use crate::protocol::{answer_from_value, write_observation};
 use crate::runner::cores::{CoreGate, CoreLease};
 use crate::runner::interrupt;
 use crate::runner::platform::{self, SchedStat, Tree};
 use crate::runner::player::{AgentStats, CpuTally, Isolation, Player, PlayerAnswer};
 use crate::runner::sandbox::{self, Jail, PythonRuntime, Sandbox, SandboxMode};
+use crate::wire::{answer_from_value, write_observation};
 use gbely_rules::ViolationKind;
 
 pub use crate::runner::platform::{become_subreaper, kill_orphans};

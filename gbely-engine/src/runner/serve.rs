@@ -15,7 +15,7 @@ use std::io::{BufRead, Write};
 use gbely_rules::{Command, Decide, Observation};
 use serde_json::{json, Value};
 
-use crate::protocol::{command_to_value, observation_from_value, VirtualGrid};
+use crate::wire::{command_to_value, observation_from_value, VirtualGrid};
 
 /// Columns of the virtual grid used to number cells in a served agent.
 pub const SERVE_WIDTH: u32 = 1024;

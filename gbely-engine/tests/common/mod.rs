@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use gbely_engine::protocol::parse_command;
 use gbely_engine::sim::{Match, MatchConfig, Order, RoundReport, SideInput};
+use gbely_engine::wire::parse_command;
 use gbely_rules::Cell;
 use gbely_world::{parse_map_file, Map};
 

@@ -1,5 +1,7 @@
-//! Recording a match: the replay document built round by round, in memory or streamed to a
-//! file ([`ReplayWriter`]) so that memory does not grow with the match.
+//! Writing replays: the replay document (`gbely_world::Replay`) built round by round while a
+//! match is played, in memory or streamed to a file ([`ReplayWriter`]) so that memory does not
+//! grow with the match; and the result section of a match ([`match_result`]). Reading replays is
+//! [`crate::replays`]'s.
 
 use std::io::Write;
 use std::path::Path;
