@@ -48,6 +48,11 @@ pub struct AgentStats {
     pub answered_rounds: u32,
     /// The slowest answer in time, in seconds.
     pub max_answer_seconds: f64,
+    /// The 95th percentile of the answers' times (nearest rank), in seconds.
+    pub p95_answer_seconds: f64,
+    /// The time of the first answer, in seconds: the start-up (interpreter, imports, the first
+    /// decide) included when it answered round 0.
+    pub first_answer_seconds: Option<f64>,
     /// CPU time and waits for a CPU while deciding (Linux).
     pub cpu: CpuTally,
     /// Whether it ran in the sandbox, and what held it (or why nothing did).

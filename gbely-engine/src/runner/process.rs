@@ -660,6 +660,14 @@ impl Player for ProcessPlayer {
     }
 }
 
+/// The 95th percentile of answer times (nearest rank), 0 when there are none.
+fn p95(seconds: &[f64]) -> f64 {
+    let mut sorted = seconds.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let rank = (sorted.len() as f64 * 0.95).ceil() as usize;
+    sorted.get(rank.saturating_sub(1)).copied().unwrap_or(0.0)
+}
+
 impl ProcessPlayer {
     /// The round's answer, judged against the time limit from when it was sent.
     fn await_answer(&mut self) -> PlayerAnswer {
@@ -748,6 +756,8 @@ impl ProcessPlayer {
             starts: self.stats.starts,
             answered_rounds: self.stats.round_seconds.len() as u32,
             max_answer_seconds: self.stats.round_seconds.iter().copied().fold(0.0, f64::max),
+            p95_answer_seconds: p95(&self.stats.round_seconds),
+            first_answer_seconds: self.stats.round_seconds.first().copied(),
             cpu: self.stats.cpu,
             isolation: self.isolation,
         }

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::app::inspect::{inspect_source, isolation_warnings, AgentMeta};
+use crate::app::service::{MatchPlan, Seat};
 
 /// The submission check (`gbely check`).
 pub(super) fn cmd_check(a: CheckArgs) -> Result<u8> {
@@ -84,29 +85,22 @@ pub(super) fn cmd_check(a: CheckArgs) -> Result<u8> {
             file_stem(&path.to_string_lossy())
         )));
         std::fs::create_dir_all(&run_dir)?;
-        let map = Arc::new(gbely_world::reference_map());
-        let abs = std::fs::canonicalize(path)?;
-        let mut cfg = ProcessConfig::new(run_dir.join(".seat0"), run_dir.join("seat0.log"));
-        cfg.sandbox = a.sandbox.mode();
-        let mut agent = ProcessPlayer::new(
-            agent_name(&path.to_string_lossy()),
-            AgentCommand::Python { file: abs, python: py.clone() },
-            cfg,
-        )?;
-        let mut council = DecidePlayer::new("council", Council::new());
-        let mut players: [&mut dyn Player; 2] = [&mut agent, &mut council];
-        let rec =
-            play(map, &mut players, PlayOptions { config: MatchConfig { rounds: a.rounds }, record: false }, &mut ());
-        let mut times = agent.stats.round_seconds.clone();
-        times.sort_by(|x, y| x.total_cmp(y));
-        let max = times.last().copied().unwrap_or(0.0);
-        let p95 = times.get(((times.len() as f64 * 0.95).ceil() as usize).saturating_sub(1)).copied().unwrap_or(0.0);
-        timing = Some((max, p95, times.len()));
+        let spec = path.to_string_lossy().into_owned();
+        let seats = vec![Seat::spec(&spec, agent_name(&spec)), Seat::spec("council", "council")];
+        let mut plan = MatchPlan::new(Arc::new(gbely_world::reference_map()), seats);
+        plan.rounds = a.rounds;
+        plan.limits.sandbox = a.sandbox.mode();
+        plan.python = py.clone();
+        plan.run_dir = Some(run_dir.clone());
+        let played = crate::app::service::run(plan, &mut ())?;
+        let rec = &played.record;
+        let stats = rec.agents[0].unwrap_or_default();
+        timing = Some((stats.max_answer_seconds, stats.p95_answer_seconds, stats.answered_rounds as usize));
         violations = rec.violations[0].clone();
         // SPEC §8: the process starts just before its first observation, so the time to answer
         // round 0 is the start-up (interpreter, imports, the first decide) the 2 s limit counts.
         if !violations.iter().any(|(round, _, _)| *round == 0) {
-            startup = agent.stats.round_seconds.first().copied();
+            startup = stats.first_answer_seconds;
         }
         for (round, kind, detail) in &violations {
             problems.push(format!("violation in round {round}: {} — {detail}", kind.wire()));
@@ -117,7 +111,9 @@ pub(super) fn cmd_check(a: CheckArgs) -> Result<u8> {
             rec.outcome[0].cells,
             discard_digest(&rec.discards[0])
         ));
-        notes.push(format!("log: {}", run_dir.join("seat0.log").display()));
+        if let Some(log) = &played.logs[0] {
+            notes.push(format!("log: {}", log.display()));
+        }
     }
     // Whether the test match ran as at the judge (no network, no other files), in one line.
     let isolation = crate::runner::sandbox::isolation(a.sandbox.mode());

@@ -33,7 +33,6 @@ use std::sync::Arc;
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
-use gbely_council::Council;
 use gbely_rules::constants;
 use gbely_world::{render_map, write_map_file, Map, MapStats};
 use serde_json::json;
@@ -42,13 +41,11 @@ use crate::app::runs::{
     agent_name, check_spec, discard_digest, fairness_notes, file_stem, final_seating, final_table, is_python_agent,
     load_final_map, load_map, python, resolve_python, timestamp, unique_dir, MAX_ROUNDS,
 };
-use crate::game::{play, Observer, PlayOptions};
+use crate::game::Observer;
 use crate::limits::{Defaults, MemoryLimit, TimeLimit};
-use crate::runner::player::{DecidePlayer, Player};
-use crate::runner::process::{AgentCommand, ProcessConfig, ProcessPlayer};
 use crate::runner::sandbox::SandboxMode;
 use crate::session::MatchRecord;
-use crate::sim::{Match, MatchConfig, RoundReport};
+use crate::sim::{Match, RoundReport};
 
 /// Exit codes.
 pub mod exit {
