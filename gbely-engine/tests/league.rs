@@ -192,7 +192,7 @@ fn rust_built_in_agents_play_in_process() {
 #[test]
 fn a_match_job_played_elsewhere_gives_the_local_row() {
     use gbely_engine::app::league::{league_maps, pairings, play_one, Backend, Entry, LeagueConfig};
-    use gbely_engine::app::remote::{match_job, play_job, MatchJob};
+    use gbely_engine::app::league::remote::{match_job, play_job, MatchJob};
 
     let dir = scratch("job");
     let agent = dir.join("idle.py");

@@ -60,15 +60,15 @@ fn final_seating(map: &PyMap, pinned: Vec<u8>) -> PyResult<Vec<usize>> {
     runs::final_seating(&map.inner, &pinned).map_err(|e| PyValueError::new_err(format!("{e:#}")))
 }
 
-/// Plays one league match given as a job (JSON text, see `gbely_engine::app::remote`) in the
-/// folder `dir`, Python agents with `python`; returns the result row as JSON text. What a Ray
-/// worker runs for `gbely league --ray`.
+/// Plays one league match given as a job (JSON text, see `gbely_engine::app::league::remote`)
+/// in the folder `dir`, Python agents with `python`; returns the result row as JSON text. What a
+/// Ray worker runs for `gbely league --ray`.
 #[pyfunction]
 fn league_match(py: Python<'_>, job: String, python: String, dir: String) -> PyResult<String> {
-    let job: gbely_engine::app::remote::MatchJob =
+    let job: gbely_engine::app::league::remote::MatchJob =
         serde_json::from_str(&job).map_err(|e| PyValueError::new_err(format!("not a league match job: {e}")))?;
     let row = py
-        .allow_threads(|| gbely_engine::app::remote::play_job(&job, &python, std::path::Path::new(&dir)))
+        .allow_threads(|| gbely_engine::app::league::remote::play_job(&job, &python, std::path::Path::new(&dir)))
         .map_err(|e| crate::errors::GbelyError::new_err(e.to_string()))?;
     serde_json::to_string(&row).map_err(|e| PyValueError::new_err(e.to_string()))
 }

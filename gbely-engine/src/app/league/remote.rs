@@ -26,8 +26,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::league::{play_one, Entry, LeagueConfig, LeagueError, LeagueMap, MatchRow, Pairing};
-use super::runs::{agent_file, builtin_of};
+use super::{play_one, Entry, LeagueConfig, LeagueError, LeagueMap, MatchRow, Pairing};
+use crate::app::runs::{agent_file, builtin_of};
 use crate::runner::interrupt;
 
 /// An entry as a worker needs it: who it is (its key in the results) and what it runs.
@@ -131,7 +131,7 @@ pub fn play_job(job: &MatchJob, python: &str, dir: &Path) -> Result<MatchRow, Le
         games: 1,
         jobs: 1,
         dir: dir.to_path_buf(),
-        backend: super::league::Backend::Local,
+        backend: super::Backend::Local,
         replays: None,
         cores: None,
         sandbox: job.sandbox.parse().map_err(|e| LeagueError::Remote(format!("the job's sandbox {e}")))?,

@@ -11,6 +11,8 @@
 //!   prior, [`super::rating`]), with a 95 % interval and the likelihood of superiority of every
 //!   entry over every other; the same per map.
 
+pub mod remote;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -42,7 +44,7 @@ pub enum LeagueError {
     Duplicate(String),
     #[error("cannot read agent `{spec}`: {error}")]
     Agent { spec: String, error: std::io::Error },
-    /// The Ray backend (see [`super::remote`]).
+    /// The Ray backend (see [`remote`]).
     #[error("{0}")]
     Remote(String),
 }
@@ -187,7 +189,7 @@ pub enum Backend {
     /// On this machine, `jobs` at a time.
     Local,
     /// On a Ray cluster (`gbely league --ray ADDRESS`), each match a Ray task; `jobs` at a time,
-    /// or as many as the cluster has CPUs when `jobs` is 0 (see [`super::remote`]).
+    /// or as many as the cluster has CPUs when `jobs` is 0 (see [`remote`]).
     Ray { address: String },
 }
 
@@ -470,7 +472,7 @@ pub fn run_schedule(
         Backend::Ray { .. } => todo
             .iter()
             .enumerate()
-            .map(|(i, p)| Ok((i, super::remote::match_job(p, entries, maps, config)?)))
+            .map(|(i, p)| Ok((i, remote::match_job(p, entries, maps, config)?)))
             .collect::<Result<Vec<_>, LeagueError>>()?,
     };
     let queue = Mutex::new(todo.into_iter().enumerate().collect::<std::collections::VecDeque<_>>());
@@ -499,7 +501,7 @@ pub fn run_schedule(
             Backend::Ray { address } if remaining > 0 => {
                 let tx = tx.clone();
                 scope.spawn(move || {
-                    if let Err(e) = super::remote::run_on_ray(&config.python, address, config.jobs, ray_jobs, &tx) {
+                    if let Err(e) = remote::run_on_ray(&config.python, address, config.jobs, ray_jobs, &tx) {
                         let _ = tx.send(Err(e));
                     }
                 });
