@@ -14,7 +14,9 @@ use std::time::Instant;
 
 use std::sync::Arc;
 
-use gbely_engine::app::league::{league_maps, run_league, Backend, Entry, LeagueConfig, LeagueDb, MatchRow};
+use gbely_engine::app::league::db::LeagueDb;
+use gbely_engine::app::league::schedule::league_maps;
+use gbely_engine::app::league::{run_league, Backend, Entry, LeagueConfig, MatchRow};
 use gbely_engine::runner::cores::CoreGate;
 
 fn scratch(name: &str) -> PathBuf {

@@ -26,7 +26,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{play_one, Entry, LeagueConfig, LeagueError, LeagueMap, MatchRow, Pairing};
+use super::play::{play_one, Backend, Entry, LeagueConfig, LeagueError, LeagueMap, MatchRow};
+use super::schedule::Pairing;
 use crate::app::runs::{agent_file, builtin_of};
 use crate::runner::interrupt;
 
@@ -131,7 +132,7 @@ pub fn play_job(job: &MatchJob, python: &str, dir: &Path) -> Result<MatchRow, Le
         games: 1,
         jobs: 1,
         dir: dir.to_path_buf(),
-        backend: super::Backend::Local,
+        backend: Backend::Local,
         replays: None,
         cores: None,
         sandbox: job.sandbox.parse().map_err(|e| LeagueError::Remote(format!("the job's sandbox {e}")))?,
