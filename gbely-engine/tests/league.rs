@@ -199,7 +199,7 @@ fn a_match_job_played_elsewhere_gives_the_local_row() {
     let dir = scratch("job");
     let agent = dir.join("idle.py");
     std::fs::write(&agent, IDLE).unwrap();
-    let python = gbely_engine::app::runs::resolve_python("python3").unwrap();
+    let python = gbely_engine::app::runs::interpreter::resolve_python("python3").unwrap();
     let entries = vec![
         Entry::from_spec(agent.to_str().unwrap(), "idle".into()).unwrap(),
         Entry::from_spec("council:strong", "council:strong".into()).unwrap(),
@@ -291,7 +291,7 @@ fn thinking_intervals(
         rounds: 5,
         time_limit: None,
         memory_limit: None,
-        python: gbely_engine::app::runs::resolve_python("python3").unwrap(),
+        python: gbely_engine::app::runs::interpreter::resolve_python("python3").unwrap(),
         games: 1,
         jobs: 2,
         dir: dir.join("runs"),

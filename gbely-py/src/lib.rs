@@ -11,7 +11,8 @@ mod step;
 use std::ffi::OsString;
 
 use errors::{MapError, ReplayError};
-use gbely_engine::app::{cli, runs};
+use gbely_engine::app::cli;
+use gbely_engine::app::runs::final_match;
 use maps::PyMap;
 use play::play_match;
 use pyo3::exceptions::PyValueError;
@@ -57,7 +58,7 @@ fn final_seating(map: &PyMap, pinned: Vec<u8>) -> PyResult<Vec<usize>> {
     if map.inner.seats().len() < 3 || map.inner.seats().last().map(|s| s.role) != Some(gbely_world::SeatRole::Council) {
         return Err(MapError::new_err(format!("{} is not a final map", map.inner.name())));
     }
-    runs::final_seating(&map.inner, &pinned).map_err(|e| PyValueError::new_err(format!("{e:#}")))
+    final_match::final_seating(&map.inner, &pinned).map_err(|e| PyValueError::new_err(format!("{e:#}")))
 }
 
 /// Plays one league match given as a job (JSON text, see `gbely_engine::app::league::remote`)

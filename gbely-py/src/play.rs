@@ -8,7 +8,7 @@ use crate::convert::*;
 use crate::errors::{AgentError, TimeLimitWarning};
 use crate::maps::*;
 use crate::step::check_rounds;
-use gbely_engine::app::runs;
+use gbely_engine::app::runs::{agent_spec, folders, interpreter, results};
 use gbely_engine::game::{play, play_to, PlayOptions, Player, PlayerAnswer, ViolationKind};
 use gbely_engine::runner::sandbox::SandboxMode;
 use gbely_engine::runner::TimeLimit;
@@ -153,15 +153,15 @@ pub(crate) fn play_match(
         })?,
     }
     .duration();
-    let py_exe = runs::python(python.as_deref());
+    let py_exe = interpreter::python(python.as_deref());
     let ids = Arc::new(id_strings(py, map.grid()));
     // Specs first (files must exist), then the run folder only if a process agent needs one.
     let mut specs: Vec<Option<String>> = Vec::new();
     let mut names = Vec::new();
     for a in &agents {
         if let Ok(s) = a.extract::<String>() {
-            runs::check_spec(&s).map_err(|e| AgentError::new_err(format!("{e:#}")))?;
-            names.push(runs::agent_name(&s));
+            agent_spec::check_spec(&s).map_err(|e| AgentError::new_err(format!("{e:#}")))?;
+            names.push(agent_spec::agent_name(&s));
             specs.push(Some(s));
         } else if a.is_callable() {
             let name = a
@@ -180,13 +180,13 @@ pub(crate) fn play_match(
             names[k] = format!("{} (seat {k})", names[k]);
         }
     }
-    let needs_dir = specs.iter().flatten().any(|s| runs::builtin_of(s).is_none());
+    let needs_dir = specs.iter().flatten().any(|s| agent_spec::builtin_of(s).is_none());
     let run_dir = match run_dir {
         Some(d) => d,
-        None if needs_dir => runs::unique_dir(PathBuf::from("gbely-runs").join(format!(
+        None if needs_dir => folders::unique_dir(PathBuf::from("gbely-runs").join(format!(
             "{}-{}",
-            runs::timestamp(),
-            runs::file_stem(specs.iter().flatten().next().map_or("agent", |s| s.as_str()))
+            folders::timestamp(),
+            agent_spec::file_stem(specs.iter().flatten().next().map_or("agent", |s| s.as_str()))
         ))),
         None => PathBuf::new(),
     };
@@ -248,7 +248,7 @@ pub(crate) fn play_match(
         let path = replay.as_ref().map_or(String::new(), |p| p.display().to_string());
         return Err(PyOSError::new_err(format!("cannot write the replay {path}: {e}")));
     }
-    let doc = runs::result_json(&map, &rec, replay.as_deref(), &logs);
+    let doc = results::result_json(&map, &rec, replay.as_deref(), &logs);
     Ok(doc.to_string())
 }
 
@@ -264,12 +264,12 @@ pub(crate) fn seat_player(
     py: &str,
     sandbox: SandboxMode,
 ) -> PyResult<SeatPlayer> {
-    match runs::resolve_agent(spec, run_dir, seat, py).map_err(|e| AgentError::new_err(format!("{e:#}")))? {
-        runs::AgentSpec::Builtin(b) => {
+    match agent_spec::resolve_agent(spec, run_dir, seat, py).map_err(|e| AgentError::new_err(format!("{e:#}")))? {
+        agent_spec::AgentSpec::Builtin(b) => {
             Ok((gbely_engine::game::builtin_player(name, b).expect("a built-in agent"), None))
         }
-        runs::AgentSpec::Process(cmd) => {
-            let log = run_dir.join(format!("seat{seat}-{}.log", runs::file_stem(spec)));
+        agent_spec::AgentSpec::Process(cmd) => {
+            let log = run_dir.join(format!("seat{seat}-{}.log", agent_spec::file_stem(spec)));
             let mut cfg =
                 gbely_engine::runner::process::ProcessConfig::new(run_dir.join(format!(".seat{seat}")), log.clone());
             cfg.time_limit = limit;

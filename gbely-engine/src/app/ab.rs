@@ -263,7 +263,7 @@ use std::sync::{mpsc, Arc};
 use rusqlite::{params, Connection};
 
 use super::league::play::{play_one, Entry, LeagueConfig, LeagueError, LeagueMap, MatchRow};
-use super::runs::load_map;
+use super::runs::maps::load_map;
 use crate::runner::interrupt;
 
 /// What is compared, and how.
@@ -374,7 +374,7 @@ fn play_final_pair(
     size: u32,
     config: &LeagueConfig,
 ) -> Result<Option<f64>, LeagueError> {
-    let map = Arc::new(super::runs::load_final_map(&s.map_of(k), size)?);
+    let map = Arc::new(super::runs::maps::load_final_map(&s.map_of(k), size)?);
     let finalists = map.seats().len() - 1;
     let seat = k % finalists;
     let mut shares = Vec::new();
@@ -390,7 +390,7 @@ fn play_final_pair(
             .collect();
         specs.push(("council".into(), "council".into()));
         let dir = config.dir.join(format!("pair{k:05}")).join(sub);
-        let mut setup = super::runs::build_players(&specs, &dir, &config.limits(), &config.python)?;
+        let mut setup = super::runs::players::build_players(&specs, &dir, &config.limits(), &config.python)?;
         let mut refs: Vec<&mut dyn crate::game::Player> =
             setup.players.iter_mut().map(|p| p.as_mut() as &mut dyn crate::game::Player).collect();
         let opts =

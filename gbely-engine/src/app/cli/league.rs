@@ -89,7 +89,7 @@ pub(super) fn cmd_league(a: LeagueArgs) -> Result<u8> {
     }
     let py = match &a.ray {
         // The Ray driver is Python, whatever the entries are.
-        Some(_) => crate::app::runs::resolve_python(&python(a.game.python.as_deref()))?,
+        Some(_) => crate::app::runs::interpreter::resolve_python(&python(a.game.python.as_deref()))?,
         None => league_python(&specs, &python(a.game.python.as_deref()))?,
     };
     // Each file is read once for its name (and a GAME_VERSION for other rules warns).

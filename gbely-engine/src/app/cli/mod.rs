@@ -38,10 +38,14 @@ use gbely_rules::constants;
 use gbely_world::{render_map, write_map_file, Map, MapStats};
 use serde_json::json;
 
-use crate::app::runs::{
-    agent_name, build_players, check_spec, discard_digest, fairness_notes, file_stem, final_seating, final_table,
-    is_python_agent, load_final_map, load_map, python, resolve_python, result_json, timestamp, unique_dir, MAX_ROUNDS,
-};
+use crate::app::runs::agent_spec::{agent_name, check_spec, file_stem, is_python_agent};
+use crate::app::runs::final_match::{final_seating, final_table};
+use crate::app::runs::folders::{timestamp, unique_dir};
+use crate::app::runs::interpreter::{python, resolve_python};
+use crate::app::runs::maps::{load_final_map, load_map};
+use crate::app::runs::players::build_players;
+use crate::app::runs::results::{discard_digest, fairness_notes, result_json};
+use crate::app::runs::MAX_ROUNDS;
 use crate::game::{play, play_to, DecidePlayer, MatchRecord, Observer, PlayOptions, Player};
 use crate::record::ReplayWriter;
 use crate::runner::process::{AgentCommand, ProcessConfig, ProcessPlayer};

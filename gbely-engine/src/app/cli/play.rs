@@ -56,11 +56,11 @@ pub(super) fn run_seats(
     let mut setup = build_players(
         &built,
         &run_dir,
-        &crate::app::runs::AgentLimits {
+        &crate::app::runs::players::AgentLimits {
             sandbox: run.game.sandbox.mode(),
-            ..crate::app::runs::AgentLimits::new(limit, run.game.memory_limit.0)
+            ..crate::app::runs::players::AgentLimits::new(limit, run.game.memory_limit.0)
         },
-        py.as_deref().unwrap_or(crate::app::runs::DEFAULT_PYTHON),
+        py.as_deref().unwrap_or(crate::app::runs::interpreter::DEFAULT_PYTHON),
     )?;
     let served = if run.watch.watch || !humans.is_empty() {
         let names: Vec<String> = specs.iter().map(|(_, n)| n.clone()).collect();
@@ -215,12 +215,12 @@ pub(super) fn headline(map: &Map, rec: &MatchRecord) -> String {
     format!("on {} ({}×{}), {} rounds played ({how})", map.name(), map.width(), map.height(), rec.rounds_played())
 }
 
-/// The runner's notes on CPU competition (see [`crate::app::runs::fairness_notes`]).
+/// The runner's notes on CPU competition (see [`crate::app::runs::results::fairness_notes`]).
 pub(super) fn print_fairness(out: &mut impl Write, rec: &MatchRecord) -> Result<()> {
     for n in fairness_notes(rec) {
         writeln!(out, "  note: {n}")?;
     }
-    if let Some(i) = crate::app::runs::isolation_of(rec) {
+    if let Some(i) = crate::app::runs::results::isolation_of(rec) {
         writeln!(out, "  agents: {}", i.line())?;
     }
     Ok(())

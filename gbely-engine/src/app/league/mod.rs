@@ -36,7 +36,9 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::runs::{is_python_agent, RunError};
+use super::runs::agent_spec::{builtin_of, file_stem, is_python_agent};
+use super::runs::interpreter::resolve_python;
+use super::runs::RunError;
 use crate::runner::interrupt;
 use db::LeagueDb;
 use play::{match_key, play_one};
@@ -123,7 +125,7 @@ pub fn run_schedule(
     // Each process agent needs a core while it thinks: say when the machine is oversubscribed.
     // (On Ray, each match asks the cluster for a CPU per agent process.)
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let per_match = entries.iter().filter(|e| super::runs::builtin_of(&e.spec).is_none()).count().min(2);
+    let per_match = entries.iter().filter(|e| builtin_of(&e.spec).is_none()).count().min(2);
     if config.backend == Backend::Local
         && config.cores.is_none()
         && run.jobs * per_match > cores
@@ -225,18 +227,14 @@ fn play_pairing(
     config: &LeagueConfig,
 ) -> Result<MatchRow, LeagueError> {
     let (e0, e1) = (&entries[p.seat0], &entries[p.seat1]);
-    let run_dir = config.dir.join(format!(
-        "{index:05}-{}-vs-{}",
-        super::runs::file_stem(&e0.name),
-        super::runs::file_stem(&e1.name)
-    ));
+    let run_dir = config.dir.join(format!("{index:05}-{}-vs-{}", file_stem(&e0.name), file_stem(&e1.name)));
     play_one(e0, e1, &maps[p.map], p.game, config, &run_dir)
 }
 
-/// The interpreter for Python entries, resolved once (see [`super::runs::resolve_python`]).
+/// The interpreter for Python entries, resolved once (see [`resolve_python`]).
 pub fn league_python(specs: &[String], python: &str) -> Result<String, RunError> {
     if specs.iter().any(|s| is_python_agent(s)) {
-        super::runs::resolve_python(python)
+        resolve_python(python)
     } else {
         Ok(python.to_string())
     }

@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 use gbely_world::Map;
 use serde::{Deserialize, Serialize};
 
-use crate::app::runs::{build_players, AgentLimits, RunError};
+use crate::app::runs::players::{build_players, AgentLimits};
+use crate::app::runs::RunError;
 use crate::game::{play, MatchRecord, PlayOptions, Player};
 use crate::runner::cores::CoreGate;
 use crate::sim::MatchConfig;
@@ -52,7 +53,7 @@ impl Entry {
     /// its file name: see [`crate::app::inspect::display_name`]).
     pub fn from_spec(spec: &str, name: String) -> Result<Entry, LeagueError> {
         let content: Vec<u8> = match spec {
-            s if crate::app::runs::builtin_of(s).is_some() => {
+            s if crate::app::runs::agent_spec::builtin_of(s).is_some() => {
                 format!("{s} gbely-engine {}", env!("CARGO_PKG_VERSION")).into_bytes()
             }
             "template" => agents::MY_AGENT_PY.as_bytes().to_vec(),

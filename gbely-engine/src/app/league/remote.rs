@@ -28,7 +28,7 @@ use serde_json::Value;
 
 use super::play::{play_one, Backend, Entry, LeagueConfig, LeagueError, LeagueMap, MatchRow};
 use super::schedule::Pairing;
-use crate::app::runs::{agent_file, builtin_of};
+use crate::app::runs::agent_spec::{agent_file, builtin_of};
 use crate::runner::interrupt;
 
 /// An entry as a worker needs it: who it is (its key in the results) and what it runs.

@@ -4,7 +4,8 @@
 use std::sync::Arc;
 
 use super::play::{LeagueError, LeagueMap};
-use crate::app::runs::{load_map, RunError};
+use crate::app::runs::maps::load_map;
+use crate::app::runs::RunError;
 
 /// The maps a league plays: a comma-separated list of map names (`gbely`, `seed:TEXT`, files), or
 /// a number N: N generated 60×60 maps drawn from the league seed (`seed:<seed>-1` …).
