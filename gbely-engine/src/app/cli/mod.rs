@@ -5,20 +5,21 @@
 //! its own file.
 
 mod ab;
-mod agents;
 mod check;
 mod final_mode;
 mod league;
+// `gbely agents`; not named `agents`, which would hide the `agents` crate in this module.
+mod list_agents;
 mod maps;
 mod pack;
 mod play;
 mod replay;
 
 use ab::{cmd_ab, AbArgs};
-use agents::{cmd_agents, AgentsArgs};
 use check::cmd_check;
 use final_mode::cmd_final;
 use league::{cmd_league, LeagueArgs};
+use list_agents::{cmd_agents, AgentsArgs};
 use maps::cmd_map;
 use pack::cmd_pack;
 use play::cmd_play;
