@@ -14,7 +14,9 @@ use std::time::Instant;
 
 use std::sync::Arc;
 
-use gbely_engine::app::league::{league_maps, run_league, Backend, Entry, LeagueConfig, LeagueDb, MatchRow};
+use gbely_engine::app::league::db::LeagueDb;
+use gbely_engine::app::league::schedule::league_maps;
+use gbely_engine::app::league::{run_league, Backend, Entry, LeagueConfig, MatchRow};
 use gbely_engine::runner::cores::CoreGate;
 
 fn scratch(name: &str) -> PathBuf {
@@ -80,7 +82,8 @@ fn same_results(a: &[MatchRow], b: &[MatchRow]) -> bool {
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let python = gbely_engine::app::runs::resolve_python("python3").expect("python3 for the Python agents");
+    let python =
+        gbely_engine::app::runs::interpreter::resolve_python("python3").expect("python3 for the Python agents");
     let agents = Path::new(env!("CARGO_MANIFEST_DIR")).join("../agents");
     let template = agents.join("my_agent.py");
     let expander = agents.join("expander.py");

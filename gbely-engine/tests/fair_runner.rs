@@ -217,8 +217,8 @@ fn fairness_notes_warn_when_timed_agents_outnumber_the_cores() {
     let mut players: Vec<ProcessPlayer> = (0..2).map(|k| python_agent(&dir, &format!("p{k}"), FAST, 5.0)).collect();
     let rec = play_all(gbely_world::generate_duel("notes", 16, 16).unwrap(), &mut players, 1);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let notes = gbely_engine::app::runs::fairness_notes(&rec);
+    let notes = gbely_engine::app::runs::results::fairness_notes(&rec);
     let warned = notes.iter().any(|n| n.contains("2 timed agents share"));
     assert_eq!(warned, 2 > cores, "{notes:?}");
-    assert_eq!(gbely_engine::app::runs::timed_agents(&rec), 2);
+    assert_eq!(gbely_engine::app::runs::results::timed_agents(&rec), 2);
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use agents::{Expander, Template};
 use common::Lab;
 use gbely_council::Council;
-use gbely_engine::app::runs::{final_seating, final_table};
+use gbely_engine::app::runs::final_match::{final_seating, final_table};
 use gbely_engine::game::{play, PlayOptions};
 use gbely_engine::runner::player::{DecidePlayer, Player, PlayerAnswer};
 use gbely_engine::sim::{EndReason, Match, MatchConfig, Mode, RoundReport, SideInput, NEUTRAL};

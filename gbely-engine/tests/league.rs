@@ -191,13 +191,15 @@ fn rust_built_in_agents_play_in_process() {
 /// the head would have stored.
 #[test]
 fn a_match_job_played_elsewhere_gives_the_local_row() {
-    use gbely_engine::app::league::{league_maps, pairings, play_one, Backend, Entry, LeagueConfig};
-    use gbely_engine::app::remote::{match_job, play_job, MatchJob};
+    use gbely_engine::app::league::play::play_one;
+    use gbely_engine::app::league::remote::{match_job, play_job, MatchJob};
+    use gbely_engine::app::league::schedule::{league_maps, pairings};
+    use gbely_engine::app::league::{Backend, Entry, LeagueConfig};
 
     let dir = scratch("job");
     let agent = dir.join("idle.py");
     std::fs::write(&agent, IDLE).unwrap();
-    let python = gbely_engine::app::runs::resolve_python("python3").unwrap();
+    let python = gbely_engine::app::runs::interpreter::resolve_python("python3").unwrap();
     let entries = vec![
         Entry::from_spec(agent.to_str().unwrap(), "idle".into()).unwrap(),
         Entry::from_spec("council:strong", "council:strong".into()).unwrap(),
@@ -270,7 +272,9 @@ fn thinking_intervals(
     dir: &Path,
     gate: Option<std::sync::Arc<gbely_engine::runner::cores::CoreGate>>,
 ) -> Vec<(f64, f64)> {
-    use gbely_engine::app::league::{league_maps, run_league, Backend, Entry, LeagueConfig, LeagueDb};
+    use gbely_engine::app::league::db::LeagueDb;
+    use gbely_engine::app::league::schedule::league_maps;
+    use gbely_engine::app::league::{run_league, Backend, Entry, LeagueConfig};
     let log = dir.join("thinking.log");
     let mut entries = Vec::new();
     for name in ["a", "b"] {
@@ -287,7 +291,7 @@ fn thinking_intervals(
         rounds: 5,
         time_limit: gbely_engine::limits::TimeLimit::OFF,
         memory_limit: gbely_engine::limits::MemoryLimit::OFF,
-        python: gbely_engine::app::runs::resolve_python("python3").unwrap(),
+        python: gbely_engine::app::runs::interpreter::resolve_python("python3").unwrap(),
         games: 1,
         jobs: 2,
         dir: dir.join("runs"),

@@ -11,7 +11,8 @@ mod step;
 use std::ffi::OsString;
 
 use errors::{MapError, ReplayError};
-use gbely_engine::app::{cli, runs};
+use gbely_engine::app::cli;
+use gbely_engine::app::runs::final_match;
 use maps::PyMap;
 use play::play_match;
 use pyo3::exceptions::PyValueError;
@@ -57,18 +58,18 @@ fn final_seating(map: &PyMap, pinned: Vec<u8>) -> PyResult<Vec<usize>> {
     if map.inner.seats().len() < 3 || map.inner.seats().last().map(|s| s.role) != Some(gbely_world::SeatRole::Council) {
         return Err(MapError::new_err(format!("{} is not a final map", map.inner.name())));
     }
-    runs::final_seating(&map.inner, &pinned).map_err(|e| PyValueError::new_err(format!("{e:#}")))
+    final_match::final_seating(&map.inner, &pinned).map_err(|e| PyValueError::new_err(format!("{e:#}")))
 }
 
-/// Plays one league match given as a job (JSON text, see `gbely_engine::app::remote`) in the
-/// folder `dir`, Python agents with `python`; returns the result row as JSON text. What a Ray
-/// worker runs for `gbely league --ray`.
+/// Plays one league match given as a job (JSON text, see `gbely_engine::app::league::remote`)
+/// in the folder `dir`, Python agents with `python`; returns the result row as JSON text. What a
+/// Ray worker runs for `gbely league --ray`.
 #[pyfunction]
 fn league_match(py: Python<'_>, job: String, python: String, dir: String) -> PyResult<String> {
-    let job: gbely_engine::app::remote::MatchJob =
+    let job: gbely_engine::app::league::remote::MatchJob =
         serde_json::from_str(&job).map_err(|e| PyValueError::new_err(format!("not a league match job: {e}")))?;
     let row = py
-        .allow_threads(|| gbely_engine::app::remote::play_job(&job, &python, std::path::Path::new(&dir)))
+        .allow_threads(|| gbely_engine::app::league::remote::play_job(&job, &python, std::path::Path::new(&dir)))
         .map_err(|e| crate::errors::GbelyError::new_err(e.to_string()))?;
     serde_json::to_string(&row).map_err(|e| PyValueError::new_err(e.to_string()))
 }

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::errors::MapError;
-use gbely_engine::app::runs;
+use gbely_engine::app::runs::maps::load_map;
 use gbely_world::{parse_map_file, render_map, write_map_file, Map, MapStats};
 use pyo3::exceptions::{PyOSError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -90,7 +90,7 @@ impl PyMap {
     #[staticmethod]
     #[pyo3(signature = (spec, size = None))]
     fn named(spec: &str, size: Option<String>) -> PyResult<Self> {
-        let map = runs::load_map(spec, size.as_deref()).map_err(|e| MapError::new_err(format!("{e:#}")))?;
+        let map = load_map(spec, size.as_deref()).map_err(|e| MapError::new_err(format!("{e:#}")))?;
         Ok(PyMap { inner: Arc::new(map) })
     }
 

@@ -8,7 +8,7 @@ use crate::convert::*;
 use crate::errors::{AgentError, TimeLimitWarning};
 use crate::maps::*;
 use crate::step::check_rounds;
-use gbely_engine::app::runs::{self, RunError};
+use gbely_engine::app::runs::{interpreter, RunError};
 use gbely_engine::app::service::{self, AgentLimits, MatchPlan, Recording, Seat};
 use gbely_engine::limits::{Defaults, MemoryLimit, TimeLimit};
 use gbely_engine::runner::player::{Player, PlayerAnswer};
@@ -153,7 +153,7 @@ pub(crate) fn play_match(
     let abort: Arc<Mutex<Option<PyErr>>> = Arc::new(Mutex::new(None));
     let mut names = Vec::new();
     let mut agents_of: Vec<Result<String, Py<PyAny>>> = Vec::new();
-    let py_exe = runs::python(python.as_deref());
+    let py_exe = interpreter::python(python.as_deref());
     for a in &agents {
         if let Ok(s) = a.extract::<String>() {
             // The name the command line gives it: an agent file's AGENT_NAME and AGENT_VERSION.

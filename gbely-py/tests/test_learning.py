@@ -1,5 +1,5 @@
 """From weights to a submission: `gbely pack`, and the learned example trained, packed, checked
-and played (the CI smoke test of agents/learning/)."""
+and played (the CI smoke test of gbely-py/examples/learning/)."""
 import json
 import subprocess
 import sys
@@ -13,7 +13,7 @@ from gbely._gbely import cli_main
 from gbely.pack import LIMIT_BYTES, PackError, pack
 
 ROOT = Path(__file__).resolve().parents[2]
-LEARNING = ROOT / "agents" / "learning"
+LEARNING = ROOT / "gbely-py" / "examples" / "learning"
 
 
 @pytest.fixture(autouse=True)

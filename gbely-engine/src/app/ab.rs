@@ -262,8 +262,8 @@ use std::sync::{mpsc, Arc};
 
 use rusqlite::{params, Connection};
 
-use super::league::{play_one, Entry, LeagueConfig, LeagueError, LeagueMap};
-use super::runs::load_map;
+use super::league::play::{play_one, Entry, LeagueConfig, LeagueError, LeagueMap, MatchRow};
+use super::runs::maps::load_map;
 use crate::runner::interrupt;
 
 /// What is compared, and how.
@@ -332,7 +332,7 @@ fn play_pair(k: usize, s: &AbSetup, config: &LeagueConfig) -> Result<Option<f64>
     let lm = LeagueMap { map: Arc::new(load_map(&spec, None)?), spec };
     let dir = config.dir.join(format!("pair{k:05}"));
     let row = |e0: &Entry, e1: &Entry, sub: &str| play_one(e0, e1, &lm, 0, config, &dir.join(sub));
-    let interrupted = |r: &super::league::MatchRow| r.ended_by == crate::sim::EndReason::Interrupted.wire();
+    let interrupted = |r: &MatchRow| r.ended_by == crate::sim::EndReason::Interrupted.wire();
     match &s.against {
         None => {
             let m1 = row(&s.a, &s.b, "1")?;
@@ -374,7 +374,7 @@ fn play_final_pair(
     size: u32,
     config: &LeagueConfig,
 ) -> Result<Option<f64>, LeagueError> {
-    let map = Arc::new(super::runs::load_final_map(&s.map_of(k), size)?);
+    let map = Arc::new(super::runs::maps::load_final_map(&s.map_of(k), size)?);
     let finalists = map.seats().len() - 1;
     let seat = k % finalists;
     let mut shares = Vec::new();
@@ -427,7 +427,7 @@ impl Journal {
     /// WAL with `synchronous = NORMAL`: a commit is an append to the log, not an fsync of the
     /// database (a power cut may lose the last commits, never corrupt the journal).
     pub fn open(path: &Path) -> Result<Journal, LeagueError> {
-        let (conn, path) = super::league::open_db(
+        let (conn, path) = super::league::db::open_db(
             path,
             "PRAGMA journal_mode = WAL;
              PRAGMA synchronous = NORMAL;

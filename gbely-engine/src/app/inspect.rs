@@ -304,7 +304,7 @@ impl AgentMeta {
 /// The name an agent spec is shown under: the name and version an agent file gives itself, else
 /// its file name; with a warning when it was written for other rules.
 pub fn display_name(spec: &str, py: &str) -> (String, Option<String>) {
-    let file = super::runs::agent_name(spec);
+    let file = super::runs::agent_spec::agent_name(spec);
     match spec_meta(spec, py) {
         Some(meta) => (meta.display_name(&file), meta.game_version_warning(&file)),
         None => (file, None),

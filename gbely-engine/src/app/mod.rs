@@ -6,7 +6,6 @@ pub mod cli;
 pub mod inspect;
 pub mod league;
 pub mod rating;
-pub mod remote;
 pub mod runs;
 pub mod service;
 pub mod sprt;

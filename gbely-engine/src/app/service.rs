@@ -18,10 +18,12 @@ use std::sync::Arc;
 use gbely_world::Map;
 use serde_json::json;
 
-use crate::app::runs::{
-    check_spec, file_stem, final_table, resolve_agent, result_json, timestamp, unique_dir, AgentSpec, RunError,
-    MAX_ROUNDS,
-};
+use crate::app::runs::agent_spec::{check_spec, file_stem, is_python_agent, resolve_agent, AgentSpec};
+use crate::app::runs::final_match::final_table;
+use crate::app::runs::folders::{timestamp, unique_dir};
+use crate::app::runs::interpreter::DEFAULT_PYTHON;
+use crate::app::runs::results::result_json;
+use crate::app::runs::{RunError, MAX_ROUNDS};
 use crate::builtins::builtin_of;
 use crate::game::{play, play_to, Observer, PlayOptions};
 use crate::limits::{Defaults, MemoryLimit, TimeLimit};
@@ -121,7 +123,7 @@ impl MatchPlan {
             seats,
             rounds: Defaults::ROUNDS,
             limits: AgentLimits::default(),
-            python: crate::app::runs::DEFAULT_PYTHON.to_string(),
+            python: DEFAULT_PYTHON.to_string(),
             run_dir: None,
             recording: Recording::Off,
         }
@@ -228,7 +230,7 @@ pub fn run(plan: MatchPlan, observer: &mut dyn Observer) -> Result<Played, RunEr
     };
     let python_used = seats
         .iter()
-        .any(|s| matches!(&s.agent, SeatAgent::Spec(spec) if crate::app::runs::is_python_agent(spec)))
+        .any(|s| matches!(&s.agent, SeatAgent::Spec(spec) if is_python_agent(spec)))
         .then(|| python.clone());
     if processes {
         std::fs::create_dir_all(&run_dir).map_err(|error| RunError::Prepare {

@@ -1,10 +1,12 @@
 //! `gbely league`: every agent against every other, on every map, on all cores.
 
 use super::*;
-use crate::app::league::{
-    gauntlet, html_report, league_maps, league_python, replay_stem, run_schedule, standings, Backend, Entry, Gauntlet,
-    GauntletLine, LeagueConfig, LeagueDb, MatchRow, Schedule, Standings,
-};
+use crate::app::league::db::LeagueDb;
+use crate::app::league::play::replay_stem;
+use crate::app::league::report::html_report;
+use crate::app::league::schedule::{league_maps, Schedule};
+use crate::app::league::standings::{gauntlet, standings, Gauntlet, GauntletLine, Standings};
+use crate::app::league::{league_python, run_schedule, Backend, Entry, LeagueConfig, MatchRow};
 
 #[derive(Debug, Args)]
 pub(super) struct LeagueArgs {
@@ -87,7 +89,7 @@ pub(super) fn cmd_league(a: LeagueArgs) -> Result<u8> {
     }
     let py = match &a.ray {
         // The Ray driver is Python, whatever the entries are.
-        Some(_) => crate::app::runs::resolve_python(&python(a.game.python.as_deref()))?,
+        Some(_) => crate::app::runs::interpreter::resolve_python(&python(a.game.python.as_deref()))?,
         None => league_python(&specs, &python(a.game.python.as_deref()))?,
     };
     // Each file is read once for its name (and a GAME_VERSION for other rules warns).

@@ -5,20 +5,21 @@
 //! its own file.
 
 mod ab;
-mod agents;
 mod check;
 mod final_mode;
 mod league;
+// `gbely agents`; not named `agents`, which would hide the `agents` crate in this module.
+mod list_agents;
 mod maps;
 mod pack;
 mod play;
 mod replay;
 
 use ab::{cmd_ab, AbArgs};
-use agents::{cmd_agents, AgentsArgs};
 use check::cmd_check;
 use final_mode::cmd_final;
 use league::{cmd_league, LeagueArgs};
+use list_agents::{cmd_agents, AgentsArgs};
 use maps::cmd_map;
 use pack::cmd_pack;
 use play::cmd_play;
@@ -37,10 +38,13 @@ use gbely_rules::constants;
 use gbely_world::{render_map, write_map_file, Map, MapStats};
 use serde_json::json;
 
-use crate::app::runs::{
-    agent_name, check_spec, discard_digest, fairness_notes, file_stem, final_seating, final_table, is_python_agent,
-    load_final_map, load_map, python, resolve_python, timestamp, unique_dir, MAX_ROUNDS,
-};
+use crate::app::runs::agent_spec::{agent_name, check_spec, file_stem, is_python_agent};
+use crate::app::runs::final_match::{final_seating, final_table};
+use crate::app::runs::folders::{timestamp, unique_dir};
+use crate::app::runs::interpreter::{python, resolve_python};
+use crate::app::runs::maps::{load_final_map, load_map};
+use crate::app::runs::results::{discard_digest, fairness_notes};
+use crate::app::runs::MAX_ROUNDS;
 use crate::game::Observer;
 use crate::limits::{Defaults, MemoryLimit, TimeLimit};
 use crate::runner::sandbox::SandboxMode;

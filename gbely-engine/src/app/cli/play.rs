@@ -58,7 +58,7 @@ pub(super) fn run_seats(
         sandbox: run.game.sandbox.mode(),
         cores: None,
     };
-    plan.python = py.unwrap_or_else(|| crate::app::runs::DEFAULT_PYTHON.to_string());
+    plan.python = py.unwrap_or_else(|| crate::app::runs::interpreter::DEFAULT_PYTHON.to_string());
     plan.run_dir = Some(run_dir.clone());
     plan.recording = if run.no_replay {
         Recording::Off
@@ -192,12 +192,12 @@ pub(super) fn headline(map: &Map, rec: &MatchRecord) -> String {
     format!("on {} ({}×{}), {} rounds played ({how})", map.name(), map.width(), map.height(), rec.rounds_played())
 }
 
-/// The runner's notes on CPU competition (see [`crate::app::runs::fairness_notes`]).
+/// The runner's notes on CPU competition (see [`crate::app::runs::results::fairness_notes`]).
 pub(super) fn print_fairness(out: &mut impl Write, rec: &MatchRecord) -> Result<()> {
     for n in fairness_notes(rec) {
         writeln!(out, "  note: {n}")?;
     }
-    if let Some(i) = crate::app::runs::isolation_of(rec) {
+    if let Some(i) = crate::app::runs::results::isolation_of(rec) {
         writeln!(out, "  agents: {}", i.line())?;
     }
     Ok(())

@@ -1,8 +1,8 @@
 """Trains the learned example agent by imitating the expander, then packs it into a submission.
 
     pip install 'gbely[env]'          # numpy, gymnasium (pettingzoo is not needed here)
-    python agents/learning/train.py --out learned/            # ≈ a few minutes on one core
-    python agents/learning/train.py --quick --out /tmp/l      # the CI smoke test: seconds
+    python gbely-py/examples/learning/train.py --out learned/          # ≈ a few minutes on one core
+    python gbely-py/examples/learning/train.py --quick --out /tmp/l    # the CI smoke test: seconds
 
 Behaviour cloning with DAgger (numpy only): matches are played in gbely.env.GbelyEnv against
 the Council, the expander (agents/expander.py) labels every own cell of every observation with
@@ -25,7 +25,8 @@ from gbely.env import GbelyEnv
 from gbely.pack import pack
 
 HERE = Path(__file__).resolve().parent
-AGENTS = HERE.parent
+# The example agents of the repository (agents/expander.py teaches, agents/my_agent.py is played).
+AGENTS = HERE.parents[2] / "agents"
 
 
 def load(path, name):

@@ -26,8 +26,9 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::league::{play_one, Entry, LeagueConfig, LeagueError, LeagueMap, MatchRow, Pairing};
-use super::runs::agent_file;
+use super::play::{play_one, Backend, Entry, LeagueConfig, LeagueError, LeagueMap, MatchRow};
+use super::schedule::Pairing;
+use crate::app::runs::agent_spec::agent_file;
 use crate::builtins::builtin_of;
 use crate::runner::interrupt;
 
@@ -134,7 +135,7 @@ pub fn play_job(job: &MatchJob, python: &str, dir: &Path) -> Result<MatchRow, Le
         games: 1,
         jobs: 1,
         dir: dir.to_path_buf(),
-        backend: super::league::Backend::Local,
+        backend: Backend::Local,
         replays: None,
         cores: None,
         sandbox: job.sandbox.parse().map_err(|e| LeagueError::Remote(format!("the job's sandbox {e}")))?,

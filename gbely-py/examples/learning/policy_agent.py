@@ -1,4 +1,4 @@
-"""A learned agent: a small neural network picks each cell's action (see agents/learning/).
+"""A learned agent: a small neural network picks each cell's action (see gbely-py/examples/learning/).
 
 Standard library only: `gbely pack` puts the trained weights in place of the line
 `WEIGHTS = None` below and writes the submission. For each own cell with units, the network

@@ -1,0 +1,136 @@
+//! The league's SQLite database: its entries, its settings, and one row per played match under
+//! the match's key, so that a league resumes where it stopped and grows by new entries.
+//! [`open_db`] also keeps the A/B journals.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use super::play::{Entry, LeagueError, MatchRow};
+
+/// The league's database.
+pub struct LeagueDb {
+    conn: Connection,
+    path: String,
+}
+
+impl std::fmt::Debug for LeagueDb {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LeagueDb").field("path", &self.path).finish()
+    }
+}
+
+/// Opens (or creates, with its folder) an SQLite database and makes sure `schema` exists.
+/// Leagues and A/B journals keep their results this way. Gives back the connection and the
+/// path as errors name it.
+pub fn open_db(path: &Path, schema: &str) -> Result<(Connection, String), LeagueError> {
+    let p = path.display().to_string();
+    let db = |error| LeagueError::Db { path: p.clone(), error };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let conn = Connection::open(path).map_err(db)?;
+    conn.execute_batch(schema).map_err(db)?;
+    Ok((conn, p))
+}
+
+impl LeagueDb {
+    pub fn open(path: &Path) -> Result<LeagueDb, LeagueError> {
+        let (conn, path) = open_db(
+            path,
+            "PRAGMA journal_mode = WAL;
+             CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);
+             CREATE TABLE IF NOT EXISTS entries (id TEXT PRIMARY KEY, name TEXT NOT NULL, spec TEXT NOT NULL, hash TEXT NOT NULL);
+             CREATE TABLE IF NOT EXISTS matches (
+                key TEXT PRIMARY KEY, map TEXT NOT NULL, seat0 TEXT NOT NULL, seat1 TEXT NOT NULL,
+                game INTEGER NOT NULL, cells0 INTEGER NOT NULL, cells1 INTEGER NOT NULL,
+                score0 REAL, score1 REAL, tiebreak0 INTEGER, tiebreak1 INTEGER,
+                dq0 INTEGER NOT NULL, dq1 INTEGER NOT NULL, violations0 INTEGER NOT NULL,
+                violations1 INTEGER NOT NULL, ended_by TEXT NOT NULL, rounds INTEGER NOT NULL,
+                seconds REAL NOT NULL);",
+        )?;
+        Ok(LeagueDb { conn, path })
+    }
+
+    fn err(&self, error: rusqlite::Error) -> LeagueError {
+        LeagueError::Db { path: self.path.clone(), error }
+    }
+
+    /// Records the settings on first use and refuses a league played with other ones.
+    pub fn check_settings(&self, settings: &str) -> Result<(), LeagueError> {
+        let old: Option<String> = self
+            .conn
+            .query_row("SELECT v FROM meta WHERE k = 'settings'", [], |r| r.get(0))
+            .optional()
+            .map_err(|e| self.err(e))?;
+        match old {
+            Some(old) if old != settings => {
+                Err(LeagueError::Settings { path: self.path.clone(), what: format!("{old} (now {settings})") })
+            }
+            Some(_) => Ok(()),
+            None => {
+                self.conn
+                    .execute("INSERT INTO meta (k, v) VALUES ('settings', ?1)", params![settings])
+                    .map_err(|e| self.err(e))?;
+                Ok(())
+            }
+        }
+    }
+
+    pub fn add_entry(&self, e: &Entry) -> Result<(), LeagueError> {
+        self.conn
+            .execute(
+                "INSERT OR IGNORE INTO entries (id, name, spec, hash) VALUES (?1, ?2, ?3, ?4)",
+                params![e.id, e.name, e.spec, e.hash],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    pub fn played(&self) -> Result<BTreeSet<String>, LeagueError> {
+        let mut st = self.conn.prepare("SELECT key FROM matches").map_err(|e| self.err(e))?;
+        let keys = st.query_map([], |r| r.get::<_, String>(0)).map_err(|e| self.err(e))?;
+        keys.collect::<Result<_, _>>().map_err(|e| self.err(e))
+    }
+
+    pub fn store(&self, row: &MatchRow) -> Result<(), LeagueError> {
+        self.conn
+            .execute(
+                "INSERT OR REPLACE INTO matches VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+                params![
+                    row.key, row.map, row.seat0, row.seat1, row.game, row.cells[0], row.cells[1], row.score[0],
+                    row.score[1], row.tiebreak[0], row.tiebreak[1], row.disqualified[0], row.disqualified[1],
+                    row.violations[0], row.violations[1], row.ended_by, row.rounds, row.seconds
+                ],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    /// The stored results of these keys, in key order.
+    pub fn rows(&self, keys: &BTreeSet<String>) -> Result<Vec<MatchRow>, LeagueError> {
+        let mut st = self.conn.prepare("SELECT * FROM matches ORDER BY key").map_err(|e| self.err(e))?;
+        let rows = st
+            .query_map([], |r| {
+                Ok(MatchRow {
+                    key: r.get(0)?,
+                    map: r.get(1)?,
+                    seat0: r.get(2)?,
+                    seat1: r.get(3)?,
+                    game: r.get(4)?,
+                    cells: [r.get(5)?, r.get(6)?],
+                    score: [r.get(7)?, r.get(8)?],
+                    tiebreak: [r.get(9)?, r.get(10)?],
+                    disqualified: [r.get(11)?, r.get(12)?],
+                    violations: [r.get(13)?, r.get(14)?],
+                    ended_by: r.get(15)?,
+                    rounds: r.get(16)?,
+                    seconds: r.get(17)?,
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        let all: Vec<MatchRow> = rows.collect::<Result<_, _>>().map_err(|e| self.err(e))?;
+        Ok(all.into_iter().filter(|r| keys.contains(&r.key)).collect())
+    }
+}

@@ -1,0 +1,205 @@
+//! One league match, the room the rest of the league builds on: who plays ([`Entry`]),
+//! on which map ([`LeagueMap`]), how ([`LeagueConfig`], [`Backend`]), what is stored of it
+//! ([`MatchRow`], under its key), why a league cannot go on ([`LeagueError`]), and [`play_one`],
+//! which plays it. The local scheduler ([`super::run_schedule`]) and a Ray worker
+//! ([`super::remote::play_job`]) both play through it, so their rows are the same.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use gbely_world::Map;
+use serde::{Deserialize, Serialize};
+
+use crate::app::runs::RunError;
+use crate::app::service::{unique_names, AgentLimits, MatchPlan, Recording, Seat};
+use crate::limits::{MemoryLimit, TimeLimit};
+use crate::runner::cores::CoreGate;
+use crate::session::MatchRecord;
+
+/// Why a league cannot run.
+#[derive(Debug, thiserror::Error)]
+pub enum LeagueError {
+    #[error("{0}")]
+    Run(#[from] RunError),
+    #[error("the league database {path}: {error}")]
+    Db { path: String, error: rusqlite::Error },
+    #[error("the league database {path} was played with {what}; use another --db or the same settings")]
+    Settings { path: String, what: String },
+    #[error("a league needs at least two entries (add --council to play the Council)")]
+    TooFewEntries,
+    #[error("entry `{0}` is named twice")]
+    Duplicate(String),
+    #[error("cannot read agent `{spec}`: {error}")]
+    Agent { spec: String, error: std::io::Error },
+    /// The Ray backend (see [`super::remote`]).
+    #[error("{0}")]
+    Remote(String),
+}
+
+/// One league entry: an agent spec and who it is.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Entry {
+    /// `name@hash`: the key of its results.
+    pub id: String,
+    pub name: String,
+    pub spec: String,
+    /// FNV-1a 64 of what the entry runs (the file's bytes, the command line, the built-in's text).
+    pub hash: String,
+}
+
+impl Entry {
+    /// The entry of `spec`, shown as `name` (an agent file's own AGENT_NAME and AGENT_VERSION, or
+    /// its file name: see [`crate::app::inspect::display_name`]).
+    pub fn from_spec(spec: &str, name: String) -> Result<Entry, LeagueError> {
+        let content: Vec<u8> = match spec {
+            s if crate::builtins::builtin_of(s).is_some() => {
+                format!("{s} gbely-engine {}", env!("CARGO_PKG_VERSION")).into_bytes()
+            }
+            "template" => agents::MY_AGENT_PY.as_bytes().to_vec(),
+            "expander" => agents::EXPANDER_PY.as_bytes().to_vec(),
+            s if s.starts_with("cmd:") => s.as_bytes().to_vec(),
+            s => std::fs::read(s).map_err(|error| LeagueError::Agent { spec: s.to_string(), error })?,
+        };
+        let hash = format!("{:016x}", fnv1a(&content));
+        Ok(Entry { id: format!("{name}@{}", &hash[..8]), name, spec: spec.to_string(), hash })
+    }
+}
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// A map of the league, as named.
+#[derive(Clone, Debug)]
+pub struct LeagueMap {
+    pub spec: String,
+    pub map: Arc<Map>,
+}
+
+/// How a league is played.
+#[derive(Clone, Debug)]
+pub struct LeagueConfig {
+    pub rounds: u32,
+    pub time_limit: TimeLimit,
+    pub memory_limit: MemoryLimit,
+    pub python: String,
+    pub games: u32,
+    /// Matches at once.
+    pub jobs: usize,
+    /// Where agents' logs go (one folder per match).
+    pub dir: PathBuf,
+    pub backend: Backend,
+    /// Record each match's replay, and its viewer page, into this folder (see [`replay_stem`]).
+    pub replays: Option<PathBuf>,
+    /// The cores the matches' agent processes share (see [`crate::runner::cores`]): with it,
+    /// matches may outnumber cores and no agent waits for a CPU on its clock.
+    pub cores: Option<Arc<CoreGate>>,
+    /// Whether agents run in the sandbox.
+    pub sandbox: crate::runner::sandbox::SandboxMode,
+}
+
+impl LeagueConfig {
+    /// What each agent process of a match gets.
+    pub fn limits(&self) -> AgentLimits {
+        AgentLimits {
+            time: self.time_limit,
+            memory: self.memory_limit,
+            cores: self.cores.clone(),
+            sandbox: self.sandbox,
+        }
+    }
+}
+
+/// Where a league's matches are played.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// On this machine, `jobs` at a time.
+    Local,
+    /// On a Ray cluster (`gbely league --ray ADDRESS`), each match a Ray task; `jobs` at a time,
+    /// or as many as the cluster has CPUs when `jobs` is 0 (see [`super::remote`]).
+    Ray { address: String },
+}
+
+/// One stored result.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MatchRow {
+    pub key: String,
+    pub map: String,
+    pub seat0: String,
+    pub seat1: String,
+    pub game: u32,
+    pub cells: [u32; 2],
+    pub score: [Option<f64>; 2],
+    pub tiebreak: [Option<u32>; 2],
+    pub disqualified: [bool; 2],
+    pub violations: [u32; 2],
+    pub ended_by: String,
+    pub rounds: u32,
+    pub seconds: f64,
+}
+
+/// The key a match's result is stored under: the map's fingerprint, the seats' entries, the game
+/// and the rounds.
+pub(super) fn match_key(map: &Map, e0: &Entry, e1: &Entry, game: u32, rounds: u32) -> String {
+    format!("{}|{}|{}|{game}|{rounds}", map.fingerprint(), e0.id, e1.id)
+}
+
+/// Plays one match of two entries on a map, the agents' files in `run_dir`.
+pub fn play_one(
+    e0: &Entry,
+    e1: &Entry,
+    lm: &LeagueMap,
+    game: u32,
+    config: &LeagueConfig,
+    run_dir: &Path,
+) -> Result<MatchRow, LeagueError> {
+    let mut names = [e0.name.clone(), e1.name.clone()];
+    unique_names(&mut names);
+    let [n0, n1] = names;
+    let mut plan = MatchPlan::new(lm.map.clone(), vec![Seat::spec(&e0.spec, n0), Seat::spec(&e1.spec, n1)]);
+    plan.rounds = config.rounds;
+    plan.limits = config.limits();
+    plan.python = config.python.clone();
+    plan.run_dir = Some(run_dir.to_path_buf());
+    plan.recording = if config.replays.is_some() { Recording::Memory } else { Recording::Off };
+    let start = Instant::now();
+    let rec = crate::app::service::run(plan, &mut ())?.record;
+    let row = row_of(&rec, lm, e0, e1, game, config.rounds, start.elapsed().as_secs_f64());
+    if let (Some(dir), Some(replay)) = (&config.replays, &rec.replay) {
+        if row.ended_by != crate::sim::EndReason::Interrupted.wire() {
+            let stem = dir.join(replay_stem(&row.key));
+            let io = |error: std::io::Error| LeagueError::Agent { spec: dir.display().to_string(), error };
+            std::fs::create_dir_all(dir).map_err(io)?;
+            crate::recorder::write_replay(&stem.with_extension("json.gz"), replay).map_err(io)?;
+            let page = crate::replays::viewer::viewer_html(replay).map_err(LeagueError::Remote)?;
+            std::fs::write(stem.with_extension("html"), page).map_err(io)?;
+        }
+    }
+    Ok(row)
+}
+
+/// The file name (without extension) of a match's replay and viewer page: a hash of its key, so
+/// that the report finds them from the stored results.
+pub fn replay_stem(key: &str) -> String {
+    format!("{:016x}", fnv1a(key.as_bytes()))
+}
+
+fn row_of(rec: &MatchRecord, lm: &LeagueMap, e0: &Entry, e1: &Entry, game: u32, rounds: u32, seconds: f64) -> MatchRow {
+    let o = &rec.outcome;
+    MatchRow {
+        key: match_key(&lm.map, e0, e1, game, rounds),
+        map: lm.spec.clone(),
+        seat0: e0.id.clone(),
+        seat1: e1.id.clone(),
+        game,
+        cells: [o[0].cells, o[1].cells],
+        score: [o[0].score, o[1].score],
+        tiebreak: [o[0].tiebreak_round, o[1].tiebreak_round],
+        disqualified: [o[0].disqualified.is_some(), o[1].disqualified.is_some()],
+        violations: [o[0].violations, o[1].violations],
+        ended_by: rec.end_reason.wire().to_string(),
+        rounds: rec.rounds_played(),
+        seconds,
+    }
+}
