@@ -41,10 +41,7 @@ pub(super) fn cmd_final(a: FinalArgs) -> Result<u8> {
     let played = run_seats(&map, &specs, &a.run, &default_dir, resolved)?;
     let (rec, replay_path, python) = (&played.record, played.replay.as_ref(), played.python.as_deref());
     if a.run.json {
-        let doc = played.result_json();
-        let mut out = std::io::stdout().lock();
-        serde_json::to_writer(&mut out, &doc)?;
-        writeln!(out)?;
+        emit_json(played.result_json())?;
     } else if !a.run.quiet {
         print_final(&map, rec, replay_path.map(PathBuf::as_path), python)?;
     }

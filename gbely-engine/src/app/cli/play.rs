@@ -152,10 +152,7 @@ pub(super) fn cmd_play(a: PlayArgs) -> Result<u8> {
     let specs = [(agent.clone(), names[0].clone()), (a.opponent.clone(), names[1].clone())];
     let played = run_seats(&map, &specs, &a.run, &default_dir, py)?;
     if a.run.json {
-        let doc = played.result_json();
-        let mut out = std::io::stdout().lock();
-        serde_json::to_writer(&mut out, &doc)?;
-        writeln!(out)?;
+        emit_json(played.result_json())?;
     } else if !a.run.quiet {
         print_summary(&map, &played.record, played.replay.as_deref(), &played.logs, played.python.as_deref())?;
     }
