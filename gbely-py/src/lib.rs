@@ -82,6 +82,12 @@ fn pravidla_source() -> &'static str {
 #[pymodule]
 fn _gbely(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // The engine's defaults (gbely_engine::limits::Defaults), so Python's signatures show the
+    // same values as the command line's --help.
+    use gbely_engine::limits::Defaults;
+    m.add("DEFAULT_ROUNDS", Defaults::ROUNDS)?;
+    m.add("DEFAULT_TIME_LIMIT", Defaults::TIME_LIMIT.as_secs_f64())?;
+    m.add("DEFAULT_MEMORY_LIMIT", Defaults::MEMORY_LIMIT.bytes().map(|b| b >> 20))?;
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;
     m.add_function(wrap_pyfunction!(cli_json, m)?)?;
     m.add_function(wrap_pyfunction!(play_match, m)?)?;

@@ -27,7 +27,7 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 import pravidla
 
 from ._errors import AgentError, Error, MapError, ReplayError, TimeLimitWarning
-from ._gbely import Map, Match, __version__
+from ._gbely import DEFAULT_MEMORY_LIMIT, DEFAULT_ROUNDS, DEFAULT_TIME_LIMIT, Map, Match, __version__
 from ._gbely import final_seating as _final_seating
 from ._gbely import play_match as _play_match
 from ._round import Capture, Discard, RoundReport
@@ -212,15 +212,15 @@ def play(
     agent: Agent,
     opponent: Agent = "council",
     map: Union[str, Map, None] = "gbely",
-    rounds: int = 150,
+    rounds: int = DEFAULT_ROUNDS,
     replay: Union[str, "os.PathLike[str]", None] = None,
-    time_limit: Optional[float] = 2.0,
+    time_limit: Optional[float] = DEFAULT_TIME_LIMIT,
     python: Optional[str] = None,
     size: Union[int, Sequence[int], None] = None,
     run_dir: Union[str, "os.PathLike[str]", None] = None,
     isolate: bool = False,
     sandbox: str = "auto",
-    memory_limit: Optional[int] = 4096,
+    memory_limit: Optional[int] = DEFAULT_MEMORY_LIMIT,
 ) -> Result:
     """Plays one match: ``agent`` in seat 0 against ``opponent`` in seat 1.
 
@@ -290,14 +290,14 @@ def final(
     map: Union[str, Map, None] = None,
     size: int = 90,
     seats: Optional[Sequence[int]] = None,
-    rounds: int = 150,
+    rounds: int = DEFAULT_ROUNDS,
     replay: Union[str, "os.PathLike[str]", None] = None,
-    time_limit: Optional[float] = 2.0,
+    time_limit: Optional[float] = DEFAULT_TIME_LIMIT,
     python: Optional[str] = None,
     run_dir: Union[str, "os.PathLike[str]", None] = None,
     isolate: bool = False,
     sandbox: str = "auto",
-    memory_limit: Optional[int] = 4096,
+    memory_limit: Optional[int] = DEFAULT_MEMORY_LIMIT,
 ) -> Result:
     """Rehearses the final (SPEC §9): up to eight agents on a final map, the Council in the centre.
 
@@ -374,8 +374,8 @@ def league(
     maps: Union[str, int] = "gbely",
     council: bool = False,
     games: int = 1,
-    rounds: int = 150,
-    time_limit: Optional[float] = 2.0,
+    rounds: int = DEFAULT_ROUNDS,
+    time_limit: Optional[float] = DEFAULT_TIME_LIMIT,
     jobs: Optional[int] = None,
     db: Union[str, "os.PathLike[str]"] = "gbely-league/league.sqlite",
     seed: str = "league",
@@ -456,8 +456,8 @@ def ab(
     alpha: float = 0.05,
     beta: float = 0.05,
     max_pairs: int = 2000,
-    rounds: int = 150,
-    time_limit: Optional[float] = 2.0,
+    rounds: int = DEFAULT_ROUNDS,
+    time_limit: Optional[float] = DEFAULT_TIME_LIMIT,
     jobs: Optional[int] = None,
     db: Union[str, "os.PathLike[str]"] = "gbely-ab/ab.sqlite",
     seed: str = "ab",

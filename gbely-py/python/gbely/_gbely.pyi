@@ -10,6 +10,9 @@ from gbely._round import RoundReport
 from gbely.types import Answer, Command, Stav
 
 __all__ = [
+    "DEFAULT_MEMORY_LIMIT",
+    "DEFAULT_ROUNDS",
+    "DEFAULT_TIME_LIMIT",
     "EnvCore",
     "Map",
     "Match",
@@ -26,6 +29,9 @@ __all__ = [
     "replay_verify",
 ]
 __version__: str
+DEFAULT_ROUNDS: int
+DEFAULT_TIME_LIMIT: float
+DEFAULT_MEMORY_LIMIT: Optional[int]
 
 def cli_main(args: List[str]) -> int: ...
 def cli_json(args: List[str]) -> Tuple[int, str]: ...

@@ -69,7 +69,7 @@ except ImportError as e:  # pragma: no cover - the message is the point
     ) from e
 
 from . import Map
-from ._gbely import EnvCore, VectorCore
+from ._gbely import DEFAULT_ROUNDS, EnvCore, VectorCore
 
 __all__ = ["GbelyEnv", "GbelyParallelEnv", "parallel_env", "VectorEnv", "KINDS", "BUILTIN"]
 
@@ -180,7 +180,7 @@ class GbelyEnv(gymnasium.Env):
     metadata = {"render_modes": []}
 
     def __init__(self, map: Any = "gbely", opponent: Opponent = "council", seat: int = 0,
-                 rounds: int = 150, reward: Reward = "share", observation_dict: bool = False):
+                 rounds: int = DEFAULT_ROUNDS, reward: Reward = "share", observation_dict: bool = False):
         self._map = _map(map)
         seats = self._map.seats
         if not 0 <= seat < len(seats):
@@ -272,7 +272,7 @@ def _parallel_class():
 
         metadata = {"name": "gbely_v0", "render_modes": [], "is_parallelizable": True}
 
-        def __init__(self, map: Any = "gbely", council: Optional[bool] = None, rounds: int = 150,
+        def __init__(self, map: Any = "gbely", council: Optional[bool] = None, rounds: int = DEFAULT_ROUNDS,
                      reward: Reward = "share", observation_dict: bool = False):
             self._map = _map(map)
             seats = self._map.seats
@@ -365,7 +365,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(name)
 
 
-def parallel_env(map: Any = "gbely", council: Optional[bool] = None, rounds: int = 150,
+def parallel_env(map: Any = "gbely", council: Optional[bool] = None, rounds: int = DEFAULT_ROUNDS,
                  reward: Reward = "share", observation_dict: bool = False):
     """The PettingZoo Parallel environment (needs ``pettingzoo``): every seat but the Council's
     (``council=True``, the default on a final map) is an agent ``seat_K``.
@@ -403,7 +403,7 @@ class VectorEnv:
     """
 
     def __init__(self, n: int, map: Any = "gbely", opponent: str = "council", seat: int = 0,
-                 rounds: int = 150, threads: Optional[int] = None):
+                 rounds: int = DEFAULT_ROUNDS, threads: Optional[int] = None):
         self.map = _map(map)
         builtin = BUILTIN.get(opponent) if isinstance(opponent, str) else None
         if builtin is None:
