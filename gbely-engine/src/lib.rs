@@ -5,9 +5,8 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use gbely_engine::game::{play, PlayOptions};
-//! use gbely_engine::runner::player::{DecidePlayer, Player};
-//! use gbely_rules::{Command, Decide, Observation};
+//! use gbely_engine::gbely_rules::{Command, Decide, Observation};
+//! use gbely_engine::{gbely_world, play, DecidePlayer, PlayOptions, Player};
 //!
 //! struct Idle;
 //! impl Decide for Idle {
@@ -34,3 +33,12 @@ pub mod sim;
 pub mod wire;
 
 pub use sim::{Match, MatchConfig, Mode, SideInput, NEUTRAL};
+
+// What a Rust agent author needs, from the crate's root.
+pub use game::{play, play_to, Observer, PlayOptions};
+pub use runner::player::{builtin_player, DecidePlayer, Player, PlayerAnswer};
+pub use session::{MatchRecord, Session};
+// The crates the engine's API speaks in (`Arc<gbely_world::Map>`, `gbely_rules::Decide`), so
+// that one dependency on `gbely-engine` is enough.
+pub use gbely_rules;
+pub use gbely_world;

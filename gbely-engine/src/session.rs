@@ -66,6 +66,67 @@ impl MatchRecord {
         self.end_reason == EndReason::Interrupted
     }
 
+    /// "150 rounds played (full length)", "38 rounds played (ended by elimination)" or
+    /// "12 rounds played (INTERRUPTED in round 12)".
+    pub fn how_it_ended(&self) -> String {
+        let how = match self.end_reason {
+            EndReason::Rounds => "full length".to_string(),
+            EndReason::Interrupted => format!("INTERRUPTED in round {}", self.last_round),
+            e => format!("ended by {}", e.wire().replace('_', " ")),
+        };
+        format!("{} rounds played ({how})", self.rounds_played())
+    }
+
+    /// Seat `seat`'s discarded commands by reason: "37 discarded: 30 not enough ready units,
+    /// 7 target not adjacent", or "no command discarded".
+    pub fn discard_line(&self, seat: usize) -> String {
+        let d = &self.discards[seat];
+        let total: u32 = d.values().sum();
+        if total == 0 {
+            return "no command discarded".into();
+        }
+        let mut parts: Vec<(u32, DiscardReason)> = d.iter().map(|(r, n)| (*n, *r)).collect();
+        parts.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        let list: Vec<String> = parts.iter().map(|(n, r)| format!("{n} {r}")).collect();
+        format!("{total} discarded: {}", list.join(", "))
+    }
+
+    /// The body of a match's summary, each line indented by two spaces: the table of sides
+    /// (share, cells, tie-break, violations), whether the Council's seat fell, and for each seat
+    /// that `listed` names its discards, violations and disqualification.
+    pub fn write_sides(&self, out: &mut dyn std::fmt::Write, listed: &dyn Fn(usize) -> bool) -> std::fmt::Result {
+        let share = |score: Option<f64>| score.map_or("disqualified".into(), |s| format!("{s:.2} %"));
+        let width = self.names.iter().map(|n| n.chars().count()).max().unwrap_or(8).max(8);
+        writeln!(out, "  {:<width$}  {:>12}  {:>6}  {:>10}  violations", "", "share", "cells", "tie-break")?;
+        for o in &self.outcome {
+            let s = o.seat as usize;
+            writeln!(
+                out,
+                "  {:<width$}  {:>12}  {:>6}  {:>10}  {}",
+                self.names[s],
+                share(o.score),
+                o.cells,
+                o.tiebreak_round.map_or("-".into(), |r| format!("round {r}")),
+                self.violations[s].len()
+            )?;
+        }
+        match self.council_fell {
+            Some(r) => writeln!(out, "  the Council's seat fell in round {r}")?,
+            None => writeln!(out, "  the Council's seat did not fall")?,
+        }
+        for (s, name) in self.names.iter().enumerate().filter(|(s, _)| listed(*s)) {
+            writeln!(out, "  {name}: {}", self.discard_line(s))?;
+            for (round, kind, detail) in &self.violations[s] {
+                writeln!(out, "    violation in round {round}: {} — {detail}", kind.wire())?;
+            }
+            if let Some(o) = self.outcome.get(s).and_then(|o| o.disqualified) {
+                let cause = self.violations[s].last().map_or(String::new(), |(_, _, d)| format!(": {d}"));
+                writeln!(out, "    disqualified in round {o} (the fourth violation{cause})")?;
+            }
+        }
+        Ok(())
+    }
+
     /// The result of the match, as the replay writes it.
     pub fn result(&self) -> MatchResult {
         MatchResult {
@@ -409,6 +470,29 @@ impl Session {
     /// Ends the session and hands back the match itself (for re-simulation).
     pub fn into_state(self) -> Match {
         self.m
+    }
+}
+
+/// The summary the command line prints: who played, how it ended, the table of sides, and the
+/// discards and violations of every seat that had any.
+///
+/// ```
+/// use std::sync::Arc;
+/// use gbely_engine::game::{play, PlayOptions};
+/// use gbely_engine::runner::player::{builtin_player, Player};
+///
+/// let map = Arc::new(gbely_world::reference_map());
+/// let (mut a, mut b) = (builtin_player("template-rs", "template-rs").unwrap(), builtin_player("council", "council").unwrap());
+/// let mut players: [&mut dyn Player; 2] = [a.as_mut(), b.as_mut()];
+/// let opts = PlayOptions { config: gbely_engine::MatchConfig { rounds: 10 }, record: false };
+/// let summary = play(map, &mut players, opts, &mut ()).to_string();
+/// assert!(summary.starts_with("template-rs vs council: 10 rounds played (full length)\n"));
+/// assert!(summary.contains("the Council's seat did not fall"));
+/// ```
+impl std::fmt::Display for MatchRecord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(f, "{}: {}", self.names.join(" vs "), self.how_it_ended())?;
+        self.write_sides(f, &|s| !self.discards[s].is_empty() || !self.violations[s].is_empty())
     }
 }
 

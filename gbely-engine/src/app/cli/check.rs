@@ -109,7 +109,7 @@ pub(super) fn cmd_check(a: CheckArgs) -> Result<u8> {
             "test match: {} rounds against the Council on the reference map; {} cells at the end; {}",
             rec.last_round + 1,
             rec.outcome[0].cells,
-            discard_digest(&rec.discards[0])
+            rec.discard_line(0)
         ));
         if let Some(log) = &played.logs[0] {
             notes.push(format!("log: {}", log.display()));

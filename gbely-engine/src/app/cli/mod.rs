@@ -43,7 +43,7 @@ use crate::app::runs::final_match::{final_seating, final_table};
 use crate::app::runs::folders::{timestamp, unique_dir};
 use crate::app::runs::interpreter::{python, resolve_python};
 use crate::app::runs::maps::{load_final_map, load_map};
-use crate::app::runs::results::{discard_digest, fairness_notes};
+use crate::app::runs::results::fairness_notes;
 use crate::app::runs::MAX_ROUNDS;
 use crate::game::Observer;
 use crate::limits::{Defaults, MemoryLimit, TimeLimit};

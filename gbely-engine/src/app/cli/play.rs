@@ -4,10 +4,6 @@ use super::*;
 use crate::app::service::{unique_names, AgentLimits, MatchPlan, Played, Recording, Seat};
 use crate::app::watch::{HumanPlayer, Live, WatchObserver, HUMAN};
 
-fn share(score: Option<f64>) -> String {
-    score.map_or("disqualified".into(), |s| format!("{s:.2} %"))
-}
-
 /// Plays a match of the given seats (`(spec, display name)` each) through the match service
 /// ([`crate::app::service::run`]) with the progress bar, the per-round log and the live page,
 /// streaming its replay to disk: the part `play` and `final` share.
@@ -181,12 +177,7 @@ pub(super) fn named(spec: &str, py: &str) -> String {
 
 /// "on gbely (60×60), 150 rounds played (full length)": the first line of a summary.
 pub(super) fn headline(map: &Map, rec: &MatchRecord) -> String {
-    let how = match rec.end_reason {
-        crate::sim::EndReason::Rounds => "full length".to_string(),
-        crate::sim::EndReason::Interrupted => format!("INTERRUPTED in round {}", rec.last_round),
-        e => format!("ended by {}", e.wire().replace('_', " ")),
-    };
-    format!("on {} ({}×{}), {} rounds played ({how})", map.name(), map.width(), map.height(), rec.rounds_played())
+    format!("on {} ({}×{}), {}", map.name(), map.width(), map.height(), rec.how_it_ended())
 }
 
 /// The runner's notes on CPU competition (see [`crate::app::runs::results::fairness_notes`]).
@@ -208,38 +199,10 @@ fn print_summary(
     python: Option<&str>,
 ) -> Result<()> {
     let mut out = std::io::stdout().lock();
-    let width = rec.names.iter().map(|n| n.chars().count()).max().unwrap_or(8).max(8);
     writeln!(out, "{} vs {} {}", rec.names[0], rec.names[1], headline(map, rec))?;
-    writeln!(out, "  {:<width$}  {:>12}  {:>6}  {:>10}  violations", "", "share", "cells", "tie-break")?;
-    for o in &rec.outcome {
-        let s = o.seat as usize;
-        writeln!(
-            out,
-            "  {:<width$}  {:>12}  {:>6}  {:>10}  {}",
-            rec.names[s],
-            share(o.score),
-            o.cells,
-            o.tiebreak_round.map_or("-".into(), |r| format!("round {r}")),
-            rec.violations[s].len()
-        )?;
-    }
-    match rec.council_fell {
-        Some(r) => writeln!(out, "  the Council's seat fell in round {r}")?,
-        None => writeln!(out, "  the Council's seat did not fall")?,
-    }
-    for (s, name) in rec.names.iter().enumerate() {
-        if logs[s].is_none() && rec.discards[s].is_empty() {
-            continue;
-        }
-        writeln!(out, "  {name}: {}", discard_digest(&rec.discards[s]))?;
-        for (round, kind, detail) in &rec.violations[s] {
-            writeln!(out, "    violation in round {round}: {} — {detail}", kind.wire())?;
-        }
-        if let Some(o) = rec.outcome.get(s).and_then(|o| o.disqualified) {
-            let cause = rec.violations[s].last().map_or(String::new(), |(_, _, d)| format!(": {d}"));
-            writeln!(out, "    disqualified in round {o} (the fourth violation{cause})")?;
-        }
-    }
+    let mut sides = String::new();
+    rec.write_sides(&mut sides, &|s| logs[s].is_some() || !rec.discards[s].is_empty())?;
+    write!(out, "{sides}")?;
     print_fairness(&mut out, rec)?;
     if let Some(p) = replay {
         writeln!(out, "  replay: {}   (watch it: gbely replay view {} --open)", p.display(), p.display())?;

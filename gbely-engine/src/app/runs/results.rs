@@ -4,24 +4,11 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use gbely_rules::DiscardReason;
 use gbely_world::replay::SideResult;
 use gbely_world::Map;
 use serde_json::json;
 
 use crate::session::MatchRecord;
-
-/// Discarded commands as "37 discarded: 30 not enough ready units, 7 target not adjacent".
-pub fn discard_digest(d: &BTreeMap<DiscardReason, u32>) -> String {
-    let total: u32 = d.values().sum();
-    if total == 0 {
-        return "no command discarded".into();
-    }
-    let mut parts: Vec<(u32, DiscardReason)> = d.iter().map(|(r, n)| (*n, *r)).collect();
-    parts.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    let list: Vec<String> = parts.iter().map(|(n, r)| format!("{n} {r}")).collect();
-    format!("{total} discarded: {}", list.join(", "))
-}
 
 /// The result of a run, as `--json` and the Python package give it: the match result in the
 /// same shape as the replay's and `gbely.Match.result()` ([`MatchResult`]'s fields; each side a
