@@ -2,9 +2,21 @@
 //! figures an agent process reports ([`AgentStats`]: time, the scheduler's CPU figures,
 //! isolation). Agent processes (`process`) and served players are the other implementations.
 
+use std::panic::AssertUnwindSafe;
+use std::time::Instant;
+
 use gbely_rules::{Command, Decide, Grid, Observation, ViolationKind};
 
 use crate::builtins::{builtin_agent, BUILTIN_AGENTS, BUILTIN_COUNCIL};
+use crate::limits::TimeLimit;
+
+/// The 95th percentile of answer times (nearest rank), 0 when there are none.
+pub fn p95(seconds: &[f64]) -> f64 {
+    let mut sorted = seconds.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let rank = (sorted.len() as f64 * 0.95).ceil() as usize;
+    sorted.get(rank.saturating_sub(1)).copied().unwrap_or(0.0)
+}
 
 /// What the scheduler says about an agent's rounds (Linux `/proc/PID/schedstat`; zero elsewhere and in process).
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
@@ -110,17 +122,32 @@ pub trait Player {
 }
 
 /// Plays a seat with an in-process [`Decide`].
+///
+/// Failures count as they do for an agent process: a `decide` that panics is a crash violation
+/// for its seat (the match goes on; the agent keeps its state, where a process is restarted),
+/// and with a time limit ([`DecidePlayer::with_time_limit`]) an answer slower than the limit is a
+/// timeout violation. `decide` is timed once it returns: one that never returns hangs the match.
 #[derive(Debug)]
 pub struct DecidePlayer<D> {
     name: String,
     agent: D,
-    answer: Option<Vec<Command>>,
+    answer: Option<PlayerAnswer>,
     builtin: Option<&'static str>,
+    limit: TimeLimit,
+    /// Seconds each answer took (only with a time limit).
+    times: Vec<f64>,
 }
 
 impl<D: Decide> DecidePlayer<D> {
     pub fn new(name: impl Into<String>, agent: D) -> Self {
-        DecidePlayer { name: name.into(), agent, answer: None, builtin: None }
+        DecidePlayer { name: name.into(), agent, answer: None, builtin: None, limit: TimeLimit::OFF, times: Vec::new() }
+    }
+
+    /// Judges each answer against `limit`, as the judge does an agent process's (SPEC §8), and
+    /// reports the answers' times in [`Player::stats`].
+    pub fn with_time_limit(mut self, limit: TimeLimit) -> Self {
+        self.limit = limit;
+        self
     }
 
     /// A deterministic built-in agent, named as [`builtin_agent`] knows it: replays regenerate
@@ -150,10 +177,46 @@ impl<D: Decide> Player for DecidePlayer<D> {
         self.name.clone()
     }
     fn begin(&mut self, obs: &Observation, _grid: &Grid) {
-        self.answer = Some(self.agent.decide(obs));
+        let start = Instant::now();
+        let decided = std::panic::catch_unwind(AssertUnwindSafe(|| self.agent.decide(obs)));
+        let elapsed = start.elapsed();
+        self.answer = Some(match decided {
+            Err(panic) => {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "a panic".to_string());
+                PlayerAnswer::Violation { kind: ViolationKind::Crash, detail: format!("decide panicked: {what}") }
+            }
+            Ok(_) if self.limit.exceeded_by(elapsed) => PlayerAnswer::Violation {
+                kind: ViolationKind::Timeout,
+                detail: format!(
+                    "decide took {:.2} s (limit {:.1} s)",
+                    elapsed.as_secs_f64(),
+                    self.limit.as_secs_f64().unwrap_or_default()
+                ),
+            },
+            Ok(commands) => PlayerAnswer::Commands(commands),
+        });
+        if !self.limit.is_off() {
+            self.times.push(elapsed.as_secs_f64());
+        }
     }
     fn finish(&mut self) -> PlayerAnswer {
-        PlayerAnswer::Commands(self.answer.take().unwrap_or_default())
+        self.answer.take().unwrap_or(PlayerAnswer::Commands(Vec::new()))
+    }
+    fn stats(&self) -> Option<AgentStats> {
+        (!self.limit.is_off()).then(|| AgentStats {
+            timed: true,
+            starts: 1,
+            answered_rounds: self.times.len() as u32,
+            max_answer_seconds: self.times.iter().copied().fold(0.0, f64::max),
+            p95_answer_seconds: p95(&self.times),
+            first_answer_seconds: self.times.first().copied(),
+            cpu: CpuTally::default(),
+            isolation: Isolation::unsandboxed("in-process"),
+        })
     }
     fn builtin(&self) -> Option<&'static str> {
         self.builtin
@@ -170,5 +233,72 @@ mod tests {
             assert_eq!(builtin_player("x", name).and_then(|p| p.builtin()), Some(name));
         }
         assert!(builtin_player("x", "nobody").is_none());
+    }
+
+    /// Panics in the rounds it is given, plays nothing otherwise.
+    struct Fragile {
+        panics_in: Vec<u32>,
+        sleeps_in: Option<(u32, std::time::Duration)>,
+    }
+
+    impl Decide for Fragile {
+        fn decide(&mut self, obs: &Observation) -> Vec<Command> {
+            if self.panics_in.contains(&obs.round) {
+                panic!("boom in round {}", obs.round);
+            }
+            if let Some((_, nap)) = self.sleeps_in.filter(|(r, _)| *r == obs.round) {
+                std::thread::sleep(nap);
+            }
+            Vec::new()
+        }
+    }
+
+    fn play_against_the_council(mut agent: DecidePlayer<Fragile>, rounds: u32) -> crate::session::MatchRecord {
+        let map = std::sync::Arc::new(gbely_world::reference_map());
+        let mut council = DecidePlayer::council("council");
+        let mut players: [&mut dyn Player; 2] = [&mut agent, &mut council];
+        let opts = crate::game::PlayOptions { config: crate::sim::MatchConfig { rounds }, record: false };
+        crate::game::play(map, &mut players, opts, &mut ())
+    }
+
+    #[test]
+    fn a_panic_in_decide_is_a_crash_violation_and_the_match_goes_on() {
+        let agent = DecidePlayer::new("fragile", Fragile { panics_in: vec![2, 5], sleeps_in: None });
+        let rec = play_against_the_council(agent, 20);
+        assert_eq!(rec.rounds_played(), 20, "the match goes on");
+        let v: Vec<(u32, ViolationKind, &str)> =
+            rec.violations[0].iter().map(|(r, k, d)| (*r, *k, d.as_str())).collect();
+        assert_eq!(
+            v,
+            [
+                (2, ViolationKind::Crash, "decide panicked: boom in round 2"),
+                (5, ViolationKind::Crash, "decide panicked: boom in round 5")
+            ]
+        );
+        assert!(rec.outcome[0].disqualified.is_none(), "two violations are allowed (SPEC §8: the fourth disqualifies)");
+    }
+
+    #[test]
+    fn the_fourth_panic_disqualifies_as_the_fourth_crash_of_a_process_does() {
+        let agent = DecidePlayer::new("fragile", Fragile { panics_in: vec![1, 3, 4, 6], sleeps_in: None });
+        let rec = play_against_the_council(agent, 20);
+        assert_eq!(rec.violations[0].len(), 4);
+        assert_eq!(rec.outcome[0].disqualified, Some(6));
+    }
+
+    #[test]
+    fn with_a_time_limit_a_slow_answer_is_a_timeout_and_times_are_reported() {
+        let nap = std::time::Duration::from_millis(120);
+        let limit = TimeLimit::seconds(0.05).expect("a limit");
+        let agent =
+            DecidePlayer::new("slow", Fragile { panics_in: vec![], sleeps_in: Some((3, nap)) }).with_time_limit(limit);
+        let rec = play_against_the_council(agent, 10);
+        assert_eq!(rec.violations[0].len(), 1);
+        let (round, kind, detail) = &rec.violations[0][0];
+        assert_eq!((*round, *kind), (3, ViolationKind::Timeout));
+        assert!(detail.starts_with("decide took 0.1") && detail.ends_with("(limit 0.1 s)"), "{detail}");
+        let stats = rec.agents[0].expect("timed in-process players report their times");
+        assert!(stats.timed && stats.answered_rounds == 10 && stats.max_answer_seconds >= 0.12);
+        assert!(rec.agents[1].is_none(), "an untimed player reports nothing, as before");
     }
 }

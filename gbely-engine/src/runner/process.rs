@@ -37,7 +37,7 @@ use serde_json::Value;
 use crate::runner::cores::{CoreGate, CoreLease};
 use crate::runner::interrupt;
 use crate::runner::platform::{self, SchedStat, Tree};
-use crate::runner::player::{AgentStats, CpuTally, Isolation, Player, PlayerAnswer};
+use crate::runner::player::{p95, AgentStats, CpuTally, Isolation, Player, PlayerAnswer};
 use crate::runner::sandbox::{self, Jail, PythonRuntime, Sandbox, SandboxMode};
 use crate::wire::{answer_from_value, write_observation};
 use gbely_rules::ViolationKind;
@@ -658,14 +658,6 @@ impl Player for ProcessPlayer {
     fn stats(&self) -> Option<AgentStats> {
         Some(self.agent_stats())
     }
-}
-
-/// The 95th percentile of answer times (nearest rank), 0 when there are none.
-fn p95(seconds: &[f64]) -> f64 {
-    let mut sorted = seconds.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let rank = (sorted.len() as f64 * 0.95).ceil() as usize;
-    sorted.get(rank.saturating_sub(1)).copied().unwrap_or(0.0)
 }
 
 impl ProcessPlayer {
