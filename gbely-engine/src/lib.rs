@@ -23,6 +23,7 @@
 #[cfg(feature = "cli")]
 pub mod app;
 pub mod builtins;
+pub mod experiment;
 pub mod game;
 pub mod limits;
 pub mod recorder;

@@ -14,21 +14,7 @@ impl MatchRow {
     /// +1 when seat 0 won, −1 when seat 1 won, 0 for a draw (SPEC §10: more cells; on equal cells
     /// the earlier tie-break round; a disqualified side has no score and loses).
     pub fn winner(&self) -> i8 {
-        match self.disqualified {
-            [true, true] => return 0,
-            [true, false] => return -1,
-            [false, true] => return 1,
-            [false, false] => {}
-        }
-        match self.cells[0].cmp(&self.cells[1]) {
-            std::cmp::Ordering::Greater => 1,
-            std::cmp::Ordering::Less => -1,
-            std::cmp::Ordering::Equal => match (self.tiebreak[0], self.tiebreak[1]) {
-                (Some(a), Some(b)) if a < b => 1,
-                (Some(a), Some(b)) if a > b => -1,
-                _ => 0,
-            },
-        }
+        crate::experiment::winner(self.cells, self.tiebreak, self.disqualified)
     }
 }
 
