@@ -44,7 +44,8 @@ pub struct Entry {
     pub id: String,
     pub name: String,
     pub spec: String,
-    /// FNV-1a 64 of what the entry runs (the file's bytes, the command line, the built-in's text).
+    /// FNV-1a 64 of what the entry runs: the file's bytes; a `cmd:` command's line and the bytes
+    /// of the program and files it names; the built-in's name and engine version.
     pub hash: String,
 }
 
@@ -58,7 +59,18 @@ impl Entry {
             }
             "template" => agents::MY_AGENT_PY.as_bytes().to_vec(),
             "expander" => agents::EXPANDER_PY.as_bytes().to_vec(),
-            s if s.starts_with("cmd:") => s.as_bytes().to_vec(),
+            s if s.starts_with("cmd:") => {
+                // The command line and the content of every file it runs: a rebuilt program or
+                // an edited script is a new entry, not the old one's results.
+                let mut content = s.as_bytes().to_vec();
+                for file in crate::app::runs::program::command_files(&s[4..]) {
+                    let bytes = std::fs::read(&file)
+                        .map_err(|error| LeagueError::Agent { spec: file.display().to_string(), error })?;
+                    content.extend_from_slice(format!("\0{}\0", file.display()).as_bytes());
+                    content.extend_from_slice(&bytes);
+                }
+                content
+            }
             s => std::fs::read(s).map_err(|error| LeagueError::Agent { spec: s.to_string(), error })?,
         };
         let hash = format!("{:016x}", fnv1a(&content));
@@ -201,5 +213,37 @@ fn row_of(rec: &MatchRecord, lm: &LeagueMap, e0: &Entry, e1: &Entry, game: u32, 
         ended_by: rec.end_reason.wire().to_string(),
         rounds: rec.rounds_played(),
         seconds,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `cmd:` entry is who it runs: rebuilding the program or editing the script it names makes
+    /// another entry (its own results), the same content the same entry.
+    #[test]
+    fn a_cmd_entry_is_identified_by_the_content_of_what_it_runs() {
+        let dir = std::env::temp_dir().join(format!("gbely-entry-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (program, script) = (dir.join("bot"), dir.join("bot.py"));
+        std::fs::write(&program, "#!/bin/sh\necho one\n").unwrap();
+        std::fs::write(&script, "def decide(stav):\n    return []\n").unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        let id = |spec: &str| Entry::from_spec(spec, "bot".into()).unwrap().id;
+        let binary = format!("cmd:{}", program.display());
+        let interpreted = format!("cmd:python3 {} --fast", script.display());
+        let (b1, i1) = (id(&binary), id(&interpreted));
+        assert_eq!(id(&binary), b1, "the same program, the same entry");
+        std::fs::write(&program, "#!/bin/sh\necho two\n").unwrap();
+        assert_ne!(id(&binary), b1, "a rebuilt program is a new entry");
+        assert_eq!(id(&interpreted), i1);
+        std::fs::write(&script, "def decide(stav):\n    return [] # better\n").unwrap();
+        assert_ne!(id(&interpreted), i1, "an edited script is a new entry");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -70,6 +70,36 @@ pub fn windows_words(cmd: &str) -> Vec<String> {
     words
 }
 
+/// The files a `cmd:` command runs: its program (found as the shell finds it) and every later
+/// word that names a file from here (`python3 bot.py` → the interpreter and `bot.py`). What
+/// identifies a `cmd:` agent by content, not by its command line (a rebuilt program, an edited
+/// script is another agent).
+pub fn command_files(cmd: &str) -> Vec<PathBuf> {
+    let program = if cfg!(windows) { windows_words(cmd).into_iter().next() } else { command_program(cmd) };
+    let mut files: Vec<PathBuf> = program.and_then(|p| program_path(&p)).into_iter().collect();
+    for word in cmd.split_whitespace().skip(1) {
+        let word = word.trim_matches(|c| c == '"' || c == '\'');
+        if !word.starts_with('-') && Path::new(word).is_file() {
+            files.push(PathBuf::from(word));
+        }
+    }
+    files
+}
+
+/// Where `program` is: a name with a path separator is a path, any other name is searched in
+/// `PATH` (on Windows also with `.exe`); `None` when it is not found.
+pub fn program_path(program: &str) -> Option<PathBuf> {
+    let candidates = |p: PathBuf| {
+        let exe = cfg!(windows).then(|| p.with_extension("exe"));
+        std::iter::once(p).chain(exe)
+    };
+    if program.contains('/') || (cfg!(windows) && program.contains('\\')) {
+        return candidates(PathBuf::from(program)).find(|p| p.is_file());
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).flat_map(|dir| candidates(dir.join(program))).find(|p| p.is_file())
+}
+
 /// Whether `program` can be started, as Windows looks for it: a name with a path separator is a
 /// path, any other name is searched in `PATH` and the system folder; `.exe` may be left out.
 #[cfg(windows)]
