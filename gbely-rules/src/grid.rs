@@ -2,7 +2,8 @@
 
 use std::fmt;
 
-/// A cell of a map, as its row-major index (`row * width + col`).
+/// A cell of a map, as its row-major index (`row * width + col`): the engine numbers by the map's
+/// width, agents by [`AGENT_GRID_WIDTH`] (they are not told the map's size).
 ///
 /// Cheap to copy and compare; the text id (`P57_02`) exists only at the wire boundary.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
@@ -13,7 +14,25 @@ impl Cell {
     pub const fn index(self) -> usize {
         self.0 as usize
     }
+
+    /// The cell at `row`, `col` as agents number cells ([`AGENT_GRID_WIDTH`]).
+    #[inline]
+    pub const fn at(row: u32, col: u32) -> Cell {
+        Cell(row * AGENT_GRID_WIDTH + col)
+    }
+
+    /// The row and column of a cell as agents number cells ([`AGENT_GRID_WIDTH`]): what an
+    /// agent may compute geometry from, in-process and served alike.
+    #[inline]
+    pub const fn row_col(self) -> (u32, u32) {
+        (self.0 / AGENT_GRID_WIDTH, self.0 % AGENT_GRID_WIDTH)
+    }
 }
+
+/// How cells are numbered for agents (Rust `Decide`s, in-process and served over the line
+/// protocol alike): `row * AGENT_GRID_WIDTH + col`, whatever the map's size, which an agent is
+/// not told (SPEC §5). Row-major order is the map's: sorting cells sorts them as the rules do.
+pub const AGENT_GRID_WIDTH: u32 = 1024;
 
 /// Formats a cell id: `P{row:02}_{col:02}`; rows and cols of 100+ simply have more digits.
 pub fn format_cell_id(row: u32, col: u32) -> String {

@@ -5,7 +5,7 @@
 use std::panic::AssertUnwindSafe;
 use std::time::Instant;
 
-use gbely_rules::{Command, Decide, Grid, Observation, ViolationKind};
+use gbely_rules::{Cell, Command, Decide, Grid, Neighbours, Observation, ViolationKind};
 
 use crate::builtins::{builtin_agent, BUILTIN_AGENTS, BUILTIN_COUNCIL};
 use crate::limits::TimeLimit;
@@ -123,6 +123,11 @@ pub trait Player {
 
 /// Plays a seat with an in-process [`Decide`].
 ///
+/// The agent sees cells numbered as agents number them ([`gbely_rules::AGENT_GRID_WIDTH`]
+/// columns, [`Cell::row_col`]), the same as when it is served over the line protocol, so geometry
+/// it computes carries over; a built-in agent ([`DecidePlayer::builtin`]) sees the map's own
+/// numbering, as the replay readers that decide its commands again give it.
+///
 /// Failures count as they do for an agent process: a `decide` that panics is a crash violation
 /// for its seat (the match goes on; the agent keeps its state, where a process is restarted),
 /// and with a time limit ([`DecidePlayer::with_time_limit`]) an answer slower than the limit is a
@@ -136,11 +141,24 @@ pub struct DecidePlayer<D> {
     limit: TimeLimit,
     /// Seconds each answer took (only with a time limit).
     times: Vec<f64>,
+    /// Whether the agent sees the agents' numbering (all but built-in agents).
+    agent_grid: bool,
+    /// The observation renumbered for the agent (reused).
+    view: Observation,
 }
 
 impl<D: Decide> DecidePlayer<D> {
     pub fn new(name: impl Into<String>, agent: D) -> Self {
-        DecidePlayer { name: name.into(), agent, answer: None, builtin: None, limit: TimeLimit::OFF, times: Vec::new() }
+        DecidePlayer {
+            name: name.into(),
+            agent,
+            answer: None,
+            builtin: None,
+            limit: TimeLimit::OFF,
+            times: Vec::new(),
+            agent_grid: true,
+            view: Observation::default(),
+        }
     }
 
     /// Judges each answer against `limit`, as the judge does an agent process's (SPEC §8), and
@@ -155,7 +173,7 @@ impl<D: Decide> DecidePlayer<D> {
     /// `builtin_agent(name)` makes, fresh.
     pub fn builtin(name: impl Into<String>, builtin: &'static str, agent: D) -> Self {
         debug_assert!(builtin_agent(builtin).is_some(), "unknown built-in agent `{builtin}`");
-        DecidePlayer { builtin: Some(builtin), ..DecidePlayer::new(name, agent) }
+        DecidePlayer { builtin: Some(builtin), agent_grid: false, ..DecidePlayer::new(name, agent) }
     }
 }
 
@@ -176,9 +194,25 @@ impl<D: Decide> Player for DecidePlayer<D> {
     fn name(&self) -> String {
         self.name.clone()
     }
-    fn begin(&mut self, obs: &Observation, _grid: &Grid) {
+    fn begin(&mut self, obs: &Observation, grid: &Grid) {
         let start = Instant::now();
-        let decided = std::panic::catch_unwind(AssertUnwindSafe(|| self.agent.decide(obs)));
+        let obs = if self.agent_grid {
+            renumber_into(obs, &mut self.view, |c| agent_cell(c, grid));
+            &self.view
+        } else {
+            obs
+        };
+        let agent = &mut self.agent;
+        let decided = std::panic::catch_unwind(AssertUnwindSafe(|| agent.decide(obs)));
+        let decided = match decided {
+            Ok(mut commands) if self.agent_grid => {
+                for c in &mut commands {
+                    renumber_command(c, |cell| map_cell(cell, grid));
+                }
+                Ok(commands)
+            }
+            d => d,
+        };
         let elapsed = start.elapsed();
         self.answer = Some(match decided {
             Err(panic) => {
@@ -220,6 +254,53 @@ impl<D: Decide> Player for DecidePlayer<D> {
     }
     fn builtin(&self) -> Option<&'static str> {
         self.builtin
+    }
+}
+
+/// A cell of the map as agents number it ([`gbely_rules::AGENT_GRID_WIDTH`] columns).
+pub fn agent_cell(c: Cell, grid: &Grid) -> Cell {
+    Cell::at(c.0 / grid.width(), c.0 % grid.width())
+}
+
+/// The map's cell an agent's cell names; `Cell(u32::MAX)` (not on the map: such a command is
+/// discarded) for one outside the map.
+pub fn map_cell(c: Cell, grid: &Grid) -> Cell {
+    let (row, col) = c.row_col();
+    if row < grid.height() && col < grid.width() {
+        Cell(row * grid.width() + col)
+    } else {
+        Cell(u32::MAX)
+    }
+}
+
+/// `obs` with every cell renumbered by `f`, into `out` (its buffers reused). `f` must keep
+/// row-major order, as both numberings do.
+fn renumber_into(obs: &Observation, out: &mut Observation, f: impl Fn(Cell) -> Cell) {
+    out.round = obs.round;
+    out.base = f(obs.base);
+    out.own.clear();
+    out.own.extend(obs.own.iter().map(|o| {
+        let mut o = o.clone();
+        o.cell = f(o.cell);
+        let next: Vec<Cell> = o.neighbours.iter().map(&f).collect();
+        o.neighbours = Neighbours::from_cells(&next).expect("at most four neighbours");
+        o
+    }));
+    out.visible.clear();
+    out.visible.extend(obs.visible.iter().map(|v| {
+        let mut v = v.clone();
+        v.cell = f(v.cell);
+        v
+    }));
+}
+
+fn renumber_command(c: &mut Command, f: impl Fn(Cell) -> Cell) {
+    match c {
+        Command::Move { from, to, .. } | Command::Attack { from, to, .. } => {
+            *from = f(*from);
+            *to = f(*to);
+        }
+        Command::Fortify { cell, .. } => *cell = f(*cell),
     }
 }
 
