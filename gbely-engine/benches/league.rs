@@ -3,6 +3,8 @@
 //!   `--jobs` = the cores (goal: ≥ 1.8× on 2 cores), with identical results;
 //! - cores busy with Python file agents: the CPU time of the league and its agent processes over
 //!   wall time × cores (goal ≥ 90 %);
+//! - your own `Decide` factories in a league in-process (`experiment::league`), against the CLI
+//!   league of the same built-in agents;
 //! - overhead: a 3-agent league on 2 maps with the Council as an entry (12 matches) at
 //!   `--jobs 1`, against the sum of its matches' own times (goal ≤ 1.2×).
 //!
@@ -17,6 +19,7 @@ use std::sync::Arc;
 use gbely_engine::app::league::db::LeagueDb;
 use gbely_engine::app::league::schedule::league_maps;
 use gbely_engine::app::league::{run_league, Backend, Entry, LeagueConfig, MatchRow};
+use gbely_engine::experiment::{self, Entrant, LeaguePlan};
 use gbely_engine::runner::cores::CoreGate;
 
 fn scratch(name: &str) -> PathBuf {
@@ -101,6 +104,25 @@ fn main() {
         rn.len() as f64 / wn,
         w1 / wn,
         same_results(&r1, &rn)
+    );
+
+    // Your own Decide factories, in-process through `experiment::league` (no database, no
+    // agent processes): the same four agents on the same maps, against the CLI league above.
+    let factories: Vec<Entrant> = rust.iter().map(|n| Entrant::builtin(n).expect("a built-in agent")).collect();
+    let plan_maps = league_maps(maps, "bench").expect("maps").into_iter().map(|m| m.map).collect();
+    let plan = LeaguePlan { threads: 1, ..LeaguePlan::new(plan_maps) };
+    let timed = |threads: usize| {
+        let t = Instant::now();
+        let played = experiment::league(&factories, &LeaguePlan { threads, ..plan.clone() });
+        (played.games.len(), t.elapsed().as_secs_f64())
+    };
+    let ((n1, e1), (nn, en)) = (timed(1), timed(cores));
+    println!(
+        "in-process league of Decide factories (experiment::league), {n1} matches: {:.1} matches/s on 1 thread, {:.1} on {cores} (the CLI league of the same built-ins: {:.1} and {:.1})",
+        n1 as f64 / e1,
+        nn as f64 / en,
+        r1.len() as f64 / w1,
+        rn.len() as f64 / wn
     );
 
     // Cores busy with Python file agents: as `gbely league` plays them, one match per core with

@@ -47,6 +47,8 @@ pub type Factory = Arc<dyn Fn() -> Box<dyn Decide + Send> + Send + Sync>;
 pub struct Entrant {
     pub name: String,
     pub make: Factory,
+    /// The built-in agent it is, if one ([`Entrant::builtin`]).
+    builtin: Option<&'static str>,
 }
 
 impl std::fmt::Debug for Entrant {
@@ -61,7 +63,7 @@ impl Entrant {
     pub fn builtin(name: &str) -> Option<Entrant> {
         let known = crate::builtins::builtin_of(name)?;
         let make: Factory = Arc::new(move || crate::builtins::builtin_agent(known).expect("a built-in agent"));
-        Some(Entrant { name: known.to_string(), make })
+        Some(Entrant { name: known.to_string(), make, builtin: Some(known) })
     }
 
     /// An entrant whose agent `make` builds (called once per match, on any thread).
@@ -69,7 +71,7 @@ impl Entrant {
         name: impl Into<String>,
         make: impl Fn() -> D + Send + Sync + 'static,
     ) -> Entrant {
-        Entrant { name: name.into(), make: Arc::new(move || Box::new(make()) as Box<dyn Decide + Send>) }
+        Entrant { name: name.into(), make: Arc::new(move || Box::new(make()) as Box<dyn Decide + Send>), builtin: None }
     }
 }
 
@@ -203,8 +205,15 @@ fn play_pair(entrants: &[Entrant], seats: [usize; 2], map: &Arc<Map>, plan: &Lea
         names = [format!("{} (seat 0)", names[0]), format!("{} (seat 1)", names[1])];
     }
     let [n0, n1] = names;
-    let mut a = DecidePlayer::new(n0, (entrants[seats[0]].make)()).with_time_limit(plan.time_limit);
-    let mut b = DecidePlayer::new(n1, (entrants[seats[1]].make)()).with_time_limit(plan.time_limit);
+    let player = |e: &Entrant, name: String| {
+        let agent = (e.make)();
+        match e.builtin {
+            Some(b) => DecidePlayer::builtin(name, b, agent),
+            None => DecidePlayer::new(name, agent),
+        }
+        .with_time_limit(plan.time_limit)
+    };
+    let (mut a, mut b) = (player(&entrants[seats[0]], n0), player(&entrants[seats[1]], n1));
     let mut players: [&mut dyn Player; 2] = [&mut a, &mut b];
     let opts = PlayOptions { config: MatchConfig { rounds: plan.rounds }, record: false };
     play(map.clone(), &mut players, opts, &mut ())

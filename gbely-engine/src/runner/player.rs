@@ -282,8 +282,12 @@ fn renumber_into(obs: &Observation, out: &mut Observation, f: impl Fn(Cell) -> C
     out.own.extend(obs.own.iter().map(|o| {
         let mut o = o.clone();
         o.cell = f(o.cell);
-        let next: Vec<Cell> = o.neighbours.iter().map(&f).collect();
-        o.neighbours = Neighbours::from_cells(&next).expect("at most four neighbours");
+        let (mut next, mut n) = ([Cell(0); 4], 0);
+        for c in o.neighbours.iter() {
+            next[n] = f(c);
+            n += 1;
+        }
+        o.neighbours = Neighbours::from_cells(&next[..n]).expect("at most four neighbours");
         o
     }));
     out.visible.clear();
