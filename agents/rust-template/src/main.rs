@@ -10,7 +10,7 @@ use std::time::Instant;
 use gbely_engine::experiment::{league, Entrant, LeaguePlan};
 use gbely_engine::gbely_rules::constants::MAP_SIZE;
 use gbely_engine::gbely_world::{generate_duel, reference_map};
-use gbely_engine::limits::TimeLimit;
+use gbely_engine::limits::{Defaults, TimeLimit};
 use gbely_engine::recorder::ReplayWriter;
 use gbely_engine::{builtin_player, play, play_to, DecidePlayer, MatchConfig, PlayOptions, Player};
 use my_agent::MyAgent;
@@ -30,11 +30,13 @@ enum Cli {
     Play { rounds: u32, opponent: String, replay: Option<String> },
     League { rounds: u32, maps: u32 },
     Serve,
+    Help,
 }
 
 fn parse(mut args: impl Iterator<Item = String>) -> Result<Cli, String> {
     let mut words: Vec<String> = Vec::new();
     let cmd = match args.next() {
+        Some(c) if c == "help" => return Ok(Cli::Help),
         Some(c) if !c.starts_with('-') => c,
         first => {
             words.extend(first);
@@ -42,13 +44,19 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Cli, String> {
         }
     };
     words.extend(args);
-    let (mut rounds, mut maps, mut opponent, mut replay) = (150, 4, "council".to_string(), None);
+    let (mut rounds, mut maps, mut opponent, mut replay) = (Defaults::ROUNDS, 4, Defaults::OPPONENT.to_string(), None);
     let mut it = words.into_iter();
     while let Some(flag) = it.next() {
         let mut value = || it.next().ok_or(format!("{flag} needs a value"));
+        // A count: a whole number, 1 or more.
+        let count = |v: String| match v.parse::<u32>() {
+            Ok(n) if n > 0 => Ok(n),
+            _ => Err(format!("{flag} takes a whole number of 1 or more, not `{v}`")),
+        };
         match (cmd.as_str(), flag.as_str()) {
-            ("play" | "league", "--rounds") => rounds = value()?.parse().map_err(|e| format!("--rounds: {e}"))?,
-            ("league", "--maps") => maps = value()?.parse().map_err(|e| format!("--maps: {e}"))?,
+            (_, "-h" | "--help") => return Ok(Cli::Help),
+            ("play" | "league", "--rounds") => rounds = count(value()?)?,
+            ("league", "--maps") => maps = count(value()?)?,
             ("play", "--opponent") => opponent = value()?,
             ("play", "--replay") => replay = Some(value()?),
             _ => return Err(format!("unknown option `{flag}` for `{cmd}`")),
@@ -74,6 +82,10 @@ fn main() -> ExitCode {
         Cli::Play { rounds, opponent, replay } => cmd_play(rounds, &opponent, replay.as_deref()),
         Cli::League { rounds, maps } => cmd_league(rounds, maps),
         Cli::Serve => cmd_serve(),
+        Cli::Help => {
+            println!("{USAGE}");
+            Ok(())
+        }
     };
     match run {
         Ok(()) => ExitCode::SUCCESS,
