@@ -37,6 +37,7 @@ pub use sim::{Match, MatchConfig, Mode, SideInput, NEUTRAL};
 
 // What a Rust agent author needs, from the crate's root.
 pub use game::{play, play_to, Observer, PlayOptions};
+pub use limits::{Defaults, MemoryLimit, TimeLimit};
 pub use runner::player::{builtin_player, DecidePlayer, Player, PlayerAnswer};
 pub use session::{MatchRecord, Session};
 // The crates the engine's API speaks in (`Arc<gbely_world::Map>`, `gbely_rules::Decide`), so
