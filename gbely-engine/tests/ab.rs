@@ -122,7 +122,7 @@ fn the_final_rotates_a_and_b_through_the_seats_against_the_same_field() {
 // is that under two linear constraints (mean and second moment, a 2-D convex dual solved by
 // Newton's method), and the best `m` is found by golden-section search.
 
-use gbely_engine::app::sprt::{llr_pentanomial, EloModel};
+use gbely_engine::experiment::sprt::{llr_pentanomial, EloModel};
 
 const SCORES: [f64; 5] = [0.0, 0.25, 0.5, 0.75, 1.0];
 
@@ -371,7 +371,7 @@ fn the_exact_llr_of_the_worked_examples() {
 // ---------------------------------------------------------------------------------------------
 // Error rates on simulated streams.
 
-use gbely_engine::app::ab::{Hypotheses, Sprt, Verdict};
+use gbely_engine::experiment::ab::{Hypotheses, Sprt, Verdict};
 
 /// Pentanomial distributions of mean ½ (B no better) with the pair variance given.
 fn no_difference(var: f64) -> [f64; 5] {

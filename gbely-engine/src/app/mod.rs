@@ -8,5 +8,4 @@ pub mod league;
 pub mod rating;
 pub mod runs;
 pub mod service;
-pub mod sprt;
 pub mod watch;

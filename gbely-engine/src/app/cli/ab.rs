@@ -2,8 +2,9 @@
 //! evidence is enough (see `app::ab` and docs/ab.md).
 
 use super::*;
-use crate::app::ab::{run_ab, AbSetup, EloModel, Hypotheses, Interval, Journal, Sprt, Verdict};
+use crate::app::ab::{run_ab, AbSetup, Journal};
 use crate::app::league::{league_python, Entry, LeagueConfig};
+use crate::experiment::ab::{EloModel, Hypotheses, Interval, Sprt, Verdict};
 
 #[derive(Clone, Debug, Args)]
 pub(super) struct AbArgs {
@@ -298,9 +299,9 @@ fn live(t: &Sprt, head_to_head: bool) -> String {
         let d = t.drift();
         let to = |s: f64| match t.hypotheses {
             Hypotheses::Elo { model: EloModel::Normalized, .. } => {
-                Some((s - 0.5) / (2.0 * d.var).sqrt() * crate::app::sprt::NELO_PER_NT)
+                Some((s - 0.5) / (2.0 * d.var).sqrt() * crate::experiment::sprt::NELO_PER_NT)
             }
-            _ => crate::app::ab::score_to_elo(s),
+            _ => crate::experiment::ab::score_to_elo(s),
         };
         let i = Interval { value: to(m), low: to(m - h), high: to(m + h) };
         interval_text(&i, unit(t), 0)

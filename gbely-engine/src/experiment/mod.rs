@@ -1,7 +1,8 @@
 //! Experiments with your own agents, in-process: a league of [`Decide`] factories played on all
-//! cores, for comparing agents and sweeping a parameter (one entrant per value, each a closure).
-//! No agent processes, no files, no `cli` feature: a match of two Rust agents on the reference
-//! map takes milliseconds.
+//! cores, for comparing agents and sweeping a parameter (one entrant per value, each a closure),
+//! and an A/B test of two of them ([`ab::ab`]: paired matches and the exact SPRT of `gbely ab`,
+//! [`sprt`]). No agent processes, no files, no `cli` feature: a match of two Rust agents on the
+//! reference map takes milliseconds.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -26,6 +27,9 @@
 //! assert_eq!(result.standings[0].wins, 4);
 //! println!("{result}");
 //! ```
+
+pub mod ab;
+pub mod sprt;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -200,7 +204,12 @@ pub fn league(entrants: &[Entrant], plan: &LeaguePlan) -> LeagueResult {
 }
 
 fn play_pair(entrants: &[Entrant], seats: [usize; 2], map: &Arc<Map>, plan: &LeaguePlan) -> MatchRecord {
-    let mut names = [entrants[seats[0]].name.clone(), entrants[seats[1]].name.clone()];
+    duel(&entrants[seats[0]], &entrants[seats[1]], map, plan.rounds, plan.time_limit)
+}
+
+/// One match of `x` (seat 0) against `y` (seat 1), fresh agents from their factories.
+pub(crate) fn duel(x: &Entrant, y: &Entrant, map: &Arc<Map>, rounds: u32, limit: TimeLimit) -> MatchRecord {
+    let mut names = [x.name.clone(), y.name.clone()];
     if names[0] == names[1] {
         names = [format!("{} (seat 0)", names[0]), format!("{} (seat 1)", names[1])];
     }
@@ -211,11 +220,11 @@ fn play_pair(entrants: &[Entrant], seats: [usize; 2], map: &Arc<Map>, plan: &Lea
             Some(b) => DecidePlayer::builtin(name, b, agent),
             None => DecidePlayer::new(name, agent),
         }
-        .with_time_limit(plan.time_limit)
+        .with_time_limit(limit)
     };
-    let (mut a, mut b) = (player(&entrants[seats[0]], n0), player(&entrants[seats[1]], n1));
+    let (mut a, mut b) = (player(x, n0), player(y, n1));
     let mut players: [&mut dyn Player; 2] = [&mut a, &mut b];
-    let opts = PlayOptions { config: MatchConfig { rounds: plan.rounds }, record: false };
+    let opts = PlayOptions { config: MatchConfig { rounds }, record: false };
     play(map.clone(), &mut players, opts, &mut ())
 }
 
