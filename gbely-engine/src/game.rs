@@ -84,6 +84,9 @@ fn run(mut session: Session, players: &mut [&mut dyn Player], observer: &mut dyn
                 PlayerAnswer::Interrupted => break 'rounds,
                 answer => session.submit(s as u8, answer),
             }
+            if let Some(notes) = players[s].notes() {
+                session.note(s as u8, notes);
+            }
         }
         if interrupt::requested() {
             // Nobody is charged for an answer cut short by a stop: the round is not played.

@@ -6,10 +6,10 @@
 use std::io::Write;
 use std::path::Path;
 
-use gbely_rules::{Command, DiscardReason};
+use gbely_rules::{Command, DiscardReason, Notes};
 use gbely_world::replay::{
-    owner_code, Answer, CellChange, CompactCommands, Cut, Discarded, FinalState, MapRecord, MatchResult, SeatRecord,
-    SideResult, Turn, REPLAY_FORMAT, REPLAY_VERSION,
+    owner_code, Answer, CellChange, CompactCommands, Cut, Discarded, FinalState, MapRecord, MatchResult, SeatNotes,
+    SeatRecord, SideResult, Turn, REPLAY_FORMAT, REPLAY_VERSION,
 };
 use gbely_world::Replay;
 use serde_json::Value;
@@ -60,6 +60,9 @@ pub const KEPT_DISCARDS_PER_SEAT: u32 = 20_000;
 pub const KEPT_RAW_BYTES_PER_ANSWER: usize = 64 << 10;
 /// Most JSON text of unparsable items of one seat a replay keeps over a whole match.
 pub const KEPT_RAW_BYTES_PER_SEAT: usize = 1 << 20;
+/// Most bytes of notes of one seat a replay keeps over a whole match (a round's notes are
+/// bounded by `gbely_rules::Notes`); after them, one mark says the notes were cut.
+pub const KEPT_NOTE_BYTES_PER_SEAT: usize = 64 << 10;
 
 /// What a seat may still have recorded one by one of its discarded items in this match.
 #[derive(Clone, Copy, Debug)]
@@ -89,6 +92,8 @@ pub struct Recorder {
     changes: bool,
     /// Per seat, what is left of its match's allowance of discarded items recorded one by one.
     allowances: Vec<Allowance>,
+    /// Per seat, the bytes of notes it may still have recorded (`None`: not started).
+    note_budget: Vec<Option<usize>>,
 }
 
 /// A replay being written to its file, and the first error writing it, if any (the match goes
@@ -110,6 +115,7 @@ impl Recorder {
             turns: Vec::new(),
             stream: None,
             allowances: Vec::new(),
+            note_budget: Vec::new(),
         }
     }
 
@@ -221,8 +227,36 @@ impl Recorder {
         f.extend_from_slice(m.all_fortifications());
     }
 
-    /// Call after resolution with the answers as received.
-    pub fn after_resolution(&mut self, m: &Match, answers: Vec<Answer>, report: &RoundReport) {
+    /// The notes a replay keeps of a round: each seat's within what is left of its match's
+    /// [`KEPT_NOTE_BYTES_PER_SEAT`]; the first that does not fit is replaced by a mark.
+    fn keep_notes(&mut self, notes: Vec<(u8, Notes)>) -> Vec<SeatNotes> {
+        let mut kept = Vec::new();
+        for (seat, n) in notes.into_iter().filter(|(_, n)| !n.is_empty()) {
+            if self.note_budget.len() <= seat as usize {
+                self.note_budget.resize(seat as usize + 1, None);
+            }
+            let budget = self.note_budget[seat as usize].get_or_insert(KEPT_NOTE_BYTES_PER_SEAT);
+            if *budget == 0 {
+                continue;
+            }
+            let size = n.text.len() + n.cells.iter().map(|(_, t)| t.len() + 8).sum::<usize>();
+            if size <= *budget {
+                *budget -= size;
+                let cells = n.cells.into_iter().map(|(c, t)| (c.0, t)).collect();
+                kept.push(SeatNotes { seat, text: n.text, cells });
+            } else {
+                *budget = 0;
+                let text =
+                    format!("[notes cut: the match's {} KiB for notes are used]", KEPT_NOTE_BYTES_PER_SEAT >> 10);
+                kept.push(SeatNotes { seat, text, cells: Vec::new() });
+            }
+        }
+        kept
+    }
+
+    /// Call after resolution with the answers as received and the seats' notes on the round.
+    pub fn after_resolution(&mut self, m: &Match, answers: Vec<Answer>, notes: Vec<(u8, Notes)>, report: &RoundReport) {
+        let notes = self.keep_notes(notes);
         let (o, u, f) = &self.after_production;
         let mut changes = Vec::new();
         for i in (0..o.len()).filter(|_| self.changes) {
@@ -250,6 +284,7 @@ impl Recorder {
             cells: (0..seats).map(|s| m.cell_count(s)).collect(),
             units: (0..seats).map(|s| m.unit_total(s)).collect(),
             changes,
+            notes,
         };
         // An interrupted match ends with the state at the end of its last round, not with the
         // production of the round it stopped in.

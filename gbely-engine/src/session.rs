@@ -18,7 +18,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use gbely_rules::{Cell, Command, DiscardReason, Grid, Observation, ViolationKind};
+use gbely_rules::{Cell, Command, DiscardReason, Grid, Notes, Observation, ViolationKind};
 use gbely_world::replay::{Answer, CompactCommands, MatchResult, Violation};
 use gbely_world::{Map, Replay};
 use serde_json::Value;
@@ -152,6 +152,8 @@ pub struct Session {
     violations: Vec<Vec<(u32, ViolationKind, String)>>,
     /// Per seat, a built-in agent whose commands replays regenerate instead of storing.
     builtins: Vec<Option<String>>,
+    /// Per seat, its notes on this round (for the replay only).
+    notes: Vec<Option<Notes>>,
 }
 
 impl Session {
@@ -169,6 +171,7 @@ impl Session {
             discards: vec![DiscardDigest::new(); seats],
             violations: vec![Vec::new(); seats],
             builtins: vec![None; seats],
+            notes: vec![None; seats],
         }
     }
 
@@ -255,6 +258,14 @@ impl Session {
     pub fn submit(&mut self, seat: u8, answer: PlayerAnswer) {
         if let Some(slot) = self.submitted.get_mut(seat as usize) {
             *slot = Some(answer);
+        }
+    }
+
+    /// Hands in `seat`'s notes on this round (see [`Notes`]): recorded in the replay within
+    /// their bounds, never seen by the rules. A later call replaces an earlier one.
+    pub fn note(&mut self, seat: u8, notes: Notes) {
+        if let Some(slot) = self.notes.get_mut(seat as usize) {
+            *slot = Some(notes.bounded());
         }
     }
 
@@ -351,7 +362,8 @@ impl Session {
                     }
                 })
                 .collect();
-            r.after_resolution(&self.m, answers, &self.report);
+            let notes = self.notes.iter_mut().enumerate().filter_map(|(s, n)| Some((s as u8, n.take()?))).collect();
+            r.after_resolution(&self.m, answers, notes, &self.report);
         }
         &self.report
     }
@@ -405,6 +417,7 @@ impl Session {
             discards: self.discards.clone(),
             violations: self.violations.clone(),
             builtins: self.builtins.clone(),
+            notes: self.notes.clone(),
         })
     }
 
@@ -459,6 +472,7 @@ impl Session {
             discards,
             violations: s.violations,
             builtins: s.builtins,
+            notes: vec![None; seats],
         })
     }
 
@@ -541,4 +555,72 @@ pub fn orders_of(c: &CompactCommands, grid: &gbely_rules::Grid) -> Vec<Order> {
         out.push(order);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::{play, PlayOptions};
+    use crate::runner::player::{DecidePlayer, Player};
+
+    /// Notes where it is, and on its base, every round.
+    #[derive(Default)]
+    struct Chatty {
+        round: u32,
+        base: Cell,
+    }
+
+    impl gbely_rules::Decide for Chatty {
+        fn decide(&mut self, obs: &Observation) -> Vec<Command> {
+            (self.round, self.base) = (obs.round, obs.base);
+            Vec::new()
+        }
+        fn notes(&mut self) -> Option<Notes> {
+            let mut n = Notes::text(format!("round {}", self.round));
+            n.cells.push((self.base, "home".into()));
+            Some(n)
+        }
+    }
+
+    #[test]
+    fn an_agents_notes_are_in_the_replay_on_the_maps_cells() {
+        let map = Arc::new(gbely_world::generate_duel("notes", 24, 18).unwrap());
+        let base = map.seats()[0].base;
+        let mut a = DecidePlayer::new("chatty", Chatty::default());
+        let mut b = DecidePlayer::council("council");
+        let mut players: [&mut dyn Player; 2] = [&mut a, &mut b];
+        let opts = PlayOptions { config: MatchConfig { rounds: 5 }, record: true };
+        let replay = play(map, &mut players, opts, &mut ()).replay.unwrap();
+        for (r, t) in replay.turns.iter().enumerate() {
+            // The agent numbered its base on its own grid; the replay has the map's cell.
+            let want = gbely_world::replay::SeatNotes {
+                seat: 0,
+                text: format!("round {r}"),
+                cells: vec![(base.0, "home".into())],
+            };
+            assert_eq!(t.notes, [want]);
+        }
+        let text = serde_json::to_string(&replay).unwrap();
+        assert!(text.contains(r#""notes":[{"seat":0,"text":"round 0","cells":[["#), "{}", &text[..200]);
+        assert_eq!(gbely_world::Replay::from_json(&text).unwrap(), replay, "notes read back");
+    }
+
+    #[test]
+    fn a_seats_notes_over_the_matchs_budget_are_cut_with_one_mark() {
+        let map = Arc::new(gbely_world::generate_duel("notes", 24, 18).unwrap());
+        let mut s = Session::new(map, MatchConfig { rounds: 100 }, vec!["a".into(), "b".into()]);
+        s.record();
+        let big = "n".repeat(Notes::MAX_TEXT);
+        while !s.is_over() {
+            s.note(0, Notes::text(big.clone()));
+            s.advance();
+        }
+        let replay = s.finish().replay.unwrap();
+        let kept: Vec<&str> = replay.turns.iter().flat_map(|t| &t.notes).map(|n| n.text.as_str()).collect();
+        let budget = crate::recorder::KEPT_NOTE_BYTES_PER_SEAT;
+        assert_eq!(kept.len(), budget / Notes::MAX_TEXT + 1, "those that fit, then the mark");
+        assert!(kept[..kept.len() - 1].iter().all(|t| *t == big));
+        assert_eq!(kept.last(), Some(&"[notes cut: the match's 64 KiB for notes are used]"));
+        assert!(replay.turns.iter().all(|t| t.notes.iter().all(|n| n.seat == 0)), "seat 1 wrote none");
+    }
 }

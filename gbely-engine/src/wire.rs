@@ -148,6 +148,50 @@ pub fn answer_from_value(v: Value) -> Result<Vec<Value>, Unreadable> {
     }
 }
 
+/// The notes of an answer (its `debug` key, which the rules ignore; see [`gbely_rules::Notes`]):
+/// a string is the round's text; an object may have `text` and `log` (joined as the text) and
+/// `cells`, an object from cell ids to notes (ids not on the map are left out; a note that is
+/// not a string is written as JSON). `None` when there is no `debug` key or nothing in it.
+pub fn notes_from_value(v: &Value, ids: &impl CellIds) -> Option<gbely_rules::Notes> {
+    let debug = v.as_object()?.get("debug")?;
+    let text_of = |v: &Value| match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    };
+    let mut notes = gbely_rules::Notes::default();
+    match debug {
+        Value::Object(d) => {
+            let parts: Vec<String> =
+                ["text", "log"].iter().filter_map(|k| d.get(*k).map(text_of)).filter(|t| !t.is_empty()).collect();
+            notes.text = parts.join("\n");
+            if let Some(Value::Object(cells)) = d.get("cells") {
+                for (id, note) in cells.iter().take(gbely_rules::Notes::MAX_CELLS + 1) {
+                    if let Some(c) = ids.cell(id) {
+                        notes.cells.push((c, text_of(note)));
+                    }
+                }
+            }
+        }
+        other => notes.text = text_of(other),
+    }
+    (!notes.is_empty()).then(|| notes.bounded())
+}
+
+/// The `debug` key of a wire answer for typed notes (served agents).
+pub fn notes_to_value(notes: &gbely_rules::Notes, ids: &impl CellIds) -> Value {
+    let mut d = JsonMap::new();
+    if !notes.text.is_empty() {
+        d.insert("text".into(), Value::from(notes.text.as_str()));
+    }
+    if !notes.cells.is_empty() {
+        let cells: JsonMap<String, Value> =
+            notes.cells.iter().map(|(c, t)| (ids.id(*c), Value::from(t.as_str()))).collect();
+        d.insert("cells".into(), Value::Object(cells));
+    }
+    Value::Object(d)
+}
+
 fn field<'a>(obj: &'a JsonMap<String, Value>, key: &str) -> Result<&'a Value, DiscardReason> {
     obj.get(key).ok_or(DiscardReason::MissingField)
 }

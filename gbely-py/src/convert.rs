@@ -1,9 +1,9 @@
 //! Between Python values and the engine's: observations as dicts, answers as JSON.
 
 use gbely_engine::runner::player::PlayerAnswer;
-use gbely_engine::wire::answer_from_value;
-use gbely_rules::ViolationKind;
+use gbely_engine::wire::{answer_from_value, notes_from_value};
 use gbely_rules::{Grid, Observation};
+use gbely_rules::{Notes, ViolationKind};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
@@ -93,7 +93,18 @@ pub(crate) fn to_value(o: &Bound<'_, PyAny>, depth: u32) -> Result<Value, String
 
 /// What a callable's answer means: commands, or an unreadable answer (a violation).
 pub(crate) fn answer_of(o: &Bound<'_, PyAny>) -> PlayerAnswer {
-    match to_value(o, 0) {
+    answer_with_notes(o, None).0
+}
+
+/// An answer and its notes (its `debug` key: see `gbely_engine::wire::notes_from_value`), the
+/// notes' cells read on `grid`.
+pub(crate) fn answer_with_notes(o: &Bound<'_, PyAny>, grid: Option<&Grid>) -> (PlayerAnswer, Option<Notes>) {
+    let value = to_value(o, 0);
+    let notes = match (&value, grid) {
+        (Ok(v), Some(g)) => notes_from_value(v, g),
+        _ => None,
+    };
+    let answer = match value {
         Ok(v) => match answer_from_value(v) {
             Ok(list) => PlayerAnswer::Raw(list),
             Err(e) => PlayerAnswer::Violation { kind: ViolationKind::Unreadable, detail: e.to_string() },
@@ -101,5 +112,6 @@ pub(crate) fn answer_of(o: &Bound<'_, PyAny>) -> PlayerAnswer {
         Err(e) => {
             PlayerAnswer::Violation { kind: ViolationKind::Unreadable, detail: format!("the answer is not JSON: {e}") }
         }
-    }
+    };
+    (answer, notes)
 }

@@ -14,7 +14,7 @@ use gbely_engine::limits::{Defaults, MemoryLimit, TimeLimit};
 use gbely_engine::runner::player::{Player, PlayerAnswer};
 use gbely_engine::runner::sandbox::SandboxMode;
 use gbely_rules::ViolationKind;
-use gbely_rules::{Grid, Observation};
+use gbely_rules::{Grid, Notes, Observation};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyString;
@@ -26,6 +26,8 @@ pub(crate) struct CallablePlayer {
     ids: Arc<Vec<Py<PyString>>>,
     limit: TimeLimit,
     pending: Option<PlayerAnswer>,
+    /// The notes of the last answer (its `debug` key).
+    notes: Option<Notes>,
     /// A KeyboardInterrupt or SystemExit inside a callable: the match stops and it is re-raised.
     abort: Arc<Mutex<Option<PyErr>>>,
     /// Whether the `TimeLimitWarning` was issued (once per seat and match).
@@ -65,7 +67,7 @@ impl Player for CallablePlayer {
     fn name(&self) -> String {
         self.name.clone()
     }
-    fn begin(&mut self, obs: &Observation, _grid: &Grid) {
+    fn begin(&mut self, obs: &Observation, grid: &Grid) {
         if gbely_engine::runner::interrupt::requested() {
             self.pending = Some(PlayerAnswer::Interrupted);
             return;
@@ -104,7 +106,11 @@ impl Player for CallablePlayer {
                             ),
                         }
                     }
-                    _ => answer_of(v.bind(py)),
+                    _ => {
+                        let (answer, notes) = answer_with_notes(v.bind(py), Some(grid));
+                        self.notes = notes;
+                        answer
+                    }
                 },
             }
         });
@@ -112,6 +118,9 @@ impl Player for CallablePlayer {
     }
     fn finish(&mut self) -> PlayerAnswer {
         self.pending.take().unwrap_or(PlayerAnswer::Raw(Vec::new()))
+    }
+    fn notes(&mut self) -> Option<Notes> {
+        self.notes.take()
     }
 }
 
@@ -193,6 +202,7 @@ pub(crate) fn play_match(
                 ids: ids.clone(),
                 limit: time,
                 pending: None,
+                notes: None,
                 abort: abort.clone(),
                 warned: false,
             })),

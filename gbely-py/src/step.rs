@@ -120,7 +120,12 @@ impl PyMatch {
     fn submit(&mut self, seat: usize, commands: Bound<'_, PyAny>) -> PyResult<()> {
         self.check_seat(seat)?;
         self.check_running()?;
-        self.session.submit(seat as u8, answer_of(&commands));
+        let grid = self.session.grid().clone();
+        let (answer, notes) = crate::convert::answer_with_notes(&commands, Some(&grid));
+        self.session.submit(seat as u8, answer);
+        if let Some(n) = notes {
+            self.session.note(seat as u8, n);
+        }
         Ok(())
     }
 

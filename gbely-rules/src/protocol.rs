@@ -274,17 +274,116 @@ impl fmt::Display for DiscardReason {
 pub trait Decide {
     /// The commands for this round, resolved in the order given.
     fn decide(&mut self, obs: &Observation) -> Vec<Command>;
+
+    /// Notes on the round just decided, for the replay and its viewer (never for the rules):
+    /// asked once after each `decide`. The default has none.
+    fn notes(&mut self) -> Option<Notes> {
+        None
+    }
 }
 
 impl<D: Decide + ?Sized> Decide for Box<D> {
     fn decide(&mut self, obs: &Observation) -> Vec<Command> {
         (**self).decide(obs)
     }
+    fn notes(&mut self) -> Option<Notes> {
+        (**self).notes()
+    }
+}
+
+/// What an agent notes about a round, to see later in the replay: a text, and notes on cells
+/// ("why this attack"). The rules ignore them; on the wire they are the answer's `debug` key
+/// (`{"prikazy": […], "debug": {"text": "…", "cells": {"P12_07": "…"}}}`), an unknown key the
+/// judge ignores, so an agent that writes them runs unchanged there. Replays keep them within
+/// bounds ([`Notes::MAX_TEXT`], [`Notes::MAX_CELLS`], [`Notes::MAX_CELL_TEXT`] a round, and a
+/// budget per match); what is over is cut, with a mark.
+///
+/// ```
+/// use gbely_rules::{Cell, Command, Decide, Notes, Observation};
+///
+/// #[derive(Default)]
+/// struct Explains { last: Option<Notes> }
+/// impl Decide for Explains {
+///     fn decide(&mut self, obs: &Observation) -> Vec<Command> {
+///         let mut n = Notes::text(format!("{} cells", obs.own.len()));
+///         n.cells.push((obs.base, "home".into()));
+///         self.last = Some(n);
+///         Vec::new()
+///     }
+///     fn notes(&mut self) -> Option<Notes> { self.last.take() }
+/// }
+/// let mut agent = Explains::default();
+/// agent.decide(&Observation::default());
+/// assert_eq!(agent.notes().unwrap().text, "0 cells");
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Notes {
+    /// About the round as a whole.
+    pub text: String,
+    /// About cells: each cell and its note.
+    pub cells: Vec<(Cell, String)>,
+}
+
+impl Notes {
+    /// Most characters of a round's text a replay keeps.
+    pub const MAX_TEXT: usize = 2000;
+    /// Most cell notes of a round a replay keeps.
+    pub const MAX_CELLS: usize = 64;
+    /// Most characters of one cell's note a replay keeps.
+    pub const MAX_CELL_TEXT: usize = 200;
+
+    /// Notes with only a text.
+    pub fn text(text: impl Into<String>) -> Notes {
+        Notes { text: text.into(), cells: Vec::new() }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.text.is_empty() && self.cells.is_empty()
+    }
+
+    /// These notes within a round's bounds: the text and each cell's note cut to their most
+    /// characters (ending in `…`), the cells after [`Notes::MAX_CELLS`] left out with a mark in the
+    /// text.
+    pub fn bounded(mut self) -> Notes {
+        cut_chars(&mut self.text, Notes::MAX_TEXT);
+        if self.cells.len() > Notes::MAX_CELLS {
+            let left = self.cells.len() - Notes::MAX_CELLS;
+            self.cells.truncate(Notes::MAX_CELLS);
+            let mark = format!(" [{left} more cell notes cut]");
+            cut_chars(&mut self.text, Notes::MAX_TEXT - mark.chars().count());
+            self.text.push_str(&mark);
+        }
+        for (_, note) in &mut self.cells {
+            cut_chars(note, Notes::MAX_CELL_TEXT);
+        }
+        self
+    }
+}
+
+/// Cuts `s` to at most `max` characters, the last one `…` when cut.
+fn cut_chars(s: &mut String, max: usize) {
+    if s.chars().count() > max {
+        let keep: String = s.chars().take(max.saturating_sub(1)).collect();
+        *s = keep + "…";
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn notes_are_cut_to_their_bounds_with_a_mark() {
+        let long = "x".repeat(Notes::MAX_TEXT + 10);
+        let cells: Vec<(Cell, String)> = (0..70).map(|k| (Cell(k), "y".repeat(300))).collect();
+        let n = Notes { text: long, cells }.bounded();
+        assert_eq!(n.text.chars().count(), Notes::MAX_TEXT);
+        assert!(n.text.ends_with(" [6 more cell notes cut]"), "{}", &n.text[n.text.len() - 40..]);
+        assert_eq!(n.cells.len(), Notes::MAX_CELLS);
+        assert!(n.cells.iter().all(|(_, t)| t.chars().count() == Notes::MAX_CELL_TEXT && t.ends_with('…')));
+        let short = Notes::text("fine").bounded();
+        assert_eq!(short, Notes::text("fine"));
+    }
 
     #[test]
     fn observation_rounding_is_halves_away_from_zero_in_f64() {

@@ -242,6 +242,44 @@ pub struct Turn {
     /// after its production. Version 2 leaves them out; readers rebuild them by re-simulation.
     #[serde(default, deserialize_with = "per_cell", skip_serializing_if = "Vec::is_empty")]
     pub changes: Vec<CellChange>,
+    /// The agents' notes on the round (`gbely_rules::Notes`), for the viewer: only seats that
+    /// wrote some. Optional: a replay without notes reads and writes as before.
+    #[serde(default, deserialize_with = "per_seat", skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<SeatNotes>,
+}
+
+/// A seat's notes on one round, as a replay keeps them (within `gbely_rules::Notes`' bounds).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeatNotes {
+    pub seat: u8,
+    /// About the round.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub text: String,
+    /// About cells: the cell (row-major index on the map) and its note.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cells: Vec<(u32, String)>,
+}
+
+impl SeatNotes {
+    /// What is wrong with these notes on a map of `cells` cells and `seats` seats, if anything.
+    fn fault(&self, cells: usize, seats: usize) -> Option<String> {
+        use gbely_rules::Notes;
+        if self.seat as usize >= seats {
+            return Some(format!("notes of seat {}, which does not exist ({seats} seats)", self.seat));
+        }
+        if self.text.chars().count() > Notes::MAX_TEXT || self.cells.len() > Notes::MAX_CELLS {
+            return Some(format!("seat {}'s notes are over their bounds", self.seat));
+        }
+        self.cells.iter().find_map(|(c, note)| {
+            if *c as usize >= cells {
+                Some(format!("seat {}'s notes name cell #{c}, which is not on the {cells}-cell map", self.seat))
+            } else if note.chars().count() > Notes::MAX_CELL_TEXT {
+                Some(format!("seat {}'s note on cell #{c} is over its bound", self.seat))
+            } else {
+                None
+            }
+        })
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -496,6 +534,8 @@ pub enum ReplayError {
     ChangeCell { turn: usize, index: usize, cell: u32, cells: usize },
     #[error("turn {turn}: change {index} gives cell {cell} to seat {owner}, which does not exist ({seats} seats)")]
     ChangeOwner { turn: usize, index: usize, cell: String, owner: i8, seats: usize },
+    #[error("turn {turn}: {why}")]
+    Notes { turn: usize, why: String },
     #[error("turn {turn}: seat {seat}'s compact commands: {why}")]
     Compact { turn: usize, seat: usize, why: String },
     #[error("turn {turn}: seat {seat}'s commands are to be regenerated, but the seat names no built-in agent")]
@@ -663,6 +703,9 @@ impl Replay {
             }
             if let Some((index, d)) = t.discarded.iter().enumerate().find(|(_, d)| d.seat as usize >= seats) {
                 return Err(ReplayError::DiscardedSeat { turn: k, index, seat: d.seat, seats });
+            }
+            if let Some(why) = t.notes.iter().find_map(|n| n.fault(cells, seats)) {
+                return Err(ReplayError::Notes { turn: k, why });
             }
         }
         let f = &self.final_state;

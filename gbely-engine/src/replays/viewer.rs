@@ -59,7 +59,8 @@ pub fn viewer_header(map: &Map, names: &[String], mode: Mode) -> Value {
 /// One round for the page: the cells whose state differs from production alone (a flat list of
 /// cell delta, owner, units and fortification in hundredths), captures and failed attacks
 /// (`[seat, cell, from]`), discarded commands (`[seat, index, reason, command]`), violations
-/// (`[seat, kind, detail]`) and the number of commands per seat.
+/// (`[seat, kind, detail]`) and the number of commands per seat; [`viewer_data`] adds the
+/// agents' notes (`notes`: `[seat, text, [[cell, note], …]]`) to rounds that have some.
 fn turn_value(
     mut changes: Vec<(u32, i8, f64, f64)>,
     cap: Vec<Value>,
@@ -126,7 +127,12 @@ pub fn viewer_data(replay: &Replay) -> Result<Value, String> {
             .collect();
         let ncmd: Vec<usize> = lists.iter().map(|l| l.as_ref().map_or(0, Vec::len)).collect();
         let (cap, fail) = events.get(r).cloned().unwrap_or_default();
-        turns.push(turn_value(changes, cap, fail, disc, viol, ncmd));
+        let mut turn = turn_value(changes, cap, fail, disc, viol, ncmd);
+        // The agents' notes: `[seat, text, [[cell, note], …]]`, only in rounds that have some.
+        if !t.notes.is_empty() {
+            turn["notes"] = t.notes.iter().map(|n| json!([n.seat, n.text, n.cells])).collect();
+        }
+        turns.push(turn);
     }
     data["turns"] = json!(turns);
     data["result"] = json!(replay.result);

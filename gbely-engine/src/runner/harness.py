@@ -1,7 +1,8 @@
 """gbely agent harness: runs one agent file in its own process (SPEC §8).
 
 Protocol: one observation (JSON) per line on stdin, one answer (JSON) per line on stdout.
-The agent's own print() output goes to stderr (the agent's log), never to the protocol.
+The agent's own print() output goes to stderr (the agent's log) and, the round's first lines, into
+the answer's notes (its `debug` key, kept in the replay); never to the protocol.
 This process never loads the engine or the Council: only the agent file and `pravidla`.
 
 The harness reports its own errors (the agent raised, failed at import, returned something that is
@@ -41,13 +42,63 @@ def describe(e):
     return text if len(text) <= 300 else text[:297] + "..."
 
 
+class RoundLog:
+    """What the agent prints while it decides: written on to its log as before, and the first
+    NOTE_CHARS characters kept for the round's notes in the replay (the answer's `debug` key,
+    which the rules ignore)."""
+
+    NOTE_CHARS = 2000
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.kept = []
+        self.size = 0
+
+    def write(self, text):
+        if self.size < self.NOTE_CHARS and isinstance(text, str):
+            part = text[: self.NOTE_CHARS - self.size]
+            self.kept.append(part)
+            self.size += len(part)
+        return self.stream.write(text)
+
+    def flush(self):
+        self.stream.flush()
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
+
+    def take(self):
+        text = "".join(self.kept).strip()
+        self.kept, self.size = [], 0
+        return text
+
+
+def with_log(answer, log):
+    """The answer with what was printed as its notes' log (unchanged when nothing was)."""
+    if not log:
+        return answer
+    if isinstance(answer, list):
+        answer = {"prikazy": answer}
+    if not isinstance(answer, dict):
+        return answer
+    debug = answer.get("debug")
+    if isinstance(debug, dict):
+        debug = dict(debug, log=log)
+    elif debug is None:
+        debug = {"log": log}
+    else:
+        debug = {"text": debug, "log": log}
+    return dict(answer, debug=debug)
+
+
 def main():
     agent_path = sys.argv[1]
     limit_memory()
     # The protocol keeps the real stdout; everything else written to fd 1 goes to the log.
     proto = os.fdopen(os.dup(1), "w", encoding="utf-8", newline="\n")
     os.dup2(2, 1)
-    sys.stdout = sys.stderr
+    log = RoundLog(sys.stderr)
+    sys.stdout = sys.stderr = log
     # `import pravidla` finds the module written next to this harness; the agent's own folder
     # comes first so that its helper modules import too.
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -75,6 +126,7 @@ def main():
         if not line:
             return
         stav = json.loads(line)
+        log.take()
         try:
             answer = decide(stav)
         except Exception as e:  # the round is a violation; the runner restarts us
@@ -83,7 +135,7 @@ def main():
             report(proto, "crash", "decide raised %s" % describe(e))
             continue
         try:
-            text = json.dumps(answer, allow_nan=False, separators=(",", ":"))
+            text = json.dumps(with_log(answer, log.take()), allow_nan=False, separators=(",", ":"))
         except (TypeError, ValueError, RecursionError) as e:
             report(proto, "unreadable", "the answer is not JSON: %s" % e)
             continue

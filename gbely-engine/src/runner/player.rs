@@ -5,7 +5,7 @@
 use std::panic::AssertUnwindSafe;
 use std::time::Instant;
 
-use gbely_rules::{Cell, Command, Decide, Grid, Neighbours, Observation, ViolationKind};
+use gbely_rules::{Cell, Command, Decide, Grid, Neighbours, Notes, Observation, ViolationKind};
 
 use crate::builtins::{builtin_agent, BUILTIN_AGENTS, BUILTIN_COUNCIL};
 use crate::limits::TimeLimit;
@@ -119,6 +119,11 @@ pub trait Player {
     fn builtin(&self) -> Option<&'static str> {
         None
     }
+    /// The player's notes on the round just answered (for the replay), asked once after
+    /// `finish`.
+    fn notes(&mut self) -> Option<Notes> {
+        None
+    }
 }
 
 /// Plays a seat with an in-process [`Decide`].
@@ -145,6 +150,8 @@ pub struct DecidePlayer<D> {
     agent_grid: bool,
     /// The observation renumbered for the agent (reused).
     view: Observation,
+    /// The agent's notes on the last round, on the map's numbering.
+    notes: Option<Notes>,
 }
 
 impl<D: Decide> DecidePlayer<D> {
@@ -158,6 +165,7 @@ impl<D: Decide> DecidePlayer<D> {
             times: Vec::new(),
             agent_grid: true,
             view: Observation::default(),
+            notes: None,
         }
     }
 
@@ -236,6 +244,18 @@ impl<D: Decide> Player for DecidePlayer<D> {
         if !self.limit.is_off() {
             self.times.push(elapsed.as_secs_f64());
         }
+        // Notes are the agent's own business: one that panics gives none.
+        let agent_grid = self.agent_grid;
+        self.notes = std::panic::catch_unwind(AssertUnwindSafe(|| agent.notes())).ok().flatten().map(|mut n| {
+            if agent_grid {
+                n.cells =
+                    n.cells.into_iter().map(|(c, t)| (map_cell(c, grid), t)).filter(|(c, _)| c.0 != u32::MAX).collect();
+            }
+            n
+        });
+    }
+    fn notes(&mut self) -> Option<Notes> {
+        self.notes.take()
     }
     fn finish(&mut self) -> PlayerAnswer {
         self.answer.take().unwrap_or(PlayerAnswer::Commands(Vec::new()))

@@ -31,7 +31,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use gbely_rules::{constants, Grid, Observation};
+use gbely_rules::{constants, Grid, Notes, Observation};
 use serde_json::Value;
 
 use crate::runner::cores::{CoreGate, CoreLease};
@@ -39,7 +39,7 @@ use crate::runner::interrupt;
 use crate::runner::platform::{self, SchedStat, Tree};
 use crate::runner::player::{p95, AgentStats, CpuTally, Isolation, Player, PlayerAnswer};
 use crate::runner::sandbox::{self, Jail, PythonRuntime, Sandbox, SandboxMode};
-use crate::wire::{answer_from_value, write_observation};
+use crate::wire::{answer_from_value, notes_from_value, write_observation};
 use gbely_rules::ViolationKind;
 
 pub use crate::runner::platform::{become_subreaper, kill_orphans};
@@ -168,6 +168,9 @@ pub struct ProcessPlayer {
     running: Option<Running>,
     sent_at: Option<Instant>,
     pending: Option<PlayerAnswer>,
+    /// The notes of the last answer (its `debug` key), and the map's grid to read their cells.
+    notes: Option<Notes>,
+    grid: Option<Grid>,
     buf: Vec<u8>,
     /// Bytes of the agent's own output written to its log so far (all its runs together).
     logged: Arc<AtomicU64>,
@@ -238,6 +241,8 @@ impl ProcessPlayer {
             running: None,
             sent_at: None,
             pending: None,
+            notes: None,
+            grid: None,
             buf: Vec::new(),
             logged: Arc::new(AtomicU64::new(0)),
             lease: Arc::new(Mutex::new(None)),
@@ -597,6 +602,10 @@ impl Player for ProcessPlayer {
 
     fn begin(&mut self, obs: &Observation, grid: &Grid) {
         self.pending = None;
+        self.notes = None;
+        if self.grid.is_none() {
+            self.grid = Some(grid.clone());
+        }
         match &self.running {
             Some(r) => {
                 // Lines the agent wrote out of turn belong to no round: drop them.
@@ -658,6 +667,9 @@ impl Player for ProcessPlayer {
     fn stats(&self) -> Option<AgentStats> {
         Some(self.agent_stats())
     }
+    fn notes(&mut self) -> Option<Notes> {
+        self.notes.take()
+    }
 }
 
 impl ProcessPlayer {
@@ -707,6 +719,7 @@ impl ProcessPlayer {
                     Err(e) => return self.violation(ViolationKind::Unreadable, format!("the answer is not JSON: {e}")),
                 };
                 drop(bytes);
+                self.notes = self.grid.as_ref().and_then(|g| notes_from_value(&value, g));
                 match answer_from_value(value) {
                     Ok(list) => PlayerAnswer::Raw(list),
                     Err(e) => self.violation(ViolationKind::Unreadable, e.to_string()),

@@ -18,7 +18,7 @@ use std::io::{BufRead, Write};
 use gbely_rules::{Command, Decide, Observation};
 use serde_json::{json, Value};
 
-use crate::wire::{command_to_value, observation_from_value, VirtualGrid};
+use crate::wire::{command_to_value, notes_to_value, observation_from_value, VirtualGrid};
 
 /// Columns of the virtual grid cells are numbered on for agents, served and in-process
 /// ([`gbely_rules::AGENT_GRID_WIDTH`]).
@@ -46,7 +46,14 @@ pub fn serve_stdio(agent: &mut dyn Decide) -> std::io::Result<()> {
     for line in stdin.lock().lines() {
         let line = line?;
         let answer = match serde_json::from_str::<Value>(&line).ok().as_ref().and_then(parse_wire_observation) {
-            Some(obs) => wire_answer(&agent.decide(&obs)),
+            Some(obs) => {
+                let mut answer = wire_answer(&agent.decide(&obs));
+                // Notes travel in the answer's `debug` key, which the rules (and the judge) ignore.
+                if let Some(notes) = agent.notes().filter(|n| !n.is_empty()) {
+                    answer["debug"] = notes_to_value(&notes, &SERVE_GRID);
+                }
+                answer
+            }
             None => {
                 eprintln!("gbely serve: could not read the observation; answering with no commands");
                 json!({ "prikazy": [] })

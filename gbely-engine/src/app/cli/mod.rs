@@ -336,7 +336,7 @@ enum ReplayCmd {
         /// The round (default: the last one played).
         #[arg(long)]
         round: Option<u32>,
-        /// The seat, with --observation.
+        /// The seat: with --observation, whose; else whose notes to print (default: every seat's).
         #[arg(long)]
         seat: Option<u8>,
         /// Print the exact observation (SPEC §5 JSON) the seat received in the round, and its answer.

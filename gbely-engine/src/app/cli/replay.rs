@@ -60,6 +60,7 @@ pub(super) fn cmd_replay(cmd: ReplayCmd) -> Result<u8> {
                 out.write_all(render_frame(&replay, &map, &frame, Some(round), color).as_bytes())?;
                 out.write_all(render_legend(&replay, &map, color).as_bytes())?;
             }
+            write_notes(&mut out, &replay, round, seat)?;
         }
         ReplayCmd::Verify { file } => {
             let replay = read_replay(&file)?;
@@ -82,4 +83,21 @@ pub(super) fn cmd_replay(cmd: ReplayCmd) -> Result<u8> {
         }
     }
     Ok(exit::OK)
+}
+
+/// The agents' notes on a round (all seats', or `seat`'s), each cell's note by its id.
+fn write_notes(out: &mut impl Write, replay: &gbely_world::Replay, round: u32, seat: Option<u8>) -> Result<()> {
+    let Some(turn) = replay.turns.get(round as usize) else { return Ok(()) };
+    let width = replay.map.width;
+    for n in turn.notes.iter().filter(|n| seat.is_none_or(|s| s == n.seat)) {
+        let name = replay.seats.get(n.seat as usize).map_or("", |s| s.name.as_str());
+        writeln!(out, "# notes of seat {} ({name}) in round {round}", n.seat)?;
+        for line in n.text.lines() {
+            writeln!(out, "  {line}")?;
+        }
+        for (cell, note) in &n.cells {
+            writeln!(out, "  {}: {note}", gbely_rules::format_cell_id(cell / width, cell % width))?;
+        }
+    }
+    Ok(())
 }
