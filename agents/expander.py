@@ -38,6 +38,7 @@ def decide(stav):
                 front[i] = True
 
     ciele = []
+    poznamky = {}  # notes for the replay: why each target was attacked (the judge ignores them)
     for v, pole in enumerate(stav["viditelne_susedne_pola"]):
         need = potrebna_sila(pole)
         value = pravidla.PRODUKCIA[pole["typ"]] + (0 if pole["vlastnik"] == "hbp" else 3)
@@ -45,7 +46,7 @@ def decide(stav):
     ciele.sort()
 
     prikazy = []
-    for _, need, v in ciele:
+    for priorita, need, v in ciele:
         okolo = sorted(utocnici[v], key=lambda a: (-spare[a], a))
         if sum(spare[a] for a in okolo) < need:
             continue
@@ -60,6 +61,8 @@ def decide(stav):
                             "na": stav["viditelne_susedne_pola"][v]["id"], "pocet": posli})
             spare[a] -= posli
             chyba -= posli
+        if len(poznamky) < 5:  # the five best targets are enough to see why
+            poznamky[stav["viditelne_susedne_pola"][v]["id"]] = "target: needs %.1f, worth %.2f a unit" % (need, -priorita)
 
     # Breadth-first distance to the front through our own cells.
     dist = [None] * len(moje)
@@ -83,4 +86,4 @@ def decide(stav):
                 # Asking for more than is there sends everything that is ready.
                 prikazy.append({"typ": "MOVE", "z": p["id"], "na": s, "pocet": p["jednotky"] + 1})
                 break
-    return {"prikazy": prikazy}
+    return {"prikazy": prikazy, "debug": {"cells": poznamky}}

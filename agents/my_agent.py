@@ -55,4 +55,8 @@ def decide(stav):
     # Other commands:
     #   {"typ": "MOVE", "z": own_cell, "na": neighbouring_own_cell, "pocet": n}
     #   {"typ": "FORTIFY", "pole": own_cell, "investicia": n}   (usually a bad trade)
+    #
+    # Notes for the replay (the judge ignores them): what you print() while deciding, and
+    #   return {"prikazy": prikazy, "debug": {"text": "plan: …", "cells": {cell_id: "why"}}}
+    # `gbely replay view` shows them at their round and on their cells.
     return {"prikazy": prikazy}
