@@ -88,3 +88,20 @@ fn notes_of_one_line_a_round_cost_little_in_size() {
     assert!(sizes[1] <= 1.2 * sizes[0], "with notes {} bytes, without {}", sizes[1], sizes[0]);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A program that writes its own lines on stdout (a Rust agent's `println!`) has them read as its
+/// answers: the violation says how to log instead.
+#[test]
+fn a_program_printing_on_stdout_is_told_to_log_on_stderr() {
+    let dir = scratch("stdout");
+    let agent = "cmd:sh -c 'while read line; do echo thinking hard; done'";
+    let out = gbely(&dir, &["play", agent, "--rounds", "1", "--json", "--no-replay"]);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("the --json document");
+    let detail = doc["sides"][0]["details"]["violations"][0]["detail"].as_str().unwrap_or_default();
+    assert!(detail.starts_with("the answer is not JSON"), "{doc}");
+    assert!(
+        detail.ends_with("(stdout is the protocol: log to stderr, e.g. eprintln! in Rust, not println!)"),
+        "{detail}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -716,7 +716,16 @@ impl ProcessPlayer {
                 }
                 let value: Value = match serde_json::from_slice(&bytes) {
                     Ok(v) => v,
-                    Err(e) => return self.violation(ViolationKind::Unreadable, format!("the answer is not JSON: {e}")),
+                    Err(e) => {
+                        // A program's own output on stdout is read as its answer: say how to log.
+                        let hint = match self.command {
+                            AgentCommand::Exec { .. } => {
+                                " (stdout is the protocol: log to stderr, e.g. eprintln! in Rust, not println!)"
+                            }
+                            AgentCommand::Python { .. } => "",
+                        };
+                        return self.violation(ViolationKind::Unreadable, format!("the answer is not JSON: {e}{hint}"));
+                    }
                 };
                 drop(bytes);
                 self.notes = self.grid.as_ref().and_then(|g| notes_from_value(&value, g));
