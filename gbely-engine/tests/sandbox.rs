@@ -6,7 +6,9 @@
 //!
 //! Linux only; the sandbox must be available (`./run-tests` installs bubblewrap): a machine
 //! without it fails here rather than passing unprotected. All tests take one lock: the CPU test
-//! needs the cores to itself, and the others should not disturb it.
+//! needs the cores to itself, and the others should not disturb it. For the same reason this file
+//! is a test program of its own, not a module of `tests/integration` (whose tests would run beside
+//! these in one process): cargo runs test programs one after another.
 
 #![cfg(target_os = "linux")]
 

@@ -9,8 +9,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-mod common;
-use common::scratch;
+use crate::common::scratch;
 
 /// `gbely ab` with short matches (30 rounds) and a 50 Elo hypothesis, as JSON.
 fn ab(dir: &Path, args: &[&str]) -> Value {
