@@ -5,10 +5,10 @@
 //!
 //! The modules' tests run side by side on libtest's threads, in one process. So a test leaves
 //! alone what the whole process shares: the environment, the current folder, signal handlers, and
-//! the engine's stop flag (`runner::interrupt::request` would end every match of every test
-//! playing at that moment); its scratch folder comes from [`common::scratch`], which names it
-//! after the test's file. Two programs stay apart (gbely-engine/Cargo.toml says why):
-//! `tests/os_runner.rs` and `tests/sandbox.rs`.
+//! the engine's stop flag (after `runner::interrupt::request` every match of every test ends at
+//! once, and nothing in a test lowers the flag again); its scratch folder comes from
+//! [`common::scratch`], which names it after the test's file. Two programs stay apart
+//! (gbely-engine/Cargo.toml says why): `tests/os_runner.rs` and `tests/sandbox.rs`.
 
 #[path = "../common/mod.rs"]
 mod common;
