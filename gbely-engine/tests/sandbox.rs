@@ -6,12 +6,14 @@
 //!
 //! Linux only; the sandbox must be available (`./run-tests` installs bubblewrap): a machine
 //! without it fails here rather than passing unprotected. All tests take one lock: the CPU test
-//! needs the cores to itself, and the others should not disturb it.
+//! needs the cores to itself, and the others should not disturb it. For the same reason this file
+//! is a test program of its own, not a module of `tests/integration` (whose tests would run beside
+//! these in one process): cargo runs test programs one after another.
 
 #![cfg(target_os = "linux")]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -57,7 +59,6 @@ fn victim(wait: f64) -> String {
 
 struct Played {
     json: serde_json::Value,
-    out: Output,
     dir: PathBuf,
 }
 
@@ -102,7 +103,7 @@ fn duel(name: &str, hostile: &str, opponent: Option<&str>, sandbox: bool, extra:
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!("{e}: {}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
     });
-    let played = Played { json, out, dir };
+    let played = Played { json, dir };
     assert_eq!(played.isolated(), sandbox, "{}", played.json["isolation"]);
     played
 }

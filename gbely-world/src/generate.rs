@@ -6,7 +6,7 @@
 //! 180° rotation, so terrain, garrisons and bases map onto each other.
 //!
 //! A deliberate change to anything here must bump [`GEN_VERSION`] and rewrite the golden
-//! fingerprints in `tests/golden_maps.rs`.
+//! fingerprints in `tests/integration/golden_maps.rs`.
 
 use gbely_rules::{constants, Cell, Grid, Terrain};
 use thiserror::Error;

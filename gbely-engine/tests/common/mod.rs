@@ -106,10 +106,15 @@ pub fn processes_with(marker: &str) -> usize {
         .count()
 }
 
-/// A fresh, empty folder for one test: `gbely-test-PID-NAME` in the temporary folder (each test
-/// program has its own PID, so programs running side by side do not meet).
+/// A fresh, empty folder for one test: `gbely-test-PID-FILE-NAME` in the temporary folder, FILE
+/// being the name of the test's file (`cli` for `cli.rs`). Each test program has its own PID, so
+/// programs running side by side do not meet; the files of one program (tests/integration) share
+/// its PID, and a name needs to be unique within its file only.
+#[track_caller]
 pub fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("gbely-test-{}-{name}", std::process::id()));
+    let caller = std::path::Path::new(std::panic::Location::caller().file());
+    let file = caller.file_stem().and_then(|s| s.to_str()).unwrap_or("test");
+    let dir = std::env::temp_dir().join(format!("gbely-test-{}-{file}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir

@@ -2,7 +2,8 @@
 //! replay of the same match written twice, byte for byte.
 //!
 //! After a deliberate change of the rules, the Council or the example agents, rewrite the files
-//! with `GBELY_BLESS=1 cargo test -p gbely-engine --test golden_playthrough` and review the diff.
+//! with `GBELY_BLESS=1 cargo test -p gbely-engine --test integration golden_playthrough::` and
+//! review the diff.
 
 use std::fmt::Write;
 use std::sync::Arc;

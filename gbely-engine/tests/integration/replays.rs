@@ -17,8 +17,7 @@ use gbely_rules::{Decide, Grid, Observation};
 use gbely_world::replay::{Answer, CellChange};
 use gbely_world::{Map, Replay};
 
-mod common;
-use common::scratch;
+use crate::common::scratch;
 
 fn record(map: Map, rounds: u32, a: &mut dyn Player, b: &mut dyn Player) -> Replay {
     let mut players: [&mut dyn Player; 2] = [a, b];

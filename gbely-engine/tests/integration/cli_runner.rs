@@ -1,11 +1,10 @@
 //! The `gbely` command under stress (issue 10): Ctrl-C and SIGTERM, an unwritable replay path,
 //! a flooding agent under a memory limit. Nothing is left running, nothing is lost.
-//! Unix: signals and shell-script agents (Windows has its own in `windows_runner.rs`).
+//! Unix: signals and shell-script agents (every OS, Windows included: `tests/os_runner.rs`).
 #![cfg(unix)]
 
-mod common;
-use common::processes_with;
-use common::scratch;
+use crate::common::processes_with;
+use crate::common::scratch;
 
 use std::io::Read;
 use std::process::{Command, Stdio};

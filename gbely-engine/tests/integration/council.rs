@@ -1,18 +1,17 @@
 //! The Council's behaviours on crafted positions (SPEC §11), its determinism, and calibration
 //! against the example agents.
 
-mod common;
-
 use std::sync::Arc;
 
 use agents::{Expander, Template};
-use common::Lab;
 use gbely_council::{Council, StrongCouncil};
 use gbely_engine::builtins::builtin_agent;
 use gbely_engine::game::{play, PlayOptions};
 use gbely_engine::runner::player::{DecidePlayer, Player};
 use gbely_engine::sim::NEUTRAL;
 use gbely_rules::{Command, Decide, Observation, Owner};
+
+use crate::common::Lab;
 
 /// A 7×5 field, all meadow but a hill at P02_03 and a river at P03_03. Seat 1 is the Council.
 const FIELD: [&str; 5] = ["B......", ".......", "...^...", "...~...", "......B"];

@@ -15,8 +15,7 @@ use gbely_engine::sim::MatchConfig;
 use gbely_rules::ViolationKind;
 use gbely_world::{generate_final, FinalConfig, Map};
 
-mod common;
-use common::scratch;
+use crate::common::scratch;
 
 /// A Python agent file in `dir`, played with `limit` seconds a round.
 fn python_agent(dir: &Path, name: &str, source: &str, limit: f64) -> ProcessPlayer {

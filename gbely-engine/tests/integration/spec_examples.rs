@@ -1,14 +1,13 @@
 //! The worked examples of SPEC.md, each with its numbers computed by hand from the SPEC.
 
-mod common;
-
 use std::sync::Arc;
 
-use common::{attack, fortify, mv, Lab};
 use gbely_engine::sim::{EndReason, Match, MatchConfig, SideInput, NEUTRAL};
 use gbely_engine::wire::{observation_json, parse_answer, parse_command};
 use gbely_rules::{DiscardReason, Owner};
 use serde_json::json;
+
+use crate::common::{attack, fortify, mv, Lab};
 
 /// A 5×3 field: seat 0's base top-left, seat 1's bottom-right, a hill at P01_02, a river at P01_03.
 const FIELD: [&str; 3] = ["B....", "..^~.", "....B"];
@@ -34,7 +33,7 @@ fn round_zero_production_is_18_on_a_base() {
 
 #[test]
 fn production_adds_terrain_then_base_bonus_on_every_owned_cell() {
-    let mut m = Match::new(common::lab_map(&FIELD, &SEATS), MatchConfig::default());
+    let mut m = Match::new(crate::common::lab_map(&FIELD, &SEATS), MatchConfig::default());
     let g = m.map().grid().clone();
     m.set_cell(g.parse("P01_02").unwrap(), 0, 1.0, 0.0); // hill: +2
     m.set_cell(g.parse("P01_03").unwrap(), 0, 1.0, 0.0); // river: +1
@@ -322,7 +321,7 @@ fn the_match_ends_at_the_end_of_the_round_of_an_elimination() {
 
 #[test]
 fn a_match_lasts_150_rounds_numbered_0_to_149() {
-    let mut m = Match::new(common::lab_map(&FIELD, &SEATS), MatchConfig::default());
+    let mut m = Match::new(crate::common::lab_map(&FIELD, &SEATS), MatchConfig::default());
     let mut rounds = Vec::new();
     let mut report = Default::default();
     while !m.is_over() {

@@ -7,8 +7,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-mod common;
-use common::scratch;
+use crate::common::scratch;
 
 /// Runs a short league (20 rounds on two generated maps) and returns its `--json` document.
 fn league(dir: &Path, args: &[&str]) -> Value {

@@ -9,8 +9,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-mod common;
-use common::scratch;
+use crate::common::scratch;
 
 /// `gbely ab` with short matches (30 rounds) and a 50 Elo hypothesis, as JSON.
 fn ab(dir: &Path, args: &[&str]) -> Value {
@@ -470,7 +469,7 @@ fn a_real_difference_is_found() {
 /// The figures of docs/ab.md ("What the test does here"): false "better" with WW/LL pairs and no
 /// difference at `--elo1` 50, 100, 200, and how long the default test takes for +5, +20 and +50
 /// Elo. About a minute:
-/// `cargo test -p gbely-engine --test ab -- --ignored --nocapture figures_of_the_docs`.
+/// `cargo test -p gbely-engine --test integration -- --ignored --nocapture figures_of_the_docs`.
 #[test]
 #[ignore]
 fn figures_of_the_docs() {

@@ -15,8 +15,7 @@ use gbely_engine::runner::player::{DecidePlayer, Player};
 use gbely_engine::sim::MatchConfig;
 use serde_json::Value;
 
-mod common;
-use common::scratch;
+use crate::common::scratch;
 
 fn chromium() -> &'static str {
     for c in ["chromium", "chromium-browser"] {

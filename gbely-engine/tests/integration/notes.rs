@@ -17,7 +17,7 @@ fn scratch(name: &str) -> std::path::PathBuf {
 
 /// The template, printing one line a round when `chatty`.
 fn template(chatty: bool) -> String {
-    let source = include_str!("../../agents/my_agent.py").replace("def decide(", "def _decide(");
+    let source = include_str!("../../../agents/my_agent.py").replace("def decide(", "def _decide(");
     let print = if chatty { "    print('round %d: %d cells' % (stav['kolo'], len(stav['moje_pola'])))\n" } else { "" };
     format!("{source}\n\ndef decide(stav):\n{print}    return _decide(stav)\n")
 }

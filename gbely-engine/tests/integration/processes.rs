@@ -1,9 +1,8 @@
 //! Agents as real processes (SPEC §8): the harness, the line protocol, and hostile agents.
 //! Each hostile agent must end with the violations and outcome SPEC §8 prescribes, promptly.
 
-mod common;
-use common::processes_with;
-use common::scratch;
+use crate::common::processes_with;
+use crate::common::scratch;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -1,11 +1,8 @@
 //! The final (SPEC §9): eight finalists, the Council in the centre.
 
-mod common;
-
 use std::sync::Arc;
 
 use agents::{Expander, Template};
-use common::Lab;
 use gbely_council::Council;
 use gbely_engine::app::runs::final_match::{final_seating, final_table};
 use gbely_engine::game::{play, PlayOptions};
@@ -15,6 +12,8 @@ use gbely_rules::ViolationKind;
 use gbely_rules::{DiscardReason, Grid, Observation, Owner};
 use gbely_world::{generate_final, FinalConfig, MapStats, SeatRole};
 use serde_json::json;
+
+use crate::common::Lab;
 
 fn final_map(size: u32) -> Arc<gbely_world::Map> {
     Arc::new(generate_final("test-final", FinalConfig::for_size(size)).unwrap())

@@ -1,12 +1,11 @@
 //! Every reason a command is discarded (SPEC §6.2), each on its own. A discarded command costs
 //! nothing, changes nothing, and the rest of the list is resolved.
 
-mod common;
-
-use common::{attack, fortify, mv, Lab};
 use gbely_engine::sim::NEUTRAL;
 use gbely_rules::DiscardReason;
 use serde_json::{json, Value};
+
+use crate::common::{attack, fortify, mv, Lab};
 
 const FIELD: [&str; 3] = ["B....", "..^~.", "....B"];
 const SEATS: [&str; 2] = ["P00_00", "P02_04"];

@@ -11,11 +11,11 @@
 //! The default number of cases keeps this test quick in a debug build. A long session:
 //!
 //! ```text
-//! GBELY_FUZZ_CASES=100000 cargo test -p gbely-engine --release --test fuzz_readers
+//! GBELY_FUZZ_CASES=100000 cargo test -p gbely-engine --release --test integration fuzz_readers::
 //! ```
 //!
 //! A failure prints the smallest mutation proptest found; it is kept in
-//! `proptest-regressions/fuzz_readers.txt` and tried first on every later run.
+//! `gbely-engine/tests/proptest-regressions/fuzz_readers.txt` and tried first on every later run.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -48,7 +48,10 @@ const RESIDENT_CEILING: u64 = 1 << 30;
 
 /// The most memory the process has had resident so far (Linux; 0 elsewhere). Tests run on
 /// several threads of one process, so this is the process's high-water mark, not a case's:
-/// checked after every case, it says that no case went past the ceiling.
+/// checked after every case, it says that no case went past the ceiling. The process is the whole
+/// integration test program (tests/integration): the other files' tests count too, but they hold
+/// tens of megabytes in the process (their agents are other processes), these tests a few
+/// hundred at most.
 fn resident_peak() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
