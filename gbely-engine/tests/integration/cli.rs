@@ -182,8 +182,11 @@ fn replay_commands_view_show_verify_stats() {
     let s = text(&show.stdout);
     assert!(s.starts_with("expander vs council on seed:r (20×20) at the end of round 10"), "{s}");
     assert!(!s.contains('\x1b'), "no colours when not a terminal");
-    // The map, a line per seat, and the legend (its seats, then the neutral cells).
-    assert_eq!(s.lines().count(), 1 + 20 + 2 + 2);
+    // The map, a line per seat, and the legend (its seats, then the neutral cells); then the
+    // notes of the round (the expander notes its five best targets).
+    let (board, notes) = s.split_once("# notes of seat 0 (expander) in round 10\n").expect("the expander's notes");
+    assert_eq!(board.lines().count(), 1 + 20 + 2 + 2);
+    assert_eq!(notes.lines().filter(|l| l.contains(": target: needs ")).count(), 5, "{notes}");
     assert!(s.contains("legend:  0A expander (army)  1B council (council)\n"), "{s}");
     let obs = gbely(&dir, &["replay", "show", "r.json.gz", "--round", "3", "--seat", "0", "--observation"]);
     let s = text(&obs.stdout);
