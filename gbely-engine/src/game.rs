@@ -15,6 +15,7 @@ use crate::sim::{Match, MatchConfig, RoundReport};
 /// Options of [`play`].
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PlayOptions {
+    /// The match's settings (rounds).
     pub config: MatchConfig,
     /// Build the replay document in memory while playing (see [`play_to`] to stream it to a file).
     pub record: bool,
@@ -22,6 +23,7 @@ pub struct PlayOptions {
 
 /// Watches a match round by round (progress bars, logs).
 pub trait Observer {
+    /// Called after each round is resolved, with the match after it and what happened in it.
     fn round_done(&mut self, _m: &Match, _report: &RoundReport) {}
 }
 

@@ -40,6 +40,7 @@ pub struct TimeLimit(Option<Duration>);
 pub struct TimeLimitError;
 
 impl TimeLimit {
+    /// The longest limit accepted: an hour.
     pub const MAX_SECONDS: f64 = 3600.0;
     /// No limit.
     pub const OFF: TimeLimit = TimeLimit(None);
@@ -52,6 +53,7 @@ impl TimeLimit {
         TimeLimit::JUDGE
     }
 
+    /// A limit of `secs` seconds: more than 0 and at most [`TimeLimit::MAX_SECONDS`].
     pub fn seconds(secs: f64) -> Result<TimeLimit, TimeLimitError> {
         if secs.is_finite() && secs > 0.0 && secs <= TimeLimit::MAX_SECONDS {
             Ok(TimeLimit(Some(Duration::from_secs_f64(secs))))
@@ -75,6 +77,7 @@ impl TimeLimit {
         self.0.map(|d| d.as_secs_f64())
     }
 
+    /// Whether there is no limit.
     pub fn is_off(self) -> bool {
         self.0.is_none()
     }
@@ -142,6 +145,8 @@ impl MemoryLimit {
     /// The smallest and largest limits, in MiB.
     pub const MIB_RANGE: (u64, u64) = (64, 1 << 20);
 
+    /// A limit of `mib` MiB, as given (not checked against [`MemoryLimit::MIB_RANGE`], which
+    /// [`MemoryLimit::from_mib`] and parsing do).
     pub const fn mib(mib: u64) -> MemoryLimit {
         MemoryLimit(Some(mib << 20))
     }

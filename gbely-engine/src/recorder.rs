@@ -212,6 +212,8 @@ impl Recorder {
         self.snapshot_end(m);
     }
 
+    /// Whether the replay is streamed to a file ([`Recorder::streaming`]) rather than built in
+    /// memory.
     pub fn is_streaming(&self) -> bool {
         self.stream.is_some()
     }
@@ -516,6 +518,7 @@ impl ReplayWriter {
         Ok(ReplayWriter { path, direct: None, tx: Some(tx), thread: Some(thread), turns: 0 })
     }
 
+    /// The file being written.
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -34,13 +34,17 @@ pub type DiscardDigest = BTreeMap<DiscardReason, u32>;
 /// Everything a played match leaves behind ([`Session::finish`]).
 #[derive(Debug)]
 pub struct MatchRecord {
+    /// The players' names, per seat.
     pub names: Vec<String>,
+    /// Each seat's standing at the end (cells, score, tie-break, violations; SPEC §10).
     pub outcome: Vec<SideOutcome>,
     /// The last round played; when interrupted, the round that was stopped (not played).
     pub last_round: u32,
     /// How the match ended ([`EndReason::Interrupted`] when stopped before its end).
     pub end_reason: EndReason,
+    /// The round in which the Council's seat lost its last cell (the blitz record), if it did.
     pub council_fell: Option<u32>,
+    /// Discarded commands per seat, counted by reason.
     pub discards: Vec<DiscardDigest>,
     /// Violations per seat: (round, kind, detail).
     pub violations: Vec<Vec<(u32, ViolationKind, String)>>,
@@ -62,6 +66,7 @@ impl MatchRecord {
         }
     }
 
+    /// Whether the match was stopped from outside before its end ([`EndReason::Interrupted`]).
     pub fn interrupted(&self) -> bool {
         self.end_reason == EndReason::Interrupted
     }
@@ -211,14 +216,17 @@ impl Session {
         &self.m
     }
 
+    /// The players' names, per seat.
     pub fn names(&self) -> &[String] {
         &self.names
     }
 
+    /// The map's geometry (cells numbered by the map's width).
     pub fn grid(&self) -> &Grid {
         self.m.map().grid()
     }
 
+    /// Number of seats.
     pub fn seats(&self) -> usize {
         self.m.seats()
     }
@@ -228,6 +236,7 @@ impl Session {
         self.m.round()
     }
 
+    /// Whether the match has ended: no more rounds to play.
     pub fn is_over(&self) -> bool {
         self.m.is_over()
     }
@@ -513,8 +522,11 @@ impl std::fmt::Display for MatchRecord {
 /// A [`Session`] between rounds, serializable (see [`Session::snapshot`]).
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SessionState {
+    /// The match's state.
     pub state: MatchState,
+    /// The players' names, per seat.
     pub names: Vec<String>,
+    /// Per seat, the built-in agent whose commands replays regenerate, if it is one.
     pub builtins: Vec<Option<String>>,
     /// Per seat, discarded commands by reason code.
     pub discards: Vec<Vec<(String, u32)>>,

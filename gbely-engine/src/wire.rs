@@ -124,8 +124,10 @@ pub fn observation_json(obs: &Observation, grid: &Grid) -> String {
 /// Why an answer as a whole could not be read (a violation).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum Unreadable {
+    /// The text is not JSON (with the parser's message).
     #[error("not JSON: {0}")]
     NotJson(String),
+    /// JSON, but neither `{"prikazy": [...]}` nor a bare list.
     #[error("not a JSON object with a `prikazy` list, nor a list")]
     NotCommands,
 }
@@ -272,7 +274,9 @@ fn amount_value(x: f64) -> Value {
 /// which is not told the map's size (SPEC §5), uses a [`VirtualGrid`]. Both number cells
 /// row-major (`row × width + column`), so cells sort the same way under either.
 pub trait CellIds {
+    /// The cell of an id (`P57_02`); `None` when it is not one, or not on the grid.
     fn cell(&self, id: &str) -> Option<Cell>;
+    /// The id of a cell.
     fn id(&self, c: Cell) -> String;
 }
 
@@ -292,6 +296,7 @@ impl CellIds for Grid {
 /// Row-major numbering on a grid `width` columns wide and as tall as needed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct VirtualGrid {
+    /// Columns per row (agents use [`gbely_rules::AGENT_GRID_WIDTH`]).
     pub width: u32,
 }
 

@@ -10,12 +10,22 @@ use std::fmt;
 pub struct Cell(pub u32);
 
 impl Cell {
+    /// The cell's number as an index into per-cell arrays.
     #[inline]
     pub const fn index(self) -> usize {
         self.0 as usize
     }
 
     /// The cell at `row`, `col` as agents number cells ([`AGENT_GRID_WIDTH`]).
+    ///
+    /// ```
+    /// use gbely_rules::{Cell, AGENT_GRID_WIDTH};
+    ///
+    /// // `P57_02`, the first side's base on the reference map.
+    /// let base = Cell::at(57, 2);
+    /// assert_eq!(base, Cell(57 * AGENT_GRID_WIDTH + 2));
+    /// assert_eq!(base.row_col(), (57, 2));
+    /// ```
     #[inline]
     pub const fn at(row: u32, col: u32) -> Cell {
         Cell(row * AGENT_GRID_WIDTH + col)
@@ -23,6 +33,18 @@ impl Cell {
 
     /// The row and column of a cell as agents number cells ([`AGENT_GRID_WIDTH`]): what an
     /// agent may compute geometry from, in-process and served alike.
+    ///
+    /// ```
+    /// use gbely_rules::{Cell, Observation};
+    ///
+    /// // Manhattan distance from an agent's home base (`moja_zakladna`) to a cell.
+    /// fn distance_home(obs: &Observation, c: Cell) -> u32 {
+    ///     let ((r0, c0), (r1, c1)) = (obs.base.row_col(), c.row_col());
+    ///     r0.abs_diff(r1) + c0.abs_diff(c1)
+    /// }
+    /// let obs = Observation { base: Cell::at(57, 2), ..Observation::default() };
+    /// assert_eq!(distance_home(&obs, Cell::at(55, 5)), 5);
+    /// ```
     #[inline]
     pub const fn row_col(self) -> (u32, u32) {
         (self.0 / AGENT_GRID_WIDTH, self.0 % AGENT_GRID_WIDTH)
@@ -32,6 +54,16 @@ impl Cell {
 /// How cells are numbered for agents (Rust `Decide`s, in-process and served over the line
 /// protocol alike): `row * AGENT_GRID_WIDTH + col`, whatever the map's size, which an agent is
 /// not told (SPEC §5). Row-major order is the map's: sorting cells sorts them as the rules do.
+///
+/// ```
+/// use gbely_rules::{Cell, AGENT_GRID_WIDTH};
+///
+/// // Row-major: the whole of row 3 comes before row 4, whatever the map's width.
+/// assert_eq!(Cell::at(3, 59).0, 3 * AGENT_GRID_WIDTH + 59);
+/// assert!(Cell::at(3, 59) < Cell::at(4, 0));
+/// // A neighbour one row down is `AGENT_GRID_WIDTH` cells further on.
+/// assert_eq!(Cell(Cell::at(3, 7).0 + AGENT_GRID_WIDTH), Cell::at(4, 7));
+/// ```
 pub const AGENT_GRID_WIDTH: u32 = 1024;
 
 /// Formats a cell id: `P{row:02}_{col:02}`; rows and cols of 100+ simply have more digits.
@@ -79,22 +111,27 @@ impl Neighbours {
         n.len = cells.len() as u8;
         Some(n)
     }
+    /// The neighbours as a slice, north, south, west, east.
     #[inline]
     pub fn as_slice(&self) -> &[Cell] {
         &self.cells[..self.len as usize]
     }
+    /// Whether `c` is one of these neighbours.
     #[inline]
     pub fn contains(&self, c: Cell) -> bool {
         self.as_slice().contains(&c)
     }
+    /// How many neighbours: 2 in a corner, 3 on an edge, 4 inside.
     #[inline]
     pub fn len(&self) -> usize {
         self.len as usize
     }
+    /// Whether there are none (only on a map of one cell).
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+    /// The neighbours in order, north, south, west, east.
     pub fn iter(&self) -> impl Iterator<Item = Cell> + '_ {
         self.as_slice().iter().copied()
     }
@@ -144,10 +181,12 @@ impl Grid {
         Grid { width, height, neighbours }
     }
 
+    /// Number of columns.
     #[inline]
     pub fn width(&self) -> u32 {
         self.width
     }
+    /// Number of rows.
     #[inline]
     pub fn height(&self) -> u32 {
         self.height
@@ -157,23 +196,30 @@ impl Grid {
     pub fn len(&self) -> usize {
         self.neighbours.len()
     }
+    /// Always `false`: [`Grid::new`] makes at least one cell.
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.neighbours.is_empty()
     }
+    /// The cell at `row`, `col` as this map numbers cells (`row * width + col`); both must lie
+    /// on the map.
     #[inline]
     pub fn cell(&self, row: u32, col: u32) -> Cell {
         debug_assert!(row < self.height && col < self.width);
         Cell(row * self.width + col)
     }
+    /// The row and column of a cell of this map (numbered by the map's width, unlike
+    /// [`Cell::row_col`]).
     #[inline]
     pub fn row_col(&self, c: Cell) -> (u32, u32) {
         (c.0 / self.width, c.0 % self.width)
     }
+    /// The neighbours of a cell (SPEC §2): north, south, west, east, off-map cells omitted.
     #[inline]
     pub fn neighbours(&self, c: Cell) -> &Neighbours {
         &self.neighbours[c.index()]
     }
+    /// Whether `a` and `b` share a side (no diagonals, no wrapping).
     #[inline]
     pub fn are_neighbours(&self, a: Cell, b: Cell) -> bool {
         self.neighbours[a.index()].contains(b)

@@ -15,6 +15,8 @@
 //! assert_eq!(constants::ROUNDS, 150);
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod constants;
 mod grid;
 mod lookup;

@@ -15,6 +15,36 @@ pub enum Slot {
 
 /// A dense lookup from cells to their place in an observation, rebuilt each round without
 /// allocating once it has grown (cheaper than a hash map and free of iteration order).
+///
+/// Keep one in the agent and [`rebuild`](CellLookup::rebuild) it at the start of each decision:
+///
+/// ```
+/// use gbely_rules::{Cell, CellLookup, Neighbours, Observation, OwnCell, Owner, Slot, Terrain, VisibleCell};
+///
+/// // One own cell in the corner, its two neighbours visible (row-major: `P00_01` first).
+/// let (corner, east, south) = (Cell::at(0, 0), Cell::at(0, 1), Cell::at(1, 0));
+/// let seen = |cell| VisibleCell { cell, owner: Owner::Neutral, garrison: 3.0, fortification: 0.0, terrain: Terrain::Meadow };
+/// let obs = Observation {
+///     round: 0,
+///     base: corner,
+///     own: vec![OwnCell {
+///         cell: corner,
+///         terrain: Terrain::Meadow,
+///         units: 10.0,
+///         fortification: 0.0,
+///         neighbours: Neighbours::from_cells(&[south, east]).unwrap(),
+///     }],
+///     visible: vec![seen(east), seen(south)],
+/// };
+///
+/// let mut lookup = CellLookup::new();
+/// lookup.rebuild(&obs);
+/// assert_eq!(lookup.get(corner), Slot::Own(0));
+/// assert_eq!(lookup.get(south), Slot::Visible(1));
+/// assert_eq!(lookup.visible(east), Some(0));
+/// assert_eq!(lookup.own(east), None);
+/// assert_eq!(lookup.get(Cell::at(30, 30)), Slot::Unseen);
+/// ```
 #[derive(Clone, Debug, Default)]
 pub struct CellLookup {
     slots: Vec<u32>,
@@ -24,6 +54,7 @@ const UNSEEN: u32 = u32::MAX;
 const VISIBLE_BIT: u32 = 1 << 31;
 
 impl CellLookup {
+    /// An empty lookup: every cell [`Slot::Unseen`] until [`rebuild`](CellLookup::rebuild).
     pub fn new() -> CellLookup {
         CellLookup::default()
     }
@@ -48,6 +79,7 @@ impl CellLookup {
         }
     }
 
+    /// Where `c` stands in the observation last indexed.
     #[inline]
     pub fn get(&self, c: Cell) -> Slot {
         match self.slots.get(c.index()) {
@@ -58,6 +90,7 @@ impl CellLookup {
         }
     }
 
+    /// The index of `c` into `obs.own`, if the side owns it.
     #[inline]
     pub fn own(&self, c: Cell) -> Option<usize> {
         match self.get(c) {
@@ -66,6 +99,7 @@ impl CellLookup {
         }
     }
 
+    /// The index of `c` into `obs.visible`, if it is a visible foreign cell.
     #[inline]
     pub fn visible(&self, c: Cell) -> Option<usize> {
         match self.get(c) {
@@ -78,6 +112,7 @@ impl CellLookup {
     pub fn len(&self) -> usize {
         self.slots.len()
     }
+    /// Whether nothing is indexed (before the first rebuild, or for an empty observation).
     pub fn is_empty(&self) -> bool {
         self.slots.is_empty()
     }
@@ -88,6 +123,43 @@ impl CellLookup {
 ///
 /// Attackers of a visible cell are listed in the order of `obs.own`; that order is part of the
 /// example agents' and the Council's behaviour.
+///
+/// ```
+/// use gbely_rules::{Cell, CellLookup, Frontier, Neighbours, Observation, OwnCell, Owner, Terrain, VisibleCell};
+///
+/// // Three own cells in the top-left corner; `P00_00` is enclosed by the other two.
+/// //   own:     P00_00 P00_01 | P01_00
+/// //   visible: P00_02 P01_01 P02_00
+/// let own = |row, col, around: &[(u32, u32)]| OwnCell {
+///     cell: Cell::at(row, col),
+///     terrain: Terrain::Meadow,
+///     units: 6.0,
+///     fortification: 0.0,
+///     neighbours: Neighbours::from_cells(&around.iter().map(|&(r, c)| Cell::at(r, c)).collect::<Vec<_>>()).unwrap(),
+/// };
+/// let seen = |row, col| VisibleCell {
+///     cell: Cell::at(row, col),
+///     owner: Owner::Council,
+///     garrison: 4.0,
+///     fortification: 0.0,
+///     terrain: Terrain::Hill,
+/// };
+/// let obs = Observation {
+///     round: 7,
+///     base: Cell::at(0, 0),
+///     own: vec![own(0, 0, &[(1, 0), (0, 1)]), own(0, 1, &[(1, 1), (0, 0), (0, 2)]), own(1, 0, &[(0, 0), (2, 0), (1, 1)])],
+///     visible: vec![seen(0, 2), seen(1, 1), seen(2, 0)],
+/// };
+///
+/// let (mut lookup, mut front) = (CellLookup::new(), Frontier::new());
+/// lookup.rebuild(&obs);
+/// front.rebuild(&obs, &lookup);
+/// // `P01_01` (visible 1) can be attacked from `P00_01` and `P01_00` (own 1 and 2).
+/// assert_eq!(front.attackers(1), [1, 2]);
+/// assert_eq!(front.attackers(0), [1]);
+/// assert!(!front.is_frontier(0));
+/// assert!(front.is_frontier(1) && front.is_frontier(2));
+/// ```
 #[derive(Clone, Debug, Default)]
 pub struct Frontier {
     /// `start[v]..start[v + 1]` indexes `attackers` for visible cell `v`.
@@ -98,6 +170,7 @@ pub struct Frontier {
 }
 
 impl Frontier {
+    /// An empty index, to [`rebuild`](Frontier::rebuild) each round.
     pub fn new() -> Frontier {
         Frontier::default()
     }
@@ -156,6 +229,17 @@ pub fn defence(garrison: f64, fortification: f64, terrain: Terrain) -> f64 {
 
 /// The smallest whole force that surely takes a cell whose observed (rounded) garrison and
 /// fortification are given: rounding can hide up to 0.05 of each, and combat is strict.
+///
+/// ```
+/// use gbely_rules::{defence, sure_win, Terrain};
+///
+/// // A hill seen with `posadka` 4.0 and `opevnenie` 1.0 may really hold 4.05 and 1.05:
+/// // 4.05 × 1.5 + 1.05 = 7.125, so 8 units take it whatever the rounding hid.
+/// assert_eq!(sure_win(4.0, 1.0, Terrain::Hill), 8.0);
+/// assert!(sure_win(4.0, 1.0, Terrain::Hill) > defence(4.05, 1.05, Terrain::Hill));
+/// // A defence of exactly 9 is not beaten by 9 (SPEC §6.4: the attack must be greater).
+/// assert_eq!(sure_win(9.0, 0.0, Terrain::Meadow), 10.0);
+/// ```
 #[inline]
 pub fn sure_win(garrison: f64, fortification: f64, terrain: Terrain) -> f64 {
     (defence(garrison + 0.05, fortification + 0.05, terrain)).floor() + 1.0

@@ -32,6 +32,7 @@ impl Owner {
         }
     }
 
+    /// The owner of a wire name; `None` for anything else (`armada_1` and `armada_9` too).
     pub fn from_wire(s: &str) -> Option<Owner> {
         match s {
             "hbp" => Some(Owner::Neutral),
@@ -93,7 +94,9 @@ pub fn round_half_away(y: f64) -> f64 {
 /// One of the observer's own cells (`moje_pola`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct OwnCell {
+    /// `id`: the cell ([`Cell::at`] numbering).
     pub cell: Cell,
+    /// `typ`: the cell's terrain.
     pub terrain: Terrain,
     /// `jednotky`, rounded to one decimal.
     pub units: f64,
@@ -106,12 +109,15 @@ pub struct OwnCell {
 /// A foreign cell next to the observer's territory (`viditelne_susedne_pola`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct VisibleCell {
+    /// `id`: the cell ([`Cell::at`] numbering).
     pub cell: Cell,
+    /// `vlastnik`: who holds it, as this side sees it.
     pub owner: Owner,
     /// `posadka`: raw units (not defence), rounded to one decimal.
     pub garrison: f64,
     /// `opevnenie`, rounded to one decimal.
     pub fortification: f64,
+    /// `typ`: the cell's terrain (its defence bonus applies to `garrison`).
     pub terrain: Terrain,
 }
 
@@ -142,12 +148,31 @@ impl Observation {
 /// A well-formed command (SPEC §6). Whether it is *valid* is decided when its turn comes.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Command {
-    /// `MOVE z → na`, `pocet` units.
-    Move { from: Cell, to: Cell, amount: f64 },
-    /// `ATTACK z → na`, `pocet` units.
-    Attack { from: Cell, to: Cell, amount: f64 },
-    /// `FORTIFY pole`, `investicia` units.
-    Fortify { cell: Cell, amount: f64 },
+    /// `MOVE z → na`, `pocet` units (SPEC §6.3).
+    Move {
+        /// `z`: an own cell the units leave.
+        from: Cell,
+        /// `na`: an own neighbouring cell; passability of its terrain applies.
+        to: Cell,
+        /// `pocet`: units asked for, clamped to the ready units of `from`.
+        amount: f64,
+    },
+    /// `ATTACK z → na`, `pocet` units (SPEC §6.4).
+    Attack {
+        /// `z`: an own cell the attackers leave.
+        from: Cell,
+        /// `na`: a foreign neighbouring cell.
+        to: Cell,
+        /// `pocet`: units asked for, clamped to the ready units of `from`.
+        amount: f64,
+    },
+    /// `FORTIFY pole`, `investicia` units (SPEC §6.5).
+    Fortify {
+        /// `pole`: the own cell fortified.
+        cell: Cell,
+        /// `investicia`: units invested (each buys 0.3 fortification), clamped to the ready units.
+        amount: f64,
+    },
 }
 
 impl Command {
@@ -158,6 +183,7 @@ impl Command {
             Command::Fortify { cell, .. } => cell,
         }
     }
+    /// The units asked for (`pocet` / `investicia`), before clamping to the ready units.
     pub fn amount(&self) -> f64 {
         match *self {
             Command::Move { amount, .. } | Command::Attack { amount, .. } | Command::Fortify { amount, .. } => amount,
@@ -204,6 +230,7 @@ pub enum DiscardReason {
 }
 
 impl DiscardReason {
+    /// Every reason, in declaration order.
     pub const ALL: [DiscardReason; 12] = [
         DiscardReason::NotAnObject,
         DiscardReason::UnknownType,

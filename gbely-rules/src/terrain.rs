@@ -15,6 +15,7 @@ pub enum Terrain {
 }
 
 impl Terrain {
+    /// The three terrains: meadow, hill, river.
     pub const ALL: [Terrain; 3] = [Terrain::Meadow, Terrain::Hill, Terrain::River];
 
     /// The wire name (`luka`, `vrch`, `rieka`).
@@ -26,6 +27,7 @@ impl Terrain {
         }
     }
 
+    /// The terrain of a wire name (`luka`, `vrch`, `rieka`).
     pub fn from_wire(s: &str) -> Option<Terrain> {
         Terrain::ALL.into_iter().find(|t| t.wire() == s)
     }
@@ -40,16 +42,23 @@ impl Terrain {
         }
     }
 
+    /// The terrain of a map-file glyph (`.`, `^`, `~`).
     pub fn from_glyph(c: char) -> Option<Terrain> {
         Terrain::ALL.into_iter().find(|t| t.glyph() == c)
     }
 
+    /// `PRODUKCIA`: units a cell of this terrain produces per round
+    /// ([`constants::production`](crate::constants::production)).
     pub const fn production(self) -> f64 {
         crate::constants::production(self)
     }
+    /// `TERENNY_BONUS`: the defence multiplier of the garrison
+    /// ([`constants::defence_bonus`](crate::constants::defence_bonus)).
     pub const fn defence_bonus(self) -> f64 {
         crate::constants::defence_bonus(self)
     }
+    /// `PRIECHODNOST`: the share of moved units that arrive on this terrain
+    /// ([`constants::passability`](crate::constants::passability)).
     pub const fn passability(self) -> f64 {
         crate::constants::passability(self)
     }

@@ -60,6 +60,7 @@ pub enum EndReason {
 macro_rules! wire_names {
     ($ty:ident { $($variant:ident => $name:literal),* $(,)? }) => {
         impl $ty {
+            /// Every variant, in declaration order.
             pub const ALL: &'static [$ty] = &[$($ty::$variant),*];
 
             /// The name used in replays, `--json` and Python.

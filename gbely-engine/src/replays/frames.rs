@@ -11,8 +11,11 @@ use crate::sim::{Match, MatchConfig};
 /// The state of every cell at one moment.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Frame {
+    /// Per cell, row-major: the owning seat, or -1 for neutral (as replays write it).
     pub owner: Vec<i8>,
+    /// Per cell, row-major: units, unrounded.
     pub units: Vec<f64>,
+    /// Per cell, row-major: fortification, unrounded.
     pub fortification: Vec<f64>,
 }
 
@@ -64,6 +67,7 @@ impl Frame {
         Ok(())
     }
 
+    /// How many cells `seat` owns (-1: how many are neutral).
     pub fn cells_of(&self, seat: i8) -> usize {
         self.owner.iter().filter(|&&o| o == seat).count()
     }

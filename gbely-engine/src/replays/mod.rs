@@ -34,14 +34,36 @@ pub const MAX_REPLAY_BYTES: u64 = 1 << 30;
 /// also chained as a `source` (an error report walking the chain would print it twice).
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayFileError {
+    /// The file could not be opened or read (or not decompressed).
     #[error("cannot read {path}: {error}")]
-    Io { path: String, error: std::io::Error },
+    Io {
+        /// The file.
+        path: String,
+        /// What the system said.
+        error: std::io::Error,
+    },
+    /// The text was read but is not a valid replay.
     #[error("{path}: {error}")]
-    Replay { path: String, error: ReplayError },
+    Replay {
+        /// The file.
+        path: String,
+        /// What is wrong with it, and where.
+        error: ReplayError,
+    },
+    /// The (decompressed) bytes are not UTF-8 text.
     #[error("{path}: not a replay: not UTF-8 text (an invalid byte at offset {offset})")]
-    NotText { path: String, offset: u64 },
+    NotText {
+        /// The file.
+        path: String,
+        /// The offset of the first invalid byte, in the decompressed bytes.
+        offset: u64,
+    },
+    /// Over [`MAX_REPLAY_BYTES`] uncompressed.
     #[error("{path}: larger than {MAX_REPLAY_BYTES} bytes uncompressed")]
-    TooLarge { path: String },
+    TooLarge {
+        /// The file.
+        path: String,
+    },
 }
 
 /// Why a [`Guard`] stopped the stream.

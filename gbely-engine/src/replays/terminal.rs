@@ -10,7 +10,9 @@ use super::Frame;
 /// A seat's colour: for the viewer (hex) and for terminals (the nearest xterm-256 colour).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SeatColor {
+    /// `#rrggbb`, for the viewer.
     pub hex: &'static str,
+    /// The nearest xterm-256 colour, for terminals.
     pub ansi: u8,
 }
 

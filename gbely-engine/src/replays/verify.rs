@@ -114,8 +114,12 @@ pub fn answer_commands(answer: &Answer, grid: &gbely_rules::Grid) -> Option<Vec<
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{}{}{what}", round.map_or(String::new(), |r| format!("round {r}: ")), cell.as_ref().map_or(String::new(), |c| format!("cell {c}: ")))]
 pub struct Mismatch {
+    /// The round where they part; `None` for the map, the number of rounds, the final state or
+    /// the result.
     pub round: Option<u32>,
+    /// The id of the first cell that differs (`P57_02`), where a cell does.
     pub cell: Option<String>,
+    /// What differs: what the file says and what the re-simulation gives.
     pub what: String,
 }
 
@@ -126,8 +130,11 @@ fn mismatch(round: Option<u32>, cell: Option<String>, what: impl Into<String>) -
 /// What a successful verification checked.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Verified {
+    /// Rounds re-simulated and compared.
     pub rounds: usize,
+    /// Seats of the map.
     pub seats: usize,
+    /// Cells of the map.
     pub cells: usize,
 }
 

@@ -149,6 +149,7 @@ pub struct LiveTurns {
 }
 
 impl LiveTurns {
+    /// For a match on `map`, before its round 0.
     pub fn new(map: Arc<Map>) -> LiveTurns {
         let last = Frame::start(&map);
         LiveTurns { map, last }
@@ -192,10 +193,16 @@ fn base64(bytes: &[u8]) -> String {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PageMode {
     /// The whole match embedded (gzip + base64): the page works from disk, offline.
-    File { data_gz_base64: String },
+    File {
+        /// The viewer's data of the match, gzip-compressed, in base64.
+        data_gz_base64: String,
+    },
     /// The page asks its server for the match as it is played (`api/…?t=TOKEN`, same origin); with
     /// `human`, it plays that seat.
-    Live { human: Option<u8> },
+    Live {
+        /// The seat a person plays from the page, if any.
+        human: Option<u8>,
+    },
 }
 
 /// Fills the template's `{{NAME}}` slots in one pass: what is put in is never searched for

@@ -66,6 +66,7 @@ impl CoreGate {
         Arc::new(CoreGate { cores: cores.max(1), held: Mutex::new(Held::default()), freed: Condvar::new() })
     }
 
+    /// How many cores the gate shares out.
     pub fn cores(&self) -> usize {
         self.cores
     }

@@ -1,10 +1,10 @@
 //! Stopping a match on Ctrl-C or SIGTERM.
 //!
-//! A [`Guard`] installs handlers that only raise a flag; the match loop and the wait for agent
-//! answers look at it (at least every [`POLL`]) and end the match cleanly: agents killed, the
-//! partial replay written and marked `interrupted`. Handlers are chained, not replaced: inside a
-//! Python process the interpreter's own SIGINT handler still runs, so Python raises
-//! `KeyboardInterrupt` when the engine hands control back.
+//! A `Guard` (feature `runner`) installs handlers that only raise a flag; the match loop and the
+//! wait for agent answers look at it (at least every [`POLL`]) and end the match cleanly: agents
+//! killed, the partial replay written and marked `interrupted`. Handlers are chained, not
+//! replaced: inside a Python process the interpreter's own SIGINT handler still runs, so Python
+//! raises `KeyboardInterrupt` when the engine hands control back.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -18,7 +18,8 @@ fn flag() -> &'static Arc<AtomicBool> {
     FLAG.get_or_init(|| Arc::new(AtomicBool::new(false)))
 }
 
-/// Whether a stop was requested since the current [`Guard`] was installed.
+/// Whether a stop was requested (Ctrl-C, SIGTERM, [`request`]) since the current `Guard` was
+/// installed.
 pub fn requested() -> bool {
     flag().load(Ordering::Relaxed)
 }

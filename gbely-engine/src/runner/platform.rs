@@ -228,6 +228,8 @@ pub fn sweep_token(token: &str) {
     }
 }
 
+/// Does nothing off Linux: other Unixes show no other process's environment, and on Windows the
+/// Job already holds every descendant.
 #[cfg(not(target_os = "linux"))]
 pub fn sweep_token(_token: &str) {}
 
@@ -272,11 +274,14 @@ pub fn kill_orphans() {
 /// elsewhere, where the fairness notes are left out).
 #[derive(Clone, Copy, Debug)]
 pub struct SchedStat {
+    /// Time spent on a CPU.
     pub run_ns: u64,
+    /// Time spent runnable, waiting for a CPU.
     pub wait_ns: u64,
 }
 
 impl SchedStat {
+    /// The figures of process `pid` now; `None` when they cannot be read.
     #[cfg(target_os = "linux")]
     pub fn of(pid: u32) -> Option<SchedStat> {
         let text = std::fs::read_to_string(format!("/proc/{pid}/schedstat")).ok()?;
@@ -284,6 +289,7 @@ impl SchedStat {
         Some(SchedStat { run_ns: it.next()??, wait_ns: it.next()?? })
     }
 
+    /// Always `None` off Linux.
     #[cfg(not(target_os = "linux"))]
     pub fn of(_pid: u32) -> Option<SchedStat> {
         None

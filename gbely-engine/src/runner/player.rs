@@ -40,8 +40,11 @@ pub enum PlayerAnswer {
     Commands(Vec<Command>),
     /// The command list as received on the wire (each item parsed on its own).
     Raw(Vec<serde_json::Value>),
+    /// A violation (SPEC §8): the round's commands are lost.
     Violation {
+        /// Timeout, crash or unreadable answer.
         kind: ViolationKind,
+        /// What happened, in words, for the log and the replay.
         detail: String,
     },
     /// A stop was requested (Ctrl-C) while waiting for the answer: the round is not played.
@@ -57,6 +60,7 @@ pub struct AgentStats {
     pub timed: bool,
     /// Processes started (1 + restarts after violations).
     pub starts: u32,
+    /// Rounds whose answer was timed: the answer times below are over them.
     pub answered_rounds: u32,
     /// The slowest answer in time, in seconds.
     pub max_answer_seconds: f64,
@@ -75,15 +79,19 @@ pub struct AgentStats {
 /// sandbox (`runner::sandbox`) or not, with one line that says how, or why not.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Isolation {
+    /// Whether the agent ran in the sandbox.
     pub sandboxed: bool,
+    /// How it was held, or why it was not.
     pub detail: &'static str,
 }
 
 impl Isolation {
+    /// Sandboxed, held as `detail` says.
     pub fn sandboxed(detail: &'static str) -> Isolation {
         Isolation { sandboxed: true, detail }
     }
 
+    /// Not sandboxed, for the reason `detail` gives.
     pub fn unsandboxed(detail: &'static str) -> Isolation {
         Isolation { sandboxed: false, detail }
     }
@@ -106,7 +114,11 @@ impl Isolation {
 pub trait Player {
     /// A short name for tables and replays.
     fn name(&self) -> String;
+    /// Hands over the seat's observation for the round (cells numbered by the map's `grid`): an
+    /// agent process starts thinking, an in-process agent decides here.
     fn begin(&mut self, obs: &Observation, grid: &Grid);
+    /// The answer to the observation of the last [`begin`](Player::begin), waiting for it if
+    /// need be.
     fn finish(&mut self) -> PlayerAnswer;
     /// Called once when the match is over (agent processes are stopped here).
     fn end(&mut self) {}
@@ -155,6 +167,7 @@ pub struct DecidePlayer<D> {
 }
 
 impl<D: Decide> DecidePlayer<D> {
+    /// A player named `name` (in tables and replays) that asks `agent`, without a time limit.
     pub fn new(name: impl Into<String>, agent: D) -> Self {
         DecidePlayer {
             name: name.into(),

@@ -63,9 +63,19 @@ const HARNESS_ERROR_TAG: &[u8] = b"#gbely-error ";
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum AgentCommand {
     /// A Python file with `decide(stav)`, run through the embedded harness.
-    Python { file: PathBuf, python: String },
+    Python {
+        /// The agent's `.py` file.
+        file: PathBuf,
+        /// The Python interpreter to run it with (`python3`, a path).
+        python: String,
+    },
     /// Any executable speaking the line protocol: a program and its arguments.
-    Exec { program: String, args: Vec<String> },
+    Exec {
+        /// The program.
+        program: String,
+        /// Its arguments.
+        args: Vec<String>,
+    },
 }
 
 /// Settings of a process agent.
@@ -115,6 +125,7 @@ impl ProcessConfig {
 pub struct ProcessStats {
     /// Seconds from sending each observation to the answer (answered rounds only).
     pub round_seconds: Vec<f64>,
+    /// Processes started (1 + restarts after violations).
     pub starts: u32,
     /// CPU time and time spent runnable but waiting for a CPU, summed over the rounds.
     pub cpu: CpuTally,
@@ -189,6 +200,7 @@ pub struct ProcessPlayer {
     /// In the sandbox where the machine allows, the control group that holds the memory of all
     /// its processes together.
     group: Option<sandbox::MemoryGroup>,
+    /// Timings and notes so far.
     pub stats: ProcessStats,
 }
 
@@ -199,6 +211,9 @@ impl std::fmt::Debug for ProcessPlayer {
 }
 
 impl ProcessPlayer {
+    /// A player named `name` for the agent `command` starts, with `config`: writes the harness
+    /// (Python agents) and creates the log; the process itself starts before its first
+    /// observation.
     pub fn new(
         name: impl Into<String>,
         command: AgentCommand,
@@ -265,6 +280,7 @@ impl ProcessPlayer {
         Ok(player)
     }
 
+    /// The agent's log: what it printed, and the runner's notes (`[gbely] …`).
     pub fn log_path(&self) -> &Path {
         &self.config.log
     }

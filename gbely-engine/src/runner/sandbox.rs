@@ -58,9 +58,12 @@ pub const SCRATCH_DIR: &str = "/scratch";
 /// to play without), `off` (`--no-sandbox`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SandboxMode {
+    /// Sandboxed where the machine allows; otherwise played unsandboxed, saying why.
     #[default]
     Auto,
+    /// Sandboxed, or not played at all.
     Require,
+    /// Not sandboxed (`--no-sandbox`).
     Off,
 }
 
@@ -487,6 +490,7 @@ impl MemoryGroup {
         Ok(group)
     }
 
+    /// The group's folder in the cgroup file system.
     pub fn dir(&self) -> &Path {
         &self.dir
     }
@@ -524,6 +528,7 @@ const ETC: &[&str] = &[
 pub struct PythonRuntime {
     /// `sys.executable` (a venv's own path, so that the venv applies).
     pub executable: PathBuf,
+    /// The folders mounted read-only for it: prefixes and site-packages.
     pub folders: Vec<PathBuf>,
     /// `site.getuserbase()`, given to the agent as `PYTHONUSERBASE` (its `HOME` is the scratch).
     pub user_base: Option<PathBuf>,

@@ -60,24 +60,33 @@ pub enum SideInput {
 /// A discarded command.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DiscardEvent {
+    /// The seat whose command it was.
     pub seat: u8,
+    /// Its place in the seat's list of commands for the round (0-based).
     pub index: u32,
+    /// Why it was discarded (SPEC §6.2).
     pub reason: DiscardReason,
 }
 
 /// A capture in the round: `seat` took `cell` from `from` (a seat or [`NEUTRAL`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CaptureEvent {
+    /// The attacking seat.
     pub seat: u8,
+    /// The cell attacked.
     pub cell: Cell,
+    /// Its owner before the attack: a seat or [`NEUTRAL`].
     pub from: u8,
 }
 
 /// What happened in one round, besides the state change.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RoundReport {
+    /// The round resolved (0-based).
     pub round: u32,
+    /// Commands discarded, in resolution order (SPEC §6.2).
     pub discarded: Vec<DiscardEvent>,
+    /// Cells taken by a successful ATTACK, in resolution order.
     pub captures: Vec<CaptureEvent>,
     /// Attacks that failed: `seat` attacked `cell` (owned by `from`) and lost its units.
     pub failed: Vec<CaptureEvent>,
@@ -101,13 +110,20 @@ struct SideState {
 /// One side's standing at the end (SPEC §10).
 #[derive(Clone, Debug, PartialEq)]
 pub struct SideOutcome {
+    /// The seat (0-based, in the map's seat order).
     pub seat: u8,
+    /// Cells it owns.
     pub cells: u32,
     /// `owned / cells × 100`; `None` when disqualified.
     pub score: Option<f64>,
+    /// The tie-break: the first round at whose end it owned at least its final number of cells
+    /// (lower is better); `None` when disqualified, or before any round ended.
     pub tiebreak_round: Option<u32>,
+    /// Violations counted (SPEC §8).
     pub violations: u32,
+    /// The round of its disqualifying (fourth) violation, if any.
     pub disqualified: Option<u32>,
+    /// The round at whose end it had no cell left, if any.
     pub eliminated: Option<u32>,
 }
 
@@ -115,15 +131,21 @@ pub struct SideOutcome {
 /// [`Match::restore`]): what search and pickling need. The map travels separately.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct MatchState {
+    /// Rounds the match plays ([`MatchConfig::rounds`]).
     pub rounds: u32,
+    /// The current round ([`Match::round`]).
     pub round: u32,
     /// Whether this round's production was applied already.
     pub produced: bool,
+    /// Why the match ended, once it has.
     pub ended: Option<EndReason>,
+    /// The round in which the Council's seat lost its last cell ([`Match::council_fell`]).
     pub council_fell: Option<u32>,
     /// Per cell, row-major: the owning seat or [`NEUTRAL`].
     pub owner: Vec<u8>,
+    /// Per cell, row-major: units (the garrison), unrounded.
     pub units: Vec<f64>,
+    /// Per cell, row-major: fortification, unrounded.
     pub fortification: Vec<f64>,
     /// Per seat: violations so far, the rounds of its disqualification and elimination, and the
     /// cells it owned at the end of each round played.
@@ -133,9 +155,13 @@ pub struct MatchState {
 /// One seat's part of a [`MatchState`].
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SeatState {
+    /// Violations so far.
     pub violations: u32,
+    /// The round of its disqualification, if any.
     pub disqualified: Option<u32>,
+    /// The round of its elimination, if any.
     pub eliminated: Option<u32>,
+    /// Cells owned at the end of each round played (the tie-break is read from it).
     pub history: Vec<u32>,
 }
 
@@ -222,9 +248,11 @@ impl Match {
         }
     }
 
+    /// The map played on.
     pub fn map(&self) -> &Arc<Map> {
         &self.map
     }
+    /// Duel (two seats) or final (more), as the map's seats imply (SPEC §9).
     pub fn mode(&self) -> Mode {
         self.mode
     }
@@ -232,15 +260,19 @@ impl Match {
     pub fn round(&self) -> u32 {
         self.round
     }
+    /// Rounds the match plays at most ([`MatchConfig::rounds`]).
     pub fn rounds(&self) -> u32 {
         self.rounds
     }
+    /// Number of seats (sides), eliminated and disqualified ones included.
     pub fn seats(&self) -> usize {
         self.sides.len()
     }
+    /// Whether the match has ended (SPEC §4 step 4): no more rounds to resolve.
     pub fn is_over(&self) -> bool {
         self.ended.is_some()
     }
+    /// Why the match ended; `None` while it is being played.
     pub fn end_reason(&self) -> Option<EndReason> {
         self.ended
     }
@@ -248,21 +280,27 @@ impl Match {
     pub fn council_fell(&self) -> Option<u32> {
         self.council_fell
     }
+    /// The seat owning `c` (the map's numbering), or [`NEUTRAL`].
     pub fn owner(&self, c: Cell) -> u8 {
         self.owner[c.index()]
     }
+    /// The units on `c`, unrounded.
     pub fn units(&self, c: Cell) -> f64 {
         self.units[c.index()]
     }
+    /// The fortification of `c`, unrounded.
     pub fn fortification(&self, c: Cell) -> f64 {
         self.fort[c.index()]
     }
+    /// Every cell's owner, row-major: a seat or [`NEUTRAL`].
     pub fn owners(&self) -> &[u8] {
         &self.owner
     }
+    /// Every cell's units, row-major, unrounded.
     pub fn all_units(&self) -> &[f64] {
         &self.units
     }
+    /// Every cell's fortification, row-major, unrounded.
     pub fn all_fortifications(&self) -> &[f64] {
         &self.fort
     }
@@ -280,6 +318,7 @@ impl Match {
         self.territory[seat as usize].for_each(|c| sum += self.units[c as usize]);
         sum
     }
+    /// Violations of a seat so far (SPEC §8).
     pub fn violations(&self, seat: u8) -> u32 {
         self.sides[seat as usize].violations
     }

@@ -5,7 +5,8 @@
 //! * [`agent_spec`]: what an agent spec names (a file, an example, a built-in, `cmd:`), its
 //!   display name, and the check that it can run; [`program`]: `cmd:` commands' words and
 //!   whether a program (and its `#!` interpreter) can be started;
-//! * [`folders`]: run folders; [`players`]: the players of a match, with their limits;
+//! * [`folders`]: run folders (the players of a match, with their limits, are built by
+//!   [`service`](crate::app::service));
 //! * [`results`]: the result document and the summary's notes;
 //! * [`final_match`]: the final's seating and table.
 //!

@@ -11,8 +11,9 @@ use serde_json::json;
 use crate::session::MatchRecord;
 
 /// The result of a run, as `--json` and the Python package give it: the match result in the
-/// same shape as the replay's and `gbely.Match.result()` ([`MatchResult`]'s fields; each side a
-/// [`SideResult`]), and per side the run's details.
+/// same shape as the replay's and `gbely.Match.result()` (the fields of
+/// [`MatchResult`](gbely_world::replay::MatchResult); each side a [`SideResult`]), and per side
+/// the run's details.
 pub fn result_json(map: &Map, rec: &MatchRecord, replay: Option<&Path>, logs: &[Option<PathBuf>]) -> serde_json::Value {
     let result = rec.result();
     let sides: Vec<SideReport> = result
