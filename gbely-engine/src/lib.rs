@@ -29,8 +29,6 @@
 #[allow(missing_docs)]
 pub mod app;
 pub mod builtins;
-// documented by its own module; see its docs
-#[allow(missing_docs)]
 pub mod experiment;
 pub mod game;
 pub mod limits;

@@ -364,6 +364,7 @@ impl Notes {
         Notes { text: text.into(), cells: Vec::new() }
     }
 
+    /// Whether there is nothing in them: no text and no cell notes.
     pub fn is_empty(&self) -> bool {
         self.text.is_empty() && self.cells.is_empty()
     }

@@ -237,7 +237,7 @@ pub struct AbRun {
 /// **No pair runs far ahead of the verdict**: a worker starts pair `k` only when
 /// `k < read + jobs`, `read` the pairs the test has read, so when the test decides at most `jobs`
 /// pairs are in progress, and they are abandoned. Finished pairs are journalled in batches
-/// (every second or [`COMMIT_PAIRS`] pairs, and at the end), so a crash loses at most a second of
+/// (every second or `COMMIT_PAIRS` (64) pairs, and at the end), so a crash loses at most a second of
 /// pairs, and Ctrl-C none that finished.
 pub fn run_ab(
     s: &AbSetup,

@@ -29,20 +29,35 @@ use super::sprt::{
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Hypotheses {
     /// Head to head: B is `elo0` (H0, "no better") or `elo1` (H1, "better") stronger than A.
-    Elo { model: EloModel, elo0: f64, elo1: f64 },
+    Elo {
+        /// The Elo model the differences are in.
+        model: EloModel,
+        /// H0's difference.
+        elo0: f64,
+        /// H1's difference.
+        elo1: f64,
+    },
     /// Against an opponent: B's share is `share0` or `share1` points above A's.
-    Share { share0: f64, share1: f64 },
+    Share {
+        /// H0's difference, in points of share.
+        share0: f64,
+        /// H1's difference, in points of share.
+        share1: f64,
+    },
 }
 
 /// Pair outcomes seen so far, and the SPRT's reading of them.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Sprt {
+    /// What the test weighs against what.
     pub hypotheses: Hypotheses,
-    /// Error rates: a false "better" (α) and a missed one (β).
+    /// The error rate of a false "better" (α).
     pub alpha: f64,
+    /// The error rate of a missed "better" (β).
     pub beta: f64,
-    /// The stopping bounds of the LLR: `ln(β/(1−α))` and `ln((1−β)/α)`.
+    /// The lower stopping bound of the LLR, `ln(β/(1−α))`: "no better" at or below it.
     pub lower: f64,
+    /// The upper stopping bound, `ln((1−β)/α)`: "better" at or above it.
     pub upper: f64,
     /// Pair outcomes in order (head to head: B's mean game score in the pair, 0…1; against an
     /// opponent: B's share minus A's).
@@ -56,12 +71,16 @@ pub struct Sprt {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
+    /// B is better (H1 accepted).
     Better,
+    /// B is no better (H0 accepted).
     NoBetter,
+    /// Neither yet.
     Undecided,
 }
 
 impl Verdict {
+    /// The verdict in words, after `pairs` pairs.
     pub fn text(self, pairs: usize) -> String {
         match self {
             Verdict::Better => "B is better".into(),
@@ -85,8 +104,11 @@ pub struct ExpectedPairs {
 /// An interval in the unit of the hypotheses; `None` where it is unbounded.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct Interval {
+    /// The estimate.
     pub value: Option<f64>,
+    /// The lower end of its 95 % interval.
     pub low: Option<f64>,
+    /// The upper end of its 95 % interval.
     pub high: Option<f64>,
 }
 
@@ -95,6 +117,7 @@ pub struct Interval {
 pub struct Sweep {
     /// B won every pair (else lost every one).
     pub won: bool,
+    /// How many pairs.
     pub pairs: usize,
     /// The 95 % one-sided bound on the logistic Elo difference: B's score is at least the chance
     /// `q` of a WW pair, and `q^pairs ≥ 5 %` for every `q` not ruled out, so `q ≥ 0.05^(1/pairs)`.
@@ -112,13 +135,16 @@ pub struct Estimate {
     pub los: f64,
     /// Head to head, in both Elo models.
     pub logistic: Option<Interval>,
+    /// Head to head, in normalised Elo.
     pub normalized: Option<Interval>,
     /// The plain mean outcome (per game score head to head; share points).
     pub mean_outcome: f64,
+    /// When every pair was won (or lost): the bound there is instead of an estimate.
     pub sweep: Option<Sweep>,
 }
 
 impl Sprt {
+    /// A test of `hypotheses` with error rates `alpha` and `beta`, before any pair.
     pub fn new(hypotheses: Hypotheses, alpha: f64, beta: f64) -> Sprt {
         Sprt {
             hypotheses,
@@ -133,6 +159,7 @@ impl Sprt {
         }
     }
 
+    /// Adds the outcome of the next pair.
     pub fn push(&mut self, outcome: f64) {
         self.outcomes.push(outcome);
         if matches!(self.hypotheses, Hypotheses::Elo { .. }) {
@@ -142,6 +169,7 @@ impl Sprt {
         self.sum_sq += outcome * outcome;
     }
 
+    /// Pairs seen.
     pub fn n(&self) -> usize {
         self.outcomes.len()
     }
@@ -159,6 +187,7 @@ impl Sprt {
         }
     }
 
+    /// What the test says now.
     pub fn verdict(&self) -> Verdict {
         let llr = self.llr();
         if llr >= self.upper {
@@ -262,14 +291,17 @@ impl Sprt {
 pub struct AbPlan {
     /// Pair `k` plays `maps[k % maps.len()]`.
     pub maps: Vec<std::sync::Arc<gbely_world::Map>>,
+    /// Rounds of each match.
     pub rounds: u32,
     /// Pairs at once; 0: one per core.
     pub threads: usize,
     /// The test stops undecided after this many pairs.
     pub max_pairs: usize,
+    /// What the test weighs against what.
     pub hypotheses: Hypotheses,
-    /// Error rates: a false "better" (α) and a missed one (β).
+    /// The error rate of a false "better" (α).
     pub alpha: f64,
+    /// The error rate of a missed "better" (β).
     pub beta: f64,
     /// `None`: head to head (a pair is A against B twice, the seats swapped). Else both play
     /// this opponent from seat 0 on the same map, and a pair's outcome is B's share minus A's.

@@ -49,7 +49,9 @@ pub type Factory = Arc<dyn Fn() -> Box<dyn Decide + Send> + Send + Sync>;
 /// One entrant of a league: a name and how to make its agent.
 #[derive(Clone)]
 pub struct Entrant {
+    /// The name it is shown under.
     pub name: String,
+    /// Makes its agent, once per match.
     pub make: Factory,
     /// The built-in agent it is, if one ([`Entrant::builtin`]).
     builtin: Option<&'static str>,
@@ -86,6 +88,7 @@ pub struct LeaguePlan {
     pub maps: Vec<Arc<Map>>,
     /// Matches per pair, map and seat order.
     pub games: u32,
+    /// Rounds of each match.
     pub rounds: u32,
     /// Matches at once; 0: one per core.
     pub threads: usize,
@@ -108,10 +111,13 @@ pub struct Game {
     pub seats: [usize; 2],
     /// The map (an index into the plan's maps).
     pub map: usize,
+    /// Which game of the pair, map and seat order (0 … `games` − 1).
     pub game: u32,
+    /// Cells each seat held at the end.
     pub cells: [u32; 2],
     /// Shares of the map in percent (`None`: disqualified).
     pub shares: [Option<f64>; 2],
+    /// Violations of each seat (SPEC §8).
     pub violations: [usize; 2],
     /// +1 seat 0 won, −1 seat 1 won, 0 a draw (see [`winner`]).
     pub winner: i8,
@@ -120,11 +126,17 @@ pub struct Game {
 /// An entrant's line in the standings.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Standing {
+    /// Which entrant (an index into the entrants).
     pub entrant: usize,
+    /// Its name.
     pub name: String,
+    /// Matches played.
     pub played: u32,
+    /// Matches won.
     pub wins: u32,
+    /// Matches drawn.
     pub draws: u32,
+    /// Matches lost.
     pub losses: u32,
     /// A win is 1, a draw ½.
     pub points: f64,
@@ -137,6 +149,7 @@ pub struct Standing {
 pub struct LeagueResult {
     /// In a fixed order (map, pair, seat order, game), whatever order they were played in.
     pub games: Vec<Game>,
+    /// The entrants, most points first (then the higher mean share).
     pub standings: Vec<Standing>,
 }
 

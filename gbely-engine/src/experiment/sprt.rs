@@ -34,6 +34,7 @@ pub const PENTA_PSEUDO_COUNT: f64 = 1e-3;
 /// common: a simulated stream `3 − Exp(mean 3)` (many small gains, a few large losses, no true
 /// difference) is called "better" 13 % of the time with 0.001 and 2.6 % with 0.01 (α = 5 %).
 pub const SHARE_PSEUDO_WEIGHT: f64 = 0.01;
+/// The ends of the share scale, ±100 points: where the pseudo-pairs of the regularisation sit.
 pub const SHARE_RANGE: f64 = 100.0;
 
 /// The pair scores of the pentanomial scale, per game: LL, LD, LW/DD, DW, WW.
@@ -193,12 +194,15 @@ pub struct Drift {
     pub n: f64,
     /// Mean and variance of a pair outcome (regularised).
     pub mean: f64,
+    /// The variance of a pair outcome (regularised).
     pub var: f64,
-    /// The hypotheses as mean outcomes.
+    /// H0 as a mean outcome.
     pub s0: f64,
+    /// H1 as a mean outcome.
     pub s1: f64,
-    /// The stopping bounds of the LLR.
+    /// The lower stopping bound of the LLR.
     pub lower: f64,
+    /// The upper stopping bound of the LLR.
     pub upper: f64,
 }
 
@@ -271,8 +275,9 @@ impl Drift {
 pub struct SequentialEstimate {
     /// Median-unbiased: the mean outcome at which a worse test outcome has probability ½.
     pub mean: f64,
-    /// The 95 % interval.
+    /// The lower end of the 95 % interval.
     pub low: f64,
+    /// The upper end of the 95 % interval.
     pub high: f64,
     /// The likelihood of superiority: the probability of a test outcome worse than this one if
     /// there were no difference (B = A).
