@@ -390,3 +390,17 @@ def test_the_cli_and_python_give_the_same_result_for_the_same_final(tmp_path):
                                             time_limit=None))
     assert _comparable(py) == _comparable(cli)
     assert [row["name"] for row in py["table"]] == [row["name"] for row in cli["table"]]
+
+
+def test_a_callables_notes_reach_the_replay(tmp_path):
+    # The answer's `debug` key (ignored by the rules and the judge) is kept in the replay.
+    def decide(stav):
+        return {"prikazy": [], "debug": {"text": "round %d" % stav["kolo"],
+                                         "cells": {stav["moja_zakladna"]: "home", "P99_99": "off the map"}}}
+
+    gbely.play(decide, rounds=3, replay=tmp_path / "r.json")
+    doc = json.loads((tmp_path / "r.json").read_text())
+    base = 57 * 60 + 2  # P57_02, seat 0's base on the 60-wide reference map
+    assert [t["notes"] for t in doc["turns"]] == [
+        [{"seat": 0, "text": "round %d" % r, "cells": [[base, "home"]]}] for r in range(3)
+    ]
