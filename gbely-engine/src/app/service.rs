@@ -233,11 +233,8 @@ pub fn run(plan: MatchPlan, observer: &mut dyn Observer) -> Result<Played, RunEr
         .any(|s| matches!(&s.agent, SeatAgent::Spec(spec) if is_python_agent(spec)))
         .then(|| python.clone());
     if processes {
-        std::fs::create_dir_all(&run_dir).map_err(|error| RunError::Prepare {
-            spec: "the run folder".into(),
-            dir: run_dir.display().to_string(),
-            error,
-        })?;
+        std::fs::create_dir_all(&run_dir)
+            .map_err(|error| RunError::RunFolder { dir: run_dir.display().to_string(), error })?;
     }
     let mut players: Vec<Box<dyn Player + Send>> = Vec::with_capacity(seats.len());
     let mut logs = Vec::with_capacity(seats.len());

@@ -59,6 +59,8 @@ pub enum RunError {
     Rounds(u32),
     #[error("cannot write the replay to {path}: {error}")]
     Replay { path: String, error: std::io::Error },
+    #[error("cannot create the run folder {dir}: {error}")]
+    RunFolder { dir: String, error: std::io::Error },
 }
 
 type Result<T, E = RunError> = std::result::Result<T, E>;
