@@ -490,3 +490,64 @@ def test_one_human_seat_per_match(work):
     out = gbely("final", "human", "human", "--rounds", "2", "--no-open", "--run-dir", "two-humans", cwd=work, ok=(1,))
     assert "one human seat per match" in out.stderr
     assert not (work / "two-humans" / "replay.json.gz").exists()
+
+
+# ---------- colours ----------
+
+# Colour-vision deficiencies (Machado, Oliveira & Fernandes 2009, severity 1), applied in linear
+# RGB: the same matrices as the Rust test of the colour table (replays/terminal.rs).
+VISIONS = {
+    "normal": [[1, 0, 0], [0, 1, 0], [0, 0, 1]],
+    "protanopia": [[0.152286, 1.052583, -0.204868], [0.114503, 0.786281, 0.099216], [-0.003882, -0.048116, 1.051998]],
+    "deuteranopia": [[0.367322, 0.860646, -0.227968], [0.280085, 0.672501, 0.047413], [-0.011820, 0.042940, 0.968881]],
+    "tritanopia": [[1.255528, -0.076749, -0.178779], [-0.078411, 0.930809, 0.147602], [0.004733, 0.691367, 0.303900]],
+}
+
+
+def css_rgb(text: str) -> tuple[int, int, int]:
+    m = re.match(r"rgba?\((\d+), (\d+), (\d+)", text)
+    assert m, text
+    return int(m[1]), int(m[2]), int(m[3])
+
+
+def simulated(rgb, m):
+    lin = [c / 255 / 12.92 if c / 255 <= 0.04045 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in rgb]
+    return [min(1.0, max(0.0, sum(m[i][j] * lin[j] for j in range(3)))) for i in range(3)]
+
+
+def lab(rgb, m):
+    s = simulated(rgb, m)
+    x = 0.4124 * s[0] + 0.3576 * s[1] + 0.1805 * s[2]
+    y = 0.2126 * s[0] + 0.7152 * s[1] + 0.0722 * s[2]
+    z = 0.0193 * s[0] + 0.1192 * s[1] + 0.9505 * s[2]
+    f = lambda t: t ** (1 / 3) if t > 0.008856 else 7.787 * t + 16 / 116  # noqa: E731
+    fx, fy, fz = f(x / 0.95047), f(y), f(z / 1.08883)
+    return 116 * fy - 16, 500 * (fx - fy), 200 * (fy - fz)
+
+
+def contrast(a, b, m) -> float:
+    ya, yb = (sum(k * c for k, c in zip((0.2126, 0.7152, 0.0722), simulated(x, m))) for x in (a, b))
+    return (max(ya, yb) + 0.05) / (min(ya, yb) + 0.05)
+
+
+def test_the_eight_armies_and_the_council_stay_apart_on_the_dark_page(final, pages):
+    p = pages(1366, 768).open(final.as_uri()).wait_ready()
+    swatches = [css_rgb(c) for c in p.page.evaluate(
+        "[...document.querySelectorAll('#standings .sw')].map((e) => getComputedStyle(e).backgroundColor)")]
+    backgrounds = [css_rgb(c) for c in p.page.evaluate("""[document.body, document.querySelector('.box'),
+        document.getElementById('mapbox')].map((e) => getComputedStyle(e).backgroundColor)""")]
+    assert len(swatches) == 9 and len(set(swatches)) == 9, swatches
+    closest, darkest = 1e9, 1e9
+    for vision, m in VISIONS.items():
+        labs = [lab(c, m) for c in swatches]
+        for i in range(9):
+            for j in range(i + 1, 9):
+                d = sum((a - b) ** 2 for a, b in zip(labs[i], labs[j])) ** 0.5
+                assert d >= 15, (vision, swatches[i], swatches[j], d)
+                closest = min(closest, d)
+            for bg in backgrounds:
+                k = contrast(swatches[i], bg, m)
+                # WCAG 2, 1.4.11: 3:1 for what must be seen of a graphic.
+                assert k >= 3, (vision, swatches[i], bg, k)
+                darkest = min(darkest, k)
+    print(f"\n[figures] seat colours: closest pair ΔE {closest:.1f} (CIE76, any simulated vision), lowest contrast on the page {darkest:.2f}:1")
