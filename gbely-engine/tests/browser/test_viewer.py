@@ -572,3 +572,64 @@ def test_no_error_on_a_phone_over_twenty_loads(duel, work, browser):
             p.page.evaluate("window.dispatchEvent(new Event('resize'))")
             p.page.wait_for_timeout(30)
             p.close()
+
+
+def cell_centre(p: Page, i: int) -> tuple[float, float]:
+    """The middle of cell i of the map in the window's coordinates."""
+    st = p.state()
+    v = p.page.evaluate("({s: window.gbely.view.s, ox: window.gbely.view.ox, oy: window.gbely.view.oy})")
+    box = p.page.locator("#map").bounding_box()
+    w = st["canvas"]["w"]
+    return box["x"] + v["ox"] + (i % w + 0.5) * v["s"], box["y"] + v["oy"] + (i // w + 0.5) * v["s"]
+
+
+def within(box: dict, width: int, height: int) -> bool:
+    return box["x"] >= 0 and box["y"] >= 0 and box["x"] + box["width"] <= width and box["y"] + box["height"] <= height
+
+
+def test_hover_shows_a_tooltip_by_the_cursor_that_a_click_pins(final, browser):
+    # Regression: at 1366×768 the hovered cell's information was only in the side panel, below
+    # the window (y ≈ 1100–1400).
+    p = Page(browser, 1366, 768)
+    p.open(final.as_uri() + "#round=60").wait_ready()
+    st = p.state()
+    w, h = st["canvas"]["w"], st["canvas"]["h"]
+    for i in [0, w - 1, (h - 1) * w, h * w - 1, (h // 2) * w + w // 2]:
+        x, y = cell_centre(p, i)
+        p.page.mouse.move(x, y)
+        tip = p.page.locator("#tip")
+        tip.wait_for(state="visible")
+        box = tip.bounding_box()
+        assert within(box, 1366, 768), (i, box)
+        # By the cursor: its nearest corner within 40 px.
+        dx = min(abs(box["x"] - x), abs(box["x"] + box["width"] - x))
+        dy = min(abs(box["y"] - y), abs(box["y"] + box["height"] - y))
+        assert dx <= 40 and dy <= 40, (i, box, x, y)
+        r, c = divmod(i, w)
+        assert tip.inner_text().startswith(f"P{r:02d}_{c:02d}"), tip.inner_text()
+    # A click pins it: it stays on that cell while the cursor looks at others and leaves the map.
+    p.page.mouse.click(x, y)
+    pin = p.page.locator("#pin")
+    pin.wait_for(state="visible")
+    x2, y2 = cell_centre(p, 0)
+    p.page.mouse.move(x2, y2)
+    assert p.page.locator("#tip").inner_text().startswith("P00_00")
+    p.page.mouse.move(683, 5)
+    assert p.page.locator("#tip").is_hidden() and pin.is_visible()
+    assert pin.inner_text().startswith(f"P{r:02d}_{c:02d}") and within(pin.bounding_box(), 1366, 768)
+    p.page.keyboard.press("Escape")
+    assert pin.is_hidden()
+    p.close()
+    # On a touch screen a tap pins the tip.
+    t = Page(browser, 390, 844, 3)
+    t.context.close()
+    t.context = browser.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=3, has_touch=True, is_mobile=True)
+    t.page = t.context.new_page()
+    t.page.on("pageerror", lambda e: t.errors.append(f"page error: {e}"))
+    t.open(final.as_uri() + "#round=60").wait_ready()
+    x, y = cell_centre(t, w * h - 1)
+    t.page.touchscreen.tap(x, y)
+    t.page.locator("#pin").wait_for(state="visible")
+    assert within(t.page.locator("#pin").bounding_box(), 390, 844)
+    assert t.page.locator("#pin").inner_text().startswith(f"P{h - 1:02d}_{w - 1:02d}")
+    t.close()
