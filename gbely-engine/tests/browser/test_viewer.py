@@ -633,3 +633,25 @@ def test_hover_shows_a_tooltip_by_the_cursor_that_a_click_pins(final, browser):
     assert within(t.page.locator("#pin").bounding_box(), 390, 844)
     assert t.page.locator("#pin").inner_text().startswith(f"P{h - 1:02d}_{w - 1:02d}")
     t.close()
+
+
+def test_the_key_help_fits_the_window_and_has_a_legend_of_the_map(duel, pages):
+    # Regression: the rows of the key help did not wrap, and the box was cut off on the right.
+    for width, height in [(1366, 768), (390, 844)]:
+        p = pages(width, height).open(duel.as_uri()).wait_ready()
+        p.page.keyboard.press("?")
+        box = p.page.locator("#help .box")
+        assert within(box.bounding_box(), width, height), (width, box.bounding_box())
+        assert p.page.evaluate("(() => { const b = document.querySelector('#help .box'); return b.scrollWidth <= b.clientWidth; })()")
+        # The legend: every symbol the map draws, each a picture drawn by the map's code and a line of text.
+        items = p.page.evaluate("""[...document.querySelectorAll('#legend > div')].map((d) => {
+            const c = d.querySelector('canvas'), px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+            let painted = 0; for (let k = 3; k < px.length; k += 4) painted += px[k] > 0;
+            return { text: d.innerText, painted: painted / (c.width * c.height) };
+        })""")
+        texts = " ".join(i["text"] for i in items)
+        for word in ["units", "neutral", "hill", "river", "base", "taken this round", "selected", "not seen", "ATTACK"]:
+            assert word in texts, (word, texts)
+        assert all(i["painted"] > 0.9 for i in items), items
+        if width == 1366:
+            shot(p, "viewer-help.png")
