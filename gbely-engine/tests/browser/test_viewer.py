@@ -655,3 +655,30 @@ def test_the_key_help_fits_the_window_and_has_a_legend_of_the_map(duel, pages):
         assert all(i["painted"] > 0.9 for i in items), items
         if width == 1366:
             shot(p, "viewer-help.png")
+
+
+def test_the_final_charts_have_a_legend_and_values_on_hover(final, pages):
+    # Regression: eight lines between 5 % and 11 % with no legend and no values.
+    p = pages(1366, 768).open(final.as_uri() + "#round=100").wait_ready()
+    legend = p.page.locator("#chartlegend > span").all_inner_texts()
+    names = [r.split("\t")[0] for r in p.page.locator("#standings tr[data-seat]").all_inner_texts()]
+    assert len(legend) == 9 and [t.strip() for t in legend] == [n.strip() for n in names], (legend, names)
+    p.page.locator("#chartsbox").scroll_into_view_if_needed()
+    box = p.page.locator("#chart").bounding_box()
+    p.page.mouse.move(box["x"] + box["width"] - 6, box["y"] + box["height"] / 2)
+    tip = p.page.locator("#charttip")
+    tip.wait_for(state="visible")
+    assert within(tip.bounding_box(), 1366, 768)
+    rows = tip.locator("div").all_inner_texts()
+    assert rows[0] == "round 149", rows
+    shares = [float(re.search(r"([\d.]+) %$", r)[1]) for r in rows[1:]]
+    assert len(shares) == 9 and shares == sorted(shares, reverse=True), rows
+    # The values are the standings' at that round.
+    p.page.evaluate("window.gbely.show(150)")
+    want = sorted((float(r.split("\t")[1].rstrip(" %")) for r in p.page.locator("#standings tr[data-seat]").all_inner_texts()), reverse=True)
+    assert shares == want, (shares, want)
+    ubox = p.page.locator("#uchart").bounding_box()
+    p.page.mouse.move(ubox["x"] + ubox["width"] / 2, ubox["y"] + ubox["height"] / 2)
+    assert tip.locator("div").count() == 10 and "%" not in tip.inner_text()
+    p.page.mouse.move(5, 5)
+    assert tip.is_hidden()
