@@ -682,3 +682,42 @@ def test_the_final_charts_have_a_legend_and_values_on_hover(final, pages):
     assert tip.locator("div").count() == 10 and "%" not in tip.inner_text()
     p.page.mouse.move(5, 5)
     assert tip.is_hidden()
+
+
+def test_the_controls_stay_put_while_the_round_label_grows(final, pages):
+    p = pages(1366, 768).open(final.as_uri()).wait_ready()
+    xs = set()
+    for frame in [0, 1, 10, 11, 100, 150]:
+        p.page.evaluate(f"window.gbely.show({frame})")
+        xs.add(round(p.page.locator("#speed").bounding_box()["x"], 1))
+    assert len(xs) == 1, xs
+
+
+def test_key_moments_have_drawn_icons_and_plain_words(disqualified, duel, pages):
+    p = pages().open(disqualified.as_uri()).wait_ready()
+    rows = p.page.locator("#moments > div")
+    kinds = [rows.nth(k).locator("svg.icon").get_attribute("data-kind") for k in range(rows.count())]
+    assert kinds == ["viol", "viol", "viol", "dq"], kinds
+    # Regression: "⛔" was a missing-font box on Debian's Chromium; the icons are drawn.
+    assert "⛔" not in p.page.locator("#moments").inner_text()
+    box = rows.nth(3).locator("svg.icon").bounding_box()
+    assert box["width"] >= 10 and box["height"] >= 10, box
+    # The key help names them.
+    assert p.page.locator("#legend .marks svg.icon").count() == 6
+    # One command, not "1 commands"; many commands in the plural.
+    q = pages().open(duel.as_uri()).wait_ready()
+    counts = q.page.evaluate("""(() => { const out = []; for (let k = 1; k < window.gbely.frames(); k++) {
+        window.gbely.show(k); for (const d of document.querySelectorAll('#events div')) if (/: \\d+ commands?$/.test(d.textContent)) out.push(d.textContent); }
+        return out; })()""")
+    assert counts and all(not re.search(r": 1 commands$", c) and not re.search(r": ([02-9]|\d\d+) command$", c) for c in counts), counts
+    assert any(re.search(r"council: \d+ commands", c) for c in counts), "the Council's commands are counted"
+
+
+def test_a_seats_view_says_it_is_the_state_before_the_round_was_resolved(duel, pages):
+    p = pages().open(duel.as_uri() + "#round=10&seat=0").wait_ready()
+    note = p.page.locator("#viewnote")
+    assert note.is_visible()
+    assert "view of round 10" in note.inner_text() and "before the round was resolved" in note.inner_text(), note.inner_text()
+    p.page.keyboard.press("v")
+    p.page.keyboard.press("v")
+    assert p.page.locator("#seatview").input_value() == "-1" and note.is_hidden()
