@@ -38,7 +38,9 @@ def gbely_bin() -> str:
 
 
 def gbely(*args: str, cwd: Path, ok=(0,)) -> subprocess.CompletedProcess:
-    out = subprocess.run([gbely_bin(), *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+    # stdin not a terminal: a live page is not kept up after its match (see Match).
+    out = subprocess.run([gbely_bin(), *args], cwd=cwd, capture_output=True, text=True, timeout=300,
+                         stdin=subprocess.DEVNULL)
     assert out.returncode in ok, f"gbely {' '.join(args)}: exit {out.returncode}\n{out.stdout}\n{out.stderr}"
     return out
 
@@ -320,22 +322,27 @@ def no_match_left_behind():
 
 
 class Match:
-    """`gbely play|final … --watch` in the background; its address from stderr."""
+    """`gbely play|final … --watch` in the background; its address from stderr.
+
+    Its stdin is not a terminal, so the page stops being served once the match is over unless
+    `--keep-serving` is given (from a terminal it stays up until Ctrl-C).
+    """
 
     def __init__(self, work: Path, *args: str):
         self.err = open(work / f"watch-{time.monotonic_ns()}.err", "w+")
         self.proc = subprocess.Popen([gbely_bin(), *args, "--no-open"], cwd=work, stdout=subprocess.PIPE,
-                                     stderr=self.err, text=True)
+                                     stderr=self.err, stdin=subprocess.DEVNULL, text=True)
         RUNNING.append(self.proc)
         deadline = time.monotonic() + 60
         while True:
             self.err.seek(0)
-            m = re.search(r"watch the match at (http://\S+)", self.err.read())
+            m = re.search(r"(?:watch the match|play seat \d+ \(.*\)) at (http://\S+)", self.err.read())
             if m:
                 self.url = m.group(1)
                 break
             assert self.proc.poll() is None and time.monotonic() < deadline, "no address on stderr"
             time.sleep(0.05)
+        self.stderr_head = m.group(0)
         u = urllib.parse.urlparse(self.url)
         self.port = u.port
         self.token = urllib.parse.parse_qs(u.query)["t"][0]
@@ -721,3 +728,94 @@ def test_a_seats_view_says_it_is_the_state_before_the_round_was_resolved(duel, p
     p.page.keyboard.press("v")
     p.page.keyboard.press("v")
     assert p.page.locator("#seatview").input_value() == "-1" and note.is_hidden()
+
+
+def number_bands(p: Page, ids: list[str]) -> list[list[int]]:
+    """The pixels of the band where each cell's units are written (0.57–0.87 of its height)."""
+    return p.page.evaluate("""(ids) => {
+        const [r0, c0] = window.gbely.origin(), v = window.gbely.view, c = document.getElementById('map');
+        const ctx = c.getContext('2d'), k = c.width / c.getBoundingClientRect().width;
+        return ids.map((id) => {
+            const r = Number(id.slice(1, 3)) - r0, q = Number(id.slice(4)) - c0;
+            const x = Math.round((v.ox + (q + 0.1) * v.s) * k), y = Math.round((v.oy + (r + 0.57) * v.s) * k);
+            return Array.from(ctx.getImageData(x, y, Math.round(0.8 * v.s * k), Math.round(0.3 * v.s * k)).data);
+        });
+    }""", ids)
+
+
+def test_the_human_seat_keeps_its_grid_warns_of_a_hopeless_attack_and_stays_up(work, pages):
+    m = Match(work, "play", "human", "--opponent", "council", "--map", "seed:hall", "--size", "16", "--rounds", "4",
+              "--run-dir", "hall-run", "--keep-serving")
+    # How to play, not "watch the match".
+    assert m.stderr_head.startswith("play seat 0 (human) at http://"), m.stderr_head
+    m.err.seek(0)
+    assert "Enter adds the command, E ends the turn" in m.err.read()
+    p = pages(1366, 768).open(m.url)
+    where, seen = [], []
+    for rnd in range(4):
+        p.page.wait_for_function(f"() => window.gbely.human.round === {rnd} && window.gbely.human.waiting", timeout=30000)
+        obs = p.page.evaluate("window.gbely.human.obs")
+        base = obs["moja_zakladna"]
+        r0, c0 = p.page.evaluate("window.gbely.origin()")
+        v = p.page.evaluate("({s: window.gbely.view.s, ox: window.gbely.view.ox, oy: window.gbely.view.oy})")
+        where.append((v["ox"] + (int(base[4:]) - c0) * v["s"], v["oy"] + (int(base[1:3]) - r0) * v["s"], v["s"]))
+        seen.append(len(obs["viditelne_susedne_pola"]) + len(obs["moje_pola"]))
+        if rnd < 3:
+            visible = {c["id"] for c in obs["viditelne_susedne_pola"]}
+            cmds = [{"typ": "ATTACK", "z": c["id"], "na": n, "pocet": c["jednotky"] - 0.5}
+                    for c in obs["moje_pola"] for n in c["susedia"][:1] if n in visible and c["jednotky"] > 4]
+            assert m.request("POST", f"/api/answer?round={rnd}&t={m.token}", body=json.dumps({"prikazy": cmds}))[0] == 200
+    # Regression: the grid was the box around what the seat had seen, so the map moved and
+    # rescaled every round as that box grew.
+    assert seen[-1] > seen[0] and len(set(where)) == 1, (seen, where)
+    # An attack weaker than the defence shown is accepted with a warning (it can be the plan: a
+    # failed attack wears the defence down).
+    mine = {c["id"]: c for c in obs["moje_pola"]}
+    src = mine[base]
+    target = next(c for c in obs["viditelne_susedne_pola"] if c["id"] in src["susedia"] and c["posadka"] >= 1)
+    before = number_bands(p, [src["id"], target["id"]])
+    click(p, src["id"])
+    click(p, target["id"])
+    assert p.page.locator("#cmdwarn").is_hidden(), "the suggested amount wins"
+    p.page.locator("#cmdamount").fill("0.5")
+    warn = p.page.locator("#cmdwarn")
+    assert warn.is_visible() and "cannot win: 0.5 against defence" in warn.inner_text(), warn.inner_text()
+    p.page.keyboard.press("Enter")
+    assert "(cannot win)" in p.page.locator("#pending").inner_text()
+    assert "cannot win" in p.page.locator("#toast").inner_text()
+    # The command's arrow leaves the units' numbers whole (every pixel of their glyphs as it
+    # was: the arrow goes under them), and has a head.
+    after = number_bands(p, [src["id"], target["id"]])
+    for b, a in zip(before, after):
+        glyph = [k for k in range(0, len(b), 4) if tuple(b[k:k + 3]) in ((255, 255, 255), (17, 17, 17))]
+        assert len(glyph) > 20 and all(a[k:k + 3] == b[k:k + 3] for k in glyph), len(glyph)
+    arrow = p.page.evaluate("""(ids) => {
+        const [r0, c0] = window.gbely.origin(), v = window.gbely.view, c = document.getElementById('map');
+        const ctx = c.getContext('2d'), k = c.width / c.getBoundingClientRect().width;
+        let red = 0;
+        const px = ctx.getImageData(0, 0, c.width, c.height).data;
+        for (let i = 0; i < px.length; i += 4) red += px[i] === 0xff && px[i + 1] === 0x52 && px[i + 2] === 0x52;
+        return red / (k * k);
+    }""", [src["id"], target["id"]])
+    s = p.page.evaluate("window.gbely.view.s")
+    # A bare line of width s/12 along one cell would be about s²/12 pixels; the head adds a triangle.
+    assert arrow > s * s / 12 * 1.2, (arrow, s)
+    p.page.locator("#endturn").click()
+    assert p.page.locator("#sent").inner_text() == "round 3: 1 command sent"
+    p.page.wait_for_function("() => !document.getElementById('resultbox').hidden", timeout=60000)
+    assert "yet" not in p.page.locator("#moments").inner_text()
+    # The match is over and the page is still served: reloading shows the finished match.
+    deadline = time.monotonic() + 30
+    while "The page stays up" not in (m.err.seek(0) or m.err.read()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    m.err.seek(0)
+    log = m.err.read()
+    replay = work / "hall-run" / "replay.json.gz"
+    assert f"its replay: hall-run/replay.json.gz" in log or f"its replay: {replay}" in log, log
+    p.page.reload()
+    p.page.wait_for_function("() => !document.getElementById('resultbox').hidden", timeout=30000)
+    assert p.page.evaluate("window.gbely.frames()") == 5
+    # Ctrl-C ends the serving; the exit code is the match's.
+    m.proc.send_signal(2)
+    m.wait()
+    assert m.proc.returncode == 0
