@@ -651,7 +651,7 @@ def test_the_key_help_fits_the_window_and_has_a_legend_of_the_map(duel, pages):
         assert within(box.bounding_box(), width, height), (width, box.bounding_box())
         assert p.page.evaluate("(() => { const b = document.querySelector('#help .box'); return b.scrollWidth <= b.clientWidth; })()")
         # The legend: every symbol the map draws, each a picture drawn by the map's code and a line of text.
-        items = p.page.evaluate("""[...document.querySelectorAll('#legend > div')].map((d) => {
+        items = p.page.evaluate("""[...document.querySelectorAll('#legend > div:not(.marks)')].map((d) => {
             const c = d.querySelector('canvas'), px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
             let painted = 0; for (let k = 3; k < px.length; k += 4) painted += px[k] > 0;
             return { text: d.innerText, painted: painted / (c.width * c.height) };
@@ -819,3 +819,99 @@ def test_the_human_seat_keeps_its_grid_warns_of_a_hopeless_attack_and_stays_up(w
     m.proc.send_signal(2)
     m.wait()
     assert m.proc.returncode == 0
+
+
+# ---------- the projection layout ----------
+
+def test_the_projection_layout_reads_from_the_back_of_a_hall(final, pages):
+    # Regression: at 4K the side panel stayed ~370 px wide with ~12 px text and listed the seats
+    # in seat order.
+    markers = None
+    for width, height in [(1920, 1080), (3840, 2160)]:
+        p = pages(width, height).open(final.as_uri() + "#round=100&layout=projection").wait_ready()
+        assert p.page.evaluate("document.body.classList.contains('proj')")
+        rows = p.page.evaluate("""[...document.querySelectorAll('#board .row')].map((r) => {
+            const who = r.querySelector('.who'), b = who.getBoundingClientRect();
+            return { share: Number(r.dataset.share), text: r.innerText, font: parseFloat(getComputedStyle(who).fontSize),
+                     top: b.top, bottom: b.bottom, visible: who.checkVisibility() };
+        })""")
+        assert len(rows) == 9
+        # Sorted by share, as the standings are at that round.
+        shares = [r["share"] for r in rows]
+        assert shares == sorted(shares, reverse=True), shares
+        st = p.state()
+        counts = [st["owners"].count(str(k)) for k in range(9)]
+        assert [round(c / len(st["owners"]) * 100, 4) for c in sorted(counts, reverse=True)] == [round(s, 4) for s in shares]
+        # Names at least 2 % of the screen's height, all on the screen.
+        assert all(r["visible"] and r["font"] >= 0.02 * height and r["bottom"] <= height for r in rows), rows
+        # The round counter, large.
+        big = p.page.locator("#biground")
+        assert big.inner_text() == "round 100 / 149"
+        assert p.page.evaluate("parseFloat(getComputedStyle(document.getElementById('biground')).fontSize)") >= 0.04 * height
+        # The map fills most of the room the standings leave: the whole height, and nearly the
+        # whole width left of them.
+        aside = p.page.locator("aside").bounding_box()
+        side = st["canvas"]["cs"] * st["canvas"]["w"]
+        assert side >= 0.85 * height and side >= 0.9 * min(aside["x"], height), (side, aside)
+        assert st["canvas"]["y"] >= 0 and st["canvas"]["y"] + side <= height
+        # The desk layout's controls and panels are gone.
+        for hidden in ["#bar", "#chartsbox", "#eventsbox", "#standings"]:
+            assert p.page.locator(hidden).is_hidden(), hidden
+        print(f"\n[figures] projection at {width}×{height}: standings names {rows[0]['font']:.0f} px"
+              f" ({rows[0]['font'] / height * 100:.1f} % of the height), round counter"
+              f" {p.page.evaluate('parseFloat(getComputedStyle(document.getElementById(`biground`)).fontSize)'):.0f} px,"
+              f" map {side:.0f} px square ({side / height * 100:.0f} % of the height)")
+        # Key moments as they happen: none before the first; the first as the newest when its
+        # round is shown.
+        markers = p.page.evaluate("window.gbely.markers()")
+        first = markers[0]
+        p.page.evaluate(f"window.gbely.show({first['r']})")
+        assert first["text"] not in p.page.locator("#feed").inner_text()
+        p.page.evaluate(f"window.gbely.show({first['r'] + 1})")
+        newest = p.page.locator("#feed div").first
+        assert first["text"] in newest.inner_text() and "new" in newest.get_attribute("class")
+        assert newest.locator("svg.icon").count() == 1
+        if width == 1920:
+            p.page.evaluate("window.gbely.show(113)")
+            shot(p, "viewer-projection.png")
+        # At the end, the result's headline and places.
+        p.page.keyboard.press("End")
+        assert p.page.locator("#boardhead").inner_text() == p.page.locator("#headline").inner_text()
+        places = p.page.locator("#board .rank").all_inner_texts()
+        assert places[0] == "—" and places[1:] == [f"{k}." for k in range(1, 9)], places
+
+
+def test_the_layout_switches_with_p_and_a_button_and_stays_in_the_address(duel, pages):
+    p = pages(1920, 1080).open(duel.as_uri() + "#round=30").wait_ready()
+    assert not p.page.evaluate("document.body.classList.contains('proj')")
+    desk = p.state()["canvas"]["cs"]
+    p.page.keyboard.press("p")
+    p.page.wait_for_function("() => location.hash.includes('layout=projection')")
+    assert p.page.locator("#board .row").count() == 2
+    # A duel's 30 cells a side grow past the desk's 64 px a cell cap? no: they fill the height.
+    assert p.state()["canvas"]["cs"] > desk
+    assert "round=30" in p.page.evaluate("location.hash")
+    p.page.locator("#layoutbtn").click()
+    p.page.wait_for_function("() => !location.hash.includes('layout=')")
+    assert p.page.locator("#standings").is_visible() and p.page.locator("#board").is_hidden()
+    # Nonsense is refused as other state is.
+    q = pages().open(duel.as_uri() + "#layout=poster").wait_ready()
+    assert "layout=poster" in q.page.locator("#toast").inner_text()
+
+
+def test_a_final_watched_with_projection_opens_in_the_projection_layout(work, pages):
+    m = Match(work, "final", "expander-rs", "--fill", "template-rs", "--size", "40", "--rounds", "12", "--watch",
+              "--watch-speed", "8", "--projection", "--run-dir", "proj-run")
+    assert m.url.endswith("#layout=projection"), m.url
+    p = pages(1920, 1080).open(m.url)
+    p.page.wait_for_function("() => window.gbely.frames() > 3", timeout=30000)
+    assert p.page.evaluate("document.body.classList.contains('proj')")
+    assert p.page.locator("#board .row").count() == 9
+    assert re.fullmatch(r"round \d+ / \d+ · live", p.page.locator("#biground").inner_text())
+    p.page.wait_for_function("() => !document.getElementById('resultbox').hidden", timeout=60000)
+    assert p.page.locator("#biground").inner_text() == "round 11 / 11"
+    m.wait()
+    assert m.proc.returncode == 0
+    # --projection needs --watch.
+    out = gbely("final", "expander-rs", "--rounds", "2", "--projection", cwd=work, ok=(2,))
+    assert "--watch" in out.stderr
