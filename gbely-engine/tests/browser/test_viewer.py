@@ -915,3 +915,28 @@ def test_a_final_watched_with_projection_opens_in_the_projection_layout(work, pa
     # --projection needs --watch.
     out = gbely("final", "expander-rs", "--rounds", "2", "--projection", cwd=work, ok=(2,))
     assert "--watch" in out.stderr
+
+
+# ---------- export ----------
+
+def test_a_round_saves_as_a_png_and_rounds_as_a_video(final, duel, pages):
+    import struct
+    p = pages(1366, 768).open(final.as_uri() + "#round=50").wait_ready()
+    with p.page.expect_download() as got:
+        p.page.keyboard.press("s")
+    d = got.value
+    assert d.suggested_filename == "gbely-final-gbely-final-round-50.png", d.suggested_filename
+    png = Path(d.path()).read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", png[16:24])
+    # 18 px a cell (about 1600 px a side for 90 cells), and a caption with the standings below.
+    assert width == 90 * 18 and height > width, (width, height)
+    # A video of the last rounds of a duel, recorded in the page.
+    q = pages(1366, 768).open(duel.as_uri() + "#round=54").wait_ready()
+    q.page.select_option("#speed", "16")
+    with q.page.expect_download(timeout=30000) as got:
+        q.page.locator("#webmbtn").click()
+    v = got.value
+    assert v.suggested_filename == "gbely-seed-browser-round-54-to-59.webm", v.suggested_filename
+    webm = Path(v.path()).read_bytes()
+    assert webm[:4] == b"\x1a\x45\xdf\xa3" and len(webm) > 2000, len(webm)
