@@ -13,7 +13,10 @@ pub mod viewer;
 pub use frames::{frame_after, frames, Frame, MAX_FRAME_CELLS};
 pub use stats::{stats, stats_text};
 pub use terminal::{render_frame, render_legend, seat_colors, terrain_color, SeatColor};
-pub use verify::{answer_commands, expanded, observation_at, recorded_answer, resimulate, verify, Mismatch, Verified};
+pub use verify::{
+    answer_commands, expanded, observation_at, recorded_answer, resimulate, resimulate_regenerating, verify, Mismatch,
+    Verified,
+};
 
 use std::io::Read;
 

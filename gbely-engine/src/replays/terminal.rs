@@ -17,9 +17,11 @@ pub struct SeatColor {
 }
 
 /// The one table of seat colours: armies in seat order, then the Council's blue. Chosen to stay
-/// apart under colour-blindness: the Okabe–Ito colours plus a wine red and a charcoal, checked by
-/// a test that simulates protanopia, deuteranopia and tritanopia (Machado et al. 2009) and
-/// measures the distance of every pair in CIELAB.
+/// apart under colour-blindness and to stand out on the viewer's dark page: the Okabe–Ito colours
+/// plus a violet and a mint, checked by a test that simulates protanopia, deuteranopia and
+/// tritanopia (Machado et al. 2009), measures the distance of every pair in CIELAB and the
+/// contrast of each colour against the page's backgrounds. (The table had a wine red and a
+/// charcoal for seats 6 and 7, and a navy Council: the charcoal disappeared on the dark page.)
 const ARMY_COLORS: [SeatColor; 8] = [
     SeatColor { hex: "#d55e00", ansi: 166 },
     SeatColor { hex: "#cc79a7", ansi: 175 },
@@ -27,10 +29,10 @@ const ARMY_COLORS: [SeatColor; 8] = [
     SeatColor { hex: "#009e73", ansi: 35 },
     SeatColor { hex: "#f0e442", ansi: 221 },
     SeatColor { hex: "#56b4e9", ansi: 74 },
-    SeatColor { hex: "#882255", ansi: 89 },
-    SeatColor { hex: "#333333", ansi: 236 },
+    SeatColor { hex: "#9944ff", ansi: 99 },
+    SeatColor { hex: "#88ff88", ansi: 120 },
 ];
-const COUNCIL_COLOR: SeatColor = SeatColor { hex: "#0b3fa8", ansi: 25 };
+const COUNCIL_COLOR: SeatColor = SeatColor { hex: "#6677dd", ansi: 68 };
 
 /// The colour of a neutral cell of each terrain (light, so that the seats' colours stand out),
 /// for the viewer and for terminals.
@@ -207,7 +209,10 @@ mod tests {
 
     #[test]
     fn seat_colours_stay_apart_under_colour_blindness() {
-        // A final: eight armies and the Council. ΔE (CIE76) of 10 is clearly visible side by side.
+        // A final: eight armies and the Council. ΔE (CIE76) of 10 is clearly visible side by side;
+        // the table keeps every pair of seats at least 15 apart for every vision (16.1 at the
+        // closest: bluish green and sky blue for tritanopes; the old table's wine red and charcoal
+        // were 13.6 apart for deuteranopes).
         let mut roles = vec![SeatRole::Army; 8];
         roles.push(SeatRole::Council);
         let seats: Vec<&str> = seat_colors(&roles).iter().map(|c| c.hex).collect();
@@ -216,7 +221,7 @@ mod tests {
             for (i, a) in seats.iter().enumerate() {
                 for b in &seats[i + 1..] {
                     let d = distance(a, b, m);
-                    assert!(d >= 12.0, "{vision}: seats {a} and {b} are {d:.1} apart");
+                    assert!(d >= 15.0, "{vision}: seats {a} and {b} are {d:.1} apart");
                 }
                 for t in &terrain {
                     let d = distance(a, t, m);
@@ -226,6 +231,55 @@ mod tests {
         }
         // The test can fail: the old table had orange and olive 7.2 apart for deuteranopes.
         assert!(distance("#ff7f0e", "#bcbd22", &VISIONS[2].1) < 12.0);
+    }
+
+    /// WCAG 2 contrast ratio of two colours, after a colour-vision-deficiency matrix.
+    fn contrast(a: &str, b: &str, cvd: &[[f64; 3]; 3]) -> f64 {
+        // The L* of `lab` back to relative luminance Y.
+        let y = |hex: &str| {
+            let l = lab(hex, cvd)[0];
+            let fy = (l + 16.0) / 116.0;
+            if fy > 0.206893 {
+                fy.powi(3)
+            } else {
+                (fy - 16.0 / 116.0) / 7.787
+            }
+        };
+        let (p, q) = (y(a), y(b));
+        (p.max(q) + 0.05) / (p.min(q) + 0.05)
+    }
+
+    /// The viewer page's dark backgrounds (`--bg`, `--panel`, `--map`, `--fog` in its
+    /// stylesheet), read from the template so that the test follows the page.
+    fn page_backgrounds() -> Vec<String> {
+        let page = include_str!("viewer.html");
+        ["--bg", "--panel", "--map", "--fog"]
+            .iter()
+            .map(|var| {
+                let at = page.find(&format!("{var}: #")).unwrap_or_else(|| panic!("viewer.html sets {var}"));
+                page[at + var.len() + 2..at + var.len() + 9].to_string()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn seat_colours_stand_out_on_the_page_background() {
+        // WCAG 2's 3:1 for the parts of a graphic that must be seen (1.4.11), for every vision:
+        // the swatches, the chart lines and the owned cells next to the fog.
+        let mut roles = vec![SeatRole::Army; 8];
+        roles.push(SeatRole::Council);
+        let backgrounds = page_backgrounds();
+        assert_eq!(backgrounds.len(), 4);
+        for (vision, m) in &VISIONS {
+            for c in seat_colors(&roles) {
+                for bg in &backgrounds {
+                    let k = contrast(c.hex, bg, m);
+                    assert!(k >= 3.0, "{vision}: seat {} on {bg}: contrast {k:.2}", c.hex);
+                }
+            }
+        }
+        // The test can fail: the old table's charcoal seat 7 on the panel.
+        assert!(contrast("#333333", "#1d2026", &VISIONS[0].1) < 1.5);
     }
 
     #[test]

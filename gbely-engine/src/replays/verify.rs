@@ -22,7 +22,19 @@ use crate::wire::{command_to_value, observation_json};
 /// file's, untouched; a built-in agent's regenerated commands ([`Answer::Regen`]) are decided
 /// again from the same observations; a seat with no answer recorded plays nothing.
 pub fn resimulate(replay: &Replay, map: Arc<Map>, each: impl FnMut(usize, &Match, &RoundReport) -> bool) -> Match {
-    replay_session(replay, map, false, each).into_state()
+    replay_session(replay, map, false, each, |_, _, _| {}).into_state()
+}
+
+/// [`resimulate`], also handing `regenerated` the commands each built-in seat decided again
+/// (round, seat, commands), before the round is resolved: what the file leaves out
+/// ([`Answer::Regen`]) and the viewer shows (the commands of a discard, the count per seat).
+pub fn resimulate_regenerating(
+    replay: &Replay,
+    map: Arc<Map>,
+    each: impl FnMut(usize, &Match, &RoundReport) -> bool,
+    regenerated: impl FnMut(usize, u8, &[gbely_rules::Command]),
+) -> Match {
+    replay_session(replay, map, false, each, regenerated).into_state()
 }
 
 /// [`resimulate`], keeping the session (and its record, when `record`).
@@ -31,6 +43,7 @@ fn replay_session(
     map: Arc<Map>,
     record: bool,
     mut each: impl FnMut(usize, &Match, &RoundReport) -> bool,
+    mut regenerated: impl FnMut(usize, u8, &[gbely_rules::Command]),
 ) -> Session {
     let seats = map.seats().len();
     let names = (0..seats).map(|s| replay.seats.get(s).map_or_else(String::new, |r| r.name.clone())).collect();
@@ -51,7 +64,9 @@ fn replay_session(
             if let Answer::Regen = answer {
                 if let Some(agent) = builtins[s].as_mut().filter(|_| session.is_active(s as u8)) {
                     let obs = session.observe(s as u8);
-                    session.submit(s as u8, PlayerAnswer::Commands(agent.decide(&obs)));
+                    let commands = agent.decide(&obs);
+                    regenerated(r, s as u8, &commands);
+                    session.submit(s as u8, PlayerAnswer::Commands(commands));
                 }
             } else if let Some(a) = recorded_answer(answer) {
                 session.submit(s as u8, a);
@@ -72,7 +87,7 @@ pub fn expanded(replay: &Replay) -> Result<Cow<'_, Replay>, String> {
         return Ok(Cow::Borrowed(replay));
     }
     let map = Arc::new(replay.check().map_err(|e| e.to_string())?);
-    let session = replay_session(replay, map, true, |_, _, _| true);
+    let session = replay_session(replay, map, true, |_, _, _| true, |_, _, _| {});
     let rebuilt = session.replay_so_far().expect("recorded");
     let mut out = replay.clone();
     for (t, r) in out.turns.iter_mut().zip(rebuilt.turns) {

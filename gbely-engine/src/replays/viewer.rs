@@ -10,8 +10,9 @@ use gbely_world::replay::{owner_code, Answer};
 use gbely_world::{Map, Replay, SeatRole};
 use serde_json::{json, Value};
 
-use crate::replays::{resimulate, seat_colors, terrain_color, Frame};
+use crate::replays::{resimulate_regenerating, seat_colors, terrain_color, Frame};
 use crate::sim::{Match, RoundReport};
+use crate::wire::command_to_value;
 
 const TEMPLATE: &str = include_str!("viewer.html");
 
@@ -93,16 +94,38 @@ pub fn viewer_data(replay: &Replay) -> Result<Value, String> {
     let g = map.grid();
     let names: Vec<String> = replay.seats.iter().map(|s| s.name.clone()).collect();
     let mut data = viewer_header(&map, &names, replay.mode);
-    // Events come from a re-simulation (failed attacks are not stored in the file).
+    // Events come from a re-simulation (failed attacks are not stored in the file), and so do
+    // the commands of built-in seats (the file says only that they are regenerated).
     let mut events: Vec<(Vec<Value>, Vec<Value>)> = Vec::new();
-    resimulate(replay, map.clone(), |_, _, report| {
-        events.push(events_of(report));
-        true
-    });
+    let mut regenerated: Vec<Vec<Option<Vec<Value>>>> = Vec::new();
+    resimulate_regenerating(
+        replay,
+        map.clone(),
+        |_, _, report| {
+            events.push(events_of(report));
+            true
+        },
+        |r, s, commands| {
+            if regenerated.len() <= r {
+                regenerated.resize(r + 1, vec![None; replay.seats.len()]);
+            }
+            if let Some(slot) = regenerated[r].get_mut(s as usize) {
+                *slot = Some(commands.iter().map(|c| command_to_value(c, g)).collect());
+            }
+        },
+    );
     let mut turns = Vec::with_capacity(replay.turns.len());
     for (r, t) in replay.turns.iter().enumerate() {
         let changes = t.changes.iter().map(|c| (c.0, c.1, c.2, c.3)).collect();
-        let lists: Vec<Option<Vec<Value>>> = t.answers.iter().map(|a| super::answer_commands(a, g)).collect();
+        let lists: Vec<Option<Vec<Value>>> = t
+            .answers
+            .iter()
+            .enumerate()
+            .map(|(s, a)| match a {
+                Answer::Regen => regenerated.get(r).and_then(|seats| seats.get(s)).cloned().flatten(),
+                _ => super::answer_commands(a, g),
+            })
+            .collect();
         let disc: Vec<Value> = t
             .discarded
             .iter()
@@ -294,6 +317,36 @@ mod tests {
                 assert_eq!(live[key], file[key], "round {r}: {key}");
             }
             assert!(!live["c"].as_array().unwrap().is_empty() || r == 0, "round {r} changed nothing");
+        }
+    }
+
+    /// Regression: the Council's commands are not in the file (a built-in's are regenerated), and
+    /// its discarded commands showed no text and its rounds no command count.
+    #[test]
+    fn a_builtin_seats_commands_are_regenerated_for_the_page() {
+        use crate::game::{play, PlayOptions};
+        use crate::runner::player::{DecidePlayer, Player};
+        use crate::sim::MatchConfig;
+        use gbely_world::replay::Answer;
+        let map = std::sync::Arc::new(gbely_world::generate_duel("regen", 24, 24).unwrap());
+        let mut a = DecidePlayer::new("expander", agents::Expander::default());
+        let mut b = DecidePlayer::council("council");
+        let mut players: [&mut dyn Player; 2] = [&mut a, &mut b];
+        let rec = play(map, &mut players, PlayOptions { config: MatchConfig { rounds: 60 }, record: true }, &mut ());
+        let replay = rec.replay.unwrap();
+        assert!(
+            replay.turns.iter().all(|t| matches!(t.answers[1], Answer::Regen)),
+            "the Council's answers are not stored"
+        );
+        let data = super::viewer_data(&replay).unwrap();
+        let turns = data["turns"].as_array().unwrap();
+        let council_commands: u64 = turns.iter().map(|t| t["n"][1].as_u64().unwrap()).sum();
+        assert!(council_commands > 0);
+        let discards: Vec<&serde_json::Value> = turns.iter().flat_map(|t| t["disc"].as_array().unwrap()).collect();
+        assert!(discards.iter().any(|d| d[0] == 1), "the match has a discarded command of the Council's");
+        for d in discards {
+            let text = d[3].as_str().unwrap();
+            assert!(text.starts_with("{\"typ\":"), "{d}");
         }
     }
 

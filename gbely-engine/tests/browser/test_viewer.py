@@ -38,7 +38,9 @@ def gbely_bin() -> str:
 
 
 def gbely(*args: str, cwd: Path, ok=(0,)) -> subprocess.CompletedProcess:
-    out = subprocess.run([gbely_bin(), *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+    # stdin not a terminal: a live page is not kept up after its match (see Match).
+    out = subprocess.run([gbely_bin(), *args], cwd=cwd, capture_output=True, text=True, timeout=300,
+                         stdin=subprocess.DEVNULL)
     assert out.returncode in ok, f"gbely {' '.join(args)}: exit {out.returncode}\n{out.stdout}\n{out.stderr}"
     return out
 
@@ -320,22 +322,27 @@ def no_match_left_behind():
 
 
 class Match:
-    """`gbely play|final … --watch` in the background; its address from stderr."""
+    """`gbely play|final … --watch` in the background; its address from stderr.
+
+    Its stdin is not a terminal, so the page stops being served once the match is over unless
+    `--keep-serving` is given (from a terminal it stays up until Ctrl-C).
+    """
 
     def __init__(self, work: Path, *args: str):
         self.err = open(work / f"watch-{time.monotonic_ns()}.err", "w+")
         self.proc = subprocess.Popen([gbely_bin(), *args, "--no-open"], cwd=work, stdout=subprocess.PIPE,
-                                     stderr=self.err, text=True)
+                                     stderr=self.err, stdin=subprocess.DEVNULL, text=True)
         RUNNING.append(self.proc)
         deadline = time.monotonic() + 60
         while True:
             self.err.seek(0)
-            m = re.search(r"watch the match at (http://\S+)", self.err.read())
+            m = re.search(r"(?:watch the match|play seat \d+ \(.*\)) at (http://\S+)", self.err.read())
             if m:
                 self.url = m.group(1)
                 break
             assert self.proc.poll() is None and time.monotonic() < deadline, "no address on stderr"
             time.sleep(0.05)
+        self.stderr_head = m.group(0)
         u = urllib.parse.urlparse(self.url)
         self.port = u.port
         self.token = urllib.parse.parse_qs(u.query)["t"][0]
@@ -490,3 +497,446 @@ def test_one_human_seat_per_match(work):
     out = gbely("final", "human", "human", "--rounds", "2", "--no-open", "--run-dir", "two-humans", cwd=work, ok=(1,))
     assert "one human seat per match" in out.stderr
     assert not (work / "two-humans" / "replay.json.gz").exists()
+
+
+# ---------- colours ----------
+
+# Colour-vision deficiencies (Machado, Oliveira & Fernandes 2009, severity 1), applied in linear
+# RGB: the same matrices as the Rust test of the colour table (replays/terminal.rs).
+VISIONS = {
+    "normal": [[1, 0, 0], [0, 1, 0], [0, 0, 1]],
+    "protanopia": [[0.152286, 1.052583, -0.204868], [0.114503, 0.786281, 0.099216], [-0.003882, -0.048116, 1.051998]],
+    "deuteranopia": [[0.367322, 0.860646, -0.227968], [0.280085, 0.672501, 0.047413], [-0.011820, 0.042940, 0.968881]],
+    "tritanopia": [[1.255528, -0.076749, -0.178779], [-0.078411, 0.930809, 0.147602], [0.004733, 0.691367, 0.303900]],
+}
+
+
+def css_rgb(text: str) -> tuple[int, int, int]:
+    m = re.match(r"rgba?\((\d+), (\d+), (\d+)", text)
+    assert m, text
+    return int(m[1]), int(m[2]), int(m[3])
+
+
+def simulated(rgb, m):
+    lin = [c / 255 / 12.92 if c / 255 <= 0.04045 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in rgb]
+    return [min(1.0, max(0.0, sum(m[i][j] * lin[j] for j in range(3)))) for i in range(3)]
+
+
+def lab(rgb, m):
+    s = simulated(rgb, m)
+    x = 0.4124 * s[0] + 0.3576 * s[1] + 0.1805 * s[2]
+    y = 0.2126 * s[0] + 0.7152 * s[1] + 0.0722 * s[2]
+    z = 0.0193 * s[0] + 0.1192 * s[1] + 0.9505 * s[2]
+    f = lambda t: t ** (1 / 3) if t > 0.008856 else 7.787 * t + 16 / 116  # noqa: E731
+    fx, fy, fz = f(x / 0.95047), f(y), f(z / 1.08883)
+    return 116 * fy - 16, 500 * (fx - fy), 200 * (fy - fz)
+
+
+def contrast(a, b, m) -> float:
+    ya, yb = (sum(k * c for k, c in zip((0.2126, 0.7152, 0.0722), simulated(x, m))) for x in (a, b))
+    return (max(ya, yb) + 0.05) / (min(ya, yb) + 0.05)
+
+
+def test_the_eight_armies_and_the_council_stay_apart_on_the_dark_page(final, pages):
+    p = pages(1366, 768).open(final.as_uri()).wait_ready()
+    swatches = [css_rgb(c) for c in p.page.evaluate(
+        "[...document.querySelectorAll('#standings .sw')].map((e) => getComputedStyle(e).backgroundColor)")]
+    backgrounds = [css_rgb(c) for c in p.page.evaluate("""[document.body, document.querySelector('.box'),
+        document.getElementById('mapbox')].map((e) => getComputedStyle(e).backgroundColor)""")]
+    assert len(swatches) == 9 and len(set(swatches)) == 9, swatches
+    closest, darkest = 1e9, 1e9
+    for vision, m in VISIONS.items():
+        labs = [lab(c, m) for c in swatches]
+        for i in range(9):
+            for j in range(i + 1, 9):
+                d = sum((a - b) ** 2 for a, b in zip(labs[i], labs[j])) ** 0.5
+                assert d >= 15, (vision, swatches[i], swatches[j], d)
+                closest = min(closest, d)
+            for bg in backgrounds:
+                k = contrast(swatches[i], bg, m)
+                # WCAG 2, 1.4.11: 3:1 for what must be seen of a graphic.
+                assert k >= 3, (vision, swatches[i], bg, k)
+                darkest = min(darkest, k)
+    print(f"\n[figures] seat colours: closest pair ΔE {closest:.1f} (CIE76, any simulated vision), lowest contrast on the page {darkest:.2f}:1")
+
+
+# ---------- polish ----------
+
+def test_no_error_on_a_phone_over_twenty_loads(duel, work, browser):
+    # Regression: the chart and resize handlers ran before the data had loaded ("Cannot read
+    # properties of null (reading 'seats')") in 12 of 18 loads on a phone, also on the human seat.
+    m = Match(work, "play", "human", "--map", "seed:phones", "--size", "12", "--rounds", "3", "--run-dir", "phones-run")
+    for url in [duel.as_uri(), m.url]:
+        for k in range(20):
+            p = Page(browser, 390, 844, 3)
+            p.open(url)
+            p.page.set_viewport_size({"width": 844, "height": 390})
+            p.page.set_viewport_size({"width": 390, "height": 844})
+            if url == m.url:
+                p.page.wait_for_function("() => window.gbely.human.waiting", timeout=30000)
+            else:
+                p.wait_ready()
+            p.page.evaluate("window.dispatchEvent(new Event('resize'))")
+            p.page.wait_for_timeout(30)
+            p.close()
+
+
+def cell_centre(p: Page, i: int) -> tuple[float, float]:
+    """The middle of cell i of the map in the window's coordinates."""
+    st = p.state()
+    v = p.page.evaluate("({s: window.gbely.view.s, ox: window.gbely.view.ox, oy: window.gbely.view.oy})")
+    box = p.page.locator("#map").bounding_box()
+    w = st["canvas"]["w"]
+    return box["x"] + v["ox"] + (i % w + 0.5) * v["s"], box["y"] + v["oy"] + (i // w + 0.5) * v["s"]
+
+
+def within(box: dict, width: int, height: int) -> bool:
+    return box["x"] >= 0 and box["y"] >= 0 and box["x"] + box["width"] <= width and box["y"] + box["height"] <= height
+
+
+def test_hover_shows_a_tooltip_by_the_cursor_that_a_click_pins(final, browser):
+    # Regression: at 1366×768 the hovered cell's information was only in the side panel, below
+    # the window (y ≈ 1100–1400).
+    p = Page(browser, 1366, 768)
+    p.open(final.as_uri() + "#round=60").wait_ready()
+    st = p.state()
+    w, h = st["canvas"]["w"], st["canvas"]["h"]
+    for i in [0, w - 1, (h - 1) * w, h * w - 1, (h // 2) * w + w // 2]:
+        x, y = cell_centre(p, i)
+        p.page.mouse.move(x, y)
+        tip = p.page.locator("#tip")
+        tip.wait_for(state="visible")
+        box = tip.bounding_box()
+        assert within(box, 1366, 768), (i, box)
+        # By the cursor: its nearest corner within 40 px.
+        dx = min(abs(box["x"] - x), abs(box["x"] + box["width"] - x))
+        dy = min(abs(box["y"] - y), abs(box["y"] + box["height"] - y))
+        assert dx <= 40 and dy <= 40, (i, box, x, y)
+        r, c = divmod(i, w)
+        assert tip.inner_text().startswith(f"P{r:02d}_{c:02d}"), tip.inner_text()
+    # A click pins it: it stays on that cell while the cursor looks at others and leaves the map.
+    p.page.mouse.click(x, y)
+    pin = p.page.locator("#pin")
+    pin.wait_for(state="visible")
+    x2, y2 = cell_centre(p, 0)
+    p.page.mouse.move(x2, y2)
+    assert p.page.locator("#tip").inner_text().startswith("P00_00")
+    p.page.mouse.move(683, 5)
+    assert p.page.locator("#tip").is_hidden() and pin.is_visible()
+    assert pin.inner_text().startswith(f"P{r:02d}_{c:02d}") and within(pin.bounding_box(), 1366, 768)
+    p.page.keyboard.press("Escape")
+    assert pin.is_hidden()
+    p.close()
+    # On a touch screen a tap pins the tip.
+    t = Page(browser, 390, 844, 3)
+    t.context.close()
+    t.context = browser.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=3, has_touch=True, is_mobile=True)
+    t.page = t.context.new_page()
+    t.page.on("pageerror", lambda e: t.errors.append(f"page error: {e}"))
+    t.open(final.as_uri() + "#round=60").wait_ready()
+    x, y = cell_centre(t, w * h - 1)
+    t.page.touchscreen.tap(x, y)
+    t.page.locator("#pin").wait_for(state="visible")
+    assert within(t.page.locator("#pin").bounding_box(), 390, 844)
+    assert t.page.locator("#pin").inner_text().startswith(f"P{h - 1:02d}_{w - 1:02d}")
+    t.close()
+
+
+def test_the_key_help_fits_the_window_and_has_a_legend_of_the_map(duel, pages):
+    # Regression: the rows of the key help did not wrap, and the box was cut off on the right.
+    for width, height in [(1366, 768), (390, 844)]:
+        p = pages(width, height).open(duel.as_uri()).wait_ready()
+        p.page.keyboard.press("?")
+        box = p.page.locator("#help .box")
+        assert within(box.bounding_box(), width, height), (width, box.bounding_box())
+        assert p.page.evaluate("(() => { const b = document.querySelector('#help .box'); return b.scrollWidth <= b.clientWidth; })()")
+        # The legend: every symbol the map draws, each a picture drawn by the map's code and a line of text.
+        items = p.page.evaluate("""[...document.querySelectorAll('#legend > div:not(.marks)')].map((d) => {
+            const c = d.querySelector('canvas'), px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+            let painted = 0; for (let k = 3; k < px.length; k += 4) painted += px[k] > 0;
+            return { text: d.innerText, painted: painted / (c.width * c.height) };
+        })""")
+        texts = " ".join(i["text"] for i in items)
+        for word in ["units", "neutral", "hill", "river", "base", "taken this round", "selected", "not seen", "ATTACK"]:
+            assert word in texts, (word, texts)
+        assert all(i["painted"] > 0.9 for i in items), items
+        if width == 1366:
+            shot(p, "viewer-help.png")
+
+
+def test_the_final_charts_have_a_legend_and_values_on_hover(final, pages):
+    # Regression: eight lines between 5 % and 11 % with no legend and no values.
+    p = pages(1366, 768).open(final.as_uri() + "#round=100").wait_ready()
+    legend = p.page.locator("#chartlegend > span").all_inner_texts()
+    names = [r.split("\t")[0] for r in p.page.locator("#standings tr[data-seat]").all_inner_texts()]
+    assert len(legend) == 9 and [t.strip() for t in legend] == [n.strip() for n in names], (legend, names)
+    p.page.locator("#chartsbox").scroll_into_view_if_needed()
+    box = p.page.locator("#chart").bounding_box()
+    p.page.mouse.move(box["x"] + box["width"] - 6, box["y"] + box["height"] / 2)
+    tip = p.page.locator("#charttip")
+    tip.wait_for(state="visible")
+    assert within(tip.bounding_box(), 1366, 768)
+    rows = tip.locator("div").all_inner_texts()
+    assert rows[0] == "round 149", rows
+    shares = [float(re.search(r"([\d.]+) %$", r)[1]) for r in rows[1:]]
+    assert len(shares) == 9 and shares == sorted(shares, reverse=True), rows
+    # The values are the standings' at that round.
+    p.page.evaluate("window.gbely.show(150)")
+    want = sorted((float(r.split("\t")[1].rstrip(" %")) for r in p.page.locator("#standings tr[data-seat]").all_inner_texts()), reverse=True)
+    assert shares == want, (shares, want)
+    ubox = p.page.locator("#uchart").bounding_box()
+    p.page.mouse.move(ubox["x"] + ubox["width"] / 2, ubox["y"] + ubox["height"] / 2)
+    assert tip.locator("div").count() == 10 and "%" not in tip.inner_text()
+    p.page.mouse.move(5, 5)
+    assert tip.is_hidden()
+
+
+def test_the_controls_stay_put_while_the_round_label_grows(final, pages):
+    p = pages(1366, 768).open(final.as_uri()).wait_ready()
+    xs = set()
+    for frame in [0, 1, 10, 11, 100, 150]:
+        p.page.evaluate(f"window.gbely.show({frame})")
+        xs.add(round(p.page.locator("#speed").bounding_box()["x"], 1))
+    assert len(xs) == 1, xs
+
+
+def test_key_moments_have_drawn_icons_and_plain_words(disqualified, duel, pages):
+    p = pages().open(disqualified.as_uri()).wait_ready()
+    rows = p.page.locator("#moments > div")
+    kinds = [rows.nth(k).locator("svg.icon").get_attribute("data-kind") for k in range(rows.count())]
+    assert kinds == ["viol", "viol", "viol", "dq"], kinds
+    # Regression: "⛔" was a missing-font box on Debian's Chromium; the icons are drawn.
+    assert "⛔" not in p.page.locator("#moments").inner_text()
+    box = rows.nth(3).locator("svg.icon").bounding_box()
+    assert box["width"] >= 10 and box["height"] >= 10, box
+    # The key help names them.
+    assert p.page.locator("#legend .marks svg.icon").count() == 6
+    # One command, not "1 commands"; many commands in the plural.
+    q = pages().open(duel.as_uri()).wait_ready()
+    counts = q.page.evaluate("""(() => { const out = []; for (let k = 1; k < window.gbely.frames(); k++) {
+        window.gbely.show(k); for (const d of document.querySelectorAll('#events div')) if (/: \\d+ commands?$/.test(d.textContent)) out.push(d.textContent); }
+        return out; })()""")
+    assert counts and all(not re.search(r": 1 commands$", c) and not re.search(r": ([02-9]|\d\d+) command$", c) for c in counts), counts
+    assert any(re.search(r"council: \d+ commands", c) for c in counts), "the Council's commands are counted"
+
+
+def test_a_seats_view_says_it_is_the_state_before_the_round_was_resolved(duel, pages):
+    p = pages().open(duel.as_uri() + "#round=10&seat=0").wait_ready()
+    note = p.page.locator("#viewnote")
+    assert note.is_visible()
+    assert "view of round 10" in note.inner_text() and "before the round was resolved" in note.inner_text(), note.inner_text()
+    p.page.keyboard.press("v")
+    p.page.keyboard.press("v")
+    assert p.page.locator("#seatview").input_value() == "-1" and note.is_hidden()
+
+
+def number_bands(p: Page, ids: list[str]) -> list[list[int]]:
+    """The pixels of the band where each cell's units are written (0.57–0.87 of its height)."""
+    return p.page.evaluate("""(ids) => {
+        const [r0, c0] = window.gbely.origin(), v = window.gbely.view, c = document.getElementById('map');
+        const ctx = c.getContext('2d'), k = c.width / c.getBoundingClientRect().width;
+        return ids.map((id) => {
+            const r = Number(id.slice(1, 3)) - r0, q = Number(id.slice(4)) - c0;
+            const x = Math.round((v.ox + (q + 0.1) * v.s) * k), y = Math.round((v.oy + (r + 0.57) * v.s) * k);
+            return Array.from(ctx.getImageData(x, y, Math.round(0.8 * v.s * k), Math.round(0.3 * v.s * k)).data);
+        });
+    }""", ids)
+
+
+def test_the_human_seat_keeps_its_grid_warns_of_a_hopeless_attack_and_stays_up(work, pages):
+    m = Match(work, "play", "human", "--opponent", "council", "--map", "seed:hall", "--size", "16", "--rounds", "4",
+              "--run-dir", "hall-run", "--keep-serving")
+    # How to play, not "watch the match".
+    assert m.stderr_head.startswith("play seat 0 (human) at http://"), m.stderr_head
+    m.err.seek(0)
+    assert "Enter adds the command, E ends the turn" in m.err.read()
+    p = pages(1366, 768).open(m.url)
+    where, seen = [], []
+    for rnd in range(4):
+        p.page.wait_for_function(f"() => window.gbely.human.round === {rnd} && window.gbely.human.waiting", timeout=30000)
+        obs = p.page.evaluate("window.gbely.human.obs")
+        base = obs["moja_zakladna"]
+        r0, c0 = p.page.evaluate("window.gbely.origin()")
+        v = p.page.evaluate("({s: window.gbely.view.s, ox: window.gbely.view.ox, oy: window.gbely.view.oy})")
+        where.append((v["ox"] + (int(base[4:]) - c0) * v["s"], v["oy"] + (int(base[1:3]) - r0) * v["s"], v["s"]))
+        seen.append(len(obs["viditelne_susedne_pola"]) + len(obs["moje_pola"]))
+        if rnd < 3:
+            visible = {c["id"] for c in obs["viditelne_susedne_pola"]}
+            cmds = [{"typ": "ATTACK", "z": c["id"], "na": n, "pocet": c["jednotky"] - 0.5}
+                    for c in obs["moje_pola"] for n in c["susedia"][:1] if n in visible and c["jednotky"] > 4]
+            assert m.request("POST", f"/api/answer?round={rnd}&t={m.token}", body=json.dumps({"prikazy": cmds}))[0] == 200
+    # Regression: the grid was the box around what the seat had seen, so the map moved and
+    # rescaled every round as that box grew.
+    assert seen[-1] > seen[0] and len(set(where)) == 1, (seen, where)
+    # An attack weaker than the defence shown is accepted with a warning (it can be the plan: a
+    # failed attack wears the defence down).
+    mine = {c["id"]: c for c in obs["moje_pola"]}
+    src = mine[base]
+    target = next(c for c in obs["viditelne_susedne_pola"] if c["id"] in src["susedia"] and c["posadka"] >= 1)
+    before = number_bands(p, [src["id"], target["id"]])
+    click(p, src["id"])
+    click(p, target["id"])
+    assert p.page.locator("#cmdwarn").is_hidden(), "the suggested amount wins"
+    p.page.locator("#cmdamount").fill("0.5")
+    warn = p.page.locator("#cmdwarn")
+    assert warn.is_visible() and "cannot win: 0.5 against defence" in warn.inner_text(), warn.inner_text()
+    p.page.keyboard.press("Enter")
+    assert "(cannot win)" in p.page.locator("#pending").inner_text()
+    assert "cannot win" in p.page.locator("#toast").inner_text()
+    # The command's arrow leaves the units' numbers whole (every pixel of their glyphs as it
+    # was: the arrow goes under them), and has a head.
+    after = number_bands(p, [src["id"], target["id"]])
+    for b, a in zip(before, after):
+        glyph = [k for k in range(0, len(b), 4) if tuple(b[k:k + 3]) in ((255, 255, 255), (17, 17, 17))]
+        assert len(glyph) > 20 and all(a[k:k + 3] == b[k:k + 3] for k in glyph), len(glyph)
+    arrow = p.page.evaluate("""(ids) => {
+        const [r0, c0] = window.gbely.origin(), v = window.gbely.view, c = document.getElementById('map');
+        const ctx = c.getContext('2d'), k = c.width / c.getBoundingClientRect().width;
+        let red = 0;
+        const px = ctx.getImageData(0, 0, c.width, c.height).data;
+        for (let i = 0; i < px.length; i += 4) red += px[i] === 0xff && px[i + 1] === 0x52 && px[i + 2] === 0x52;
+        return red / (k * k);
+    }""", [src["id"], target["id"]])
+    s = p.page.evaluate("window.gbely.view.s")
+    # A bare line of width s/12 along one cell would be about s²/12 pixels; the head adds a triangle.
+    assert arrow > s * s / 12 * 1.2, (arrow, s)
+    p.page.locator("#endturn").click()
+    assert p.page.locator("#sent").inner_text() == "round 3: 1 command sent"
+    p.page.wait_for_function("() => !document.getElementById('resultbox').hidden", timeout=60000)
+    assert "yet" not in p.page.locator("#moments").inner_text()
+    # The match is over and the page is still served: reloading shows the finished match.
+    deadline = time.monotonic() + 30
+    while "The page stays up" not in (m.err.seek(0) or m.err.read()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    m.err.seek(0)
+    log = m.err.read()
+    replay = work / "hall-run" / "replay.json.gz"
+    assert f"its replay: hall-run/replay.json.gz" in log or f"its replay: {replay}" in log, log
+    p.page.reload()
+    p.page.wait_for_function("() => !document.getElementById('resultbox').hidden", timeout=30000)
+    assert p.page.evaluate("window.gbely.frames()") == 5
+    # Ctrl-C ends the serving; the exit code is the match's.
+    m.proc.send_signal(2)
+    m.wait()
+    assert m.proc.returncode == 0
+
+
+# ---------- the projection layout ----------
+
+def test_the_projection_layout_reads_from_the_back_of_a_hall(final, pages):
+    # Regression: at 4K the side panel stayed ~370 px wide with ~12 px text and listed the seats
+    # in seat order.
+    markers = None
+    for width, height in [(1920, 1080), (3840, 2160)]:
+        p = pages(width, height).open(final.as_uri() + "#round=100&layout=projection").wait_ready()
+        assert p.page.evaluate("document.body.classList.contains('proj')")
+        rows = p.page.evaluate("""[...document.querySelectorAll('#board .row')].map((r) => {
+            const who = r.querySelector('.who'), b = who.getBoundingClientRect();
+            return { share: Number(r.dataset.share), text: r.innerText, font: parseFloat(getComputedStyle(who).fontSize),
+                     top: b.top, bottom: b.bottom, visible: who.checkVisibility() };
+        })""")
+        assert len(rows) == 9
+        # Sorted by share, as the standings are at that round.
+        shares = [r["share"] for r in rows]
+        assert shares == sorted(shares, reverse=True), shares
+        st = p.state()
+        counts = [st["owners"].count(str(k)) for k in range(9)]
+        assert [round(c / len(st["owners"]) * 100, 4) for c in sorted(counts, reverse=True)] == [round(s, 4) for s in shares]
+        # Names at least 2 % of the screen's height, all on the screen.
+        assert all(r["visible"] and r["font"] >= 0.02 * height and r["bottom"] <= height for r in rows), rows
+        # The round counter, large.
+        big = p.page.locator("#biground")
+        assert big.inner_text() == "round 100 / 149"
+        assert p.page.evaluate("parseFloat(getComputedStyle(document.getElementById('biground')).fontSize)") >= 0.04 * height
+        # The map fills most of the room the standings leave: the whole height, and nearly the
+        # whole width left of them.
+        aside = p.page.locator("aside").bounding_box()
+        side = st["canvas"]["cs"] * st["canvas"]["w"]
+        assert side >= 0.85 * height and side >= 0.9 * min(aside["x"], height), (side, aside)
+        assert st["canvas"]["y"] >= 0 and st["canvas"]["y"] + side <= height
+        # The desk layout's controls and panels are gone.
+        for hidden in ["#bar", "#chartsbox", "#eventsbox", "#standings"]:
+            assert p.page.locator(hidden).is_hidden(), hidden
+        print(f"\n[figures] projection at {width}×{height}: standings names {rows[0]['font']:.0f} px"
+              f" ({rows[0]['font'] / height * 100:.1f} % of the height), round counter"
+              f" {p.page.evaluate('parseFloat(getComputedStyle(document.getElementById(`biground`)).fontSize)'):.0f} px,"
+              f" map {side:.0f} px square ({side / height * 100:.0f} % of the height)")
+        # Key moments as they happen: none before the first; the first as the newest when its
+        # round is shown.
+        markers = p.page.evaluate("window.gbely.markers()")
+        first = markers[0]
+        p.page.evaluate(f"window.gbely.show({first['r']})")
+        assert first["text"] not in p.page.locator("#feed").inner_text()
+        p.page.evaluate(f"window.gbely.show({first['r'] + 1})")
+        newest = p.page.locator("#feed div").first
+        assert first["text"] in newest.inner_text() and "new" in newest.get_attribute("class")
+        assert newest.locator("svg.icon").count() == 1
+        if width == 1920:
+            p.page.evaluate("window.gbely.show(113)")
+            shot(p, "viewer-projection.png")
+        # At the end, the result's headline and places.
+        p.page.keyboard.press("End")
+        assert p.page.locator("#boardhead").inner_text() == p.page.locator("#headline").inner_text()
+        places = p.page.locator("#board .rank").all_inner_texts()
+        assert places[0] == "—" and places[1:] == [f"{k}." for k in range(1, 9)], places
+
+
+def test_the_layout_switches_with_p_and_a_button_and_stays_in_the_address(duel, pages):
+    p = pages(1920, 1080).open(duel.as_uri() + "#round=30").wait_ready()
+    assert not p.page.evaluate("document.body.classList.contains('proj')")
+    desk = p.state()["canvas"]["cs"]
+    p.page.keyboard.press("p")
+    p.page.wait_for_function("() => location.hash.includes('layout=projection')")
+    assert p.page.locator("#board .row").count() == 2
+    # A duel's 30 cells a side grow past the desk's 64 px a cell cap? no: they fill the height.
+    assert p.state()["canvas"]["cs"] > desk
+    assert "round=30" in p.page.evaluate("location.hash")
+    p.page.locator("#layoutbtn").click()
+    p.page.wait_for_function("() => !location.hash.includes('layout=')")
+    assert p.page.locator("#standings").is_visible() and p.page.locator("#board").is_hidden()
+    # Nonsense is refused as other state is.
+    q = pages().open(duel.as_uri() + "#layout=poster").wait_ready()
+    assert "layout=poster" in q.page.locator("#toast").inner_text()
+
+
+def test_a_final_watched_with_projection_opens_in_the_projection_layout(work, pages):
+    m = Match(work, "final", "expander-rs", "--fill", "template-rs", "--size", "40", "--rounds", "12", "--watch",
+              "--watch-speed", "8", "--projection", "--run-dir", "proj-run")
+    assert m.url.endswith("#layout=projection"), m.url
+    p = pages(1920, 1080).open(m.url)
+    p.page.wait_for_function("() => window.gbely.frames() > 3", timeout=30000)
+    assert p.page.evaluate("document.body.classList.contains('proj')")
+    assert p.page.locator("#board .row").count() == 9
+    assert re.fullmatch(r"round \d+ / \d+ · live", p.page.locator("#biground").inner_text())
+    p.page.wait_for_function("() => !document.getElementById('resultbox').hidden", timeout=60000)
+    assert p.page.locator("#biground").inner_text() == "round 11 / 11"
+    m.wait()
+    assert m.proc.returncode == 0
+    # --projection needs --watch.
+    out = gbely("final", "expander-rs", "--rounds", "2", "--projection", cwd=work, ok=(2,))
+    assert "--watch" in out.stderr
+
+
+# ---------- export ----------
+
+def test_a_round_saves_as_a_png_and_rounds_as_a_video(final, duel, pages):
+    import struct
+    p = pages(1366, 768).open(final.as_uri() + "#round=50").wait_ready()
+    with p.page.expect_download() as got:
+        p.page.keyboard.press("s")
+    d = got.value
+    assert d.suggested_filename == "gbely-final-gbely-final-round-50.png", d.suggested_filename
+    png = Path(d.path()).read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", png[16:24])
+    # 18 px a cell (about 1600 px a side for 90 cells), and a caption with the standings below.
+    assert width == 90 * 18 and height > width, (width, height)
+    # A video of the last rounds of a duel, recorded in the page.
+    q = pages(1366, 768).open(duel.as_uri() + "#round=54").wait_ready()
+    q.page.select_option("#speed", "16")
+    with q.page.expect_download(timeout=30000) as got:
+        q.page.locator("#webmbtn").click()
+    v = got.value
+    assert v.suggested_filename == "gbely-seed-browser-round-54-to-59.webm", v.suggested_filename
+    webm = Path(v.path()).read_bytes()
+    assert webm[:4] == b"\x1a\x45\xdf\xa3" and len(webm) > 2000, len(webm)

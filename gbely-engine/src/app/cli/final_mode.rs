@@ -1,6 +1,6 @@
 //! `gbely final`: the 8-army final.
 
-use super::play::{headline, match_exit, print_fairness, run_seats};
+use super::play::{after_the_match, headline, match_exit, print_fairness, run_seats};
 use super::*;
 use crate::app::service::unique_names;
 
@@ -38,13 +38,14 @@ pub(super) fn cmd_final(a: FinalArgs) -> Result<u8> {
     unique_names(&mut seat_names);
     let specs: Vec<(String, String)> = seat_specs.iter().map(|s| s.to_string()).zip(seat_names).collect();
     let default_dir = format!("{}-final-{}", timestamp(), file_stem(&a.agents[0]));
-    let played = run_seats(&map, &specs, &a.run, &default_dir, resolved)?;
+    let (played, served) = run_seats(&map, &specs, &a.run, &default_dir, resolved)?;
     let (rec, replay_path, python) = (&played.record, played.replay.as_ref(), played.python.as_deref());
     if a.run.json {
         emit_json(played.result_json())?;
     } else if !a.run.quiet {
         print_final(&map, rec, replay_path.map(PathBuf::as_path), python)?;
     }
+    after_the_match(served, &a.run, replay_path.map(PathBuf::as_path))?;
     // The first agent named is the user's, wherever it was seated.
     let mine = entry_of.iter().position(|&e| e == 0).expect("the first agent has a seat");
     Ok(match_exit(rec, Some(mine)))

@@ -238,6 +238,15 @@ struct WatchArgs {
     /// With --watch: print the address, do not open a browser.
     #[arg(long)]
     no_open: bool,
+    /// With --watch: open the page in its projection layout, for a hall's screen (the map as
+    /// large as it goes, the standings by share in large type, the round and the key moments as
+    /// they happen); `P` on the page switches layouts.
+    #[arg(long, requires = "watch")]
+    projection: bool,
+    /// With --watch: after the match keep serving the page (the finished match, reloadable)
+    /// until Ctrl-C; the default when gbely runs in a terminal.
+    #[arg(long)]
+    keep_serving: bool,
     /// Seconds the human seat has per round (default: no limit).
     #[arg(long, value_name = "SECONDS", value_parser = parse_time_limit)]
     human_limit: Option<TimeLimit>,

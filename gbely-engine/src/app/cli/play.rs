@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::app::service::{unique_names, AgentLimits, MatchPlan, Played, Recording, Seat};
-use crate::app::watch::{HumanPlayer, Live, WatchObserver, HUMAN};
+use crate::app::watch::{HumanPlayer, Live, Served, WatchObserver, HUMAN};
 
 /// Plays a match of the given seats (`(spec, display name)` each) through the match service
 /// ([`crate::app::service::run`]) with the progress bar, the per-round log and the live page,
@@ -11,13 +11,16 @@ use crate::app::watch::{HumanPlayer, Live, WatchObserver, HUMAN};
 /// The replay file is created before any agent starts, so an unwritable path fails first. Ctrl-C
 /// or SIGTERM stops the match within [`crate::runner::interrupt::POLL`] or so: agents killed, the replay
 /// of the rounds played closed and marked `interrupted`.
+///
+/// The live page's server, when there is one, is handed back with the result: the caller prints
+/// its summary, then [`after_the_match`] keeps the page up or closes it.
 pub(super) fn run_seats(
     map: &Arc<Map>,
     specs: &[(String, String)],
     run: &RunArgs,
     default_dir: &str,
     py: Option<String>,
-) -> Result<Played> {
+) -> Result<(Played, Option<Served>)> {
     let humans: Vec<usize> = specs.iter().enumerate().filter(|(_, (spec, _))| spec == HUMAN).map(|(s, _)| s).collect();
     if humans.len() > 1 {
         bail!("one human seat per match (the page plays one seat)");
@@ -38,9 +41,19 @@ pub(super) fn run_seats(
             let name = specs[s as usize].1.clone();
             seats[s as usize] = Seat::player(Box::new(HumanPlayer::new(served.live.clone(), name, limit)));
         }
-        eprintln!("gbely: watch the match at {}", served.url);
+        // The layout is part of the page's address, as its other state is.
+        let url = if run.watch.projection { format!("{}#layout=projection", served.url) } else { served.url.clone() };
+        match human {
+            Some(s) => eprintln!(
+                "gbely: play seat {s} ({}) at {url}\n       \
+                 click one of your cells, then a neighbour (the cell itself: FORTIFY), set the amount; \
+                 Enter adds the command, E ends the turn, ? shows the keys (docs/human.md)",
+                specs[s as usize].1
+            ),
+            None => eprintln!("gbely: watch the match at {url}"),
+        }
         if !run.watch.no_open {
-            let _ = open_in_browser(&served.url);
+            let _ = open_in_browser(&url);
         }
         Some(served)
     } else {
@@ -88,11 +101,40 @@ pub(super) fn run_seats(
             .and_then(|p| crate::replays::read_replay(p).ok())
             .and_then(|r| crate::replays::viewer::viewer_data(&r).ok());
         served.live.finish(result, played.replay.as_ref().map(|p| p.display().to_string()), full);
+        return Ok((played, Some(served)));
+    }
+    Ok((played, None))
+}
+
+/// The live page after the match (its summary printed): kept up until Ctrl-C with
+/// `--keep-serving` or when someone at a terminal can press it, so that the page can be
+/// reloaded (it shows the finished match); otherwise closed once a page has learnt the result.
+/// Either way, where the replay is goes to stderr.
+pub(super) fn after_the_match(served: Option<Served>, run: &RunArgs, replay: Option<&Path>) -> Result<()> {
+    let Some(served) = served else { return Ok(()) };
+    let replay = replay.map(|p| p.display().to_string());
+    let written = replay.as_deref().map_or("no replay written".to_string(), |r| format!("its replay: {r}"));
+    if run.watch.keep_serving || std::io::stdin().is_terminal() {
+        // Ctrl-C now ends the serving, not a match: the exit code stays the match's.
+        let guard = crate::runner::interrupt::Guard::install().context("cannot install the Ctrl-C handler")?;
+        eprintln!("gbely: the match is over; {written}. The page stays up at {} until Ctrl-C", served.url);
+        while !crate::runner::interrupt::requested() {
+            std::thread::sleep(crate::runner::interrupt::POLL);
+        }
+        served.close(std::time::Duration::ZERO);
+        drop(guard);
+    } else {
+        match &replay {
+            Some(r) => {
+                eprintln!("gbely: the match is over; {written} (the live page stops; gbely replay view {r} --open)")
+            }
+            None => eprintln!("gbely: the match is over; {written}; the live page stops"),
+        }
         // The page learns the result on its next poll (a quarter of a second); a page closed
         // long ago must not keep the command waiting.
         served.close(std::time::Duration::from_secs(3));
     }
-    Ok(played)
+    Ok(())
 }
 
 /// The progress bar, and the live page when watched.
@@ -146,12 +188,13 @@ pub(super) fn cmd_play(a: PlayArgs) -> Result<u8> {
     let mut names = [named(&agent, &reader), named(&a.opponent, &reader)];
     unique_names(&mut names);
     let specs = [(agent.clone(), names[0].clone()), (a.opponent.clone(), names[1].clone())];
-    let played = run_seats(&map, &specs, &a.run, &default_dir, py)?;
+    let (played, served) = run_seats(&map, &specs, &a.run, &default_dir, py)?;
     if a.run.json {
         emit_json(played.result_json())?;
     } else if !a.run.quiet {
         print_summary(&map, &played.record, played.replay.as_deref(), &played.logs, played.python.as_deref())?;
     }
+    after_the_match(served, &a.run, played.replay.as_deref())?;
     Ok(match_exit(&played.record, Some(0)))
 }
 
