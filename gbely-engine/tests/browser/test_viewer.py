@@ -940,3 +940,42 @@ def test_a_round_saves_as_a_png_and_rounds_as_a_video(final, duel, pages):
     assert v.suggested_filename == "gbely-seed-browser-round-54-to-59.webm", v.suggested_filename
     webm = Path(v.path()).read_bytes()
     assert webm[:4] == b"\x1a\x45\xdf\xa3" and len(webm) > 2000, len(webm)
+
+
+@pytest.fixture(scope="session")
+def noted(work) -> Path:
+    # agents/expander.py notes why it attacks its five best targets (its answers' debug key).
+    gbely("play", str(ROOT / "agents" / "expander.py"), "--opponent", "council", "--map", "seed:notes", "--size", "30",
+          "--rounds", "30", "--replay", "noted.json.gz", "--run-dir", "noted-run", "-q", cwd=work)
+    gbely("replay", "view", "noted.json.gz", "-o", "noted.html", cwd=work)
+    return work / "noted.html"
+
+
+def test_agent_notes_show_at_their_round_on_their_cells_and_are_searchable(noted, duel, pages):
+    p = pages().open(noted.as_uri()).wait_ready()
+    p.page.evaluate("window.gbely.show(11)")
+    assert p.page.is_visible("#notesbox")
+    notes = p.page.locator("#notes div[data-cell]")
+    assert 1 <= notes.count() <= 5, "at most its five best targets"
+    first = notes.first.inner_text()
+    assert first.startswith("expander.py: P") and ": target: needs " in first, first
+    # The round's notes are the replay's notes of round 10, on the cells they name.
+    cell_id = first.split(": ")[1]
+    notes.first.click()
+    assert f"note of expander.py: target: needs" in p.page.inner_text("#cellinfo")
+    assert p.page.inner_text("#cellinfo").startswith(cell_id)
+    # Searching looks through every round; a hit goes to its round.
+    p.page.fill("#notesearch", "needs 2.0")
+    hits = p.page.locator("#notes div[data-round]")
+    assert hits.count() > 5, "found in many rounds"
+    texts = [hits.nth(k).inner_text() for k in range(min(hits.count(), 20))]
+    assert all(t.startswith("round ") and "needs 2.0" in t for t in texts), texts
+    last = hits.nth(hits.count() - 1)
+    r = int(last.inner_text().split(" ")[1])
+    last.click()
+    assert p.state()["round"] == r
+    p.page.fill("#notesearch", "no such note anywhere")
+    assert p.page.inner_text("#notes") == "no note matches"
+    # A replay without notes shows no notes panel.
+    q = pages().open(duel.as_uri()).wait_ready()
+    assert not q.page.is_visible("#notesbox")
