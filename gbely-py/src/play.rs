@@ -8,7 +8,7 @@ use crate::convert::*;
 use crate::errors::{AgentError, TimeLimitWarning};
 use crate::maps::*;
 use crate::step::check_rounds;
-use gbely_engine::app::runs::{interpreter, RunError};
+use gbely_engine::app::runs::{agent_spec, interpreter, RunError};
 use gbely_engine::app::service::{self, AgentLimits, MatchPlan, Recording, Seat};
 use gbely_engine::limits::{Defaults, MemoryLimit, TimeLimit};
 use gbely_engine::runner::player::{Player, PlayerAnswer};
@@ -162,7 +162,15 @@ pub(crate) fn play_match(
     let abort: Arc<Mutex<Option<PyErr>>> = Arc::new(Mutex::new(None));
     let mut names = Vec::new();
     let mut agents_of: Vec<Result<String, Py<PyAny>>> = Vec::new();
-    let py_exe = interpreter::python(python.as_deref());
+    // The interpreter, resolved once as the command line resolves it (`sys.executable`), when a
+    // seat is a Python agent.
+    let named = interpreter::python(python.as_deref());
+    let python_seat = agents.iter().any(|a| a.extract::<String>().is_ok_and(|s| agent_spec::is_python_agent(&s)));
+    let py_exe = if python_seat {
+        interpreter::resolve_python(&named).map_err(|e| AgentError::new_err(e.to_string()))?
+    } else {
+        named
+    };
     for a in &agents {
         if let Ok(s) = a.extract::<String>() {
             // The name the command line gives it: an agent file's AGENT_NAME and AGENT_VERSION.

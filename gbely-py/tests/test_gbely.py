@@ -371,7 +371,7 @@ def test_the_cli_and_python_give_the_same_result_for_the_same_match(tmp_path):
     py = json.loads(gbely._gbely.play_match([str(agent), str(agent)], rounds=25, time_limit=None,
                                             python=sys.executable))
     assert [s["name"] for s in cli["sides"]] == ["lab 2 (seat 0)", "lab 2 (seat 1)"]
-    assert cli["python"] == sys.executable
+    assert os.path.samefile(cli["python"], sys.executable)
     assert _comparable(py) == _comparable(cli)
 
 
