@@ -703,14 +703,14 @@ def test_the_controls_stay_put_while_the_round_label_grows(final, pages):
 def test_key_moments_have_drawn_icons_and_plain_words(disqualified, duel, pages):
     p = pages().open(disqualified.as_uri()).wait_ready()
     rows = p.page.locator("#moments > div")
-    kinds = [rows.nth(k).locator("svg.icon").get_attribute("data-kind") for k in range(rows.count())]
+    kinds = [rows.nth(k).locator("canvas.icon").get_attribute("data-kind") for k in range(rows.count())]
     assert kinds == ["viol", "viol", "viol", "dq"], kinds
     # Regression: "⛔" was a missing-font box on Debian's Chromium; the icons are drawn.
     assert "⛔" not in p.page.locator("#moments").inner_text()
-    box = rows.nth(3).locator("svg.icon").bounding_box()
+    box = rows.nth(3).locator("canvas.icon").bounding_box()
     assert box["width"] >= 10 and box["height"] >= 10, box
     # The key help names them.
-    assert p.page.locator("#legend .marks svg.icon").count() == 6
+    assert p.page.locator("#legend .marks canvas.icon").count() == 6
     # One command, not "1 commands"; many commands in the plural.
     q = pages().open(duel.as_uri()).wait_ready()
     counts = q.page.evaluate("""(() => { const out = []; for (let k = 1; k < window.gbely.frames(); k++) {
@@ -870,7 +870,7 @@ def test_the_projection_layout_reads_from_the_back_of_a_hall(final, pages):
         p.page.evaluate(f"window.gbely.show({first['r'] + 1})")
         newest = p.page.locator("#feed div").first
         assert first["text"] in newest.inner_text() and "new" in newest.get_attribute("class")
-        assert newest.locator("svg.icon").count() == 1
+        assert newest.locator("canvas.icon").count() == 1
         if width == 1920:
             p.page.evaluate("window.gbely.show(113)")
             shot(p, "viewer-projection.png")
