@@ -488,6 +488,19 @@ impl EnvCore {
         py.import("json")?.call_method1("loads", (text,))
     }
 
+    /// A picture of the match now (every cell, the referee's view): `height·scale × width·scale
+    /// × 3` bytes of RGB in the viewer's colours (see `render::picture`).
+    #[pyo3(signature = (scale = 1))]
+    fn picture<'py>(&self, py: Python<'py>, scale: usize) -> PyResult<Bound<'py, PyArray3<u8>>> {
+        if !(1..=64).contains(&scale) {
+            return Err(PyValueError::new_err(format!("scale {scale}: 1 to 64 pixels a cell")));
+        }
+        let map = &self.arena.map;
+        let pixels = crate::render::picture(map, self.arena.session.state(), scale);
+        let shape = [map.height() as usize * scale, map.width() as usize * scale, 3];
+        numpy::PyArray1::from_vec(py, pixels).reshape(shape)
+    }
+
     fn __copy__(&self, py: Python<'_>) -> PyResult<Self> {
         let arena = self.arena.try_clone().ok_or_else(|| PyRuntimeError::new_err("a recording cannot be copied"))?;
         Ok(EnvCore { arena, ids: self.ids.iter().map(|s| s.clone_ref(py)).collect() })

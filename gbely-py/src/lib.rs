@@ -6,6 +6,7 @@ mod env;
 mod errors;
 mod maps;
 mod play;
+mod render;
 mod step;
 
 use std::ffi::OsString;

@@ -30,12 +30,15 @@ from ._errors import AgentError, Error, MapError, ReplayError, TimeLimitWarning
 from ._gbely import DEFAULT_MEMORY_LIMIT, DEFAULT_ROUNDS, DEFAULT_TIME_LIMIT, Map, Match, __version__
 from ._gbely import final_seating as _final_seating
 from ._gbely import play_match as _play_match
+from . import _registration
 from ._round import Capture, Discard, RoundReport
 from .replay import Replay
 from .types import Answer, Command, Decide, HasDecide, Stav
 
 # `from gbely import pravidla` and `import gbely.pravidla` name the one top-level module.
 sys.modules.setdefault("gbely.pravidla", pravidla)
+# `gymnasium.make("gbely/Duel-v0")`: the ids are registered once gymnasium is imported.
+_registration.install()
 
 __all__ = [
     "Map", "Match", "Replay", "Result", "SideResult", "RoundReport", "Capture", "Discard",

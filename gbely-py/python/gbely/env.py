@@ -71,7 +71,7 @@ except ImportError as e:  # pragma: no cover - the message is the point
 from . import Map
 from ._gbely import DEFAULT_ROUNDS, EnvCore, VectorCore
 
-__all__ = ["GbelyEnv", "GbelyParallelEnv", "parallel_env", "VectorEnv", "KINDS", "BUILTIN"]
+__all__ = ["GbelyEnv", "GbelyParallelEnv", "parallel_env", "VectorEnv", "CellActions", "KINDS", "BUILTIN"]
 
 #: Actions per cell.
 KINDS = 10
@@ -134,11 +134,52 @@ def _spaces(height: int, width: int, rounds: int) -> Tuple[spaces.Dict, spaces.D
         "base": spaces.Box(0, 1, grid, np.int8),
         "round": spaces.Box(0, rounds - 1, (1,), np.int32),
     })
-    act = spaces.Dict({
+    act = CellActions({
         "kind": spaces.MultiDiscrete(np.full(grid, KINDS, dtype=np.int64)),
         "fraction": spaces.Box(0.0, 1.0, grid, np.float32),
     })
     return obs, act
+
+
+class CellActions(spaces.Dict):
+    """The action space: ``{"kind": MultiDiscrete(height × width of 10), "fraction": Box(0, 1)}``,
+    a plain :class:`gymnasium.spaces.Dict` whose ``sample`` also takes the environment's action
+    mask (``info["action_mask"]``, ``height × width × 10``): each cell's kind is then drawn
+    uniformly among its legal kinds (what PettingZoo's ``api_test`` and masked random play do).
+
+    >>> space = _spaces(2, 2, 150)[1]
+    >>> mask = np.zeros((2, 2, KINDS), np.int8); mask[..., 0] = 1; mask[0, 1, 9] = 1
+    >>> _ = space.seed(0)
+    >>> sorted({int(space.sample(mask)["kind"][0, 1]) for _ in range(50)}), int(space.sample(mask)["kind"][1, 1])
+    ([0, 9], 0)
+    """
+
+    def sample(self, mask: Any = None, probability: Any = None) -> Dict[str, Any]:
+        if isinstance(mask, np.ndarray):
+            kind = self.spaces["kind"]
+            if mask.shape != kind.shape + (KINDS,):
+                raise ValueError(f"an action mask of shape {mask.shape}: {kind.shape + (KINDS,)} expected")
+            # The largest of independent uniform draws over the legal kinds is uniform among them.
+            draws = kind.np_random.random(mask.shape) * (mask != 0)
+            return {"kind": draws.argmax(-1).astype(kind.dtype), "fraction": self.spaces["fraction"].sample()}
+        return super().sample(mask, probability)
+
+
+#: What ``render()`` can give.
+RENDER_MODES = ("rgb_array",)
+
+
+def _render_mode(mode: Optional[str]) -> Optional[str]:
+    if mode is not None and mode not in RENDER_MODES:
+        raise ValueError(f"render_mode={mode!r}: None or one of {', '.join(map(repr, RENDER_MODES))}")
+    return mode
+
+
+def _render(core: EnvCore, mode: Optional[str], scale: int) -> Any:
+    if mode is None:
+        gymnasium.logger.warn("render() without a render_mode: make the environment with render_mode='rgb_array'")
+        return None
+    return core.picture(scale)
 
 
 def _is_commands(action: Any) -> bool:
@@ -177,10 +218,13 @@ class GbelyEnv(gymnasium.Env):
 
     Copies with ``copy.deepcopy`` and pickles (the match's state; the opponent must pickle too)."""
 
-    metadata = {"render_modes": []}
+    metadata = {"render_modes": list(RENDER_MODES), "render_fps": 4}
 
     def __init__(self, map: Any = "gbely", opponent: Opponent = "council", seat: int = 0,
-                 rounds: int = DEFAULT_ROUNDS, reward: Reward = "share", observation_dict: bool = False):
+                 rounds: int = DEFAULT_ROUNDS, reward: Reward = "share", observation_dict: bool = False,
+                 render_mode: Optional[str] = None, render_scale: int = 8):
+        self.render_mode = _render_mode(render_mode)
+        self.render_scale = render_scale
         self._map = _map(map)
         seats = self._map.seats
         if not 0 <= seat < len(seats):
@@ -246,6 +290,12 @@ class GbelyEnv(gymnasium.Env):
             info["result"] = core.result()
         return obs, float(self._reward(before, after, over)), over, False, info
 
+    def render(self) -> Any:
+        """The match now as ``render_mode`` says: ``"rgb_array"``, an RGB picture (``uint8``,
+        ``height·render_scale × width·render_scale × 3``) of every cell in the viewer's colours
+        (the referee's view, not the seat's observation: for watching, not for the policy)."""
+        return _render(self._core, self.render_mode, self.render_scale)
+
     def clone(self) -> "GbelyEnv":
         """A copy to explore from: stepping it leaves this one as it is."""
         return copy.deepcopy(self)
@@ -270,10 +320,14 @@ def _parallel_class():
         actions, ``info`` and rewards are those of :class:`GbelyEnv`, per agent. An agent leaves
         ``agents`` when it is eliminated or the match is over."""
 
-        metadata = {"name": "gbely_v0", "render_modes": [], "is_parallelizable": True}
+        metadata = {"name": "gbely_v0", "render_modes": list(RENDER_MODES), "render_fps": 4,
+                    "is_parallelizable": True}
 
         def __init__(self, map: Any = "gbely", council: Optional[bool] = None, rounds: int = DEFAULT_ROUNDS,
-                     reward: Reward = "share", observation_dict: bool = False):
+                     reward: Reward = "share", observation_dict: bool = False,
+                     render_mode: Optional[str] = None, render_scale: int = 8):
+            self.render_mode = _render_mode(render_mode)
+            self.render_scale = render_scale
             self._map = _map(map)
             seats = self._map.seats
             final = len(seats) > 2
@@ -338,6 +392,10 @@ def _parallel_class():
             self.agents = [a for a in self.agents if not terminations[a]]
             return observations, rewards, terminations, truncations, infos
 
+        def render(self) -> Any:
+            """As :meth:`GbelyEnv.render`."""
+            return _render(self._core, self.render_mode, self.render_scale)
+
         def state(self) -> Any:
             raise NotImplementedError("the whole state is hidden from the agents (fog of war)")
 
@@ -366,7 +424,8 @@ def __getattr__(name: str) -> Any:
 
 
 def parallel_env(map: Any = "gbely", council: Optional[bool] = None, rounds: int = DEFAULT_ROUNDS,
-                 reward: Reward = "share", observation_dict: bool = False):
+                 reward: Reward = "share", observation_dict: bool = False, render_mode: Optional[str] = None,
+                 render_scale: int = 8):
     """The PettingZoo Parallel environment (needs ``pettingzoo``): every seat but the Council's
     (``council=True``, the default on a final map) is an agent ``seat_K``.
 
@@ -376,7 +435,8 @@ def parallel_env(map: Any = "gbely", council: Optional[bool] = None, rounds: int
     ['seat_0', 'seat_1']
     """
     return __getattr__("GbelyParallelEnv")(map, council=council, rounds=rounds, reward=reward,
-                                           observation_dict=observation_dict)
+                                           observation_dict=observation_dict, render_mode=render_mode,
+                                           render_scale=render_scale)
 
 
 class VectorEnv:
