@@ -37,7 +37,9 @@ environment is made with ``observation_dict=True``.
 **Actions** are per cell: ``{"kind": int array height × width, "fraction": float array}`` with
 kinds 0 stay, 1–4 MOVE north/south/west/east, 5–8 ATTACK north/south/west/east, 9 FORTIFY; each
 own cell with a kind above 0 and a fraction above 0 sends ``fraction × units`` (its units as
-observed; a fraction of 1 sends every ready unit). One command per cell, in row-major order. An
+observed, ``jednotky``; a fraction of 1 or more sends ``jednotky`` itself, as a submission would).
+One command per cell, in row-major order: :mod:`gbely.codec` makes the same commands from the §5
+dict with the standard library only, for a submission. An
 illegal action is what the rules make of it: a discarded command (or nothing, for a direction
 off the map). A command list (``{"prikazy": [...]}`` or a list, as ``decide`` returns) is
 accepted as an action too.
@@ -173,14 +175,17 @@ class GbelyEnv(gymnasium.Env):
     ``council:strong``, ``template``, ``expander``: in Rust), an agent file (imported and run in this process) or a callable ``decide(stav)``; on a
     final map the Council's seat is always the Council. ``seat``: the learner's seat.
     ``observation_dict``: put the §5 dict in ``info["observation"]``. ``reset(options={"map":
-    ...})`` changes the map (of the same size and seats).
+    ...})`` changes the map (of the same size and seats). ``record``: keep each episode's replay
+    for :meth:`save_replay` (seat names ``seat K`` and the built-in opponents' names).
 
-    Copies with ``copy.deepcopy`` and pickles (the match's state; the opponent must pickle too)."""
+    Copies with ``copy.deepcopy`` and pickles (the match's state; the opponent must pickle too),
+    unless it records."""
 
     metadata = {"render_modes": []}
 
     def __init__(self, map: Any = "gbely", opponent: Opponent = "council", seat: int = 0,
-                 rounds: int = DEFAULT_ROUNDS, reward: Reward = "share", observation_dict: bool = False):
+                 rounds: int = DEFAULT_ROUNDS, reward: Reward = "share", observation_dict: bool = False,
+                 record: bool = False):
         self._map = _map(map)
         seats = self._map.seats
         if not 0 <= seat < len(seats):
@@ -207,7 +212,7 @@ class GbelyEnv(gymnasium.Env):
                 self._bots.append(None)
                 assert decide is not None
                 self._python[k] = decide
-        self._core = EnvCore(self._map, rounds, self._bots)
+        self._core = EnvCore(self._map, rounds, self._bots, record)
         self.observation_space, self.action_space = _spaces(self._map.height, self._map.width, rounds)
 
     @property
@@ -245,6 +250,11 @@ class GbelyEnv(gymnasium.Env):
         if over:
             info["result"] = core.result()
         return obs, float(self._reward(before, after, over)), over, False, info
+
+    def save_replay(self, path: "os.PathLike[str] | str") -> None:
+        """Writes the replay of this episode so far (the environment made with ``record=True``),
+        a file ``gbely replay`` and the viewer read like any match's."""
+        self._core.save_replay(os.fspath(path))
 
     def clone(self) -> "GbelyEnv":
         """A copy to explore from: stepping it leaves this one as it is."""
