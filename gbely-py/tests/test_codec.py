@@ -55,10 +55,12 @@ def check_seat(core, seat, obs, info, h, w, finalist, rng):
     expected = commands_of_env(core, seat, kind, fraction)
     got = codec.commands(stav, kind.ravel().tolist(), fraction.ravel().tolist(), w)
     assert got == expected
-    # per cell, from numpy scalars as well
-    assert [c for c in (codec.command(p, kind.ravel()[i], fraction.ravel()[i])
-                        for p, i in ((p, codec.parse_id(p["id"])[0] * w + codec.parse_id(p["id"])[1])
-                                     for p in stav["moje_pola"])) if c] == expected
+    # cell by cell, from numpy scalars as well
+    per_cell = []
+    for p in stav["moje_pola"]:
+        r, c = codec.parse_id(p["id"])
+        per_cell.append(codec.command(p, kind[r, c], fraction[r, c]))
+    assert [c for c in per_cell if c is not None] == expected
     return len(expected)
 
 
@@ -144,8 +146,8 @@ def test_hand_made_cases_of_the_amount_rule():
     with pytest.raises(ValueError):
         codec.command(cell, 10, 1.0)
     # the environment: on the base P57_02 (18.0 units in round 0) a fraction of 1 sends 18.0
-    env = GbelyEnv(rounds=3)
-    env.reset()
+    env = GbelyEnv(rounds=3, observation_dict=True)
+    stav = env.reset()[1]["observation"]
     kind = np.zeros((60, 60), np.int8)
     fraction = np.zeros((60, 60), np.float32)
     kind[57, 2], fraction[57, 2] = 8, 1.0
@@ -156,8 +158,7 @@ def test_hand_made_cases_of_the_amount_rule():
     with pytest.raises(ValueError):
         env._core.commands(0, kind, fraction)
     with pytest.raises(ValueError):
-        codec.commands(env.reset()[1].get("observation") or {"moje_pola": []}, kind.ravel().tolist(),
-                       fraction.ravel().tolist(), 60)
+        codec.commands(stav, kind.ravel().tolist(), fraction.ravel().tolist(), 60)
 
 
 def test_an_edge_of_the_map_in_the_environment():

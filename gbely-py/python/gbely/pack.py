@@ -241,9 +241,9 @@ def _inline_codec(source: str, where: str) -> str:
     lines = source.splitlines(keepends=True)
     for n, _ in imports:
         end = n.end_lineno or n.lineno
-        first, last = lines[n.lineno - 1], lines[end - 1]
-        if first[:n.col_offset].strip() or last[n.end_col_offset or 0:].strip() not in ("", ";") and \
-                not last[n.end_col_offset or 0:].lstrip().startswith("#"):
+        before = lines[n.lineno - 1][:n.col_offset].strip()
+        after = lines[end - 1][n.end_col_offset or 0:].strip()
+        if before or (after not in ("", ";") and not after.startswith("#")):
             raise PackError(f"{where}, line {n.lineno}: put the import of gbely.codec on its own line")
     # The codec goes before the first statement that is not the docstring or `from __future__`.
     body = tree.body
@@ -253,7 +253,7 @@ def _inline_codec(source: str, where: str) -> str:
                              or (isinstance(body[k], ast.ImportFrom) and body[k].module == "__future__")):
         k += 1
     at = body[k].lineno - 1 if k < len(body) else len(lines)
-    # Decorators and comments above that statement stay where they are (the block goes above them).
+    # A decorated statement starts at its first decorator.
     if k < len(body) and getattr(body[k], "decorator_list", None):
         at = min(d.lineno for d in body[k].decorator_list) - 1
     for n, names in sorted(imports, key=lambda x: -x[0].lineno):
@@ -263,7 +263,7 @@ def _inline_codec(source: str, where: str) -> str:
     block = _CODEC_BLOCK % {"source": _codec_source()}
     if at > 0 and not lines[at - 1].endswith("\n"):
         lines[at - 1] += "\n"
-    lines[at:at] = [block, "\n\n"]
+    lines[at:at] = (["\n"] if at > 0 and lines[at - 1].strip() else []) + [block, "\n\n"]
     return "".join(lines)
 
 
