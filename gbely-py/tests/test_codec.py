@@ -88,16 +88,20 @@ def test_duel_against_the_council_cell_for_cell(seed, seat):
 @pytest.mark.parametrize("seed", [4, 5])
 def test_two_agents_and_a_final_cell_for_cell(seed):
     rng = np.random.default_rng(seed)
-    for map_, council in (("gbely", False), (SMALL_FINAL, None)):
-        env = parallel_env(map_, council=council, rounds=25, observation_dict=True)
+    for map_, council, rounds in (("gbely", False, 25), (SMALL_FINAL, None, 60)):
+        env = parallel_env(map_, council=council, rounds=rounds, observation_dict=True)
         h, w = env.map.height, env.map.width
         finalist = map_ is SMALL_FINAL
         observations, infos = env.reset()
+        neighbours = 0  # observations where a finalist may not attack a neighbour of another finalist
         while env.agents:
             for a in env.agents:
                 check_seat(env._core, int(a.split("_")[1]), observations[a], infos[a], h, w, finalist, rng)
+                stav = infos[a]["observation"]
+                neighbours += finalist and codec.observe(stav, h, w, True) != codec.observe(stav, h, w, False)
             actions = {a: legal_action(rng, infos[a]["action_mask"]) for a in env.agents}
             observations, _, _, _, infos = env.step(actions)
+        assert neighbours > 0 or not finalist
 
 
 def test_the_councils_view_of_a_final():
