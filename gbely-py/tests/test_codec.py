@@ -366,3 +366,20 @@ def test_a_packed_policy_plays_exactly_as_in_the_environment(tmp_path):
     assert len(a["turns"]) == rounds
     assert comparable(a) == comparable(b)
     assert 1.0 < info["share"] < 100.0  # it played, not just stood still
+
+
+def test_an_agent_using_the_codec_type_checks(tmp_path):
+    pytest.importorskip("mypy")
+    (tmp_path / "agent.py").write_text(textwrap.dedent('''\
+        from typing import Any, Dict, List
+        from gbely import codec
+
+
+        def decide(stav: Dict[str, Any]) -> Dict[str, List[Dict[str, Any]]]:
+            obs = codec.observe(stav, 60, 60)
+            kind = [9 if o == 1 else 0 for o in obs["owner"]]
+            return {"prikazy": codec.commands(stav, kind, [0.5] * len(kind), 60)}
+        '''))
+    out = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", "agent.py"],
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr

@@ -51,6 +51,7 @@ no command. One command per own cell, in row-major order (the order of ``moje_po
 ({'typ': 'FORTIFY', 'pole': 'P01_00', 'investicia': 22.7}, None)
 """
 import struct
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 __all__ = ["KINDS", "TERRAIN", "observe", "commands", "command", "amount", "owner_code", "parse_id",
            "cell_id", "neighbour", "float32"]
@@ -67,19 +68,20 @@ DIRECTIONS = ((-1, 0), (1, 0), (0, -1), (0, 1))
 _F32 = struct.Struct("<f")
 
 
-def float32(x):
+def float32(x: float) -> float:
     """The nearest float32 to ``x``, as a Python float (what a float32 array holds).
 
     >>> float32(45.4), float32(0.5), float32(1e39)
     (45.400001525878906, 0.5, inf)
     """
     try:
-        return _F32.unpack(_F32.pack(x))[0]
+        y: float = _F32.unpack(_F32.pack(x))[0]
+        return y
     except OverflowError:  # beyond float32's range: numpy makes it infinite
         return float("inf") if x > 0 else float("-inf")
 
 
-def owner_code(vlastnik):
+def owner_code(vlastnik: str) -> int:
     """The ``owner`` code of a foreign owner's wire name (``hbp``, ``zastupitelstvo``,
     ``armada``, ``armada_2`` … ``armada_8``).
 
@@ -97,7 +99,7 @@ def owner_code(vlastnik):
     raise ValueError("unknown owner %r" % (vlastnik,))
 
 
-def parse_id(cell):
+def parse_id(cell: str) -> Tuple[int, int]:
     """The (row, col) of a cell id: ``P{row:02}_{col:02}``, more digits from 100 on.
 
     >>> parse_id("P57_02"), parse_id("P104_07")
@@ -111,7 +113,7 @@ def parse_id(cell):
     return int(r), int(c)
 
 
-def cell_id(row, col):
+def cell_id(row: int, col: int) -> str:
     """The id of the cell at (row, col).
 
     >>> cell_id(57, 2), cell_id(104, 7)
@@ -120,7 +122,7 @@ def cell_id(row, col):
     return "P%02d_%02d" % (row, col)
 
 
-def neighbour(cell, direction):
+def neighbour(cell: Mapping[str, Any], direction: int) -> Optional[str]:
     """The id of an own cell's neighbour toward ``direction`` (0 north, 1 south, 2 west, 3 east),
     or ``None`` off the map (the neighbours on the map are the cell's ``susedia``).
 
@@ -136,7 +138,7 @@ def neighbour(cell, direction):
     return to if to in cell["susedia"] else None
 
 
-def amount(jednotky, fraction):
+def amount(jednotky: float, fraction: float) -> Optional[float]:
     """The units a fraction of an own cell's observed units sends, or ``None`` for none: all of
     ``jednotky`` from a fraction of 1 on, else ``float32(fraction) × jednotky``.
 
@@ -150,11 +152,11 @@ def amount(jednotky, fraction):
         return None
     if f < 1.0:
         f = float32(f)  # may round up to 1.0
-    a = jednotky if f >= 1.0 else f * jednotky
+    a = float(jednotky) if f >= 1.0 else f * jednotky
     return a if a > 0.0 else None
 
 
-def command(cell, kind, fraction):
+def command(cell: Mapping[str, Any], kind: int, fraction: float) -> Optional[Dict[str, Any]]:
     """The §6 command of one own cell (an item of ``moje_pola``) for an action ``kind`` (0–9)
     and ``fraction``, or ``None`` (stay, no units, a direction off the map)."""
     kind = int(kind)
@@ -173,7 +175,8 @@ def command(cell, kind, fraction):
     return {"typ": "MOVE" if kind <= 4 else "ATTACK", "z": cell["id"], "na": to, "pocet": a}
 
 
-def commands(stav, kind, fraction, width):
+def commands(stav: Mapping[str, Any], kind: Sequence[int], fraction: Sequence[float],
+             width: int) -> List[Dict[str, Any]]:
     """The §6 commands of per-cell actions: ``kind`` (ints 0–9) and ``fraction`` (floats) are
     flat row-major sequences over a grid ``width`` cells wide (lists, or numpy arrays
     ``.ravel()``-ed); one command per own cell, in the order of ``moje_pola``. A kind outside
@@ -182,7 +185,7 @@ def commands(stav, kind, fraction, width):
         if not 0 <= k < KINDS:
             raise ValueError("action kind %d at row %d, col %d: kinds are 0 to %d"
                              % (k, i // width, i % width, KINDS - 1))
-    out = []
+    out: List[Dict[str, Any]] = []
     for cell in stav["moje_pola"]:
         r, c = parse_id(cell["id"])
         if c >= width:
@@ -194,13 +197,13 @@ def commands(stav, kind, fraction, width):
     return out
 
 
-def observe(stav, height, width, final=False):
+def observe(stav: Mapping[str, Any], height: int, width: int, final: bool = False) -> Dict[str, Any]:
     """The arrays and action mask of a §5 observation as flat row-major lists over a grid of
     ``height × width`` (see the module); ``final``: the seat is a finalist of a final (it may
     not attack other finalists). A cell beyond the grid is a ``ValueError``."""
     n = height * width
 
-    def index(cell):
+    def index(cell: str) -> int:
         r, c = parse_id(cell)
         if r >= height or c >= width:
             raise ValueError("cell %s is beyond a grid of %d × %d" % (cell, height, width))
@@ -215,7 +218,7 @@ def observe(stav, height, width, final=False):
     mask = [0] * (n * KINDS)
     mask[::KINDS] = [1] * n  # staying is always possible
     base[index(stav["moja_zakladna"])] = 1
-    own = []
+    own: List[int] = []
     for cell in stav["moje_pola"]:
         i = index(cell["id"])
         own.append(i)
