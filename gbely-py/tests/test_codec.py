@@ -3,12 +3,10 @@ dict, and the commands of per-cell actions (the environment's own list, and the 
 to); `gbely pack` inlines the codec; a packed policy plays exactly as it plays in GbelyEnv."""
 import ast
 import json
-import math
 import pickle
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import numpy as np
 import pytest
