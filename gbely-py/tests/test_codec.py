@@ -364,6 +364,7 @@ def test_a_packed_policy_plays_exactly_as_in_the_environment(tmp_path):
     assert len(a["turns"]) == rounds
     assert comparable(a) == comparable(b)
     assert 1.0 < info["share"] < 100.0  # it played, not just stood still
+    assert gbely.Replay.load(tmp_path / "env.json").figures()[-1]["cells"][0] == info["cells"]
 
 
 def test_an_agent_using_the_codec_type_checks(tmp_path):

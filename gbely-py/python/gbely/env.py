@@ -39,9 +39,8 @@ kinds 0 stay, 1–4 MOVE north/south/west/east, 5–8 ATTACK north/south/west/ea
 own cell with a kind above 0 and a fraction above 0 sends ``fraction × units`` (its units as
 observed, ``jednotky``; a fraction of 1 or more sends ``jednotky`` itself, as a submission would).
 One command per cell, in row-major order: :mod:`gbely.codec` makes the same commands from the §5
-dict with the standard library only, for a submission. An
-illegal action is what the rules make of it: a discarded command (or nothing, for a direction
-off the map). A command list (``{"prikazy": [...]}`` or a list, as ``decide`` returns) is
+dict with the standard library only, for a submission. An illegal action is what the rules make
+of it: a discarded command (or nothing, for a direction off the map). A command list (``{"prikazy": [...]}`` or a list, as ``decide`` returns) is
 accepted as an action too.
 
 **Reward**, by default ``reward="share"``: the change of the seat's share of the map (in % points,
