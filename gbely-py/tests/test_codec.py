@@ -382,3 +382,12 @@ def test_an_agent_using_the_codec_type_checks(tmp_path):
     out = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", "agent.py"],
                          capture_output=True, text=True, cwd=tmp_path)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_commands_refuse_actions_over_a_smaller_grid():
+    env = GbelyEnv(rounds=3, observation_dict=True)
+    stav = env.reset()[1]["observation"]
+    with pytest.raises(ValueError, match="beyond"):
+        codec.commands(stav, [9] * 100, [1.0] * 100, 10)
+    assert codec.commands(stav, [9] * 3600, [1.0] * 3600, 60) == [
+        {"typ": "FORTIFY", "pole": "P57_02", "investicia": 18.0}]

@@ -188,9 +188,10 @@ def commands(stav: Mapping[str, Any], kind: Sequence[int], fraction: Sequence[fl
     out: List[Dict[str, Any]] = []
     for cell in stav["moje_pola"]:
         r, c = parse_id(cell["id"])
-        if c >= width:
-            raise ValueError("cell %s is beyond a grid %d wide" % (cell["id"], width))
         i = r * width + c
+        if c >= width or i >= len(kind) or i >= len(fraction):
+            raise ValueError("cell %s is beyond the actions' grid (%d wide, %d and %d cells)"
+                             % (cell["id"], width, len(kind), len(fraction)))
         cmd = command(cell, kind[i], fraction[i])
         if cmd is not None:
             out.append(cmd)
