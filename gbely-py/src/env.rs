@@ -25,7 +25,7 @@ use gbely_world::{parse_map_file, write_map_file, Map, SeatRole};
 use numpy::{PyArray1, PyArray2, PyArray3, PyArrayMethods, PyReadonlyArray2, PyReadonlyArray3, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString, PyTuple};
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
 use crate::convert::{answer_of, id_strings, obs_dict};
 use crate::maps::{map_arg, PyMap};
@@ -33,9 +33,6 @@ use crate::step::check_rounds;
 
 /// Actions per cell: stay, MOVE north/south/west/east, ATTACK north/south/west/east, FORTIFY.
 pub(crate) const KINDS: usize = 10;
-/// The amount asked for with a fraction of 1: more than any cell holds, so the engine clamps it
-/// to the cell's ready units (SPEC §6.2).
-const ALL_READY: f64 = f64::MAX;
 
 /// Owner codes of the `owner` array: unseen, neutral (`hbp`), the seat itself, the Council
 /// (`zastupitelstvo`); an army `armada_k` (k = 1 for the Council's view of seat 0) is `k + 2`.
@@ -134,8 +131,11 @@ pub(crate) fn write_obs(obs: &Observation, grid: &Grid, finalist: bool, out: Obs
 }
 
 /// The commands of per-cell actions for an observation: for each own cell (row-major) whose
-/// kind is not 0 and fraction is above 0, one command of `fraction × units` (units as observed;
-/// a fraction of 1 or more sends every ready unit). A direction off the map is no command.
+/// kind is not 0 and fraction is above 0 (NaN is 0), one command of the cell's observed units
+/// (`jednotky`, rounded as in SPEC §5) when the fraction is 1 or more, else of
+/// `fraction × units` (the float32 fraction widened to f64, times the observed units); an amount
+/// of 0 is no command, nor is a direction off the map. These are exactly the commands a
+/// submission can send from its §5 dict: `gbely.codec.commands` makes the same list.
 pub(crate) fn commands_of(
     obs: &Observation,
     grid: &Grid,
@@ -155,7 +155,7 @@ pub(crate) fn commands_of(
         if k == 0 || f.is_nan() || f <= 0.0 {
             continue;
         }
-        let amount = if f >= 1.0 { ALL_READY } else { f as f64 * c.units };
+        let amount = if f >= 1.0 { c.units } else { f as f64 * c.units };
         if amount <= 0.0 {
             continue;
         }
@@ -321,25 +321,32 @@ fn contiguous<T>(r: Result<T, numpy::NotContiguousError>) -> PyResult<T> {
 pub(crate) struct EnvCore {
     arena: Arena,
     ids: Vec<Py<PyString>>,
+    /// Every match (the first and each after `reset`) is recorded for `save_replay`.
+    record: bool,
 }
 
 #[pymethods]
 impl EnvCore {
     /// `opponents`: per seat, the built-in agent that plays it (`council`, `template-rs`,
-    /// `expander-rs`) or `None` for a seat played from Python.
+    /// `expander-rs`) or `None` for a seat played from Python. `record`: keep each match's
+    /// replay for `save_replay` (a recording environment cannot be copied or pickled).
     #[new]
-    #[pyo3(signature = (map, rounds, opponents))]
+    #[pyo3(signature = (map, rounds, opponents, record = false))]
     fn new(
         py: Python<'_>,
         map: Option<Bound<'_, PyAny>>,
         rounds: i64,
         opponents: Vec<Option<String>>,
+        record: bool,
     ) -> PyResult<Self> {
         let map = map_arg(map.as_ref())?;
         let rounds = check_rounds(rounds)?;
         let ids = id_strings(py, map.grid());
-        let arena = Arena::new(map, rounds, opponents).map_err(PyValueError::new_err)?;
-        Ok(EnvCore { arena, ids })
+        let mut arena = Arena::new(map, rounds, opponents).map_err(PyValueError::new_err)?;
+        if record {
+            arena.session.record();
+        }
+        Ok(EnvCore { arena, ids, record })
     }
 
     /// A new match (on another map when given).
@@ -361,6 +368,9 @@ impl EnvCore {
             self.ids = id_strings(py, m.grid());
         }
         self.arena.reset(map);
+        if self.record {
+            self.arena.session.record();
+        }
         Ok(())
     }
 
@@ -465,6 +475,71 @@ impl EnvCore {
         self.arena.act(seat, k, f).map_err(PyValueError::new_err)
     }
 
+    /// The commands `act` would hand in for these actions, as SPEC §6 dicts (`typ`, `z`, `na`,
+    /// `pocet` or `pole`, `investicia`), without handing them in.
+    fn commands<'py>(
+        &mut self,
+        py: Python<'py>,
+        seat: u8,
+        kind: PyReadonlyArray2<'_, i8>,
+        fraction: PyReadonlyArray2<'_, f32>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        self.check_seat(seat)?;
+        let n = self.arena.map.len();
+        if kind.len() != n || fraction.len() != n {
+            return Err(PyValueError::new_err(format!(
+                "actions over {} and {} cells for a map of {n}",
+                kind.len(),
+                fraction.len()
+            )));
+        }
+        let (k, f) = (contiguous(kind.as_slice())?, contiguous(fraction.as_slice())?);
+        self.arena.observed(seat);
+        let mut cmds = Vec::new();
+        commands_of(&self.arena.obs, self.arena.map.grid(), k, f, &mut cmds).map_err(PyValueError::new_err)?;
+        let list = PyList::empty(py);
+        for c in &cmds {
+            let d = PyDict::new(py);
+            match *c {
+                Command::Move { from, to, amount } | Command::Attack { from, to, amount } => {
+                    d.set_item("typ", if matches!(c, Command::Move { .. }) { "MOVE" } else { "ATTACK" })?;
+                    d.set_item("z", self.ids[from.index()].bind(py))?;
+                    d.set_item("na", self.ids[to.index()].bind(py))?;
+                    d.set_item("pocet", amount)?;
+                }
+                Command::Fortify { cell, amount } => {
+                    d.set_item("typ", "FORTIFY")?;
+                    d.set_item("pole", self.ids[cell.index()].bind(py))?;
+                    d.set_item("investicia", amount)?;
+                }
+            }
+            list.append(d)?;
+        }
+        Ok(list)
+    }
+
+    /// Writes the replay of the rounds played so far of this match (made with `record`).
+    fn save_replay(&self, path: std::path::PathBuf) -> PyResult<()> {
+        let replay = self
+            .arena
+            .session
+            .replay_so_far()
+            .ok_or_else(|| PyValueError::new_err("this environment does not record: make it with record=True"))?;
+        gbely_engine::recorder::write_replay(&path, &replay)
+            .map(|_| ())
+            .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("cannot write {}: {e}", path.display())))
+    }
+
+    /// The viewer's page (self-contained HTML) of the rounds played so far (made with `record`).
+    fn viewer_html(&self, py: Python<'_>) -> PyResult<String> {
+        let replay = self
+            .arena
+            .session
+            .replay_so_far()
+            .ok_or_else(|| PyValueError::new_err("this environment does not record: make it with record=True"))?;
+        py.allow_threads(|| gbely_engine::replays::viewer::viewer_html(&replay)).map_err(PyValueError::new_err)
+    }
+
     /// A command list (`{"prikazy": [...]}` or a list) as this round's answer of the seat.
     fn submit(&mut self, seat: u8, commands: Bound<'_, PyAny>) -> PyResult<()> {
         self.check_seat(seat)?;
@@ -503,7 +578,7 @@ impl EnvCore {
 
     fn __copy__(&self, py: Python<'_>) -> PyResult<Self> {
         let arena = self.arena.try_clone().ok_or_else(|| PyRuntimeError::new_err("a recording cannot be copied"))?;
-        Ok(EnvCore { arena, ids: self.ids.iter().map(|s| s.clone_ref(py)).collect() })
+        Ok(EnvCore { arena, ids: self.ids.iter().map(|s| s.clone_ref(py)).collect(), record: false })
     }
     fn __deepcopy__(&self, py: Python<'_>, _memo: Bound<'_, PyAny>) -> PyResult<Self> {
         self.__copy__(py)
@@ -528,7 +603,7 @@ impl EnvCore {
             serde_json::from_str(state).map_err(|e| PyValueError::new_err(format!("not an environment state: {e}")))?;
         let mut arena = Arena::new(map.clone(), rounds, opponents).map_err(PyValueError::new_err)?;
         arena.session = Session::restore(map.clone(), state).map_err(PyValueError::new_err)?;
-        Ok(EnvCore { arena, ids: id_strings(py, map.grid()) })
+        Ok(EnvCore { arena, ids: id_strings(py, map.grid()), record: false })
     }
 }
 

@@ -116,7 +116,7 @@ def test_attack_fortify_and_fractions_as_the_rules_resolve_them():
     assert 18 > defence  # the reference map's neighbour is weak enough
     kind = np.zeros((60, 60), np.int64)
     fraction = np.zeros((60, 60), np.float32)
-    kind[BASE], fraction[BASE] = 8, 1.0  # ATTACK east with every ready unit
+    kind[BASE], fraction[BASE] = 8, 1.0  # ATTACK east with the observed units, 18.0 (all of them)
     obs, reward, term, trunc, info = env.step({"kind": kind, "fraction": fraction})
     prod = {"luka": 3, "vrch": 2, "rieka": 1}[t]
     # Round 1 after production: the base 0 + 3 + 5, the captured cell 18 − defence + production.

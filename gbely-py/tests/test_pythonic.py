@@ -58,7 +58,8 @@ def test_the_installed_pravidla_is_the_rules_module_and_in_the_wheel():
     import gbely.pravidla as again
     assert again is pravidla
     files = {str(f) for f in importlib.metadata.files("gbely")}
-    assert {"pravidla/__init__.py", "pravidla/py.typed", "gbely/py.typed", "gbely/_gbely.pyi"} <= files
+    assert {"pravidla/__init__.py", "pravidla/py.typed", "gbely/py.typed", "gbely/_gbely.pyi",
+            "gbely/codec.py"} <= files
 
 
 # --- types: TypedDicts for the observation and the answer, checked by mypy ---

@@ -92,3 +92,21 @@ def test_render_rgb_array_is_the_match_in_the_viewers_colours():
     assert owned.sum() == 1  # round 0: seat 0 owns its base only (rules §3)
     with pytest.raises(ValueError, match="render_mode"):
         GbelyEnv(render_mode="human")
+
+
+@pytest.mark.parametrize("make", [lambda: GbelyEnv(rounds=4, render_mode="html"),
+                                  lambda: parallel_env(council=True, rounds=4, render_mode="html")],
+                         ids=["gymnasium", "pettingzoo"])
+def test_render_html_is_the_viewer_of_the_episode_so_far(make):
+    env = make()
+    env.reset(seed=0)
+    for _ in range(2):
+        if isinstance(env, GbelyEnv):
+            env.step(env.action_space.sample() | {"kind": np.zeros((60, 60), np.int64)})
+        else:
+            env.step({a: {"kind": np.zeros((60, 60), np.int64), "fraction": np.zeros((60, 60), np.float32)}
+                      for a in env.agents})
+    page = env.render()
+    assert isinstance(page, str) and page.lstrip().lower().startswith("<!doctype html")
+    # The page is the viewer of this match: its seats' names in the title.
+    assert "<title>gbely — seat 0 vs council</title>" in page

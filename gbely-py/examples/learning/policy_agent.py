@@ -4,13 +4,16 @@ Standard library only: `gbely pack` puts the trained weights in place of the lin
 `WEIGHTS = None` below and writes the submission. For each own cell with units, the network
 reads the cell and its four neighbours as the observation shows them (features()), and gives
 scores for the ten actions of gbely.env (stay, MOVE N/S/W/E, ATTACK N/S/W/E, FORTIFY) and the
-fraction of the cell's units to send; the best legal action is played.
+fraction of the cell's units to send; the best legal action is played, turned into a command by
+gbely.codec exactly as the environment turns a per-cell action into one (`gbely pack` inlines
+the codec, so the submission still needs only the standard library).
 """
 import math
 from collections import deque
 from operator import mul
 
 import pravidla
+from gbely import codec
 
 AGENT_NAME = "learned"
 
@@ -106,15 +109,7 @@ def decide(stav, weights=None):
         scores, fraction = forward(w, x)
         ok = legal(own, seen, ids)
         kind = max((s, k) for k, s in enumerate(scores) if ok[k])[1]
-        if kind == 0:
-            continue
-        amount = own[cell]["jednotky"] * fraction
-        if amount <= 0:
-            continue
-        if kind <= 4:
-            prikazy.append({"typ": "MOVE", "z": cell, "na": ids[kind - 1], "pocet": amount})
-        elif kind <= 8:
-            prikazy.append({"typ": "ATTACK", "z": cell, "na": ids[kind - 5], "pocet": amount})
-        else:
-            prikazy.append({"typ": "FORTIFY", "pole": cell, "investicia": amount})
+        command = codec.command(own[cell], kind, fraction)
+        if command is not None:
+            prikazy.append(command)
     return {"prikazy": prikazy}

@@ -37,9 +37,10 @@ environment is made with ``observation_dict=True``.
 **Actions** are per cell: ``{"kind": int array height × width, "fraction": float array}`` with
 kinds 0 stay, 1–4 MOVE north/south/west/east, 5–8 ATTACK north/south/west/east, 9 FORTIFY; each
 own cell with a kind above 0 and a fraction above 0 sends ``fraction × units`` (its units as
-observed; a fraction of 1 sends every ready unit). One command per cell, in row-major order. An
-illegal action is what the rules make of it: a discarded command (or nothing, for a direction
-off the map). A command list (``{"prikazy": [...]}`` or a list, as ``decide`` returns) is
+observed, ``jednotky``; a fraction of 1 or more sends ``jednotky`` itself, as a submission would).
+One command per cell, in row-major order: :mod:`gbely.codec` makes the same commands from the §5
+dict with the standard library only, for a submission. An illegal action is what the rules make
+of it: a discarded command (or nothing, for a direction off the map). A command list (``{"prikazy": [...]}`` or a list, as ``decide`` returns) is
 accepted as an action too.
 
 **Reward**, by default ``reward="share"``: the change of the seat's share of the map (in % points,
@@ -165,8 +166,8 @@ class CellActions(spaces.Dict):
         return super().sample(mask, probability)
 
 
-#: What ``render()`` can give.
-RENDER_MODES = ("rgb_array",)
+#: What ``render()`` can give: a picture, or the viewer's page (the environment then records).
+RENDER_MODES = ("rgb_array", "html")
 
 
 def _render_mode(mode: Optional[str]) -> Optional[str]:
@@ -179,6 +180,8 @@ def _render(core: EnvCore, mode: Optional[str], scale: int) -> Any:
     if mode is None:
         gymnasium.logger.warn("render() without a render_mode: make the environment with render_mode='rgb_array'")
         return None
+    if mode == "html":
+        return core.viewer_html()
     return core.picture(scale)
 
 
@@ -214,17 +217,20 @@ class GbelyEnv(gymnasium.Env):
     ``council:strong``, ``template``, ``expander``: in Rust), an agent file (imported and run in this process) or a callable ``decide(stav)``; on a
     final map the Council's seat is always the Council. ``seat``: the learner's seat.
     ``observation_dict``: put the §5 dict in ``info["observation"]``. ``reset(options={"map":
-    ...})`` changes the map (of the same size and seats).
+    ...})`` changes the map (of the same size and seats). ``record``: keep each episode's replay
+    for :meth:`save_replay` (seat names ``seat K`` and the built-in opponents' names).
 
-    Copies with ``copy.deepcopy`` and pickles (the match's state; the opponent must pickle too)."""
+    Copies with ``copy.deepcopy`` and pickles (the match's state; the opponent must pickle too),
+    unless it records."""
 
     metadata = {"render_modes": list(RENDER_MODES), "render_fps": 4}
 
     def __init__(self, map: Any = "gbely", opponent: Opponent = "council", seat: int = 0,
                  rounds: int = DEFAULT_ROUNDS, reward: Reward = "share", observation_dict: bool = False,
-                 render_mode: Optional[str] = None, render_scale: int = 8):
+                 record: bool = False, render_mode: Optional[str] = None, render_scale: int = 8):
         self.render_mode = _render_mode(render_mode)
         self.render_scale = render_scale
+        record = record or self.render_mode == "html"  # the viewer shows a recording
         self._map = _map(map)
         seats = self._map.seats
         if not 0 <= seat < len(seats):
@@ -251,7 +257,7 @@ class GbelyEnv(gymnasium.Env):
                 self._bots.append(None)
                 assert decide is not None
                 self._python[k] = decide
-        self._core = EnvCore(self._map, rounds, self._bots)
+        self._core = EnvCore(self._map, rounds, self._bots, record)
         self.observation_space, self.action_space = _spaces(self._map.height, self._map.width, rounds)
 
     @property
@@ -293,8 +299,14 @@ class GbelyEnv(gymnasium.Env):
     def render(self) -> Any:
         """The match now as ``render_mode`` says: ``"rgb_array"``, an RGB picture (``uint8``,
         ``height·render_scale × width·render_scale × 3``) of every cell in the viewer's colours
-        (the referee's view, not the seat's observation: for watching, not for the policy)."""
+        (the referee's view, not the seat's observation: for watching, not for the policy);
+        ``"html"``, the viewer's page (one self-contained HTML text) of the episode so far."""
         return _render(self._core, self.render_mode, self.render_scale)
+
+    def save_replay(self, path: "os.PathLike[str] | str") -> None:
+        """Writes the replay of this episode so far (the environment made with ``record=True``),
+        a file ``gbely replay`` and the viewer read like any match's."""
+        self._core.save_replay(os.fspath(path))
 
     def clone(self) -> "GbelyEnv":
         """A copy to explore from: stepping it leaves this one as it is."""
@@ -342,7 +354,7 @@ def _parallel_class():
             self._reward_spec = reward
             self._reward = _reward_fn(reward)
             self._bots = bots
-            self._core = EnvCore(self._map, rounds, bots)
+            self._core = EnvCore(self._map, rounds, bots, self.render_mode == "html")
             obs, act = _spaces(self._map.height, self._map.width, rounds)
             self._obs_spaces = {a: obs for a in self.possible_agents}
             self._act_spaces = {a: act for a in self.possible_agents}

@@ -10,6 +10,11 @@ installed; a trained policy goes in as weights embedded in the code. ``pack`` wr
   weights, quantised to int8 per array (scale = largest magnitude / 127), compressed with zlib
   and written in base64, and the few lines that decode them at import into ``WEIGHTS``: a dict
   of name → float (a scalar), list (1-D) or list of lists (2-D and up, row-major).
+* The agent may use :mod:`gbely.codec` (the environments' observation and action coding):
+  ``from gbely import codec``, ``from gbely import codec as NAME``, ``import gbely.codec as
+  NAME`` or ``from gbely.codec import NAMES`` (one statement on its own lines). Packing inlines
+  the codec's source (a few hundred lines, standard library only) and turns each such import
+  into names bound to it, so the submission imports nothing but the standard library.
 * The result is checked: its size (≤ 512 KiB), its imports (standard library and ``pravidla``
   only), ``decide`` defined, and — unless ``--no-timing`` — the time of each decision over a
   match against the Council on the reference map and on a 90×90 final map (in this process; the
@@ -181,6 +186,87 @@ def _check_source(text: str, where: str) -> None:
                         f"{', '.join(sorted(foreign))}")
 
 
+_CODEC_BLOCK = '''\
+# --- gbely.codec, inlined by `gbely pack` (the environments' coding, standard library only) ---
+def _gbely_codec():
+    import types
+
+    module = types.ModuleType("gbely_codec")
+    exec(compile(_GBELY_CODEC_SOURCE, "<gbely.codec>", "exec"), module.__dict__)
+    return module
+
+
+_GBELY_CODEC_SOURCE = \'\'\'%(source)s\'\'\'
+_GBELY_CODEC = _gbely_codec()
+# --- end of gbely.codec ---
+'''
+
+
+def _codec_imports(tree: ast.Module) -> List[Tuple[ast.stmt, List[Tuple[str, str]]]]:
+    """The statements that import ``gbely.codec``, each with the (local name, codec attribute)
+    pairs it binds (attribute ``""``: the module itself)."""
+    found = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.ImportFrom) and n.level == 0 and n.module == "gbely" and \
+                any(a.name == "codec" for a in n.names):
+            if any(a.name != "codec" for a in n.names):
+                raise PackError(f"line {n.lineno}: import only `codec` from gbely (the rest is not at the judge)")
+            found.append((n, [(a.asname or "codec", "") for a in n.names]))
+        elif isinstance(n, ast.ImportFrom) and n.level == 0 and n.module == "gbely.codec":
+            if any(a.name == "*" for a in n.names):
+                raise PackError(f"line {n.lineno}: name what you import from gbely.codec (no `*`)")
+            found.append((n, [(a.asname or a.name, a.name) for a in n.names]))
+        elif isinstance(n, ast.Import) and any(a.name == "gbely.codec" for a in n.names):
+            if len(n.names) != 1 or not n.names[0].asname:
+                raise PackError(f"line {n.lineno}: write `from gbely import codec` (or `import gbely.codec as NAME` "
+                                f"alone on its line)")
+            found.append((n, [(n.names[0].asname, "")]))
+    return found
+
+
+def _codec_source() -> str:
+    text = (Path(__file__).parent / "codec.py").read_text()
+    return text.replace("\\", "\\\\").replace("\'\'\'", "\\\'\\\'\\\'")
+
+
+def _inline_codec(source: str, where: str) -> str:
+    """``source`` with ``gbely.codec`` inlined (see the module); unchanged when it is not used."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as e:
+        raise PackError(f"{where} does not parse: {e}") from None
+    imports = _codec_imports(tree)
+    if not imports:
+        return source
+    lines = source.splitlines(keepends=True)
+    for n, _ in imports:
+        end = n.end_lineno or n.lineno
+        before = lines[n.lineno - 1][:n.col_offset].strip()
+        after = lines[end - 1][n.end_col_offset or 0:].strip()
+        if before or (after not in ("", ";") and not after.startswith("#")):
+            raise PackError(f"{where}, line {n.lineno}: put the import of gbely.codec on its own line")
+    # The codec goes before the first statement that is not the docstring or `from __future__`.
+    body = tree.body
+    k = 0
+    while k < len(body) and ((k == 0 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                              and isinstance(body[0].value.value, str))
+                             or (isinstance(body[k], ast.ImportFrom) and body[k].module == "__future__")):
+        k += 1
+    at = body[k].lineno - 1 if k < len(body) else len(lines)
+    # A decorated statement starts at its first decorator.
+    if k < len(body) and getattr(body[k], "decorator_list", None):
+        at = min(d.lineno for d in body[k].decorator_list) - 1
+    for n, names in sorted(imports, key=lambda x: -x[0].lineno):
+        indent = lines[n.lineno - 1][:n.col_offset]
+        binds = "; ".join(f"{local} = _GBELY_CODEC" + (f".{attr}" if attr else "") for local, attr in names)
+        lines[n.lineno - 1:(n.end_lineno or n.lineno)] = [f"{indent}{binds}  # gbely.codec, inlined above\n"]
+    block = _CODEC_BLOCK % {"source": _codec_source()}
+    if at > 0 and not lines[at - 1].endswith("\n"):
+        lines[at - 1] += "\n"
+    lines[at:at] = (["\n"] if at > 0 and lines[at - 1].strip() else []) + [block, "\n\n"]
+    return "".join(lines)
+
+
 def pack(policy: PathArg, agent: PathArg, output: PathArg, timing: bool = True,
          rounds: int = 150) -> PackReport:
     """Packs ``policy`` into ``agent`` as ``output`` and checks it (see the module)."""
@@ -189,6 +275,7 @@ def pack(policy: PathArg, agent: PathArg, output: PathArg, timing: bool = True,
     source = agent.read_text()
     if len(_MARKER.findall(source)) != 1:
         raise PackError(f"{agent}: put exactly one line `WEIGHTS = None` where the weights go")
+    source = _inline_codec(source, str(agent))
     _check_source(source, str(agent))
     index, blob, described = [], bytearray(), []
     for name, (shape, values) in arrays.items():
