@@ -159,9 +159,10 @@ fn label(
     unlocated
 }
 
-/// A dataset's columns, T rounds over a `h × w` grid (the map at its top-left).
-#[derive(Default)]
+/// A dataset's columns, T rounds over a `gh × gw` grid (the map at its top-left): each made for
+/// every round of the replay, padding values throughout, and cut to the rounds written.
 struct Columns {
+    per: usize,
     terrain: Vec<i8>,
     owner: Vec<i8>,
     units: Vec<f32>,
@@ -179,7 +180,122 @@ struct Columns {
     discarded: Vec<i32>,
 }
 
-/// One round's arrays over the map's cells, before they are placed on the grid.
+impl Columns {
+    fn new(rounds: usize, per: usize) -> Columns {
+        let mut mask = vec![0i8; rounds * per * KINDS];
+        for k in mask.iter_mut().step_by(KINDS) {
+            *k = 1; // staying is always possible, on padding too
+        }
+        Columns {
+            per,
+            terrain: vec![-1; rounds * per],
+            owner: vec![-1; rounds * per],
+            units: vec![0.0; rounds * per],
+            fortification: vec![0.0; rounds * per],
+            visible: vec![0; rounds * per],
+            base: vec![0; rounds * per],
+            round: Vec::with_capacity(rounds),
+            mask,
+            kind: vec![0; rounds * per],
+            fraction: vec![0.0; rounds * per],
+            inexpressible: vec![false; rounds * per],
+            unlocated: Vec::with_capacity(rounds),
+            cells: Vec::with_capacity(rounds),
+            reward: Vec::with_capacity(rounds),
+            discarded: Vec::with_capacity(rounds),
+        }
+    }
+
+    /// Keeps the first `t` rounds.
+    fn truncate(&mut self, t: usize) {
+        let n = t * self.per;
+        self.terrain.truncate(n);
+        self.owner.truncate(n);
+        self.units.truncate(n);
+        self.fortification.truncate(n);
+        self.visible.truncate(n);
+        self.base.truncate(n);
+        self.mask.truncate(n * KINDS);
+        self.kind.truncate(n);
+        self.fraction.truncate(n);
+        self.inexpressible.truncate(n);
+    }
+
+    /// Writes the observation of the next round (and its labels, given the seat's orders) into
+    /// round `round.len()`; `s` holds the map-sized arrays when the grid is padded.
+    #[allow(clippy::too_many_arguments)]
+    fn write(
+        &mut self,
+        obs: &Observation,
+        grid: &Grid,
+        finalist: bool,
+        gw: usize,
+        s: &mut Scratch,
+        orders: Option<&[(Order, Option<&Value>)]>,
+    ) {
+        let t = self.round.len();
+        let (w, n) = (grid.width() as usize, grid.len());
+        let at = t * self.per..(t + 1) * self.per;
+        let mut round = 0i32;
+        let mut unlocated = 0;
+        if self.per == n {
+            // No padding: straight into the columns.
+            write_obs(
+                obs,
+                grid,
+                finalist,
+                ObsOut {
+                    terrain: &mut self.terrain[at.clone()],
+                    owner: &mut self.owner[at.clone()],
+                    units: &mut self.units[at.clone()],
+                    fortification: &mut self.fortification[at.clone()],
+                    visible: &mut self.visible[at.clone()],
+                    base: &mut self.base[at.clone()],
+                    round: &mut round,
+                    mask: &mut self.mask[at.start * KINDS..at.end * KINDS],
+                },
+            );
+            if let Some(o) = orders {
+                let (k, f, x) =
+                    (&mut self.kind[at.clone()], &mut self.fraction[at.clone()], &mut self.inexpressible[at]);
+                unlocated = label(obs, grid, o, k, f, x, &mut s.count);
+            }
+        } else {
+            write_obs(
+                obs,
+                grid,
+                finalist,
+                ObsOut {
+                    terrain: &mut s.terrain,
+                    owner: &mut s.owner,
+                    units: &mut s.units,
+                    fortification: &mut s.fortification,
+                    visible: &mut s.visible,
+                    base: &mut s.base,
+                    round: &mut round,
+                    mask: &mut s.mask,
+                },
+            );
+            place(&mut self.terrain[at.clone()], &s.terrain, w, gw, 1);
+            place(&mut self.owner[at.clone()], &s.owner, w, gw, 1);
+            place(&mut self.units[at.clone()], &s.units, w, gw, 1);
+            place(&mut self.fortification[at.clone()], &s.fortification, w, gw, 1);
+            place(&mut self.visible[at.clone()], &s.visible, w, gw, 1);
+            place(&mut self.base[at.clone()], &s.base, w, gw, 1);
+            place(&mut self.mask[at.start * KINDS..at.end * KINDS], &s.mask, w, gw, KINDS);
+            if let Some(o) = orders {
+                unlocated = label(obs, grid, o, &mut s.kind, &mut s.fraction, &mut s.inexpressible, &mut s.count);
+                place(&mut self.kind[at.clone()], &s.kind, w, gw, 1);
+                place(&mut self.fraction[at.clone()], &s.fraction, w, gw, 1);
+                place(&mut self.inexpressible[at], &s.inexpressible, w, gw, 1);
+            }
+        }
+        self.round.push(round);
+        self.unlocated.push(unlocated as i32);
+    }
+}
+
+/// One round's arrays over the map's cells, before they are placed on a padded grid.
 struct Scratch {
     terrain: Vec<i8>,
     owner: Vec<i8>,
@@ -212,80 +328,35 @@ impl Scratch {
     }
 }
 
-/// Appends `src` (rows of `w` values) to `dst` as rows of `gw`, then padding rows to `gh`.
-fn place<T: Copy>(dst: &mut Vec<T>, src: &[T], w: usize, gw: usize, gh: usize, pad: T) {
-    for row in src.chunks(w) {
-        dst.extend_from_slice(row);
-        dst.extend(std::iter::repeat(pad).take(gw - w));
+/// Copies `src` (rows of `w` cells of `k` values) into the first rows of `dst` (rows of `gw`
+/// cells); the rest of `dst` keeps its padding.
+fn place<T: Copy>(dst: &mut [T], src: &[T], w: usize, gw: usize, k: usize) {
+    for (row, out) in src.chunks(w * k).zip(dst.chunks_mut(gw * k)) {
+        out[..w * k].copy_from_slice(row);
     }
-    dst.extend(std::iter::repeat(pad).take((gh - src.len() / w.max(1)) * gw));
 }
 
 /// The dataset of seat `seat`: every round it was in the game, re-simulated.
 fn dataset_of(data: &Loaded, seat: u8, grid: (usize, usize)) -> Columns {
     let g = data.map.grid();
-    let (w, n) = (g.width() as usize, g.len());
+    let n = g.len();
     let (gh, gw) = grid;
     let finalist = data.finalist(seat);
-    let rounds = data.replay.turns.len();
-    let mut out = Columns::default();
-    let per = gh * gw;
-    out.terrain.reserve(rounds * per);
-    out.mask.reserve(rounds * per * KINDS);
+    let mut out = Columns::new(data.replay.turns.len(), gh * gw);
     let mut s = Scratch::new(n);
     // Shared by the two callbacks: the round the seat was last observed and its cells then.
     let seen_round = std::cell::Cell::new(None);
     let before = std::cell::Cell::new(0usize);
     let (mut cells, mut reward, mut discarded) = (Vec::new(), Vec::new(), Vec::new());
     let total = n as f64;
-    let mut round_no = 0i32;
     resimulate_observing(
         &data.replay,
         data.map.clone(),
         |k| k == seat,
         |r, _, obs, regen| {
-            write_obs(
-                obs,
-                g,
-                finalist,
-                ObsOut {
-                    terrain: &mut s.terrain,
-                    owner: &mut s.owner,
-                    units: &mut s.units,
-                    fortification: &mut s.fortification,
-                    visible: &mut s.visible,
-                    base: &mut s.base,
-                    round: &mut round_no,
-                    mask: &mut s.mask,
-                },
-            );
             let answer = data.replay.turns[r].answers.get(seat as usize).unwrap_or(&Answer::Out);
             let o = orders(answer, regen, g);
-            let unlocated = label(obs, g, &o, &mut s.kind, &mut s.fraction, &mut s.inexpressible, &mut s.count);
-            place(&mut out.terrain, &s.terrain, w, gw, gh, -1);
-            place(&mut out.owner, &s.owner, w, gw, gh, -1);
-            place(&mut out.units, &s.units, w, gw, gh, 0.0);
-            place(&mut out.fortification, &s.fortification, w, gw, gh, 0.0);
-            place(&mut out.visible, &s.visible, w, gw, gh, 0);
-            place(&mut out.base, &s.base, w, gw, gh, 0);
-            place(&mut out.kind, &s.kind, w, gw, gh, 0);
-            place(&mut out.fraction, &s.fraction, w, gw, gh, 0.0);
-            place(&mut out.inexpressible, &s.inexpressible, w, gw, gh, false);
-            {
-                let mut stay = [0i8; KINDS];
-                stay[0] = 1;
-                for row in s.mask.chunks(w * KINDS) {
-                    out.mask.extend_from_slice(row);
-                    for _ in w..gw {
-                        out.mask.extend_from_slice(&stay);
-                    }
-                }
-                for _ in 0..(gh - n / w) * gw {
-                    out.mask.extend_from_slice(&stay);
-                }
-            }
-            out.round.push(round_no);
-            out.unlocated.push(unlocated as i32);
+            out.write(obs, g, finalist, gw, &mut s, Some(&o));
             seen_round.set(Some(r));
             before.set(obs.own.len());
         },
@@ -300,6 +371,7 @@ fn dataset_of(data: &Loaded, seat: u8, grid: (usize, usize)) -> Columns {
             true
         },
     );
+    out.truncate(out.round.len());
     (out.cells, out.reward, out.discarded) = (cells, reward, discarded);
     out
 }
@@ -461,39 +533,9 @@ impl ReplayCore {
         let finalist = self.data.finalist(self.check_seat(seat)?);
         let g = self.data.map.grid().clone();
         let Some(i) = self.observed(py, round, seat)? else { return Ok(None) };
-        let w = self.walk(seat);
-        let (mw, n) = (g.width() as usize, g.len());
-        let mut s = Scratch::new(n);
-        let mut r = 0i32;
-        write_obs(
-            &w.obs[i],
-            &g,
-            finalist,
-            ObsOut {
-                terrain: &mut s.terrain,
-                owner: &mut s.owner,
-                units: &mut s.units,
-                fortification: &mut s.fortification,
-                visible: &mut s.visible,
-                base: &mut s.base,
-                round: &mut r,
-                mask: &mut s.mask,
-            },
-        );
-        let mut c = Columns::default();
-        place(&mut c.terrain, &s.terrain, mw, gw, gh, -1);
-        place(&mut c.owner, &s.owner, mw, gw, gh, -1);
-        place(&mut c.units, &s.units, mw, gw, gh, 0.0);
-        place(&mut c.fortification, &s.fortification, mw, gw, gh, 0.0);
-        place(&mut c.visible, &s.visible, mw, gw, gh, 0);
-        place(&mut c.base, &s.base, mw, gw, gh, 0);
-        let mut stay = [0i8; KINDS];
-        stay[0] = 1;
-        for row in s.mask.chunks(mw * KINDS) {
-            c.mask.extend_from_slice(row);
-            (mw..gw).for_each(|_| c.mask.extend_from_slice(&stay));
-        }
-        (0..(gh - n / mw) * gw).for_each(|_| c.mask.extend_from_slice(&stay));
+        let mut c = Columns::new(1, gh * gw);
+        c.write(&self.walk(seat).obs[i], &g, finalist, gw, &mut Scratch::new(g.len()), None);
+        let r = c.round[0];
         let d = PyDict::new(py);
         d.set_item("terrain", array(py, c.terrain, &[gh, gw])?)?;
         d.set_item("owner", array(py, c.owner, &[gh, gw])?)?;
@@ -586,9 +628,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn placing_pads_rows_and_rows_below() {
-        let mut v = Vec::new();
-        place(&mut v, &[1, 2, 3, 4, 5, 6], 3, 4, 3, 0);
+    fn placing_keeps_the_padding_right_of_and_below_the_map() {
+        let mut v = vec![0; 12];
+        place(&mut v, &[1, 2, 3, 4, 5, 6], 3, 4, 1);
         assert_eq!(v, [1, 2, 3, 0, 4, 5, 6, 0, 0, 0, 0, 0]);
+        let mut v = vec![0; 12];
+        place(&mut v, &[1, 2, 3, 4], 1, 2, 2);
+        assert_eq!(v, [1, 2, 0, 0, 3, 4, 0, 0, 0, 0, 0, 0]);
     }
 }
