@@ -44,6 +44,7 @@ def greedy(stav):
 def replay_again(rp, tmp_path):
     """Submits every seat's decoded commands (or its violation) through the step API with no
     built-in seat, records, and returns the new replay."""
+    rp.verify()  # the engine's own re-simulation agrees with the file
     map_ = gbely.Map.from_text(rp.doc["map"]["file"])
     names = [s["name"] for s in rp.seats]
     m = gbely.Match(map_, rounds=rp.doc["rounds"], council=[], names=names, record=True)
@@ -116,6 +117,7 @@ def test_round_trip_a_final_with_built_ins(tmp_path):
     again = replay_again(rp, tmp_path)
     assert_same_final(rp, again)
     assert again.result["sides"] == rp.result["sides"]
+    rp.to_html(tmp_path / "final.html")  # the viewer regenerates the built-ins' commands too
 
 
 def test_round_trip_a_version_1_replay(tmp_path):
@@ -335,3 +337,20 @@ def test_a_folder_streams_and_names_a_broken_file(tmp_path):
     assert [Path(i.path).name for i in kept] == ["a.json.gz", "b.json", "c.json"]
     with pytest.raises(OSError, match="missing.json"):
         list(gbely.replay_dataset([folder / "missing.json"]))
+
+
+def test_the_imitation_snippet_of_docs_learning_md_runs(tmp_path, capsys):
+    text = (Path(__file__).resolve().parents[2] / "docs" / "learning.md").read_text()
+    snippet = text.split("## Replays as data", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    folder = tmp_path / "replays"
+    folder.mkdir()
+    for k, opponent in enumerate(["council", "council:easy"]):
+        gbely.play("expander-rs", opponent, rounds=20, replay=folder / f"m{k}.json.gz")
+    assert '"gbely-league/replays"' in snippet and "range(300)" in snippet
+    names = {}
+    exec(snippet.replace('"gbely-league/replays"', repr(str(folder))).replace("range(300)", "range(40)"), names)
+    out = capsys.readouterr().out
+    cells, accuracy = out.split(" cells, accuracy ")
+    y = names["y"]
+    assert int(cells) == len(y) > 1000
+    assert float(accuracy) > np.bincount(y).max() / len(y)  # better than the most frequent label
