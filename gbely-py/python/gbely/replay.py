@@ -7,9 +7,13 @@ import gzip
 import json
 import os
 import warnings
-from typing import Any, Dict, Iterable, Iterator, List, NamedTuple, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterable, Iterator, List, NamedTuple, Optional, Tuple, Union
 
 from ._errors import ReplayError
+
+if TYPE_CHECKING:
+    from ._gbely import ReplayCore
+    from .types import Stav
 
 Seat = Union[int, str]
 
@@ -34,7 +38,7 @@ class Replay:
             raise ReplayError(f"replay version {doc.get('version')!r} is not supported (this package reads 1 and 2)")
         self.doc = doc
         self._path: Optional[str] = None
-        self._native: Any = None
+        self._native: Optional["ReplayCore"] = None
 
     @staticmethod
     def load(path: Union[str, "os.PathLike[str]"]) -> "Replay":
@@ -108,7 +112,7 @@ class Replay:
 
     # -- the replay as data -------------------------------------------------------------------
 
-    def _core(self) -> Any:
+    def _core(self) -> "ReplayCore":
         """The native reader (made once): from the file when loaded from one, else from ``doc``."""
         if self._native is None:
             from ._gbely import ReplayCore
@@ -125,12 +129,12 @@ class Replay:
                 names = ", ".join(f"{s['seat']}: {s['name']}" for s in self.seats)
                 how = "no seat" if not found else f"seats {found}"
                 raise ValueError(f"{how} of this replay played as {seat!r} (seats {names}): give the seat number")
-            return found[0]
+            return int(found[0])
         if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < len(self.seats):
             raise ValueError(f"seat {seat!r} does not exist: the match has {len(self.seats)} seats")
         return seat
 
-    def observation(self, round: int, seat: Seat) -> Optional[Dict[str, Any]]:
+    def observation(self, round: int, seat: Seat) -> Optional["Stav"]:
         """The observation (the SPEC §5 dict an agent gets) seat ``seat`` received in ``round``,
         re-simulated; ``None`` if the seat was out of the game then.
 
@@ -169,13 +173,13 @@ class Replay:
         True
         """
         text = self._core().commands_json(round, self.seat_of(seat))
-        return None if text is None else json.loads(text)
+        return None if text is None else list(json.loads(text))
 
     def violation(self, round: int, seat: Seat) -> Optional[Dict[str, str]]:
         """The violation (SPEC §8) seat ``seat`` committed in ``round`` as ``{"kind", "detail"}``,
         or ``None``."""
         kind, v = self._core().answer_kind(round, self.seat_of(seat))
-        return {"kind": v[0], "detail": v[1]} if kind == "violation" else None
+        return {"kind": v[0], "detail": v[1]} if kind == "violation" and v is not None else None
 
     def state(self, round: int) -> Dict[str, Any]:
         """The state at the end of ``round`` (the referee's view, what :meth:`figures` counts):
@@ -201,7 +205,8 @@ class Replay:
           (float32 T: the change of its share of the map in % points, ``GbelyEnv``'s default
           reward) and ``discarded`` (int32 T: its commands the engine discarded).
 
-        ``grid=(H, W)`` (at least the map's size) pads every array: the map at the top-left, the
+        The arrays need numpy (``pip install 'gbely[env]'``), as :meth:`observation_arrays` and
+        :meth:`state` do. ``grid=(H, W)`` (at least the map's size) pads every array: the map at the top-left, the
         padding like an unseen cell (terrain and owner -1, the rest 0, the mask "stay" only, label
         kind 0), so datasets of maps of several sizes stack.
 
