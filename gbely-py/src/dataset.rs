@@ -622,18 +622,3 @@ impl ReplayCore {
         Ok(d)
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn placing_keeps_the_padding_right_of_and_below_the_map() {
-        let mut v = vec![0; 12];
-        place(&mut v, &[1, 2, 3, 4, 5, 6], 3, 4, 1);
-        assert_eq!(v, [1, 2, 3, 0, 4, 5, 6, 0, 0, 0, 0, 0]);
-        let mut v = vec![0; 12];
-        place(&mut v, &[1, 2, 3, 4], 1, 2, 2);
-        assert_eq!(v, [1, 2, 0, 0, 3, 4, 0, 0, 0, 0, 0, 0]);
-    }
-}
