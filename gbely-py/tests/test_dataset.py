@@ -127,6 +127,29 @@ def test_round_trip_a_version_1_replay(tmp_path):
     assert_same_final(rp, again)
 
 
+def test_a_disqualified_finalist_has_rows_only_for_the_rounds_it_played(tmp_path):
+    """Rules §8: the fourth violation disqualifies; the round of it is still the seat's (it
+    received the observation), the later ones are not. The violations round-trip too."""
+    m = gbely.Match(gbely.Map.generate_final("dataset-dq", 30), rounds=8, record=True)
+    for r in range(8):
+        if r < 4:
+            m.violation(2, "timeout", f"no answer in round {r}")
+        for s in (0, 1):
+            m.submit(s, greedy(m.observation(s)))
+        m.advance()
+    m.save_replay(tmp_path / "dq.json")
+    rp = gbely.Replay.load(tmp_path / "dq.json")
+    assert rp.violation(3, 2) == {"kind": "timeout", "detail": "no answer in round 3"}
+    assert rp.commands(3, 2) is None and rp.violation(4, 2) is None
+    assert rp.observation(3, 2)["kolo"] == 3 and rp.observation(4, 2) is None
+    d = rp.dataset(2)
+    assert d["round"][:, 0].tolist() == [0, 1, 2, 3] and not d["kind"].any()
+    assert len(rp.dataset(0)["round"]) == 8
+    again = replay_again(rp, tmp_path)
+    assert_same_final(rp, again)
+    assert again.result["sides"] == rp.result["sides"] and rp.result["sides"][2]["disqualified"]
+
+
 # --- labels, from the rules and the action coding ---
 
 def test_labels_of_hand_made_commands(tmp_path):
