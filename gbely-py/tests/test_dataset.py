@@ -3,7 +3,7 @@ decoded commands of every seat, built-in players' included, re-simulate to the r
 the rules and the action coding say; observation arrays as the environment writes them."""
 import gzip
 import json
-import os
+import pickle
 import shutil
 from pathlib import Path
 
@@ -327,10 +327,12 @@ def test_seats_by_name_states_and_errors(tmp_path):
     s0 = rp.state(0)
     assert s0["owner"].dtype == np.int8 and s0["units"].dtype == np.float64
     assert [(s0["owner"] == k).sum() for k in (0, 1)] == rp.figures()[0]["cells"]
-    # Loaded from the document rather than a file, the same data.
+    # Loaded from the document rather than a file, the same data; a replay still pickles.
     same = gbely.Replay(json.loads(path.read_text()))
     assert same.commands(3, 1) == rp.commands(3, 1)
     assert same.observation(3, 0) == rp.observation(3, 0)
+    copy = pickle.loads(pickle.dumps(rp))
+    assert copy.commands(3, 1) == rp.commands(3, 1)
 
 
 # --- a folder of replays as one stream ---

@@ -110,6 +110,10 @@ class Replay:
         if problem is not None:
             raise ReplayError(f"the replay does not match its re-simulation: {problem}")
 
+    def __getstate__(self) -> Dict[str, Any]:
+        # The native reader is made again on use; it does not pickle.
+        return {**self.__dict__, "_native": None}
+
     # -- the replay as data -------------------------------------------------------------------
 
     def _core(self) -> "ReplayCore":
