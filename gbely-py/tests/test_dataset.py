@@ -309,6 +309,9 @@ def test_padding_looks_unseen(tmp_path):
     for k in ("units", "fortification", "visible", "base", "kind", "fraction", "inexpressible"):
         assert not padded[k][pad].any(), k
     assert (padded["action_mask"][pad] == [1] + [0] * 9).all()
+    one = rp.observation_arrays(3, 0, grid=(24, 30))
+    for k in ("terrain", "owner", "units", "fortification", "visible", "base", "action_mask"):
+        np.testing.assert_array_equal(one[k], padded[k][3], err_msg=k)
     with pytest.raises(ValueError, match="smaller than the map"):
         rp.dataset(0, grid=(10, 10))
 
