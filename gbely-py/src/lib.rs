@@ -2,6 +2,7 @@
 //! behaviour lives in the Rust crates; pure-Rust work runs with the GIL released.
 
 mod convert;
+mod dataset;
 mod env;
 mod errors;
 mod maps;
@@ -101,6 +102,7 @@ fn _gbely(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyMatch>()?;
     m.add_class::<env::EnvCore>()?;
     m.add_class::<env::VectorCore>()?;
+    m.add_class::<dataset::ReplayCore>()?;
     m.add_function(wrap_pyfunction!(env::engine_round_seconds, m)?)?;
     Ok(())
 }

@@ -14,8 +14,8 @@ pub use frames::{frame_after, frames, Frame, MAX_FRAME_CELLS};
 pub use stats::{stats, stats_text};
 pub use terminal::{render_frame, render_legend, seat_colors, terrain_color, SeatColor};
 pub use verify::{
-    answer_commands, expanded, observation_at, recorded_answer, resimulate, resimulate_regenerating, verify, Mismatch,
-    Verified,
+    answer_commands, expanded, observation_at, recorded_answer, resimulate, resimulate_observing,
+    resimulate_regenerating, verify, Mismatch, Verified,
 };
 
 use std::io::Read;

@@ -9,7 +9,7 @@ use gbely_world::{Map, Replay};
 use super::Frame;
 use std::borrow::Cow;
 
-use gbely_rules::Decide;
+use gbely_rules::{Decide, Observation};
 
 use crate::builtins::builtin_agent;
 use crate::runner::player::PlayerAnswer;
@@ -22,7 +22,7 @@ use crate::wire::{command_to_value, observation_json};
 /// file's, untouched; a built-in agent's regenerated commands ([`Answer::Regen`]) are decided
 /// again from the same observations; a seat with no answer recorded plays nothing.
 pub fn resimulate(replay: &Replay, map: Arc<Map>, each: impl FnMut(usize, &Match, &RoundReport) -> bool) -> Match {
-    replay_session(replay, map, false, each, |_, _, _| {}).into_state()
+    replay_session(replay, map, false, each, |_| false, |_, _, _, _| {}).into_state()
 }
 
 /// [`resimulate`], also handing `regenerated` the commands each built-in seat decided again
@@ -32,18 +32,41 @@ pub fn resimulate_regenerating(
     replay: &Replay,
     map: Arc<Map>,
     each: impl FnMut(usize, &Match, &RoundReport) -> bool,
-    regenerated: impl FnMut(usize, u8, &[gbely_rules::Command]),
+    mut regenerated: impl FnMut(usize, u8, &[gbely_rules::Command]),
 ) -> Match {
-    replay_session(replay, map, false, each, regenerated).into_state()
+    let watch = |s: u8| replay.seats.get(s as usize).is_some_and(|r| r.builtin.is_some());
+    let seen = |r: usize, s: u8, _: &Observation, commands: Option<&[gbely_rules::Command]>| {
+        if let Some(c) = commands {
+            regenerated(r, s, c);
+        }
+    };
+    replay_session(replay, map, false, each, watch, seen).into_state()
 }
 
-/// [`resimulate`], keeping the session (and its record, when `record`).
+/// [`resimulate`], also handing `seen` what each watched seat (`watch`) received and did, before
+/// the round is resolved: the round's index, the seat, its observation (SPEC §5) and, for a
+/// built-in seat whose commands the file leaves out ([`Answer::Regen`]), the commands it decided
+/// again; the seat's recorded answer is `replay.turns[round].answers[seat]`. Only seats in the
+/// game are observed. What turns a replay into data (`gbely.Replay.dataset`).
+pub fn resimulate_observing(
+    replay: &Replay,
+    map: Arc<Map>,
+    watch: impl Fn(u8) -> bool,
+    seen: impl FnMut(usize, u8, &Observation, Option<&[gbely_rules::Command]>),
+    each: impl FnMut(usize, &Match, &RoundReport) -> bool,
+) -> Match {
+    replay_session(replay, map, false, each, watch, seen).into_state()
+}
+
+/// [`resimulate`], keeping the session (and its record, when `record`); `watch` and `seen` as in
+/// [`resimulate_observing`].
 fn replay_session(
     replay: &Replay,
     map: Arc<Map>,
     record: bool,
     mut each: impl FnMut(usize, &Match, &RoundReport) -> bool,
-    mut regenerated: impl FnMut(usize, u8, &[gbely_rules::Command]),
+    watch: impl Fn(u8) -> bool,
+    mut seen: impl FnMut(usize, u8, &Observation, Option<&[gbely_rules::Command]>),
 ) -> Session {
     let seats = map.seats().len();
     let names = (0..seats).map(|s| replay.seats.get(s).map_or_else(String::new, |r| r.name.clone())).collect();
@@ -56,20 +79,33 @@ fn replay_session(
     if record {
         session.record_with_changes();
     }
+    let mut obs = Observation::default();
     for (r, t) in replay.turns.iter().enumerate() {
         if session.is_over() {
             break;
         }
         for (s, answer) in t.answers.iter().enumerate().take(seats) {
-            if let Answer::Regen = answer {
-                if let Some(agent) = builtins[s].as_mut().filter(|_| session.is_active(s as u8)) {
-                    let obs = session.observe(s as u8);
-                    let commands = agent.decide(&obs);
-                    regenerated(r, s as u8, &commands);
-                    session.submit(s as u8, PlayerAnswer::Commands(commands));
+            let seat = s as u8;
+            let active = session.is_active(seat);
+            let watched = active && watch(seat);
+            let agent = builtins[s].as_mut().filter(|_| active && matches!(answer, Answer::Regen));
+            if agent.is_some() || watched {
+                // Observing only applies the round's production, which resolving applies anyway.
+                session.observe_into(seat, &mut obs);
+            }
+            if let Some(agent) = agent {
+                let commands = agent.decide(&obs);
+                if watched {
+                    seen(r, seat, &obs, Some(&commands));
                 }
-            } else if let Some(a) = recorded_answer(answer) {
-                session.submit(s as u8, a);
+                session.submit(seat, PlayerAnswer::Commands(commands));
+            } else {
+                if watched {
+                    seen(r, seat, &obs, None);
+                }
+                if let Some(a) = recorded_answer(answer) {
+                    session.submit(seat, a);
+                }
             }
         }
         session.advance();
@@ -87,7 +123,7 @@ pub fn expanded(replay: &Replay) -> Result<Cow<'_, Replay>, String> {
         return Ok(Cow::Borrowed(replay));
     }
     let map = Arc::new(replay.check().map_err(|e| e.to_string())?);
-    let session = replay_session(replay, map, true, |_, _, _| true, |_, _, _| {});
+    let session = replay_session(replay, map, true, |_, _, _| true, |_| false, |_, _, _, _| {});
     let rebuilt = session.replay_so_far().expect("recorded");
     let mut out = replay.clone();
     for (t, r) in out.turns.iter_mut().zip(rebuilt.turns) {

@@ -32,7 +32,7 @@ from ._gbely import final_seating as _final_seating
 from ._gbely import play_match as _play_match
 from . import _registration
 from ._round import Capture, Discard, RoundReport
-from .replay import Replay
+from .replay import Replay, ReplayData, replay_dataset
 from .types import Answer, Command, Decide, HasDecide, Stav
 
 # `from gbely import pravidla` and `import gbely.pravidla` name the one top-level module.
@@ -41,7 +41,7 @@ sys.modules.setdefault("gbely.pravidla", pravidla)
 _registration.install()
 
 __all__ = [
-    "Map", "Match", "Replay", "Result", "SideResult", "RoundReport", "Capture", "Discard",
+    "Map", "Match", "Replay", "ReplayData", "replay_dataset", "Result", "SideResult", "RoundReport", "Capture", "Discard",
     "play", "final", "league", "ab", "pravidla", "__version__",
     "Error", "MapError", "AgentError", "ReplayError", "TimeLimitWarning",
     "Stav", "Answer", "Command", "Decide", "HasDecide", "Agent",
