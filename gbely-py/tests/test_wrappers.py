@@ -147,7 +147,7 @@ def test_the_maskable_ppo_example_runs(tmp_path):
     from pathlib import Path
 
     example = Path(__file__).resolve().parents[1] / "examples" / "learning" / "maskable_ppo.py"
-    done = subprocess.run([sys.executable, str(example), "--quick", "--imitate", "--threads", "1",
+    done = subprocess.run([sys.executable, str(example), "--quick", "--imitate", "front", "--threads", "1",
                            "--out", str(tmp_path)], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     results = json.loads((tmp_path / "results.json").read_text())

@@ -1,9 +1,10 @@
 """Masked policy gradients: sb3-contrib's MaskablePPO over a small fully convolutional policy.
 
     pip install 'gbely[env]' sb3-contrib torch
-    python gbely-py/examples/learning/maskable_ppo.py --out ppo/ --minutes 5   # train, then evaluate
-    python gbely-py/examples/learning/maskable_ppo.py --quick --out /tmp/ppo   # a smoke run: seconds
-    python gbely-py/examples/learning/maskable_ppo.py --bench                  # steps/s, stock vs batched
+    python gbely-py/examples/learning/maskable_ppo.py --imitate front --minutes 3 --out ppo/  # imitate, PPO, evaluate
+    python gbely-py/examples/learning/maskable_ppo.py --minutes 5 --out ppo/                  # PPO from scratch
+    python gbely-py/examples/learning/maskable_ppo.py --quick --out /tmp/ppo                  # a smoke run: seconds
+    python gbely-py/examples/learning/maskable_ppo.py --bench                                 # steps/s, stock vs batched
 
 The environment is gbely.env.MaskedCells around gymnasium.make("gbely/Duel-v0"): one kind per
 cell (MultiDiscrete of 10 per cell, every unit of the cell sent), the legal kinds from
@@ -14,6 +15,12 @@ sb3-contrib's MaskableMultiCategoricalDistribution makes one torch Categorical p
 3 600 of them per step on the reference map. CellCategorical below treats the logits as one
 batched categorical over (batch, cells, 10) with the mask applied, which is what makes training
 fast enough to be worth it (--bench measures both).
+
+From scratch, a few minutes of PPO on 2 cores leave the policy near random play: one reward a
+round is shared by hundreds of per-cell choices. --imitate starts it from a rule computed on the
+channels (behaviour cloning with DAgger, in the same masked distribution): 'template', the
+template agent's rule, or 'front', that rule with the cells behind the front feeding it. The
+policy is evaluated with its most likely kinds against the Council and the template.
 """
 import argparse
 import json
@@ -181,9 +188,32 @@ def template_kinds(obs):
     return np.where(own & (units > weakest), 5 + best, 0).reshape(-1)
 
 
-def imitate(model, passes=3, epochs=8, batch=50, rounds=150, lr=1e-3, log=print):
-    """Behaviour cloning of the template's rule with DAgger: the rule plays one match, then the
-    policy plays (its most likely kinds) and the rule labels what it meets; after each pass the
+def _around(a, fill):
+    """The value of each cell's neighbour, per direction: north, south, west, east (4 × H × W)."""
+    h, w = a.shape
+    p = np.pad(a, 1, constant_values=fill)
+    return np.stack([p[0:h, 1:w + 1], p[2:h + 2, 1:w + 1], p[1:h + 1, 0:w], p[1:h + 1, 2:w + 2]])
+
+
+def front_kinds(obs):
+    """The template's rule, and an own cell without a foreign neighbour next to one that has one
+    (the front) MOVEs everything there (the first such neighbour, north, south, west, east).
+    Everything it looks at lies within two cells: the policy's 5×5 view can express it."""
+    kinds = template_kinds(obs).reshape(obs.shape[1:])
+    own = obs[CHANNELS.index("own")] > 0
+    foreign = (obs[CHANNELS.index("visible")] > 0) & ~own
+    front = own & _around(foreign, False).any(0)
+    next_to_front = _around(front, False)
+    feed = own & ~front & next_to_front.any(0) & (obs[CHANNELS.index("units")] > 0)
+    return np.where(feed & (kinds == 0), 1 + next_to_front.argmax(0), kinds).reshape(-1)
+
+
+TEACHERS = {"template": template_kinds, "front": front_kinds}
+
+
+def imitate(model, teacher=template_kinds, passes=3, epochs=8, batch=50, rounds=150, lr=1e-3, log=print):
+    """Behaviour cloning of a rule (``teacher``: channels → kinds) with DAgger: the rule plays one
+    match, then the policy plays (its most likely kinds) and the rule labels what it meets; after each pass the
     policy maximises its log-probability of the rule's kinds on everything gathered (the same
     masked distribution PPO then trains, per own cell)."""
     policy = model.policy
@@ -197,10 +227,10 @@ def imitate(model, passes=3, epochs=8, batch=50, rounds=150, lr=1e-3, log=print)
         done = False
         while not done:
             mask = env.action_masks()
-            teacher = template_kinds(obs)
-            observations.append(obs); masks.append(mask); actions.append(teacher)
+            label = teacher(obs)
+            observations.append(obs); masks.append(mask); actions.append(label)
             if p == 0:
-                act = teacher
+                act = label
             else:
                 with th.no_grad():
                     act, _ = policy.predict(obs, deterministic=True, action_masks=mask)
@@ -306,8 +336,13 @@ def main():
     ap.add_argument("--epochs", type=int, default=1, help="PPO epochs per rollout (default 1)")
     ap.add_argument("--batch", type=int, default=75, help="minibatch (default 75)")
     ap.add_argument("--lr", type=float, default=3e-4, help="PPO's learning rate (default 3e-4; imitation uses 1e-3)")
-    ap.add_argument("--imitate", action="store_true",
-                    help="start from the template's rule (behaviour cloning) instead of from scratch")
+    ap.add_argument("--clip", type=float, default=0.2,
+                    help="PPO's clip range on the ratio of the joint probability of all cells (default 0.2)")
+    ap.add_argument("--imitate", choices=sorted(TEACHERS), default=None,
+                    help="start by imitating a rule (behaviour cloning with DAgger) instead of from scratch: "
+                         "'template' (agents/my_agent.py's rule) or 'front' (it, and cells behind the front "
+                         "feed it)")
+    ap.add_argument("--passes", type=int, default=3, help="imitation passes, the first the rule's (default 3)")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     th.set_num_threads(args.threads)
@@ -321,7 +356,7 @@ def main():
                         gamma=0.95)
     model = MaskablePPO(
         ConvCellsPolicy, venv, n_steps=n_steps, batch_size=args.batch, n_epochs=args.epochs, gamma=0.95,
-        gae_lambda=0.9, learning_rate=args.lr, ent_coef=0.0, clip_range=0.2, max_grad_norm=0.5, verbose=0,
+        gae_lambda=0.9, learning_rate=args.lr, ent_coef=0.0, clip_range=args.clip, max_grad_norm=0.5, verbose=0,
         seed=args.seed, policy_kwargs={"width": args.width, "layers": args.layers})
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -329,7 +364,7 @@ def main():
     results = {"envs": args.envs, "threads": args.threads, "imitate": args.imitate}
     if args.imitate:
         start = time.perf_counter()
-        imitate(model, passes=1 if args.quick else 3, epochs=1 if args.quick else 8, rounds=rounds,
+        imitate(model, TEACHERS[args.imitate], passes=1 if args.quick else args.passes, epochs=1 if args.quick else 8, rounds=rounds,
                 log=lambda text: print(text, flush=True))
         results["imitation_seconds"] = round(time.perf_counter() - start, 1)
         for name, opponent in OPPONENTS:
