@@ -364,8 +364,8 @@ def main():
     results = {"envs": args.envs, "threads": args.threads, "imitate": args.imitate}
     if args.imitate:
         start = time.perf_counter()
-        imitate(model, TEACHERS[args.imitate], passes=1 if args.quick else args.passes, epochs=1 if args.quick else 8, rounds=rounds,
-                log=lambda text: print(text, flush=True))
+        imitate(model, TEACHERS[args.imitate], passes=1 if args.quick else args.passes,
+                epochs=1 if args.quick else 8, rounds=rounds, log=lambda text: print(text, flush=True))
         results["imitation_seconds"] = round(time.perf_counter() - start, 1)
         for name, opponent in OPPONENTS:
             results[f"imitation_vs_{name}"] = play(model.policy, opponent, rounds=rounds)
