@@ -507,3 +507,9 @@ class VectorEnv:
     def step(self, kind: "np.ndarray", fraction: "np.ndarray"):
         self._core.step(np.ascontiguousarray(kind, dtype=np.int8), np.ascontiguousarray(fraction, dtype=np.float32))
         return self.observations, self._bufs["reward"], self._bufs["terminated"], self._bufs["share"]
+
+
+# The wrappers for standard learning libraries (gbely/wrappers.py), importable from here too.
+from .wrappers import CHANNELS, MaskedCells, channels  # noqa: E402
+
+__all__ += ["MaskedCells", "CHANNELS", "channels"]

@@ -1,0 +1,128 @@
+"""Wrappers of :class:`gbely.env.GbelyEnv` for standard learning libraries (re-exported by
+:mod:`gbely.env`).
+
+:class:`MaskedCells` is the interface for masked policy gradients with a per-cell action, as
+sb3-contrib's ``MaskablePPO`` wants it: a flat ``MultiDiscrete`` action (one kind per cell), an
+``action_masks()`` method, and the observation as image-like channels (``C × height × width``
+float32) for a convolutional policy.
+
+>>> import gymnasium
+>>> from gbely.wrappers import MaskedCells
+>>> env = MaskedCells(gymnasium.make("gbely/Duel-v0", rounds=3))
+>>> obs, info = env.reset(seed=0)
+>>> obs.shape, env.action_space.shape, env.action_masks().shape
+((14, 60, 60), (3600,), (36000,))
+>>> round(float(obs[CHANNELS.index("units"), 57, 2]), 3), int(env.action_masks().reshape(60, 60, 10)[57, 2].sum())
+(1.8, 6)
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, Optional, Tuple
+
+import numpy as np
+import gymnasium
+from gymnasium import spaces
+
+import pravidla
+
+__all__ = ["MaskedCells", "CHANNELS", "channels"]
+
+#: The channels of :class:`MaskedCells`' observation, in order (docs/learning.md has the table).
+CHANNELS = (
+    "own",            # owner == 1
+    "neutral",        # owner == 0 (hbp)
+    "council",        # owner == 2 (zastupitelstvo: the Council, or the other agent of a duel)
+    "armies",         # owner >= 3 (another finalist, armada_k)
+    "visible",        # own or visible foreign cell (0: unseen, or padding)
+    "luka",           # terrain one-hot (all three 0 where unseen)
+    "vrch",
+    "rieka",
+    "units",          # units / 10: own jednotky, visible posadka (as §5 rounds them)
+    "log_units",      # log(1 + units)
+    "fortification",  # opevnenie / 10
+    "defence",        # foreign visible cells: (posadka × terrain bonus + opevnenie) / 10, rules §6.4
+    "base",           # moja_zakladna
+    "round",          # kolo / POCET_KOL, on every cell
+)
+
+# Channels bounded by 1 (the others are unbounded above).
+_BOUNDED = {"own", "neutral", "council", "armies", "visible", "luka", "vrch", "rieka", "base", "round"}
+# The terrain bonus (rules §2) by terrain code (0 luka, 1 vrch, 2 rieka; -1 unseen → 0).
+_BONUS = np.array([pravidla.TERENNY_BONUS["luka"], pravidla.TERENNY_BONUS["vrch"],
+                   pravidla.TERENNY_BONUS["rieka"], 0.0], dtype=np.float32)
+
+
+def channels(obs: Dict[str, np.ndarray], out: Optional[np.ndarray] = None) -> np.ndarray:
+    """:class:`MaskedCells`' channels (``len(CHANNELS) × height × width`` float32) from
+    :class:`~gbely.env.GbelyEnv`'s observation arrays, and from nothing else: an unseen (or
+    padded) cell has every channel 0 but ``round``."""
+    owner = obs["owner"]
+    terrain = obs["terrain"]
+    units = obs["units"].astype(np.float32, copy=False)
+    fort = obs["fortification"].astype(np.float32, copy=False)
+    if out is None:
+        out = np.empty((len(CHANNELS),) + owner.shape, np.float32)
+    out[0] = owner == 1
+    out[1] = owner == 0
+    out[2] = owner == 2
+    out[3] = owner >= 3
+    out[4] = obs["visible"]
+    out[5] = terrain == 0
+    out[6] = terrain == 1
+    out[7] = terrain == 2
+    np.multiply(units, 0.1, out=out[8])
+    np.log1p(units, out=out[9])
+    np.multiply(fort, 0.1, out=out[10])
+    foreign = (owner != 1) & (owner >= 0)
+    out[11] = np.where(foreign, (units * _BONUS[terrain] + fort) * np.float32(0.1), np.float32(0))
+    out[12] = obs["base"]
+    out[13] = np.float32(int(obs["round"][0]) / pravidla.POCET_KOL)
+    return out
+
+
+class MaskedCells(gymnasium.Wrapper, gymnasium.utils.RecordConstructorArgs):
+    """A :class:`~gbely.env.GbelyEnv` (or ``gymnasium.make("gbely/Duel-v0")``) with one
+    discrete action per cell and the action mask as a method, for masked policy gradients
+    (sb3-contrib's ``MaskablePPO``, which calls ``action_masks()``).
+
+    - **Action:** ``MultiDiscrete([10] * height·width)``, the kind of each cell in row-major order
+      (0 stay, 1–4 MOVE, 5–8 ATTACK north/south/west/east, 9 FORTIFY), each sent with the same
+      ``fraction`` (1.0 by default: every unit the cell has, as observed), i.e. the environment's
+      ``{"kind": action.reshape(height, width), "fraction": fraction everywhere}``.
+    - **Mask:** ``action_masks()`` is ``info["action_mask"]`` of the last observation, flattened
+      (cell-major, then kind) as ``bool``: ``height·width·10``.
+    - **Observation:** ``Box(len(CHANNELS), height, width)`` float32 made by :func:`channels` from
+      the observation arrays only. ``info`` is the wrapped environment's (mask, share, cells, …).
+
+    Nothing depends on the map's size but the spaces: a fully convolutional policy plays any size.
+    """
+
+    def __init__(self, env: gymnasium.Env, fraction: float = 1.0):
+        gymnasium.utils.RecordConstructorArgs.__init__(self, fraction=fraction)
+        gymnasium.Wrapper.__init__(self, env)
+        height, width = env.observation_space["units"].shape
+        self.grid = (height, width)
+        self.fraction = float(fraction)
+        self._fraction = np.full(self.grid, self.fraction, np.float32)
+        high = np.array([1.0 if name in _BOUNDED else np.inf for name in CHANNELS], np.float32)
+        self.observation_space = spaces.Box(np.zeros((len(CHANNELS), height, width), np.float32),
+                                            np.broadcast_to(high[:, None, None], (len(CHANNELS), height, width)).copy(),
+                                            dtype=np.float32)
+        self.action_space = spaces.MultiDiscrete(np.full(height * width, 10, dtype=np.int64))
+        self._mask = np.zeros((height, width, 10), np.int8)
+        self._mask[..., 0] = 1
+
+    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None) -> Tuple[np.ndarray, dict]:
+        obs, info = self.env.reset(seed=seed, options=options)
+        self._mask = info["action_mask"]
+        return channels(obs), info
+
+    def step(self, action: Any) -> Tuple[np.ndarray, float, bool, bool, dict]:
+        kind = np.asarray(action).reshape(self.grid).astype(np.int8)
+        obs, reward, terminated, truncated, info = self.env.step({"kind": kind, "fraction": self._fraction})
+        self._mask = info["action_mask"]
+        return channels(obs), reward, terminated, truncated, info
+
+    def action_masks(self) -> np.ndarray:
+        """The legal kinds of every cell now, ``height·width·10`` bools (sb3-contrib's convention)."""
+        return self._mask.reshape(-1) != 0
