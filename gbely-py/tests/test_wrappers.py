@@ -134,22 +134,3 @@ def test_any_size_and_padding_free_of_size():
         assert obs.shape == (len(CHANNELS), height, width)
         assert env.action_masks().shape == (height * width * KINDS,)
         env.step(np.zeros(height * width, np.int64))
-
-
-def test_the_maskable_ppo_example_runs(tmp_path):
-    """examples/learning/maskable_ppo.py --quick (only where torch and sb3-contrib are installed:
-    CI does not install them)."""
-    pytest.importorskip("torch")
-    pytest.importorskip("sb3_contrib")
-    import json
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    example = Path(__file__).resolve().parents[1] / "examples" / "learning" / "maskable_ppo.py"
-    done = subprocess.run([sys.executable, str(example), "--quick", "--imitate", "front", "--threads", "1",
-                           "--out", str(tmp_path)], check=False, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr
-    results = json.loads((tmp_path / "results.json").read_text())
-    assert results["steps"] > 0 and 0 <= results["vs_council"]["share"] <= 100
-    assert (tmp_path / "policy.pt").is_file() and (tmp_path / "model.zip").is_file()
