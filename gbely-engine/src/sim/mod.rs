@@ -459,8 +459,8 @@ impl Match {
                 }
             }
         }
-        let order: Vec<u8> = self.resolution_order().collect();
-        for seat in order {
+        // The iterator holds no borrow of `self` (only the count and the start).
+        for seat in self.resolution_order() {
             let s = &self.sides[seat as usize];
             if s.eliminated.is_some() || s.disqualified.is_some() {
                 continue;
