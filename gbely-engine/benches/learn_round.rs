@@ -9,7 +9,9 @@
 //! timed with the wall clock, then scaled to the thread's CPU time (preemption falls on every
 //! part in proportion to its length), and both totals are shown.
 //!
-//! `cargo bench -p gbely-engine --bench learn_round` (add `-- --quick` for a short run).
+//! `cargo bench -p gbely-engine --bench learn_round` (add `-- --quick` for a short run, or
+//! `-- --digest` for a digest of every command and every state of the run instead: a speed-up
+//! must leave it unchanged).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -105,7 +107,37 @@ struct Parts {
     learner_cmds: u64,
 }
 
-fn run(map: &Arc<gbely_world::Map>, matches: usize, rounds: u32, p: &mut Parts) {
+/// FNV-1a over 64-bit words.
+struct Digest(u64);
+
+impl Digest {
+    fn word(&mut self, w: u64) {
+        for b in w.to_le_bytes() {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(0x100000001b3);
+        }
+    }
+    fn commands(&mut self, cmds: &[Command]) {
+        for c in cmds {
+            match *c {
+                Command::Move { from, to, amount } => [1, from.0 as u64, to.0 as u64, amount.to_bits()],
+                Command::Attack { from, to, amount } => [2, from.0 as u64, to.0 as u64, amount.to_bits()],
+                Command::Fortify { cell, amount } => [3, cell.0 as u64, 0, amount.to_bits()],
+            }
+            .into_iter()
+            .for_each(|w| self.word(w));
+        }
+    }
+    fn state(&mut self, s: &Session) {
+        let m = s.state();
+        for ((&o, u), f) in m.owners().iter().zip(m.all_units()).zip(m.all_fortifications()) {
+            self.word(o as u64);
+            self.word(u.to_bits());
+            self.word(f.to_bits());
+        }
+    }
+}
+
+fn run(map: &Arc<gbely_world::Map>, matches: usize, rounds: u32, p: &mut Parts, mut digest: Option<&mut Digest>) {
     let grid = map.grid().clone();
     let new = || {
         let mut s = Session::new(map.clone(), MatchConfig { rounds }, vec!["learner".into(), "council".into()]);
@@ -136,9 +168,16 @@ fn run(map: &Arc<gbely_world::Map>, matches: usize, rounds: u32, p: &mut Parts) 
             p.council_cells += obs.own.len() as u64;
             p.council_cmds += theirs.len() as u64;
             let t4 = Instant::now();
+            if let Some(d) = digest.as_deref_mut() {
+                d.commands(&cmds);
+                d.commands(&theirs);
+            }
             s.submit(1, PlayerAnswer::Commands(theirs));
             s.advance();
             let t5 = Instant::now();
+            if let Some(d) = digest.as_deref_mut() {
+                d.state(s);
+            }
             if s.is_over() || !s.is_active(0) {
                 *s = new();
             }
@@ -156,11 +195,17 @@ fn run(map: &Arc<gbely_world::Map>, matches: usize, rounds: u32, p: &mut Parts) 
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
     let map = Arc::new(gbely_world::reference_map());
+    if std::env::args().any(|a| a == "--digest") {
+        let mut d = Digest(0xcbf29ce484222325);
+        run(&map, 16, 150, &mut Parts::default(), Some(&mut d));
+        println!("digest of every command and state: {:016x}", d.0);
+        return;
+    }
     let repeat = if quick { 1 } else { 5 };
     let mut best: Option<Parts> = None;
     for _ in 0..repeat {
         let mut p = Parts::default();
-        run(&map, 16, 150, &mut p);
+        run(&map, 16, 150, &mut p, None);
         if best.as_ref().is_none_or(|b| p.cpu < b.cpu) {
             best = Some(p);
         }
