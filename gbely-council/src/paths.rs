@@ -37,10 +37,12 @@ impl ToFront {
     pub(crate) fn moves(&mut self, obs: &Observation, front: &Frontier, out: &mut Vec<Command>) {
         let own_nbr = front.own_neighbours();
         self.nodes.clear();
-        self.nodes.extend(obs.own.iter().enumerate().map(|(i, o)| Node {
-            dist: if front.is_frontier(i) { 0 } else { FAR },
-            cost: step_cost(o.terrain),
-        }));
+        self.nodes.extend(
+            obs.own
+                .iter()
+                .enumerate()
+                .map(|(i, o)| Node { dist: if front.is_frontier(i) { 0 } else { FAR }, cost: step_cost(o.terrain) }),
+        );
         for b in self.buckets.iter_mut() {
             b.clear();
         }

@@ -233,5 +233,8 @@ fn main() {
     println!("  Council's observation          {:7.2} µs", us(p.council_observe));
     println!("  Council's decision             {:7.2} µs", us(p.council_decide));
     println!("  production and resolution      {:7.2} µs", us(p.resolve));
-    println!("  = the engine's round           {engine:7.2} µs   (drawing the learner's actions: {:.2} µs, not counted)", us(p.learner));
+    println!(
+        "  = the engine's round           {engine:7.2} µs   (drawing the learner's actions: {:.2} µs, not counted)",
+        us(p.learner)
+    );
 }
