@@ -95,7 +95,11 @@ impl Council {
         let n_own = obs.own.len();
         self.threat.clear();
         self.threat.resize(n_own, 0.0);
+        // Only frontier cells have visible neighbours (the others' threat stays 0).
         for (i, o) in obs.own.iter().enumerate() {
+            if !self.front.is_frontier(i) {
+                continue;
+            }
             for nb in o.neighbours.iter() {
                 if let Slot::Visible(v) = self.lookup.get(nb) {
                     let vc = &obs.visible[v];
@@ -213,7 +217,7 @@ impl Decide for Council {
         self.expand(obs, &mut out);
         self.fortify(obs, &mut out);
         if self.config.reinforce {
-            self.to_front.moves(obs, &self.lookup, &self.front, &mut out);
+            self.to_front.moves(obs, &self.front, &mut out);
         }
         out
     }

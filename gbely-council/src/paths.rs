@@ -3,10 +3,10 @@
 //! to the nearest front cell, where stepping onto a hill costs 2 (only 60 % get through in a
 //! round) and onto any other cell 1.
 
-use gbely_rules::{Cell, CellLookup, Command, Frontier, Observation, Terrain};
+use gbely_rules::{Cell, Command, Frontier, Observation, Terrain};
 
 const FAR: u32 = u32::MAX;
-const NONE: u32 = u32::MAX;
+const NONE: u32 = Frontier::NOT_OWN;
 
 fn step_cost(t: Terrain) -> u32 {
     if t == Terrain::Hill {
@@ -16,55 +16,52 @@ fn step_cost(t: Terrain) -> u32 {
     }
 }
 
+/// Per own cell: its distance to the front ([`FAR`] until reached) and the cost of stepping onto
+/// it, side by side (the search reads both of a cell at once).
+#[derive(Clone, Copy, Debug)]
+struct Node {
+    dist: u32,
+    cost: u32,
+}
+
 /// Scratch space of [`ToFront::moves`], kept between rounds (nothing allocated once warm).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct ToFront {
-    /// Per own cell, its neighbours as own indices ([`NONE`] when not own), N, S, W, E.
-    own_nbr: Vec<[u32; 4]>,
-    /// Per own cell, the cost of stepping onto it.
-    cost: Vec<u32>,
-    dist: Vec<u32>,
+    nodes: Vec<Node>,
     buckets: [Vec<u32>; 3],
 }
 
 impl ToFront {
-    /// Appends the moves of this round; `lookup` and `front` must index `obs`.
-    pub(crate) fn moves(&mut self, obs: &Observation, lookup: &CellLookup, front: &Frontier, out: &mut Vec<Command>) {
-        let n_own = obs.own.len();
-        self.own_nbr.clear();
-        self.own_nbr.extend(obs.own.iter().map(|o| {
-            let mut own = [NONE; 4];
-            for (k, nb) in o.neighbours.iter().enumerate() {
-                if let Some(j) = lookup.own(nb) {
-                    own[k] = j as u32;
-                }
-            }
-            own
-        }));
-        self.cost.clear();
-        self.cost.extend(obs.own.iter().map(|o| step_cost(o.terrain)));
-        self.dist.clear();
-        self.dist.resize(n_own, FAR);
+    /// Appends the moves of this round; `front` must index `obs`. Each own cell's own
+    /// neighbours ([`Frontier::own_neighbours`]) are in its `neighbours` order: N, S, W, E.
+    pub(crate) fn moves(&mut self, obs: &Observation, front: &Frontier, out: &mut Vec<Command>) {
+        let own_nbr = front.own_neighbours();
+        self.nodes.clear();
+        self.nodes.extend(
+            obs.own
+                .iter()
+                .enumerate()
+                .map(|(i, o)| Node { dist: if front.is_frontier(i) { 0 } else { FAR }, cost: step_cost(o.terrain) }),
+        );
         for b in self.buckets.iter_mut() {
             b.clear();
         }
-        for i in 0..n_own {
-            if front.is_frontier(i) {
-                self.dist[i] = 0;
-                self.buckets[0].push(i as u32);
-            }
-        }
-        self.distances();
+        self.buckets[0].extend((0..obs.own.len() as u32).filter(|&i| front.is_frontier(i as usize)));
+        self.distances(own_nbr);
         for (x, o) in obs.own.iter().enumerate() {
-            if front.is_frontier(x) || self.dist[x] == FAR || o.units < 1.0 {
+            let dx = self.nodes[x].dist;
+            if front.is_frontier(x) || dx == FAR || o.units < 1.0 {
                 continue;
             }
             // The next step on a shortest path: dist[y] + cost(y) == dist[x]; first in N,S,W,E.
             let mut next: Option<Cell> = None;
-            for &y in &self.own_nbr[x] {
-                let y = y as usize;
-                if y != NONE as usize && self.dist[y] != FAR && self.dist[y] + self.cost[y] == self.dist[x] {
-                    next = Some(obs.own[y].cell);
+            for &y in &own_nbr[x] {
+                if y == NONE {
+                    continue;
+                }
+                let n = self.nodes[y as usize];
+                if n.dist != FAR && n.dist + n.cost == dx {
+                    next = Some(obs.own[y as usize].cell);
                     break;
                 }
             }
@@ -76,7 +73,7 @@ impl ToFront {
     }
 
     /// Dial's algorithm with step costs 1 and 2 (three rotating buckets) from the cells at 0.
-    fn distances(&mut self) {
+    fn distances(&mut self, own_nbr: &[[u32; 4]]) {
         let mut d = 0u32;
         let mut empty_rounds = 0;
         while empty_rounds < 3 {
@@ -87,14 +84,18 @@ impl ToFront {
                 empty_rounds = 0;
             }
             for &y in &cur {
-                let y = y as usize;
-                if self.dist[y] != d {
+                let Node { dist, cost } = self.nodes[y as usize];
+                if dist != d {
                     continue;
                 }
-                let nd = d + self.cost[y];
-                for &x in &self.own_nbr[y] {
-                    if x != NONE && nd < self.dist[x as usize] {
-                        self.dist[x as usize] = nd;
+                let nd = d + cost;
+                for &x in &own_nbr[y as usize] {
+                    if x == NONE {
+                        continue;
+                    }
+                    let n = &mut self.nodes[x as usize];
+                    if nd < n.dist {
+                        n.dist = nd;
                         self.buckets[(nd % 3) as usize].push(x);
                     }
                 }

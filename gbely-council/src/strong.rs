@@ -131,7 +131,7 @@ impl Decide for StrongCouncil {
         }
         self.index(obs);
         self.attack(obs, &mut out);
-        self.to_front.moves(obs, &self.lookup, &self.front, &mut out);
+        self.to_front.moves(obs, &self.front, &mut out);
         out
     }
 }

@@ -159,6 +159,9 @@ impl CellLookup {
 /// assert_eq!(front.attackers(0), [1]);
 /// assert!(!front.is_frontier(0));
 /// assert!(front.is_frontier(1) && front.is_frontier(2));
+/// // `P00_00`'s neighbours (south, east) are own cells 2 and 1.
+/// let none = Frontier::NOT_OWN;
+/// assert_eq!(front.own_neighbours()[0], [2, 1, none, none]);
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct Frontier {
@@ -167,6 +170,10 @@ pub struct Frontier {
     attackers: Vec<u32>,
     fill: Vec<u32>,
     frontier: Vec<bool>,
+    /// Per own cell, its own neighbours as indices into `obs.own` ([`Frontier::NOT_OWN`] for the
+    /// others), in the order of its `neighbours` list: found in the same pass, so an agent
+    /// walking its territory needs no second lookup per neighbour.
+    own_nbr: Vec<[u32; 4]>,
 }
 
 impl Frontier {
@@ -182,11 +189,18 @@ impl Frontier {
         self.frontier.resize(n_own, false);
         self.start.clear();
         self.start.resize(n_vis + 1, 0);
+        self.own_nbr.clear();
+        self.own_nbr.resize(n_own, [Self::NOT_OWN; 4]);
         for (i, o) in obs.own.iter().enumerate() {
-            for nb in o.neighbours.iter() {
-                if let Some(v) = lookup.visible(nb) {
-                    self.start[v + 1] += 1;
-                    self.frontier[i] = true;
+            let own = &mut self.own_nbr[i];
+            for (k, nb) in o.neighbours.iter().enumerate() {
+                match lookup.get(nb) {
+                    Slot::Visible(v) => {
+                        self.start[v + 1] += 1;
+                        self.frontier[i] = true;
+                    }
+                    Slot::Own(j) => own[k] = j as u32,
+                    Slot::Unseen => {}
                 }
             }
         }
@@ -218,6 +232,17 @@ impl Frontier {
     #[inline]
     pub fn is_frontier(&self, i: usize) -> bool {
         self.frontier[i]
+    }
+
+    /// No own cell: an entry of [`Frontier::own_neighbours`] for a neighbour that is not own
+    /// (and for the unused places of a cell with fewer than four neighbours).
+    pub const NOT_OWN: u32 = u32::MAX;
+
+    /// Per own cell (indices into `obs.own`), its neighbours that are own cells, as indices into
+    /// `obs.own`, in the order of the cell's `neighbours` list; [`Frontier::NOT_OWN`] elsewhere.
+    #[inline]
+    pub fn own_neighbours(&self) -> &[[u32; 4]] {
+        &self.own_nbr
     }
 }
 

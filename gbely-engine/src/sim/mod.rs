@@ -182,11 +182,19 @@ pub struct Match {
     is_base: Vec<bool>,
     territory: Vec<Territory>,
     counts: Vec<u32>,
-    ready: Vec<f64>,
-    ready_stamp: Vec<u32>,
+    /// Per cell, its ready units in the side's step that last touched it (SPEC §6.1) and that
+    /// step: side by side, so a command reads one cache line for both.
+    ready: Vec<Ready>,
     step: u32,
     sides: Vec<SideState>,
     council_seat: Option<u8>,
+}
+
+/// A cell's ready units in a side's step ([`Match::ready_of`]).
+#[derive(Clone, Copy, Debug, Default)]
+struct Ready {
+    units: f64,
+    step: u32,
 }
 
 #[inline]
@@ -239,8 +247,7 @@ impl Match {
             is_base,
             territory,
             counts,
-            ready: vec![0.0; n],
-            ready_stamp: vec![0; n],
+            ready: vec![Ready::default(); n],
             step: 0,
             sides: vec![SideState::default(); seats],
             council_seat,
@@ -459,8 +466,8 @@ impl Match {
                 }
             }
         }
-        let order: Vec<u8> = self.resolution_order().collect();
-        for seat in order {
+        // The iterator holds no borrow of `self` (only the count and the start).
+        for seat in self.resolution_order() {
             let s = &self.sides[seat as usize];
             if s.eliminated.is_some() || s.disqualified.is_some() {
                 continue;
@@ -525,11 +532,11 @@ impl Match {
     /// every modification of an own cell's units goes through here first.
     #[inline]
     fn ready_of(&mut self, i: usize) -> f64 {
-        if self.ready_stamp[i] != self.step {
-            self.ready_stamp[i] = self.step;
-            self.ready[i] = self.units[i];
+        let r = &mut self.ready[i];
+        if r.step != self.step {
+            *r = Ready { units: self.units[i], step: self.step };
         }
-        self.ready[i]
+        r.units
     }
 
     /// Applies one well-formed command for `seat`, or says why it is discarded.
@@ -565,7 +572,7 @@ impl Match {
                     return Err(DiscardReason::NoReadyUnits);
                 }
                 let k = amount.min(ready);
-                self.ready[z] = nonneg(ready - k);
+                self.ready[z].units = nonneg(ready - k);
                 self.units[z] = nonneg(self.units[z] - k);
                 let arrive = k * self.map.terrain(to).passability();
                 self.ready_of(na); // fix the target's ready before units arrive
@@ -596,7 +603,7 @@ impl Match {
                     return Err(DiscardReason::NoReadyUnits);
                 }
                 let k = amount.min(ready);
-                self.ready[z] = nonneg(ready - k);
+                self.ready[z].units = nonneg(ready - k);
                 self.units[z] = nonneg(self.units[z] - k);
                 let bonus = self.map.terrain(to).defence_bonus();
                 let defence = self.units[na] * bonus + self.fort[na];
@@ -611,8 +618,7 @@ impl Match {
                     self.units[na] = k - defence;
                     self.fort[na] = 0.0;
                     // Units that arrive by capture do not act again this round.
-                    self.ready_stamp[na] = self.step;
-                    self.ready[na] = 0.0;
+                    self.ready[na] = Ready { units: 0.0, step: self.step };
                     report.captures.push(CaptureEvent { seat, cell: to, from: target_owner });
                 } else {
                     if k <= self.units[na] * bonus {
@@ -634,7 +640,7 @@ impl Match {
                     return Err(DiscardReason::NoReadyUnits);
                 }
                 let k = amount.min(ready);
-                self.ready[i] = nonneg(ready - k);
+                self.ready[i].units = nonneg(ready - k);
                 self.units[i] = nonneg(self.units[i] - k);
                 self.fort[i] += FORTIFY_EFFICIENCY * k;
             }
