@@ -7,6 +7,7 @@ mod errors;
 mod maps;
 mod play;
 mod step;
+mod vector;
 
 use std::ffi::OsString;
 
@@ -99,7 +100,7 @@ fn _gbely(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyMap>()?;
     m.add_class::<PyMatch>()?;
     m.add_class::<env::EnvCore>()?;
-    m.add_class::<env::VectorCore>()?;
-    m.add_function(wrap_pyfunction!(env::engine_round_seconds, m)?)?;
+    m.add_class::<vector::VectorCore>()?;
+    m.add_function(wrap_pyfunction!(vector::engine_round_seconds, m)?)?;
     Ok(())
 }
