@@ -133,7 +133,7 @@ def test_maps_drawn_per_reset_are_those_of_the_seed():
         GbelyEnv(maps=lambda rng: M40)
     # Copies and pickles keep the sampler and the grid.
     thawed = pickle.loads(pickle.dumps(env))
-    assert thawed.grid == env.grid and thawed.map == env.map
+    assert thawed.grid == env.grid and thawed.map == env.map and thawed._core.grid == env._core.grid == (40, 40)
     assert MapSampler((12, 12))(np.random.default_rng(0)).width == 12
 
 
@@ -300,3 +300,16 @@ def test_vector_env_errors():
         VectorEnv(2, reward=lambda a, b, c: 0.0)
     with pytest.raises(ValueError, match="not a built-in agent"):
         VectorEnv(2, opponent="nobody")
+
+
+def test_gymnasium_vector_wrappers_take_it():
+    from gymnasium.wrappers.vector import RecordEpisodeStatistics
+
+    venv = RecordEpisodeStatistics(VectorEnv(2, rounds=3, reward="cells"))
+    obs, infos = venv.reset(seed=0)
+    venv.action_space.seed(0)
+    for _ in range(3):
+        obs, rewards, terminations, truncations, infos = venv.step(venv.action_space.sample())
+    assert terminations.all() and infos["_episode"].all() and infos["episode"]["l"].tolist() == [3, 3]
+    assert infos["episode"]["r"].tolist() == (infos["final_info"]["cells"] - 1).tolist()
+    venv.close()

@@ -43,8 +43,10 @@ class VectorEnv(gymnasium.vector.VectorEnv):
 
     **Buffers**: the arrays of ``observations``, ``rewards``, ``terminations``, ``truncations``
     and ``infos["action_mask"]``, ``infos["share"]``, ``infos["cells"]`` (and their masks) are
-    made once and overwritten by every ``reset`` and ``step`` (copy what you keep);
-    ``final_obs`` and ``final_info`` are new every step.
+    made once and overwritten by every ``reset`` and ``step``, and
+    ``infos["final_info"]["action_mask"]`` by the next step in which a match ends (copy what
+    you keep); the rest of ``final_obs`` and ``final_info`` is new every time.
+    ``final_info["result"]`` is the referee's result of the match (its ``score`` is the share).
 
     >>> venv = VectorEnv(4, rounds=3)
     >>> obs, infos = venv.reset(seed=0)
@@ -105,6 +107,8 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         if info_share:
             self._infos.update(share=b["share"], _share=every)
         self._infos.update(cells=b["cells"], _cells=every)
+        self._final_mask = np.zeros(b["final_action_mask"].shape, dtype=np.int8)
+        self._masked: Sequence[int] = ()
         self.single_observation_space, self.single_action_space = _env._spaces(*self.grid, rounds)
         self.observation_space = batch_space(self.single_observation_space, n)
         self.action_space = batch_space(self.single_action_space, n)
@@ -187,21 +191,35 @@ class VectorEnv(gymnasium.vector.VectorEnv):
 
     def _final_obs(self, ended: np.ndarray) -> np.ndarray:
         b = self._bufs
+        rows = {k: b["final_" + k][ended] for k in OBS_KEYS}  # copies, one per key
         out = np.full(self.num_envs, None, dtype=object)
-        for i in ended:
-            out[i] = {k: b["final_" + k][i].copy() for k in OBS_KEYS}
+        for j, i in enumerate(ended):
+            out[i] = {k: rows[k][j] for k in OBS_KEYS}
         return out
 
     def _final_info(self, ended: np.ndarray) -> Dict[str, Any]:
-        """The ended matches' last infos, batched as Gymnasium batches infos (``_add_info``)."""
-        b, info = self._bufs, {}
+        """The ended matches' last infos, batched as Gymnasium batches infos (``_add_info``:
+        an array per key with its mask, a dict such as ``result`` key by key)."""
+        b, n = self._bufs, self.num_envs
+        mask = np.zeros(n, dtype=np.bool_)
+        mask[ended] = True
+        # Made once (it is large): rows of matches that ended before are zeroed again.
+        action_mask, last = self._final_mask, b["final_action_mask"]
+        for i in self._masked:
+            action_mask[i] = 0
         for i in ended:
-            last: Dict[str, Any] = {"action_mask": b["final_action_mask"][i].copy()}
-            if self.info_share:
-                last["share"] = float(b["final_share"][i])
-            last["cells"] = int(b["final_cells"][i])
-            last["result"] = self._core.result(int(i))
-            info = self._add_info(info, last, int(i))
+            action_mask[i] = last[i]
+        self._masked = ended
+        info: Dict[str, Any] = {"action_mask": action_mask, "_action_mask": mask}
+        if self.info_share:
+            share = np.zeros(n)
+            share[ended] = b["final_share"][ended]
+            info["share"], info["_share"] = share, mask.copy()
+        cells = np.zeros(n, dtype=np.int64)
+        cells[ended] = b["final_cells"][ended]
+        info["cells"], info["_cells"] = cells, mask.copy()
+        for i in ended:
+            info = self._add_info(info, {"result": self._core.result(int(i))}, int(i))
         return info
 
     def close_extras(self, **kwargs: Any) -> None:
