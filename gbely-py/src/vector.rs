@@ -5,7 +5,9 @@
 //! says) and starts again within the step that ends it (Gymnasium's same-step autoreset): the
 //! ended match's last observation goes to the `final_*` arrays, the new match (on the map set by
 //! `set_next`, else the same) writes the ordinary ones. Built-in opponents decide in Rust, on the
-//! threads; opponents written in Python have submitted through `submit` before `step`.
+//! threads; opponents written in Python have submitted through `submit` before `step`. The
+//! `final_` figures stay in Rust (`Last`) until asked for (`last`): a step borrows only the
+//! arrays it always writes.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -72,30 +74,58 @@ impl ObsBufs {
         }
     }
 
-    fn put(&self, py: Python<'_>, d: &Bound<'_, PyDict>, prefix: &str) -> PyResult<()> {
-        d.set_item(format!("{prefix}terrain"), self.terrain.bind(py))?;
-        d.set_item(format!("{prefix}owner"), self.owner.bind(py))?;
-        d.set_item(format!("{prefix}units"), self.units.bind(py))?;
-        d.set_item(format!("{prefix}fortification"), self.fortification.bind(py))?;
-        d.set_item(format!("{prefix}visible"), self.visible.bind(py))?;
-        d.set_item(format!("{prefix}base"), self.base.bind(py))?;
-        d.set_item(format!("{prefix}round"), self.round.bind(py))?;
-        d.set_item(format!("{prefix}action_mask"), self.mask.bind(py))?;
+    fn put(&self, py: Python<'_>, d: &Bound<'_, PyDict>) -> PyResult<()> {
+        d.set_item("terrain", self.terrain.bind(py))?;
+        d.set_item("owner", self.owner.bind(py))?;
+        d.set_item("units", self.units.bind(py))?;
+        d.set_item("fortification", self.fortification.bind(py))?;
+        d.set_item("visible", self.visible.bind(py))?;
+        d.set_item("base", self.base.bind(py))?;
+        d.set_item("round", self.round.bind(py))?;
+        d.set_item("action_mask", self.mask.bind(py))?;
         Ok(())
     }
 }
 
-/// The arrays a `VectorCore` writes into: n matches' observations, the last observations of
-/// the matches that ended in the step, rewards, ends and figures.
+/// The arrays a `VectorCore` writes into: n matches' observations, rewards, ends and figures.
 struct Buffers {
     obs: ObsBufs,
-    last: ObsBufs,
     reward: Py<PyArray1<f64>>,
     terminated: Py<PyArray1<bool>>,
     share: Py<PyArray1<f64>>,
     cells: Py<PyArray1<i64>>,
-    last_share: Py<PyArray1<f64>>,
-    last_cells: Py<PyArray1<i64>>,
+}
+
+/// The last observation and figures of each match's last match that ended (in Rust: copied
+/// out on request only).
+struct Last {
+    terrain: Vec<i8>,
+    owner: Vec<i8>,
+    units: Vec<f32>,
+    fortification: Vec<f32>,
+    visible: Vec<i8>,
+    base: Vec<i8>,
+    round: Vec<i32>,
+    mask: Vec<i8>,
+    share: Vec<f64>,
+    cells: Vec<i64>,
+}
+
+impl Last {
+    fn new(n: usize, cells: usize) -> Last {
+        Last {
+            terrain: vec![0; n * cells],
+            owner: vec![0; n * cells],
+            units: vec![0.0; n * cells],
+            fortification: vec![0.0; n * cells],
+            visible: vec![0; n * cells],
+            base: vec![0; n * cells],
+            round: vec![0; n],
+            mask: vec![0; n * cells * KINDS],
+            share: vec![0.0; n],
+            cells: vec![0; n],
+        }
+    }
 }
 
 /// Mutable views of one `ObsBufs`, split per match.
@@ -160,6 +190,7 @@ pub(crate) struct VectorCore {
     /// Counts steps; the pool's workers stay awake between steps until it changes ([`keep_warm`]).
     steps: Arc<AtomicU64>,
     bufs: Buffers,
+    last: Last,
     /// Cell ids per map size, for the §5 dicts of opponents played from Python.
     ids: HashMap<(u32, u32), Vec<Py<PyString>>>,
 }
@@ -214,14 +245,12 @@ impl VectorCore {
         }
         let bufs = Buffers {
             obs: ObsBufs::new(py, n, grid),
-            last: ObsBufs::new(py, n, grid),
             reward: PyArray1::zeros(py, [n], false).unbind(),
             terminated: PyArray1::zeros(py, [n], false).unbind(),
             share: PyArray1::zeros(py, [n], false).unbind(),
             cells: PyArray1::zeros(py, [n], false).unbind(),
-            last_share: PyArray1::zeros(py, [n], false).unbind(),
-            last_cells: PyArray1::zeros(py, [n], false).unbind(),
         };
+        let last = Last::new(n, grid.0 * grid.1);
         let mut core = VectorCore {
             games,
             seat,
@@ -230,6 +259,7 @@ impl VectorCore {
             pool: None,
             steps: Arc::default(),
             bufs,
+            last,
             ids: HashMap::new(),
         };
         core.set_threads(threads)?;
@@ -238,20 +268,38 @@ impl VectorCore {
     }
 
     /// The arrays written by `reset` and `step` (the same objects every time): the observation
-    /// keys and `action_mask`, the same with `final_` for the last observation of the matches
-    /// that ended in the step, `reward`, `terminated`, `share`, `cells`, `final_share`,
-    /// `final_cells`.
+    /// keys and `action_mask`, `reward`, `terminated`, `share`, `cells`.
     fn buffers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let b = &self.bufs;
         let d = PyDict::new(py);
-        b.obs.put(py, &d, "")?;
-        b.last.put(py, &d, "final_")?;
+        b.obs.put(py, &d)?;
         d.set_item("reward", b.reward.bind(py))?;
         d.set_item("terminated", b.terminated.bind(py))?;
         d.set_item("share", b.share.bind(py))?;
         d.set_item("cells", b.cells.bind(py))?;
-        d.set_item("final_share", b.last_share.bind(py))?;
-        d.set_item("final_cells", b.last_cells.bind(py))?;
+        Ok(d)
+    }
+
+    /// The last observation of match `i`'s last match that ended, as new arrays (the
+    /// observation keys and `action_mask`), with its `share` and `cells`.
+    fn last<'py>(&self, py: Python<'py>, i: usize) -> PyResult<Bound<'py, PyDict>> {
+        if i >= self.games.len() {
+            return Err(PyIndexError::new_err(format!("match {i} of {}", self.games.len())));
+        }
+        let (h, w) = self.games[0].arena.shape;
+        let c = h * w;
+        let l = &self.last;
+        let d = PyDict::new(py);
+        d.set_item("terrain", PyArray1::from_slice(py, &l.terrain[i * c..][..c]).reshape([h, w])?)?;
+        d.set_item("owner", PyArray1::from_slice(py, &l.owner[i * c..][..c]).reshape([h, w])?)?;
+        d.set_item("units", PyArray1::from_slice(py, &l.units[i * c..][..c]).reshape([h, w])?)?;
+        d.set_item("fortification", PyArray1::from_slice(py, &l.fortification[i * c..][..c]).reshape([h, w])?)?;
+        d.set_item("visible", PyArray1::from_slice(py, &l.visible[i * c..][..c]).reshape([h, w])?)?;
+        d.set_item("base", PyArray1::from_slice(py, &l.base[i * c..][..c]).reshape([h, w])?)?;
+        d.set_item("round", PyArray1::from_slice(py, &l.round[i..][..1]))?;
+        d.set_item("action_mask", PyArray1::from_slice(py, &l.mask[i * c * KINDS..][..c * KINDS]).reshape([h, w, KINDS])?)?;
+        d.set_item("share", l.share[i])?;
+        d.set_item("cells", l.cells[i])?;
         Ok(d)
     }
 
@@ -414,32 +462,31 @@ impl VectorCore {
             b.obs.round.bind(py).readwrite(),
             b.obs.mask.bind(py).readwrite(),
         );
-        let mut last_rw = (
-            b.last.terrain.bind(py).readwrite(),
-            b.last.owner.bind(py).readwrite(),
-            b.last.units.bind(py).readwrite(),
-            b.last.fortification.bind(py).readwrite(),
-            b.last.visible.bind(py).readwrite(),
-            b.last.base.bind(py).readwrite(),
-            b.last.round.bind(py).readwrite(),
-            b.last.mask.bind(py).readwrite(),
-        );
         let (mut reward, mut term, mut share, mut cells_rw) = (
             b.reward.bind(py).readwrite(),
             b.terminated.bind(py).readwrite(),
             b.share.bind(py).readwrite(),
             b.cells.bind(py).readwrite(),
         );
-        let (mut last_share, mut last_cells) = (b.last_share.bind(py).readwrite(), b.last_cells.bind(py).readwrite());
         let slots: Vec<Slot<'_>> = {
             let obs = views(&mut obs_rw, cells)?;
-            let last = views(&mut last_rw, cells)?;
+            let l = &mut self.last;
+            let last = ObsViews {
+                terrain: l.terrain.chunks_mut(cells),
+                owner: l.owner.chunks_mut(cells),
+                units: l.units.chunks_mut(cells),
+                fortification: l.fortification.chunks_mut(cells),
+                visible: l.visible.chunks_mut(cells),
+                base: l.base.chunks_mut(cells),
+                round: l.round.iter_mut(),
+                mask: l.mask.chunks_mut(cells * KINDS),
+            };
             let mut reward = contiguous(reward.as_slice_mut())?.iter_mut();
             let mut term = contiguous(term.as_slice_mut())?.iter_mut();
             let mut share = contiguous(share.as_slice_mut())?.iter_mut();
             let mut cells_it = contiguous(cells_rw.as_slice_mut())?.iter_mut();
-            let mut last_share = contiguous(last_share.as_slice_mut())?.iter_mut();
-            let mut last_cells = contiguous(last_cells.as_slice_mut())?.iter_mut();
+            let mut last_share = l.share.iter_mut();
+            let mut last_cells = l.cells.iter_mut();
             obs.zip(last)
                 .map(|(out, last)| Slot {
                     out,

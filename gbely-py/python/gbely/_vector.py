@@ -107,7 +107,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         if info_share:
             self._infos.update(share=b["share"], _share=every)
         self._infos.update(cells=b["cells"], _cells=every)
-        self._final_mask = np.zeros(b["final_action_mask"].shape, dtype=np.int8)
+        self._final_mask = np.zeros(b["action_mask"].shape, dtype=np.int8)
         self._masked: Sequence[int] = ()
         self.single_observation_space, self.single_action_space = _env._spaces(*self.grid, rounds)
         self.observation_space = batch_space(self.single_observation_space, n)
@@ -182,45 +182,38 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         if terminations.any():
             infos = dict(infos)
             ended = np.flatnonzero(terminations)
-            infos["final_obs"], infos["_final_obs"] = self._final_obs(ended), terminations.copy()
-            infos["final_info"], infos["_final_info"] = self._final_info(ended), terminations.copy()
+            infos["final_obs"], infos["final_info"] = self._final(ended)
+            infos["_final_obs"], infos["_final_info"] = terminations.copy(), terminations.copy()
             if self._sampler is not None:
                 for i in ended:
                     core.set_next(int(i), self._draw(int(i)))
         return self._obs, b["reward"], terminations, self._truncations, infos
 
-    def _final_obs(self, ended: np.ndarray) -> np.ndarray:
-        b = self._bufs
-        rows = {k: b["final_" + k][ended] for k in OBS_KEYS}  # copies, one per key
-        out = np.full(self.num_envs, None, dtype=object)
-        for j, i in enumerate(ended):
-            out[i] = {k: rows[k][j] for k in OBS_KEYS}
-        return out
-
-    def _final_info(self, ended: np.ndarray) -> Dict[str, Any]:
-        """The ended matches' last infos, batched as Gymnasium batches infos (``_add_info``:
-        an array per key with its mask, a dict such as ``result`` key by key)."""
-        b, n = self._bufs, self.num_envs
+    def _final(self, ended: np.ndarray) -> Tuple[np.ndarray, Dict[str, Any]]:
+        """``final_obs`` and ``final_info`` of the ended matches, batched as Gymnasium batches
+        infos (``_add_info``: an array per key with its mask, a dict such as ``result`` key by
+        key)."""
+        n = self.num_envs
+        obs = np.full(n, None, dtype=object)
         mask = np.zeros(n, dtype=np.bool_)
         mask[ended] = True
         # Made once (it is large): rows of matches that ended before are zeroed again.
-        action_mask, last = self._final_mask, b["final_action_mask"]
+        action_mask = self._final_mask
         for i in self._masked:
             action_mask[i] = 0
-        for i in ended:
-            action_mask[i] = last[i]
-        self._masked = ended
         info: Dict[str, Any] = {"action_mask": action_mask, "_action_mask": mask}
-        if self.info_share:
-            share = np.zeros(n)
-            share[ended] = b["final_share"][ended]
-            info["share"], info["_share"] = share, mask.copy()
-        cells = np.zeros(n, dtype=np.int64)
-        cells[ended] = b["final_cells"][ended]
-        info["cells"], info["_cells"] = cells, mask.copy()
         for i in ended:
-            info = self._add_info(info, {"result": self._core.result(int(i))}, int(i))
-        return info
+            i = int(i)
+            last = self._core.last(i)
+            action_mask[i] = last.pop("action_mask")
+            share, cells = last.pop("share"), last.pop("cells")
+            obs[i] = last
+            rest: Dict[str, Any] = {"share": share} if self.info_share else {}
+            rest["cells"] = cells
+            rest["result"] = self._core.result(i)
+            info = self._add_info(info, rest, i)
+        self._masked = ended
+        return obs, info
 
     def close_extras(self, **kwargs: Any) -> None:
         self._core.threads = 1  # the worker threads end
