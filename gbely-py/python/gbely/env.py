@@ -59,8 +59,9 @@ same seats: duel or final). ``maps=`` draws a map at every ``reset`` with the en
 of a size drawn from 40 to 90 (square; the grid defaults to the largest), ``maps=[m1, m2, ...]``
 one of these, or a function ``maps(rng) -> Map``. Without ``maps`` a reset keeps the map. Size-free
 training: ``GbelyEnv(maps=(40, 90), reward="cells", info_share=False)``. ``env.unwrapped.map`` is
-the referee's view of the map (its size, every cell): nothing in the environments needs it, and a
-policy meant to play finals, whose size §5 hides, must not read it.
+the referee's view of the map (its size, every cell), as is the last step's ``info["result"]``
+(its scores are shares): nothing in the environments needs them, and a policy meant to play
+finals, whose size §5 hides, must not read them.
 
 An episode is one match; it *terminates* when the match is over (after the last round, or when
 the seat or the match ends earlier); ``truncated`` is always ``False``.
