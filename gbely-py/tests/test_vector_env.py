@@ -312,4 +312,6 @@ def test_gymnasium_vector_wrappers_take_it():
         obs, rewards, terminations, truncations, infos = venv.step(venv.action_space.sample())
     assert terminations.all() and infos["_episode"].all() and infos["episode"]["l"].tolist() == [3, 3]
     assert infos["episode"]["r"].tolist() == (infos["final_info"]["cells"] - 1).tolist()
+    obs, rewards, terminations, truncations, infos = venv.step(venv.action_space.sample())
+    assert "episode" not in infos and "final_obs" not in infos  # a new infos dict every step
     venv.close()

@@ -163,7 +163,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         if self._sampler is not None:
             for i in range(n):
                 self._core.set_next(i, self._draw(i))
-        return self._obs, self._infos
+        return self._obs, dict(self._infos)
 
     def step(self, actions: Dict[str, Any]):
         try:
@@ -178,9 +178,8 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         core.step(np.ascontiguousarray(kind, dtype=np.int8), np.ascontiguousarray(fraction, dtype=np.float32))
         b = self._bufs
         terminations = b["terminated"]
-        infos = self._infos
+        infos = dict(self._infos)  # a new dict (wrappers add keys), of the same arrays
         if terminations.any():
-            infos = dict(infos)
             ended = np.flatnonzero(terminations)
             infos["final_obs"], infos["final_info"] = self._final(ended)
             infos["_final_obs"], infos["_final_info"] = terminations.copy(), terminations.copy()
