@@ -652,4 +652,3 @@ impl EnvCore {
         Ok(())
     }
 }
-

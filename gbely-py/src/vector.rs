@@ -235,11 +235,12 @@ impl VectorCore {
         }
         let mut games = Vec::with_capacity(n);
         for m in &maps {
-            let arena = Arena::new(maps[0].clone(), rounds, opponents.clone(), Some(grid)).map_err(PyValueError::new_err)?;
+            // Made on the first map, whose seats the others must have, then reset on its own.
+            let mut arena =
+                Arena::new(maps[0].clone(), rounds, opponents.clone(), Some(grid)).map_err(PyValueError::new_err)?;
             if let Some(e) = arena.refuses(m) {
                 return Err(PyValueError::new_err(e));
             }
-            let mut arena = arena;
             arena.reset(Some(m.clone()));
             games.push(Game { arena, next: None, result: None });
         }
@@ -297,7 +298,10 @@ impl VectorCore {
         d.set_item("visible", PyArray1::from_slice(py, &l.visible[i * c..][..c]).reshape([h, w])?)?;
         d.set_item("base", PyArray1::from_slice(py, &l.base[i * c..][..c]).reshape([h, w])?)?;
         d.set_item("round", PyArray1::from_slice(py, &l.round[i..][..1]))?;
-        d.set_item("action_mask", PyArray1::from_slice(py, &l.mask[i * c * KINDS..][..c * KINDS]).reshape([h, w, KINDS])?)?;
+        d.set_item(
+            "action_mask",
+            PyArray1::from_slice(py, &l.mask[i * c * KINDS..][..c * KINDS]).reshape([h, w, KINDS])?,
+        )?;
         d.set_item("share", l.share[i])?;
         d.set_item("cells", l.cells[i])?;
         Ok(d)
@@ -685,9 +689,8 @@ pub(crate) fn engine_round_seconds(
         }
     }
     let seconds = py.allow_threads(|| {
-        let mut arenas: Vec<Arena> = (0..n)
-            .map(|_| Arena::new(map.clone(), rounds, opponents.clone(), None).expect("checked above"))
-            .collect();
+        let mut arenas: Vec<Arena> =
+            (0..n).map(|_| Arena::new(map.clone(), rounds, opponents.clone(), None).expect("checked above")).collect();
         let mut obs = Observation::default();
         let start = std::time::Instant::now();
         for round in &plan {
