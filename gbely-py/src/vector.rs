@@ -281,29 +281,36 @@ impl VectorCore {
         Ok(d)
     }
 
-    /// The last observation of match `i`'s last match that ended, as new arrays (the
-    /// observation keys and `action_mask`), with its `share` and `cells`.
-    fn last<'py>(&self, py: Python<'py>, i: usize) -> PyResult<Bound<'py, PyDict>> {
-        if i >= self.games.len() {
+    /// The last observations of the last matches that ended of the matches `ended` (in that
+    /// order), as new arrays: the observation keys and `action_mask`, each `len(ended) × …`,
+    /// and their `share` and `cells`.
+    fn last<'py>(&self, py: Python<'py>, ended: Vec<usize>) -> PyResult<Bound<'py, PyDict>> {
+        if let Some(i) = ended.iter().find(|&&i| i >= self.games.len()) {
             return Err(PyIndexError::new_err(format!("match {i} of {}", self.games.len())));
         }
         let (h, w) = self.games[0].arena.shape;
-        let c = h * w;
+        let (k, c) = (ended.len(), h * w);
         let l = &self.last;
+        /// The rows `ended` of a buffer of `size` per match.
+        fn rows<T: Copy>(v: &[T], ended: &[usize], size: usize) -> Vec<T> {
+            let mut out = Vec::with_capacity(ended.len() * size);
+            for &i in ended {
+                out.extend_from_slice(&v[i * size..][..size]);
+            }
+            out
+        }
+        let grid = |v: Vec<_>| PyArray1::from_vec(py, v).reshape([k, h, w]);
         let d = PyDict::new(py);
-        d.set_item("terrain", PyArray1::from_slice(py, &l.terrain[i * c..][..c]).reshape([h, w])?)?;
-        d.set_item("owner", PyArray1::from_slice(py, &l.owner[i * c..][..c]).reshape([h, w])?)?;
-        d.set_item("units", PyArray1::from_slice(py, &l.units[i * c..][..c]).reshape([h, w])?)?;
-        d.set_item("fortification", PyArray1::from_slice(py, &l.fortification[i * c..][..c]).reshape([h, w])?)?;
-        d.set_item("visible", PyArray1::from_slice(py, &l.visible[i * c..][..c]).reshape([h, w])?)?;
-        d.set_item("base", PyArray1::from_slice(py, &l.base[i * c..][..c]).reshape([h, w])?)?;
-        d.set_item("round", PyArray1::from_slice(py, &l.round[i..][..1]))?;
-        d.set_item(
-            "action_mask",
-            PyArray1::from_slice(py, &l.mask[i * c * KINDS..][..c * KINDS]).reshape([h, w, KINDS])?,
-        )?;
-        d.set_item("share", l.share[i])?;
-        d.set_item("cells", l.cells[i])?;
+        d.set_item("terrain", grid(rows(&l.terrain, &ended, c))?)?;
+        d.set_item("owner", grid(rows(&l.owner, &ended, c))?)?;
+        d.set_item("units", PyArray1::from_vec(py, rows(&l.units, &ended, c)).reshape([k, h, w])?)?;
+        d.set_item("fortification", PyArray1::from_vec(py, rows(&l.fortification, &ended, c)).reshape([k, h, w])?)?;
+        d.set_item("visible", grid(rows(&l.visible, &ended, c))?)?;
+        d.set_item("base", grid(rows(&l.base, &ended, c))?)?;
+        d.set_item("round", PyArray1::from_vec(py, rows(&l.round, &ended, 1)).reshape([k, 1])?)?;
+        d.set_item("action_mask", PyArray1::from_vec(py, rows(&l.mask, &ended, c * KINDS)).reshape([k, h, w, KINDS])?)?;
+        d.set_item("share", PyArray1::from_vec(py, rows(&l.share, &ended, 1)))?;
+        d.set_item("cells", PyArray1::from_vec(py, rows(&l.cells, &ended, 1)))?;
         Ok(d)
     }
 

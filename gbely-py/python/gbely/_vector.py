@@ -201,14 +201,13 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         for i in self._masked:
             action_mask[i] = 0
         info: Dict[str, Any] = {"action_mask": action_mask, "_action_mask": mask}
-        for i in ended:
+        last = self._core.last([int(i) for i in ended])  # one array per key, a row per ended match
+        for j, i in enumerate(ended):
             i = int(i)
-            last = self._core.last(i)
-            action_mask[i] = last.pop("action_mask")
-            share, cells = last.pop("share"), last.pop("cells")
-            obs[i] = last
-            rest: Dict[str, Any] = {"share": share} if self.info_share else {}
-            rest["cells"] = cells
+            obs[i] = {k: last[k][j] for k in OBS_KEYS}
+            action_mask[i] = last["action_mask"][j]
+            rest: Dict[str, Any] = {"share": float(last["share"][j])} if self.info_share else {}
+            rest["cells"] = int(last["cells"][j])
             rest["result"] = self._core.result(i)
             info = self._add_info(info, rest, i)
         self._masked = ended
