@@ -208,7 +208,7 @@ def run_against_reference(venv, ref, steps, seed, rng):
     ref.close()
 
 
-@pytest.mark.parametrize("reward,info_share", [("share", True), ("cells", False)])
+@pytest.mark.parametrize("reward,info_share", [("share", True), ("cells", False), ("final", True)])
 def test_vector_env_over_mixed_maps_is_sync_vector_env_of_gbely_envs(reward, info_share):
     n, rounds = 4, 5
     kwargs = dict(maps=(16, 30), rounds=rounds, reward=reward, info_share=info_share)
