@@ -33,13 +33,13 @@ def record_actions(n, rounds, seed):
     """Random legal actions for n matches over `rounds` rounds, as a VectorEnv plays them."""
     rng = np.random.default_rng(seed)
     venv = VectorEnv(n, rounds=rounds, threads=1)
-    obs = venv.reset()
+    obs, info = venv.reset()
     kinds, fractions = [], []
     for _ in range(rounds):
-        k, f = random_legal(rng, obs["action_mask"])
+        k, f = random_legal(rng, info["action_mask"])
         kinds.append(k)
         fractions.append(f)
-        obs, *_ = venv.step(k, f)
+        obs, _, _, _, info = venv.step({"kind": k, "fraction": f})
     return np.stack(kinds), np.stack(fractions)
 
 
@@ -51,7 +51,7 @@ def vector_seconds(kinds, fractions, threads, rounds, repeat):
         venv.reset()
         t, c = time.perf_counter(), time.process_time()
         for k, f in zip(kinds, fractions):
-            venv.step(k, f)
+            venv.step({"kind": k, "fraction": f})
         best = min(best, (time.perf_counter() - t, time.process_time() - c))
     return best
 

@@ -244,6 +244,7 @@ impl Columns {
                 obs,
                 grid,
                 finalist,
+                w,
                 ObsOut {
                     terrain: &mut self.terrain[at.clone()],
                     owner: &mut self.owner[at.clone()],
@@ -265,6 +266,7 @@ impl Columns {
                 obs,
                 grid,
                 finalist,
+                w,
                 ObsOut {
                     terrain: &mut s.terrain,
                     owner: &mut s.owner,

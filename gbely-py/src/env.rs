@@ -5,15 +5,16 @@
 //! The arrays are made from the seat's SPEC §5 observation (the engine's typed `Observation`)
 //! and nothing else, so they hold no more than an agent file would get: cells the seat neither
 //! owns nor sees are "unseen", values are rounded as in the dict, and the only base marked is
-//! the seat's own. The one fact beyond §5 is the arrays' shape: the map's size.
+//! the seat's own. The arrays are over a grid (`height × width`) that is the map's size by
+//! default, or any larger one: the map sits at the top-left and every padded cell looks exactly
+//! like an unseen cell (terrain and owner -1, the rest 0, action mask "stay" only), so a grid
+//! larger than every map played hides the map's size.
 //!
 //! `EnvCore` is one match for `GbelyEnv` and `parallel_env` (opponents written in Python are
-//! driven from Python); `VectorCore` steps n matches against built-in opponents on threads with
-//! the GIL released, writing into arrays it allocated once.
+//! driven from Python); `VectorCore` (vector.rs) steps n matches on threads with the GIL
+//! released, writing into arrays it allocated once.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
 use gbely_engine::builtins::{builtin_agent, BUILTIN_AGENTS};
 use gbely_engine::recorder::match_result;
@@ -22,7 +23,7 @@ use gbely_engine::session::{Session, SessionState};
 use gbely_engine::sim::{MatchConfig, Mode};
 use gbely_rules::{Cell, Command, Decide, Grid, Observation, Owner, Terrain};
 use gbely_world::{parse_map_file, write_map_file, Map, SeatRole};
-use numpy::{PyArray1, PyArray2, PyArray3, PyArrayMethods, PyReadonlyArray2, PyReadonlyArray3, PyUntypedArrayMethods};
+use numpy::{PyArray1, PyArray2, PyArray3, PyArrayMethods, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
@@ -69,7 +70,8 @@ fn toward(grid: &Grid, c: Cell, d: usize) -> Option<Cell> {
     }
 }
 
-/// One seat's arrays, each over the grid (row-major), `mask` with `KINDS` entries per cell.
+/// One seat's arrays, each over the arrays' grid (row-major, possibly larger than the map's),
+/// `mask` with `KINDS` entries per cell.
 pub(crate) struct ObsOut<'a> {
     pub terrain: &'a mut [i8],
     pub owner: &'a mut [i8],
@@ -82,8 +84,19 @@ pub(crate) struct ObsOut<'a> {
 }
 
 /// Writes the arrays of an observation. `finalist`: the seat is a finalist of a final (it may
-/// not attack other finalists, SPEC §9), which the action mask follows.
-pub(crate) fn write_obs(obs: &Observation, grid: &Grid, finalist: bool, out: ObsOut<'_>) {
+/// not attack other finalists, SPEC §9), which the action mask follows. `width`: the arrays'
+/// row length (at least the map's): the map's row r, column c is the arrays' row r, column c,
+/// and cells beyond the map are written as unseen (mask: stay only).
+pub(crate) fn write_obs(obs: &Observation, grid: &Grid, finalist: bool, width: usize, out: ObsOut<'_>) {
+    let padded = width != grid.width() as usize;
+    let at = |c: Cell| -> usize {
+        if padded {
+            let (r, col) = grid.row_col(c);
+            r as usize * width + col as usize
+        } else {
+            c.index()
+        }
+    };
     out.terrain.fill(UNSEEN);
     out.owner.fill(UNSEEN);
     out.units.fill(0.0);
@@ -95,9 +108,9 @@ pub(crate) fn write_obs(obs: &Observation, grid: &Grid, finalist: bool, out: Obs
         *k = 1; // staying is always possible
     }
     *out.round = obs.round as i32;
-    out.base[obs.base.index()] = 1;
+    out.base[at(obs.base)] = 1;
     for c in &obs.own {
-        let i = c.cell.index();
+        let i = at(c.cell);
         out.terrain[i] = terrain_code(c.terrain);
         out.owner[i] = OWN;
         out.units[i] = c.units as f32;
@@ -105,7 +118,7 @@ pub(crate) fn write_obs(obs: &Observation, grid: &Grid, finalist: bool, out: Obs
         out.visible[i] = 1;
     }
     for v in &obs.visible {
-        let i = v.cell.index();
+        let i = at(v.cell);
         out.terrain[i] = terrain_code(v.terrain);
         out.owner[i] = owner_code(v.owner);
         out.units[i] = v.garrison as f32;
@@ -116,11 +129,11 @@ pub(crate) fn write_obs(obs: &Observation, grid: &Grid, finalist: bool, out: Obs
         if c.units <= 0.0 {
             continue;
         }
-        let m = &mut out.mask[c.cell.index() * KINDS..][..KINDS];
+        let m = &mut out.mask[at(c.cell) * KINDS..][..KINDS];
         m[9] = 1;
         for d in 0..4 {
             let Some(n) = toward(grid, c.cell, d) else { continue };
-            let o = out.owner[n.index()];
+            let o = out.owner[at(n)];
             if o == OWN {
                 m[1 + d] = 1;
             } else if !finalist || o == 0 || o == COUNCIL {
@@ -169,22 +182,50 @@ pub(crate) fn commands_of(
     Ok(())
 }
 
+/// The arrays' grid of a map: `grid` (rows, columns) when given, which the map must fit in,
+/// else the map's own size.
+pub(crate) fn grid_of(map: &Map, grid: Option<(usize, usize)>) -> Result<(usize, usize), String> {
+    let own = (map.height() as usize, map.width() as usize);
+    match grid {
+        None => Ok(own),
+        Some((h, w)) if h >= own.0 && w >= own.1 => Ok((h, w)),
+        Some((h, w)) => Err(format!(
+            "the map {} is {}×{} (width × height): larger than the grid of {w}×{h}",
+            map.name(),
+            own.1,
+            own.0
+        )),
+    }
+}
+
 /// A match for the environments: a session, the built-in agents of some seats, scratch buffers.
 pub(crate) struct Arena {
-    map: Arc<Map>,
+    pub(crate) map: Arc<Map>,
+    /// The arrays' grid (rows, columns): the map's size or larger (padding, see `write_obs`).
+    pub(crate) shape: (usize, usize),
     rounds: u32,
-    session: Session,
+    pub(crate) session: Session,
     /// Per seat, the built-in agent that plays it (by its name in `BUILTIN_AGENTS`).
     bot_names: Vec<Option<String>>,
     /// In a mutex only to be `Sync` (as a Python object must be); used through `get_mut`.
     bots: Vec<Option<Mutex<Box<dyn Decide + Send>>>>,
     obs: Observation,
     obs_seat: Option<u8>,
-    cmds: Vec<Command>,
+    pub(crate) cmds: Vec<Command>,
+    /// The map's part of padded actions (see `act`).
+    kinds: Vec<i8>,
+    fractions: Vec<f32>,
 }
 
 impl Arena {
-    pub(crate) fn new(map: Arc<Map>, rounds: u32, bot_names: Vec<Option<String>>) -> Result<Arena, String> {
+    /// `grid`: the arrays' (rows, columns), the map's size when `None`.
+    pub(crate) fn new(
+        map: Arc<Map>,
+        rounds: u32,
+        bot_names: Vec<Option<String>>,
+        grid: Option<(usize, usize)>,
+    ) -> Result<Arena, String> {
+        let shape = grid_of(&map, grid)?;
         if bot_names.len() != map.seats().len() {
             return Err(format!("{} opponents for {} seats", bot_names.len(), map.seats().len()));
         }
@@ -197,13 +238,41 @@ impl Arena {
         Ok(Arena {
             bots: Self::bots_of(&bot_names),
             map,
+            shape,
             rounds,
             session,
             bot_names,
             obs: Observation::default(),
             obs_seat: None,
             cmds: Vec::new(),
+            kinds: Vec::new(),
+            fractions: Vec::new(),
         })
+    }
+
+    /// Why `map` cannot be played here, if it cannot: larger than the grid, or another seat
+    /// layout (the seats' roles, which the opponents follow).
+    pub(crate) fn refuses(&self, map: &Map) -> Option<String> {
+        if let Err(e) = grid_of(map, Some(self.shape)) {
+            return Some(e);
+        }
+        let roles = |m: &Map| m.seats().iter().map(|s| s.role).collect::<Vec<_>>();
+        if roles(map) != roles(&self.map) {
+            return Some(format!(
+                "the map {} has {} seats ({}), this environment {} ({})",
+                map.name(),
+                map.seats().len(),
+                if map.seats().len() > 2 { "a final" } else { "a duel" },
+                self.map.seats().len(),
+                if self.map.seats().len() > 2 { "a final" } else { "a duel" },
+            ));
+        }
+        None
+    }
+
+    /// Cells of the arrays' grid.
+    pub(crate) fn grid_cells(&self) -> usize {
+        self.shape.0 * self.shape.1
     }
 
     fn bots_of(names: &[Option<String>]) -> Vec<Option<Mutex<Box<dyn Decide + Send>>>> {
@@ -233,7 +302,7 @@ impl Arena {
     }
 
     /// The seat's observation this round (computed once per seat and round).
-    fn observed(&mut self, seat: u8) -> &Observation {
+    pub(crate) fn observed(&mut self, seat: u8) -> &Observation {
         if self.obs_seat != Some(seat) {
             self.session.observe_into(seat, &mut self.obs);
             self.obs_seat = Some(seat);
@@ -244,12 +313,31 @@ impl Arena {
     pub(crate) fn write(&mut self, seat: u8, out: ObsOut<'_>) {
         let finalist = self.finalist(seat);
         self.observed(seat);
-        write_obs(&self.obs, self.map.grid(), finalist, out);
+        write_obs(&self.obs, self.map.grid(), finalist, self.shape.1, out);
     }
 
-    /// Hands in a seat's per-cell actions as commands.
+    /// Hands in a seat's per-cell actions (over the arrays' grid) as commands; the actions of
+    /// padded cells are ignored (but must be kinds).
     pub(crate) fn act(&mut self, seat: u8, kind: &[i8], fraction: &[f32]) -> Result<(), String> {
         self.observed(seat);
+        let (mh, mw) = (self.map.height() as usize, self.map.width() as usize);
+        let (h, w) = self.shape;
+        let (kind, fraction) = if w == mw {
+            // The map's rows are the arrays' first rows: the rest is padding.
+            if h > mh {
+                check_kinds(&kind[mh * w..], w, mh)?;
+            }
+            (&kind[..mh * mw], &fraction[..mh * mw])
+        } else {
+            check_kinds(kind, w, 0)?;
+            self.kinds.clear();
+            self.fractions.clear();
+            for r in 0..mh {
+                self.kinds.extend_from_slice(&kind[r * w..][..mw]);
+                self.fractions.extend_from_slice(&fraction[r * w..][..mw]);
+            }
+            (&self.kinds[..], &self.fractions[..])
+        };
         let mut cmds = std::mem::take(&mut self.cmds);
         let r = commands_of(&self.obs, self.map.grid(), kind, fraction, &mut cmds);
         if r.is_ok() {
@@ -287,6 +375,7 @@ impl Arena {
     fn try_clone(&self) -> Option<Arena> {
         Some(Arena {
             map: self.map.clone(),
+            shape: self.shape,
             rounds: self.rounds,
             session: self.session.try_clone()?,
             bot_names: self.bot_names.clone(),
@@ -294,7 +383,24 @@ impl Arena {
             obs: Observation::default(),
             obs_seat: None,
             cmds: Vec::new(),
+            kinds: Vec::new(),
+            fractions: Vec::new(),
         })
+    }
+}
+
+/// The error of a kind out of range in `kind`, a part of arrays `width` wide starting at row
+/// `row0`.
+fn check_kinds(kind: &[i8], width: usize, row0: usize) -> Result<(), String> {
+    match kind.iter().position(|&k| !(0..KINDS as i8).contains(&k)) {
+        None => Ok(()),
+        Some(i) => Err(format!(
+            "action kind {} at row {}, col {}: kinds are 0 to {}",
+            kind[i],
+            row0 + i / width,
+            i % width,
+            KINDS - 1
+        )),
     }
 }
 
@@ -311,7 +417,7 @@ struct Fresh<'py> {
 }
 
 /// The error of a numpy array that is not contiguous (every array here is made contiguous).
-fn contiguous<T>(r: Result<T, numpy::NotContiguousError>) -> PyResult<T> {
+pub(crate) fn contiguous<T>(r: Result<T, numpy::NotContiguousError>) -> PyResult<T> {
     r.map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
@@ -328,21 +434,23 @@ pub(crate) struct EnvCore {
 #[pymethods]
 impl EnvCore {
     /// `opponents`: per seat, the built-in agent that plays it (`council`, `template-rs`,
-    /// `expander-rs`) or `None` for a seat played from Python. `record`: keep each match's
-    /// replay for `save_replay` (a recording environment cannot be copied or pickled).
+    /// `expander-rs`) or `None` for a seat played from Python. `grid`: the arrays' (rows,
+    /// columns), at least the map's size (the default). `record`: keep each match's replay for
+    /// `save_replay` (a recording environment cannot be copied or pickled).
     #[new]
-    #[pyo3(signature = (map, rounds, opponents, record = false))]
+    #[pyo3(signature = (map, rounds, opponents, grid = None, record = false))]
     fn new(
         py: Python<'_>,
         map: Option<Bound<'_, PyAny>>,
         rounds: i64,
         opponents: Vec<Option<String>>,
+        grid: Option<(usize, usize)>,
         record: bool,
     ) -> PyResult<Self> {
         let map = map_arg(map.as_ref())?;
         let rounds = check_rounds(rounds)?;
         let ids = id_strings(py, map.grid());
-        let mut arena = Arena::new(map, rounds, opponents).map_err(PyValueError::new_err)?;
+        let mut arena = Arena::new(map, rounds, opponents, grid).map_err(PyValueError::new_err)?;
         if record {
             arena.session.record();
         }
@@ -357,15 +465,12 @@ impl EnvCore {
             _ => None,
         };
         if let Some(m) = &map {
-            if m.seats().len() != self.arena.bot_names.len() {
-                return Err(PyValueError::new_err(format!(
-                    "the map {} has {} seats, this environment {}",
-                    m.name(),
-                    m.seats().len(),
-                    self.arena.bot_names.len()
-                )));
+            if let Some(e) = self.arena.refuses(m) {
+                return Err(PyValueError::new_err(e));
             }
-            self.ids = id_strings(py, m.grid());
+            if m.grid().width() != self.arena.map.width() || m.grid().height() != self.arena.map.height() {
+                self.ids = id_strings(py, m.grid());
+            }
         }
         self.arena.reset(map);
         if self.record {
@@ -377,6 +482,11 @@ impl EnvCore {
     #[getter]
     fn map(&self) -> PyMap {
         PyMap { inner: self.arena.map.clone() }
+    }
+    /// The arrays' (rows, columns).
+    #[getter]
+    fn grid(&self) -> (usize, usize) {
+        self.arena.shape
     }
     #[getter]
     fn round(&self) -> u32 {
@@ -411,7 +521,7 @@ impl EnvCore {
     /// The seat's observation as a dict of new arrays (see the module documentation).
     fn observe<'py>(&mut self, py: Python<'py>, seat: u8) -> PyResult<Bound<'py, PyDict>> {
         self.check_seat(seat)?;
-        let (h, w) = (self.arena.map.height() as usize, self.arena.map.width() as usize);
+        let (h, w) = self.arena.shape;
         let a = Fresh {
             terrain: PyArray2::zeros(py, [h, w], false),
             owner: PyArray2::zeros(py, [h, w], false),
@@ -463,10 +573,10 @@ impl EnvCore {
     fn act(&mut self, seat: u8, kind: PyReadonlyArray2<'_, i8>, fraction: PyReadonlyArray2<'_, f32>) -> PyResult<()> {
         self.check_seat(seat)?;
         self.check_running()?;
-        let n = self.arena.map.len();
+        let n = self.arena.grid_cells();
         if kind.len() != n || fraction.len() != n {
             return Err(PyValueError::new_err(format!(
-                "actions over {} and {} cells for a map of {n}",
+                "actions over {} and {} cells for a grid of {n}",
                 kind.len(),
                 fraction.len()
             )));
@@ -591,17 +701,25 @@ impl EnvCore {
             me.arena.session.snapshot().ok_or_else(|| PyRuntimeError::new_err("a recording cannot be pickled"))?;
         let text = serde_json::to_string(&state).expect("serializes");
         let restore = slf.get_type().getattr("_restore")?;
-        let args = (write_map_file(&me.arena.map), me.arena.rounds, me.arena.bot_names.clone(), text);
+        let args = (write_map_file(&me.arena.map), me.arena.rounds, me.arena.bot_names.clone(), text, me.arena.shape);
         Ok((restore, args.into_pyobject(slf.py())?))
     }
 
     /// The inverse of pickling.
     #[staticmethod]
-    fn _restore(py: Python<'_>, map: &str, rounds: u32, opponents: Vec<Option<String>>, state: &str) -> PyResult<Self> {
+    #[pyo3(signature = (map, rounds, opponents, state, grid = None))]
+    fn _restore(
+        py: Python<'_>,
+        map: &str,
+        rounds: u32,
+        opponents: Vec<Option<String>>,
+        state: &str,
+        grid: Option<(usize, usize)>,
+    ) -> PyResult<Self> {
         let map = Arc::new(parse_map_file(map).map_err(|e| PyValueError::new_err(e.to_string()))?);
         let state: SessionState =
             serde_json::from_str(state).map_err(|e| PyValueError::new_err(format!("not an environment state: {e}")))?;
-        let mut arena = Arena::new(map.clone(), rounds, opponents).map_err(PyValueError::new_err)?;
+        let mut arena = Arena::new(map.clone(), rounds, opponents, grid).map_err(PyValueError::new_err)?;
         arena.session = Session::restore(map.clone(), state).map_err(PyValueError::new_err)?;
         Ok(EnvCore { arena, ids: id_strings(py, map.grid()), record: false })
     }
@@ -621,377 +739,4 @@ impl EnvCore {
         }
         Ok(())
     }
-}
-
-/// The arrays a `VectorCore` writes into: n matches' observations, rewards and ends.
-struct Buffers {
-    terrain: Py<PyArray3<i8>>,
-    owner: Py<PyArray3<i8>>,
-    units: Py<PyArray3<f32>>,
-    fortification: Py<PyArray3<f32>>,
-    visible: Py<PyArray3<i8>>,
-    base: Py<PyArray3<i8>>,
-    round: Py<PyArray1<i32>>,
-    mask: Py<numpy::PyArray4<i8>>,
-    reward: Py<PyArray1<f32>>,
-    terminated: Py<PyArray1<bool>>,
-    share: Py<PyArray1<f32>>,
-}
-
-/// One match's share of the buffers, to hand to a thread.
-struct Slot<'a> {
-    out: ObsOut<'a>,
-    reward: &'a mut f32,
-    terminated: &'a mut bool,
-    share: &'a mut f32,
-}
-
-/// n matches of one learning seat against built-in opponents, stepped in Rust on threads with
-/// the GIL released; observations are written into arrays allocated once (`buffers`).
-#[pyclass(name = "VectorCore", module = "gbely._gbely")]
-pub(crate) struct VectorCore {
-    arenas: Vec<Arena>,
-    seat: u8,
-    threads: usize,
-    /// The worker threads when `threads` > 1 (made once, kept between steps).
-    pool: Option<rayon::ThreadPool>,
-    /// Counts steps; the pool's workers stay awake between steps until it changes ([`keep_warm`]).
-    steps: Arc<AtomicU64>,
-    bufs: Buffers,
-}
-
-#[pymethods]
-impl VectorCore {
-    #[new]
-    #[pyo3(signature = (n, map, rounds, opponents, seat, threads))]
-    fn new(
-        py: Python<'_>,
-        n: usize,
-        map: Option<Bound<'_, PyAny>>,
-        rounds: i64,
-        opponents: Vec<Option<String>>,
-        seat: u8,
-        threads: usize,
-    ) -> PyResult<Self> {
-        if n == 0 {
-            return Err(PyValueError::new_err("a VectorEnv needs at least one match"));
-        }
-        let map = map_arg(map.as_ref())?;
-        let rounds = check_rounds(rounds)?;
-        if seat as usize >= map.seats().len() {
-            return Err(PyValueError::new_err(format!("seat {seat} does not exist on {}", map.name())));
-        }
-        if opponents.get(seat as usize).is_some_and(|o| o.is_some()) {
-            return Err(PyValueError::new_err(format!("seat {seat} is the learner's: it has no opponent")));
-        }
-        if opponents.iter().enumerate().any(|(k, o)| k != seat as usize && o.is_none()) {
-            return Err(PyValueError::new_err("every seat but the learner's needs a built-in opponent"));
-        }
-        let arenas = (0..n)
-            .map(|_| Arena::new(map.clone(), rounds, opponents.clone()))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(PyValueError::new_err)?;
-        let (h, w) = (map.height() as usize, map.width() as usize);
-        let bufs = Buffers {
-            terrain: PyArray3::zeros(py, [n, h, w], false).unbind(),
-            owner: PyArray3::zeros(py, [n, h, w], false).unbind(),
-            units: PyArray3::zeros(py, [n, h, w], false).unbind(),
-            fortification: PyArray3::zeros(py, [n, h, w], false).unbind(),
-            visible: PyArray3::zeros(py, [n, h, w], false).unbind(),
-            base: PyArray3::zeros(py, [n, h, w], false).unbind(),
-            round: PyArray1::zeros(py, [n], false).unbind(),
-            mask: numpy::PyArray4::zeros(py, [n, h, w, KINDS], false).unbind(),
-            reward: PyArray1::zeros(py, [n], false).unbind(),
-            terminated: PyArray1::zeros(py, [n], false).unbind(),
-            share: PyArray1::zeros(py, [n], false).unbind(),
-        };
-        let mut core = VectorCore { arenas, seat, threads: 1, pool: None, steps: Arc::default(), bufs };
-        core.set_threads(threads)?;
-        core.run(py, None)?;
-        Ok(core)
-    }
-
-    /// The arrays written by `reset` and `step` (the same objects every time).
-    fn buffers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let b = &self.bufs;
-        let d = PyDict::new(py);
-        d.set_item("terrain", b.terrain.bind(py))?;
-        d.set_item("owner", b.owner.bind(py))?;
-        d.set_item("units", b.units.bind(py))?;
-        d.set_item("fortification", b.fortification.bind(py))?;
-        d.set_item("visible", b.visible.bind(py))?;
-        d.set_item("base", b.base.bind(py))?;
-        d.set_item("round", b.round.bind(py))?;
-        d.set_item("action_mask", b.mask.bind(py))?;
-        d.set_item("reward", b.reward.bind(py))?;
-        d.set_item("terminated", b.terminated.bind(py))?;
-        d.set_item("share", b.share.bind(py))?;
-        Ok(d)
-    }
-
-    #[getter]
-    fn threads(&self) -> usize {
-        self.threads
-    }
-    #[setter]
-    fn set_threads(&mut self, n: usize) -> PyResult<()> {
-        let n = n.max(1);
-        // The calling thread is one of the n (see `run`): the pool has the others.
-        self.pool = if n > 1 {
-            let pool =
-                rayon::ThreadPoolBuilder::new().num_threads(n - 1).thread_name(|k| format!("gbely-env-{k}")).build();
-            Some(pool.map_err(|e| PyRuntimeError::new_err(format!("cannot start {n} threads: {e}")))?)
-        } else {
-            None
-        };
-        self.threads = n;
-        Ok(())
-    }
-
-    /// Starts every match again.
-    fn reset(&mut self, py: Python<'_>) -> PyResult<()> {
-        for a in &mut self.arenas {
-            a.reset(None);
-        }
-        self.run(py, None)
-    }
-
-    /// One round of every match: the learner's actions (`kind` int8 and `fraction` float32, each
-    /// n × height × width), the opponents', resolution; a match that ends starts again at once.
-    fn step(
-        &mut self,
-        py: Python<'_>,
-        kind: PyReadonlyArray3<'_, i8>,
-        fraction: PyReadonlyArray3<'_, f32>,
-    ) -> PyResult<()> {
-        let n = self.arenas.len();
-        let cells = self.arenas[0].map.len();
-        if kind.shape() != [n, self.arenas[0].map.height() as usize, self.arenas[0].map.width() as usize]
-            || fraction.shape() != kind.shape()
-        {
-            return Err(PyValueError::new_err(format!(
-                "actions of shapes {:?} and {:?}: {n} × height × width expected",
-                kind.shape(),
-                fraction.shape()
-            )));
-        }
-        let (k, f) = (contiguous(kind.as_slice())?, contiguous(fraction.as_slice())?);
-        let actions: Vec<(&[i8], &[f32])> = k.chunks(cells).zip(f.chunks(cells)).collect();
-        self.run(py, Some(&actions))
-    }
-}
-
-impl VectorCore {
-    /// Steps every match (when `actions` are given) and writes its observation, on threads.
-    fn run(&mut self, py: Python<'_>, actions: Option<&[(&[i8], &[f32])]>) -> PyResult<()> {
-        let b = &self.bufs;
-        let cells = self.arenas[0].map.len();
-        let (terrain, owner, units, fort, visible, base, round, mask, reward, term, share) = (
-            b.terrain.bind(py),
-            b.owner.bind(py),
-            b.units.bind(py),
-            b.fortification.bind(py),
-            b.visible.bind(py),
-            b.base.bind(py),
-            b.round.bind(py),
-            b.mask.bind(py),
-            b.reward.bind(py),
-            b.terminated.bind(py),
-            b.share.bind(py),
-        );
-        // Borrowed for writing (numpy's borrow checking refuses a second writer), then handed to
-        // the threads as plain slices while the GIL is released.
-        let (mut terrain, mut owner, mut units, mut fort) =
-            (terrain.readwrite(), owner.readwrite(), units.readwrite(), fort.readwrite());
-        let (mut visible, mut base, mut round, mut mask) =
-            (visible.readwrite(), base.readwrite(), round.readwrite(), mask.readwrite());
-        let (mut reward, mut term, mut share) = (reward.readwrite(), term.readwrite(), share.readwrite());
-        let slots: Vec<Slot<'_>> = {
-            let mut terrain = contiguous(terrain.as_slice_mut())?.chunks_mut(cells);
-            let mut owner = contiguous(owner.as_slice_mut())?.chunks_mut(cells);
-            let mut units = contiguous(units.as_slice_mut())?.chunks_mut(cells);
-            let mut fort = contiguous(fort.as_slice_mut())?.chunks_mut(cells);
-            let mut visible = contiguous(visible.as_slice_mut())?.chunks_mut(cells);
-            let mut base = contiguous(base.as_slice_mut())?.chunks_mut(cells);
-            let mut round = contiguous(round.as_slice_mut())?.iter_mut();
-            let mut mask = contiguous(mask.as_slice_mut())?.chunks_mut(cells * KINDS);
-            let mut reward = contiguous(reward.as_slice_mut())?.iter_mut();
-            let mut term = contiguous(term.as_slice_mut())?.iter_mut();
-            let mut share = contiguous(share.as_slice_mut())?.iter_mut();
-            (0..self.arenas.len())
-                .map(|_| Slot {
-                    out: ObsOut {
-                        terrain: terrain.next().expect("n slots"),
-                        owner: owner.next().expect("n slots"),
-                        units: units.next().expect("n slots"),
-                        fortification: fort.next().expect("n slots"),
-                        visible: visible.next().expect("n slots"),
-                        base: base.next().expect("n slots"),
-                        round: round.next().expect("n slots"),
-                        mask: mask.next().expect("n slots"),
-                    },
-                    reward: reward.next().expect("n slots"),
-                    terminated: term.next().expect("n slots"),
-                    share: share.next().expect("n slots"),
-                })
-                .collect()
-        };
-        let seat = self.seat;
-        let acts: Vec<Option<(&[i8], &[f32])>> = match actions {
-            Some(a) => a.iter().map(|&x| Some(x)).collect(),
-            None => vec![None; self.arenas.len()],
-        };
-        let arenas = &mut self.arenas;
-        let pool = &self.pool;
-        // Workers still spinning after the last step stop now and pick up this one's matches.
-        self.steps.fetch_add(1, Ordering::Relaxed);
-        let result: Result<(), String> = py.allow_threads(|| {
-            let work = arenas.iter_mut().zip(slots).zip(acts);
-            match pool {
-                None => work.into_iter().try_for_each(|((a, slot), act)| step_one(a, seat, act, slot)),
-                // The calling thread works too, beside the pool's persistent workers (no thread
-                // is started per step), and every thread takes the next match from one counter,
-                // so uneven matches balance out. A step is short (a match-round is tens of µs),
-                // so what counts is waking few threads: one per extra thread, and no fork-join.
-                Some(pool) => {
-                    let items: Vec<Mutex<Option<_>>> = work.map(|w| Mutex::new(Some(w))).collect();
-                    let next = AtomicUsize::new(0);
-                    let drain = || -> Result<(), String> {
-                        while let Some(item) = items.get(next.fetch_add(1, Ordering::Relaxed)) {
-                            let taken = item.lock().unwrap_or_else(|e| e.into_inner()).take();
-                            if let Some(((a, slot), act)) = taken {
-                                step_one(a, seat, act, slot)?;
-                            }
-                        }
-                        Ok(())
-                    };
-                    let failed: Mutex<Option<String>> = Mutex::new(None);
-                    let mine = pool.in_place_scope(|s| {
-                        for _ in 0..pool.current_num_threads() {
-                            s.spawn(|_| {
-                                if let Err(e) = drain() {
-                                    *failed.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
-                                }
-                            });
-                        }
-                        drain()
-                    });
-                    keep_warm(pool, &self.steps);
-                    let theirs = failed.into_inner().unwrap_or_else(|e| e.into_inner());
-                    mine.and(theirs.map_or(Ok(()), Err))
-                }
-            }
-        });
-        result.map_err(PyValueError::new_err)
-    }
-}
-
-/// How long the workers stay awake after a step, waiting for the next.
-const WARM: Duration = Duration::from_millis(1);
-
-/// Keeps the pool's workers spinning for up to [`WARM`] after a step, until the next step
-/// starts. A learner steps again within microseconds to milliseconds, and a worker that went
-/// to sleep takes long to wake (hundreds of µs on a virtual machine whose idle CPU was halted):
-/// longer than a step of a few matches, so the calling thread would do the whole step alone.
-/// At most [`WARM`] of a core is spent per step and worker while the learner does other work.
-fn keep_warm(pool: &rayon::ThreadPool, steps: &Arc<AtomicU64>) {
-    let step = steps.load(Ordering::Relaxed);
-    for _ in 0..pool.current_num_threads() {
-        let steps = Arc::clone(steps);
-        pool.spawn(move || {
-            let start = Instant::now();
-            'warm: loop {
-                for _ in 0..64 {
-                    if steps.load(Ordering::Relaxed) != step {
-                        break 'warm;
-                    }
-                    std::hint::spin_loop();
-                }
-                if start.elapsed() >= WARM {
-                    break;
-                }
-            }
-        });
-    }
-}
-
-/// One match's round: actions, resolution, reward, a new match when it ended, the observation.
-fn step_one(arena: &mut Arena, seat: u8, actions: Option<(&[i8], &[f32])>, slot: Slot<'_>) -> Result<(), String> {
-    *slot.reward = 0.0;
-    *slot.terminated = false;
-    if let Some((kind, fraction)) = actions {
-        let before = arena.share(seat);
-        arena.act(seat, kind, fraction)?;
-        arena.advance();
-        let after = arena.share(seat);
-        *slot.reward = (after - before) as f32;
-        *slot.share = after as f32;
-        if arena.session.is_over() || !arena.session.is_active(seat) {
-            *slot.terminated = true;
-            arena.reset(None);
-        }
-    } else {
-        *slot.share = arena.share(seat) as f32;
-    }
-    arena.write(seat, slot.out);
-    Ok(())
-}
-
-/// For the benchmark: the seconds the engine itself takes for the rounds a `VectorCore` plays
-/// with these actions (`kind`, `fraction`: rounds × n × height × width), one thread: per round
-/// and match the learner's observation, its commands (decoded beforehand, not timed), the
-/// opponents' observations and decisions, production and resolution, through a plain `Session`.
-#[pyfunction]
-#[pyo3(signature = (map, rounds, opponents, seat, kind, fraction))]
-pub(crate) fn engine_round_seconds(
-    py: Python<'_>,
-    map: Option<Bound<'_, PyAny>>,
-    rounds: i64,
-    opponents: Vec<Option<String>>,
-    seat: u8,
-    kind: numpy::PyReadonlyArray4<'_, i8>,
-    fraction: numpy::PyReadonlyArray4<'_, f32>,
-) -> PyResult<(f64, usize)> {
-    let map = map_arg(map.as_ref())?;
-    let rounds = check_rounds(rounds)?;
-    let shape = kind.shape().to_vec();
-    let cells = map.len();
-    if shape.len() != 4 || shape[2] * shape[3] != cells || fraction.shape() != shape.as_slice() {
-        return Err(PyValueError::new_err("actions: rounds × n × height × width"));
-    }
-    let (steps, n) = (shape[0], shape[1]);
-    let (k, f) = (contiguous(kind.as_slice())?, contiguous(fraction.as_slice())?);
-    // The learner's commands of every round, as a VectorCore plays them (a new match on the end).
-    // plan[t][m]: match m's commands in round t.
-    let mut plan: Vec<Vec<Vec<Command>>> = vec![Vec::with_capacity(n); steps];
-    for m in 0..n {
-        let mut a = Arena::new(map.clone(), rounds, opponents.clone()).map_err(PyValueError::new_err)?;
-        for (t, round) in plan.iter_mut().enumerate() {
-            let at = (t * n + m) * cells;
-            a.act(seat, &k[at..at + cells], &f[at..at + cells]).map_err(PyValueError::new_err)?;
-            round.push(a.cmds.clone());
-            a.advance();
-            if a.session.is_over() || !a.session.is_active(seat) {
-                a.reset(None);
-            }
-        }
-    }
-    let seconds = py.allow_threads(|| {
-        let mut arenas: Vec<Arena> =
-            (0..n).map(|_| Arena::new(map.clone(), rounds, opponents.clone()).expect("checked above")).collect();
-        let mut obs = Observation::default();
-        let start = std::time::Instant::now();
-        for round in &plan {
-            for (a, cmds) in arenas.iter_mut().zip(round) {
-                a.session.observe_into(seat, &mut obs);
-                a.session.submit(seat, PlayerAnswer::Commands(cmds.clone()));
-                a.advance();
-                if a.session.is_over() || !a.session.is_active(seat) {
-                    a.reset(None);
-                }
-            }
-        }
-        start.elapsed().as_secs_f64()
-    });
-    Ok((seconds, steps * n))
 }

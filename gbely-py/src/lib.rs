@@ -9,6 +9,7 @@ mod maps;
 mod play;
 mod render;
 mod step;
+mod vector;
 
 use std::ffi::OsString;
 
@@ -101,8 +102,8 @@ fn _gbely(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyMap>()?;
     m.add_class::<PyMatch>()?;
     m.add_class::<env::EnvCore>()?;
-    m.add_class::<env::VectorCore>()?;
+    m.add_class::<vector::VectorCore>()?;
     m.add_class::<dataset::ReplayCore>()?;
-    m.add_function(wrap_pyfunction!(env::engine_round_seconds, m)?)?;
+    m.add_function(wrap_pyfunction!(vector::engine_round_seconds, m)?)?;
     Ok(())
 }

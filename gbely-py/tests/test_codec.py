@@ -192,6 +192,16 @@ def test_observe_pads_and_refuses_a_grid_too_small():
     for key in ARRAYS:  # the map's part is the environment's
         grid = np.asarray(padded[key]).reshape(64, 70)[:60, :60]
         assert grid.tolist() == obs[key].tolist()
+    # …and the whole padded grid is the padded environment's, mask included, round after round.
+    wide = GbelyEnv(rounds=6, observation_dict=True, grid=(64, 70))
+    wide.action_space.seed(1)
+    obs, info = wide.reset(seed=1)
+    for _ in range(5):
+        mine = codec.observe(info["observation"], 64, 70)
+        for key in ARRAYS:
+            assert np.asarray(mine[key]).reshape(64, 70).tolist() == obs[key].tolist(), key
+        assert np.asarray(mine["action_mask"]).reshape(64, 70, KINDS).tolist() == info["action_mask"].tolist()
+        obs, _, _, _, info = wide.step(wide.action_space.sample(info["action_mask"]))
     with pytest.raises(ValueError):
         codec.observe(stav, 40, 40)
 

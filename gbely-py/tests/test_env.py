@@ -300,28 +300,26 @@ def test_vector_env_matches_single_environments_on_threads():
     rng = np.random.default_rng(11)
     venv = VectorEnv(n, rounds=rounds, threads=2)
     assert venv.threads == 2
-    obs = venv.reset()
+    obs, infos = venv.reset()
     envs = [GbelyEnv(rounds=rounds) for _ in range(n)]
     singles = [e.reset() for e in envs]
     for step in range(rounds + 2):
         for k in range(n):
             for key in singles[k][0]:
                 np.testing.assert_array_equal(obs[key][k], singles[k][0][key], err_msg=key)
-            np.testing.assert_array_equal(obs["action_mask"][k], singles[k][1]["action_mask"])
+            np.testing.assert_array_equal(infos["action_mask"][k], singles[k][1]["action_mask"])
         acts = [random_legal(rng, s[1]["action_mask"]) for s in singles]
         kind = np.stack([a["kind"] for a in acts])
         fraction = np.stack([a["fraction"] for a in acts])
-        obs, rewards, terminated, shares = venv.step(kind, fraction)
+        obs, rewards, terminated, truncated, infos = venv.step({"kind": kind, "fraction": fraction})
         for k in range(n):
             o, r, done, _, info = envs[k].step(acts[k])
-            assert rewards[k] == np.float32(r) and terminated[k] == done
-            assert shares[k] == np.float32(info["share"])
+            assert rewards[k] == r and terminated[k] == done and not truncated[k]
+            assert (infos["final_info"]["share"] if done else infos["share"])[k] == info["share"]
             singles[k] = envs[k].reset() if done else (o, info)
-    assert obs["round"].tolist() == [2, 2, 2]  # started again after round 11, then played rounds 0 and 1
-    with pytest.raises(ValueError, match="built-in"):
-        VectorEnv(2, opponent=lambda stav: [])
+    assert obs["round"].tolist() == [[2], [2], [2]]  # started again after round 11, then played rounds 0 and 1
     with pytest.raises(ValueError, match="shapes"):
-        venv.step(kind[:2], fraction[:2])
+        venv.step({"kind": kind[:2], "fraction": fraction[:2]})
 
 
 def test_vector_env_on_more_threads_than_cores_and_errors_from_any_thread():
@@ -330,20 +328,22 @@ def test_vector_env_on_more_threads_than_cores_and_errors_from_any_thread():
     n, rounds = 5, 6
     rng = np.random.default_rng(5)
     one, three = VectorEnv(n, rounds=rounds, threads=1), VectorEnv(n, rounds=rounds, threads=3)
-    obs1, obs3 = one.reset(), three.reset()
+    (obs1, info1), (obs3, info3) = one.reset(), three.reset()
     for _ in range(rounds + 1):
         for key in obs1:
             np.testing.assert_array_equal(obs1[key], obs3[key], err_msg=key)
-        kind = (obs1["action_mask"] * rng.random(obs1["action_mask"].shape)).argmax(axis=-1).astype(np.int8)
+        np.testing.assert_array_equal(info1["action_mask"], info3["action_mask"])
+        kind = (info1["action_mask"] * rng.random(info1["action_mask"].shape)).argmax(axis=-1).astype(np.int8)
         fraction = rng.random(kind.shape, dtype=np.float32)
-        obs1, r1, t1, s1 = one.step(kind, fraction)
-        obs3, r3, t3, s3 = three.step(kind, fraction)
-        assert r1.tolist() == r3.tolist() and t1.tolist() == t3.tolist() and s1.tolist() == s3.tolist()
+        obs1, r1, t1, _, info1 = one.step({"kind": kind, "fraction": fraction})
+        obs3, r3, t3, _, info3 = three.step({"kind": kind, "fraction": fraction})
+        assert r1.tolist() == r3.tolist() and t1.tolist() == t3.tolist()
+        assert info1["share"].tolist() == info3["share"].tolist()
     for bad in (0, n - 1):
         kind = np.zeros((n, 60, 60), np.int8)
         kind[bad, 57, 2] = 12
         with pytest.raises(ValueError, match="kinds are 0 to 9"):
-            three.step(kind, np.ones((n, 60, 60), np.float32))
+            three.step({"kind": kind, "fraction": np.ones((n, 60, 60), np.float32)})
 
 
 def test_bad_actions_are_clear_errors():

@@ -110,3 +110,18 @@ def test_render_html_is_the_viewer_of_the_episode_so_far(make):
     assert isinstance(page, str) and page.lstrip().lower().startswith("<!doctype html")
     # The page is the viewer of this match: its seats' names in the title.
     assert "<title>gbely — seat 0 vs council</title>" in page
+
+
+def test_make_vec_gives_the_batched_engine_or_gymnasiums_sync_vector():
+    import gymnasium
+    from gbely.env import VectorEnv
+
+    fast = gymnasium.make_vec("gbely/Duel-v0", num_envs=3, vectorization_mode="vector_entry_point", rounds=3)
+    sync = gymnasium.make_vec("gbely/Duel-v0", num_envs=3, vectorization_mode="sync", rounds=3)
+    assert isinstance(fast, VectorEnv) and fast.num_envs == 3
+    (a, _), (b, _) = fast.reset(seed=5), sync.reset(seed=5)
+    for key in a:
+        np.testing.assert_array_equal(a[key], b[key])
+    assert a["units"][0, 57, 2] == 18.0  # round 0: the base's 10 + 3 + 5 units (rules §4)
+    fast.close()
+    sync.close()

@@ -30,7 +30,11 @@ key            dtype   meaning
 ============== ======= =====================================================================
 
 Cells neither owned nor seen are "unseen": the arrays give no more than the dict does, except
-the map's size (their shape). ``info["action_mask"]`` (int8, ``height × width × 10``) says which
+the map's size (their shape) when the grid is the map's. ``grid=(H, W)`` makes the arrays
+``H × W`` for any map that fits: the map sits at the top-left (its row r, column c is the arrays'
+row r, column c) and every padded cell looks exactly like an unseen cell (terrain and owner -1,
+the rest 0, mask "stay" only), so nothing a policy reads tells the map's size.
+``info["action_mask"]`` (int8, ``height × width × 10``) says which
 actions are legal from what the seat sees; ``info["observation"]`` is the §5 dict itself when the
 environment is made with ``observation_dict=True``.
 
@@ -45,8 +49,20 @@ accepted as an action too.
 
 **Reward**, by default ``reward="share"``: the change of the seat's share of the map (in % points,
 rules §10) over the round, so an episode's rewards add up to the final share minus the starting
-one. ``reward="final"``: 0 until the end, then the final share. Or a function
-``reward(share_before, share_after, over) -> float``.
+one. ``reward="cells"``: the change of the seat's owned cells, which does not tell the map's size.
+``reward="final"``: 0 until the end, then the final share. Or a function
+``reward(share_before, share_after, over) -> float``. ``info["cells"]`` is the seat's owned cells,
+``info["share"]`` its share (left out with ``info_share=False``, as it tells the map's size).
+
+**Maps of every size**: ``reset(options={"map": m})`` plays any map that fits the grid (with the
+same seats: duel or final). ``maps=`` draws a map at every ``reset`` with the environment's
+``np_random`` (so ``reset(seed=s)`` gives the same maps): ``maps=(40, 90)`` a generated duel map
+of a size drawn from 40 to 90 (square; the grid defaults to the largest), ``maps=[m1, m2, ...]``
+one of these, or a function ``maps(rng) -> Map``. Without ``maps`` a reset keeps the map. Size-free
+training: ``GbelyEnv(maps=(40, 90), reward="cells", info_share=False)``. ``env.unwrapped.map`` is
+the referee's view of the map (its size, every cell), as is the last step's ``info["result"]``
+(its scores are shares): nothing in the environments needs them, and a policy meant to play
+finals, whose size §5 hides, must not read them.
 
 An episode is one match; it *terminates* when the match is over (after the last round, or when
 the seat or the match ends earlier); ``truncated`` is always ``False``.
@@ -72,11 +88,12 @@ except ImportError as e:  # pragma: no cover - the message is the point
 from . import Map
 from ._gbely import DEFAULT_ROUNDS, EnvCore, VectorCore
 
-__all__ = ["GbelyEnv", "GbelyParallelEnv", "parallel_env", "VectorEnv", "CellActions", "KINDS", "BUILTIN"]
+__all__ = ["GbelyEnv", "GbelyParallelEnv", "parallel_env", "VectorEnv", "CellActions", "MapSampler", "KINDS",
+           "BUILTIN"]
 
 #: Actions per cell.
 KINDS = 10
-#: Opponents that play in Rust (fast; the only ones a VectorEnv takes): the Council's levels
+#: Opponents that play in Rust (fast; in a VectorEnv they decide on its threads): the Council's levels
 #: (docs/league.md), and ``template`` and ``expander``, which name the Rust twins of the
 #: example agents.
 BUILTIN = {"council": "council", "council:easy": "council:easy", "council:strong": "council:strong",
@@ -85,6 +102,7 @@ BUILTIN = {"council": "council", "council:easy": "council:easy", "council:strong
 
 Opponent = Union[str, "os.PathLike[str]", Callable[[dict], Any], Any]
 Reward = Union[str, Callable[[float, float, bool], float]]
+Maps = Union[Tuple[int, int], Sequence[Any], Callable[["np.random.Generator"], Any]]
 
 
 def _map(spec: Any) -> Map:
@@ -121,7 +139,70 @@ def _reward_fn(reward: Reward) -> Callable[[float, float, bool], float]:
         return lambda before, after, over: after - before
     if reward == "final":
         return lambda before, after, over: after if over else 0.0
-    raise ValueError(f"reward={reward!r}: 'share', 'final' or a function (share_before, share_after, over)")
+    if reward == "cells":  # computed from the cells (see _reward_of)
+        return lambda before, after, over: 0.0
+    raise ValueError(f"reward={reward!r}: 'share', 'cells', 'final' or a function (share_before, share_after, over)")
+
+
+def _reward_of(env: Any, core: EnvCore, seat: int, before: Tuple[float, int], over: bool) -> float:
+    """A step's reward: ``before`` is the seat's (share, cells) before the round."""
+    if env._reward_spec == "cells":
+        return float(core.cells(seat) - before[1])
+    return float(env._reward(before[0], core.share(seat), over))
+
+
+class MapSampler:
+    """The maps an environment draws at each reset (``maps=``), with a numpy Generator:
+    ``(low, high)`` a generated duel map (:meth:`gbely.Map.generate`) of a size drawn from low to
+    high (square), a sequence of maps (or names) to draw one from, or a function ``rng -> Map``.
+    Pickles when its maps or function do."""
+
+    def __init__(self, maps: Maps):
+        self.sizes: Optional[Tuple[int, int]] = None
+        self.maps: Optional[List[Map]] = None
+        self.fn: Optional[Callable[[Any], Any]] = None
+        if isinstance(maps, MapSampler):
+            self.sizes, self.maps, self.fn = maps.sizes, maps.maps, maps.fn
+        elif isinstance(maps, tuple) and len(maps) == 2 and all(isinstance(x, (int, np.integer)) for x in maps):
+            low, high = int(maps[0]), int(maps[1])
+            if not 0 < low <= high:
+                raise ValueError(f"maps={maps!r}: a range of sizes (low, high) with 0 < low <= high")
+            self.sizes = (low, high)
+        elif callable(maps):
+            self.fn = maps
+        else:
+            self.maps = [_map(m) for m in maps]
+            if not self.maps:
+                raise ValueError("maps=[]: no map to draw")
+
+    def __call__(self, rng: "np.random.Generator") -> Map:
+        if self.sizes is not None:
+            size = int(rng.integers(self.sizes[0], self.sizes[1] + 1))
+            return Map.generate(f"{int(rng.integers(2 ** 63)):016x}", size)
+        if self.maps is not None:
+            return self.maps[int(rng.integers(len(self.maps)))]
+        assert self.fn is not None
+        return _map(self.fn(rng))
+
+    def grid(self) -> Optional[Tuple[int, int]]:
+        """The smallest grid every map drawn fits in (``None`` for a function)."""
+        if self.sizes is not None:
+            return (self.sizes[1], self.sizes[1])
+        if self.maps is not None:
+            return (max(m.height for m in self.maps), max(m.width for m in self.maps))
+        return None
+
+
+def _grid_of(grid: Optional[Tuple[int, int]], first: Map, sampler: Optional[MapSampler]) -> Tuple[int, int]:
+    if grid is not None:
+        h, w = (int(x) for x in grid)
+        return h, w
+    if sampler is not None:
+        g = sampler.grid()
+        if g is None:
+            raise ValueError("maps=FUNCTION: give the grid=(height, width) every map fits in")
+        return g
+    return first.height, first.width
 
 
 def _spaces(height: int, width: int, rounds: int) -> Tuple[spaces.Dict, spaces.Dict]:
@@ -200,10 +281,12 @@ def _act(core: EnvCore, seat: int, action: Any) -> None:
     core.act(seat, np.ascontiguousarray(kind, dtype=np.int8), np.ascontiguousarray(fraction, dtype=np.float32))
 
 
-def _observe(core: EnvCore, seat: int, with_dict: bool) -> Tuple[dict, dict]:
+def _observe(core: EnvCore, seat: int, with_dict: bool, share: bool = True) -> Tuple[dict, dict]:
     arrays = core.observe(seat)
-    info: Dict[str, Any] = {"action_mask": arrays.pop("action_mask"), "share": core.share(seat),
-                            "cells": core.cells(seat)}
+    info: Dict[str, Any] = {"action_mask": arrays.pop("action_mask")}
+    if share:
+        info["share"] = core.share(seat)
+    info["cells"] = core.cells(seat)
     if with_dict:
         info["observation"] = core.observation_dict(seat)
     return arrays, info
@@ -216,22 +299,30 @@ class GbelyEnv(gymnasium.Env):
     every other seat: a built-in agent (``council``, the default, its levels ``council:easy`` and
     ``council:strong``, ``template``, ``expander``: in Rust), an agent file (imported and run in this process) or a callable ``decide(stav)``; on a
     final map the Council's seat is always the Council. ``seat``: the learner's seat.
-    ``observation_dict``: put the §5 dict in ``info["observation"]``. ``reset(options={"map":
-    ...})`` changes the map (of the same size and seats). ``record``: keep each episode's replay
-    for :meth:`save_replay` (seat names ``seat K`` and the built-in opponents' names).
+    ``observation_dict``: put the §5 dict in ``info["observation"]``. ``grid=(height, width)``:
+    the arrays' shape (the map's by default; padding as the module says). ``maps``: a map drawn
+    at every reset (:class:`MapSampler`; the first map is drawn from seed 0 unless ``map`` is
+    given). ``reset(options={"map": ...})`` changes the map (any that fits the grid, with the
+    same seats). ``info_share=False`` leaves ``info["share"]`` out. ``record``: keep each
+    episode's replay for :meth:`save_replay` (seat names ``seat K`` and the built-in opponents'
+    names). ``render_mode``: ``"rgb_array"`` or ``"html"`` (see :meth:`render`).
 
     Copies with ``copy.deepcopy`` and pickles (the match's state; the opponent must pickle too),
     unless it records."""
 
     metadata = {"render_modes": list(RENDER_MODES), "render_fps": 4}
 
-    def __init__(self, map: Any = "gbely", opponent: Opponent = "council", seat: int = 0,
+    def __init__(self, map: Any = None, opponent: Opponent = "council", seat: int = 0,
                  rounds: int = DEFAULT_ROUNDS, reward: Reward = "share", observation_dict: bool = False,
+                 grid: Optional[Tuple[int, int]] = None, maps: Optional[Maps] = None, info_share: bool = True,
                  record: bool = False, render_mode: Optional[str] = None, render_scale: int = 8):
         self.render_mode = _render_mode(render_mode)
         self.render_scale = render_scale
         record = record or self.render_mode == "html"  # the viewer shows a recording
-        self._map = _map(map)
+        self._sampler = MapSampler(maps) if maps is not None else None
+        self._map = self._sampler(np.random.default_rng(0)) if map is None and self._sampler else _map(map)
+        self.grid = _grid_of(grid, self._map, self._sampler)
+        self.info_share = info_share
         seats = self._map.seats
         if not 0 <= seat < len(seats):
             raise ValueError(f"seat {seat} does not exist: {self._map.name} has {len(seats)} seats")
@@ -257,12 +348,14 @@ class GbelyEnv(gymnasium.Env):
                 self._bots.append(None)
                 assert decide is not None
                 self._python[k] = decide
-        self._core = EnvCore(self._map, rounds, self._bots, record)
-        self.observation_space, self.action_space = _spaces(self._map.height, self._map.width, rounds)
+        self._core = EnvCore(self._map, rounds, self._bots, self.grid, record)
+        self.observation_space, self.action_space = _spaces(*self.grid, rounds)
 
     @property
     def map(self) -> Map:
-        """The map being played."""
+        """The map being played: the referee's view (its size, every cell). Nothing in the
+        environment needs it; a policy that should carry over to maps of unknown size must not
+        read it."""
         return self._core.map
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
@@ -270,31 +363,31 @@ class GbelyEnv(gymnasium.Env):
         new_map = (options or {}).get("map")
         if new_map is not None:
             m = _map(new_map)
-            if (m.height, m.width) != (self._map.height, self._map.width):
-                raise ValueError(f"the map {m.name} is {m.width}×{m.height}; this environment's spaces are "
-                                 f"{self._map.width}×{self._map.height}")
-            self._core.reset(m)
-            self._map = m
+        elif self._sampler is not None:
+            m = self._sampler(self.np_random)
         else:
-            self._core.reset()
-        return _observe(self._core, self.seat, self.observation_dict)
+            m = None
+        self._core.reset(m)  # refuses a map larger than the grid, or of other seats
+        if m is not None:
+            self._map = m
+        return _observe(self._core, self.seat, self.observation_dict, self.info_share)
 
     def step(self, action: Any):
         core = self._core
         if core.is_over:
             raise RuntimeError("the match is over: call reset()")
-        before = core.share(self.seat)
+        before = (core.share(self.seat), core.cells(self.seat))
         _act(core, self.seat, action)
         for k, decide in self._python.items():
             if core.is_active(k):
                 core.submit(k, decide(core.observation_dict(k)))
         core.advance()
         over = core.is_over or not core.is_active(self.seat)
-        after = core.share(self.seat)
-        obs, info = _observe(core, self.seat, self.observation_dict)
+        reward = _reward_of(self, core, self.seat, before, over)
+        obs, info = _observe(core, self.seat, self.observation_dict, self.info_share)
         if over:
             info["result"] = core.result()
-        return obs, float(self._reward(before, after, over)), over, False, info
+        return obs, reward, over, False, info
 
     def render(self) -> Any:
         """The match now as ``render_mode`` says: ``"rgb_array"``, an RGB picture (``uint8``,
@@ -337,10 +430,13 @@ def _parallel_class():
 
         def __init__(self, map: Any = "gbely", council: Optional[bool] = None, rounds: int = DEFAULT_ROUNDS,
                      reward: Reward = "share", observation_dict: bool = False,
+                     grid: Optional[Tuple[int, int]] = None, info_share: bool = True,
                      render_mode: Optional[str] = None, render_scale: int = 8):
             self.render_mode = _render_mode(render_mode)
             self.render_scale = render_scale
             self._map = _map(map)
+            self.grid = _grid_of(grid, self._map, None)
+            self.info_share = info_share
             seats = self._map.seats
             final = len(seats) > 2
             if council is None:
@@ -354,8 +450,8 @@ def _parallel_class():
             self._reward_spec = reward
             self._reward = _reward_fn(reward)
             self._bots = bots
-            self._core = EnvCore(self._map, rounds, bots, self.render_mode == "html")
-            obs, act = _spaces(self._map.height, self._map.width, rounds)
+            self._core = EnvCore(self._map, rounds, bots, self.grid, self.render_mode == "html")
+            obs, act = _spaces(*self.grid, rounds)
             self._obs_spaces = {a: obs for a in self.possible_agents}
             self._act_spaces = {a: act for a in self.possible_agents}
 
@@ -381,14 +477,15 @@ def _parallel_class():
             self.agents = list(self.possible_agents)
             observations, infos = {}, {}
             for a in self.agents:
-                observations[a], infos[a] = _observe(self._core, self._seat(a), self.observation_dict)
+                observations[a], infos[a] = _observe(self._core, self._seat(a), self.observation_dict,
+                                                     self.info_share)
             return observations, infos
 
         def step(self, actions: Dict[str, Any]):
             core = self._core
             if core.is_over:
                 raise RuntimeError("the match is over: call reset()")
-            before = {a: core.share(self._seat(a)) for a in self.agents}
+            before = {a: (core.share(self._seat(a)), core.cells(self._seat(a))) for a in self.agents}
             for a, action in actions.items():
                 if a in before:
                     _act(core, self._seat(a), action)
@@ -397,8 +494,8 @@ def _parallel_class():
             for a in self.agents:
                 seat = self._seat(a)
                 over = core.is_over or not core.is_active(seat)
-                observations[a], infos[a] = _observe(core, seat, self.observation_dict)
-                rewards[a] = float(self._reward(before[a], core.share(seat), over))
+                observations[a], infos[a] = _observe(core, seat, self.observation_dict, self.info_share)
+                rewards[a] = _reward_of(self, core, seat, before[a], over)
                 terminations[a] = over
                 truncations[a] = False
             self.agents = [a for a in self.agents if not terminations[a]]
@@ -436,10 +533,12 @@ def __getattr__(name: str) -> Any:
 
 
 def parallel_env(map: Any = "gbely", council: Optional[bool] = None, rounds: int = DEFAULT_ROUNDS,
-                 reward: Reward = "share", observation_dict: bool = False, render_mode: Optional[str] = None,
-                 render_scale: int = 8):
+                 reward: Reward = "share", observation_dict: bool = False,
+                 grid: Optional[Tuple[int, int]] = None, info_share: bool = True,
+                 render_mode: Optional[str] = None, render_scale: int = 8):
     """The PettingZoo Parallel environment (needs ``pettingzoo``): every seat but the Council's
-    (``council=True``, the default on a final map) is an agent ``seat_K``.
+    (``council=True``, the default on a final map) is an agent ``seat_K``. ``grid``, ``reward``
+    and ``info_share`` as for :class:`GbelyEnv`.
 
     >>> env = parallel_env("gbely", council=False, rounds=2)
     >>> observations, infos = env.reset(seed=1)
@@ -447,67 +546,11 @@ def parallel_env(map: Any = "gbely", council: Optional[bool] = None, rounds: int
     ['seat_0', 'seat_1']
     """
     return __getattr__("GbelyParallelEnv")(map, council=council, rounds=rounds, reward=reward,
-                                           observation_dict=observation_dict, render_mode=render_mode,
-                                           render_scale=render_scale)
+                                           observation_dict=observation_dict, grid=grid, info_share=info_share,
+                                           render_mode=render_mode, render_scale=render_scale)
 
 
-class VectorEnv:
-    """``n`` matches of one learning seat against a built-in opponent, stepped together in Rust
-    on ``threads`` threads with the GIL released. Observations, rewards and ends are written into
-    arrays made once (``n × height × width`` per key, as :class:`GbelyEnv`'s, plus
-    ``action_mask`` ``n × height × width × 10``): ``reset`` and ``step`` return the same arrays
-    every time, overwritten — copy what you keep.
-
-    ``step(kind, fraction)`` takes ``n × height × width`` arrays (int8 kinds, float32 fractions)
-    and returns ``(observations, rewards, terminated, shares)``: a match that ends starts again
-    at once (its observation is the new match's first; ``shares`` holds its final share).
-
-    >>> venv = VectorEnv(4, rounds=3)
-    >>> obs = venv.reset()
-    >>> obs["units"].shape, float(obs["units"][0, 57, 2])
-    ((4, 60, 60), 18.0)
-    >>> import numpy as np
-    >>> kind = np.zeros((4, 60, 60), np.int8); fraction = np.ones((4, 60, 60), np.float32)
-    >>> for _ in range(3):
-    ...     obs, rewards, terminated, shares = venv.step(kind, fraction)
-    >>> terminated.tolist(), float(obs["units"][0, 57, 2])
-    ([True, True, True, True], 18.0)
-    """
-
-    def __init__(self, n: int, map: Any = "gbely", opponent: str = "council", seat: int = 0,
-                 rounds: int = DEFAULT_ROUNDS, threads: Optional[int] = None):
-        self.map = _map(map)
-        builtin = BUILTIN.get(opponent) if isinstance(opponent, str) else None
-        if builtin is None:
-            raise ValueError(f"a VectorEnv's opponent is a built-in agent: {', '.join(BUILTIN)}")
-        seats = self.map.seats
-        final = len(seats) > 2
-        bots = [None if k == seat else ("council" if final and role == "council" else builtin)
-                for k, (role, _) in enumerate(seats)]
-        self.n = n
-        self._core = VectorCore(n, self.map, rounds, bots, seat, threads or min(n, os.cpu_count() or 1))
-        self._bufs = self._core.buffers()
-        self.observations = {k: self._bufs[k] for k in
-                             ("terrain", "owner", "units", "fortification", "visible", "base", "round",
-                              "action_mask")}
-        self.single_observation_space, self.single_action_space = _spaces(self.map.height, self.map.width, rounds)
-
-    @property
-    def threads(self) -> int:
-        return self._core.threads
-
-    @threads.setter
-    def threads(self, n: int) -> None:
-        self._core.threads = n
-
-    def reset(self) -> Dict[str, "np.ndarray"]:
-        self._core.reset()
-        return self.observations
-
-    def step(self, kind: "np.ndarray", fraction: "np.ndarray"):
-        self._core.step(np.ascontiguousarray(kind, dtype=np.int8), np.ascontiguousarray(fraction, dtype=np.float32))
-        return self.observations, self._bufs["reward"], self._bufs["terminated"], self._bufs["share"]
-
+from ._vector import VectorEnv  # noqa: E402  (it uses the helpers above)
 
 # The wrappers for standard learning libraries (gbely/wrappers.py), importable from here too.
 from .wrappers import CHANNELS, MaskedCells, channels  # noqa: E402
