@@ -84,10 +84,15 @@ fn learner(obs: &Observation, grid: &Grid, rng: &mut Lcg, own: &mut [bool], out:
     }
 }
 
-/// The CPU time this thread has used.
+/// The CPU time this thread has used (on macOS, which counts no thread alone, the process's:
+/// the same here, as the bench runs on one thread).
 fn cpu_time() -> Duration {
     use nix::sys::resource::{getrusage, UsageWho};
-    let u = getrusage(UsageWho::RUSAGE_THREAD).expect("getrusage");
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    let who = UsageWho::RUSAGE_THREAD;
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    let who = UsageWho::RUSAGE_SELF;
+    let u = getrusage(who).expect("getrusage");
     let us = |t: nix::sys::time::TimeVal| Duration::from_micros(t.tv_sec() as u64 * 1_000_000 + t.tv_usec() as u64);
     us(u.user_time()) + us(u.system_time())
 }
