@@ -68,13 +68,16 @@ fn named_paths(text: &str) -> BTreeSet<String> {
     out
 }
 
-#[test]
-fn every_path_architecture_md_names_exists() {
+/// Every path `doc` (relative to the root) names exists, relative to the root, a crate, or the
+/// document's own folder; it must name at least `at_least` of them (a codemap names files).
+fn check_paths(doc: &str, at_least: usize) {
     let root = repo();
-    let text = std::fs::read_to_string(root.join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    let path = root.join(doc);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{doc}: {e}"));
     let paths = named_paths(&text);
-    assert!(paths.len() > 40, "the codemap names files: found only {paths:?}");
-    let bases = bases(&root);
+    assert!(paths.len() >= at_least, "{doc} names files: found only {paths:?}");
+    let mut bases = bases(&root);
+    bases.push(path.parent().expect("a folder").to_path_buf());
     // A bare file name may be anywhere in the repository; a path is relative to a base.
     let files = repo_files(&root);
     let exists = |p: &String| {
@@ -85,7 +88,17 @@ fn every_path_architecture_md_names_exists() {
         }
     };
     let missing: Vec<&String> = paths.iter().filter(|p| !exists(p)).collect();
-    assert!(missing.is_empty(), "ARCHITECTURE.md names paths that do not exist: {missing:?}");
+    assert!(missing.is_empty(), "{doc} names paths that do not exist: {missing:?}");
+}
+
+#[test]
+fn every_path_architecture_md_names_exists() {
+    check_paths("ARCHITECTURE.md", 40);
+}
+
+#[test]
+fn every_path_the_testing_page_names_exists() {
+    check_paths("docs/testing.md", 20);
 }
 
 #[test]
