@@ -1008,18 +1008,18 @@ fn issue36_locks_on_shared_files_carry_nothing_between_seats() {
     let _one = serial();
     let holder = r#"
 import fcntl
-held = open("/etc/passwd")
+held = open(os.__file__)
 fcntl.flock(held, fcntl.LOCK_EX)
 
 def decide(stav):
     return []
 "#;
     let tester = r#"
-import fcntl, sys, time
+import fcntl, os, sys, time
 
 def decide(stav):
     time.sleep(0.2)
-    with open("/etc/passwd") as f:
+    with open(os.__file__) as f:
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
             blocked = 0
@@ -1102,4 +1102,84 @@ fn issue36_row13_control_groups_left_by_kill_9_are_removed_on_the_next_start() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let left: Vec<&PathBuf> = groups.iter().filter(|g| g.exists()).collect();
     assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+/// Row 5 of issue 36 as it was found: gbely run by an ordinary user (here `nobody`, when the
+/// test runs as root; else the test's own user). Its agents could write `/dev` and `/dev/shm`
+/// without a cap, and a `memfd` that no address-space limit counts. Now `/dev` is read-only,
+/// `/dev/shm` holds 64 MiB, and a `memfd` is refused where no control group holds the agent's
+/// memory (the summary says which).
+#[test]
+fn issue36_row5_as_an_ordinary_user_dev_shm_and_memfd_are_held() {
+    let _one = serial();
+    let dir = scratch("ordinary-user");
+    let hostile = r#"
+import os, sys
+
+def report(key, value):
+    print("HOSTILE %s=%s" % (key, value), file=sys.stderr, flush=True)
+
+def fill(write, mib):
+    written = 0
+    chunk = b"x" * (1 << 20)
+    try:
+        for _ in range(mib):
+            write(chunk)
+            written += 1
+    except OSError:
+        pass
+    return written
+
+def decide(stav):
+    try:
+        with open("/dev/planted", "wb") as f:
+            report("dev", fill(f.write, 8))
+    except OSError:
+        report("dev", 0)
+    try:
+        with open("/dev/shm/junk", "wb") as f:
+            report("shm", fill(lambda c: (f.write(c), f.flush()), 96))
+    except OSError:
+        report("shm", 0)
+    try:
+        fd = os.memfd_create("junk")
+        report("memfd", fill(lambda c: os.write(fd, c), 96))
+    except OSError as e:
+        report("memfd", -e.errno)
+    return []
+"#;
+    std::fs::write(dir.join("hostile.py"), hostile).unwrap();
+    let root = nix::unistd::geteuid().is_root();
+    let mut cmd = if root {
+        let nobody = nix::unistd::Uid::from_raw(65534);
+        nix::unistd::chown(&dir, Some(nobody), Some(nix::unistd::Gid::from_raw(65534))).unwrap();
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"]).arg(env!("CARGO_BIN_EXE_gbely"));
+        c.env_clear().env("PATH", "/usr/bin:/bin").env("HOME", &dir);
+        c
+    } else {
+        Command::new(env!("CARGO_BIN_EXE_gbely"))
+    };
+    // A Python every user can run (root's own may live in its private home).
+    let python = if root { "/usr/bin/python3" } else { "python3" };
+    let out = cmd
+        .args(["play", "hostile.py", "--json", "--rounds", "1", "--run-dir", "run", "--python", python])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let json: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let played = Played { json, dir };
+    let line = played.json["isolation"]["detail"].as_str().unwrap().to_string();
+    if !played.isolated() {
+        // No user namespaces for this user here: it says so, and there is nothing to hold.
+        assert!(!line.is_empty());
+        eprintln!("not sandboxed as an ordinary user here: {line}");
+        return;
+    }
+    let log = played.log(0);
+    assert_eq!(played.reported(0, "dev"), vec![0], "{log}");
+    assert_eq!(played.reported(0, "shm"), vec![64], "{log}");
+    let memfd = if line.contains("memory held in total") { 96 } else { -ENOSYS };
+    assert_eq!(played.reported(0, "memfd"), vec![memfd], "{line}: {log}");
 }
