@@ -10,18 +10,23 @@
 //! | path | what |
 //! |---|---|
 //! | `/usr` (and `/bin`, `/lib` …), a few files of `/etc`, its Python's prefixes, read-only | the runtime |
-//! | `/gbely`, read-only | the harness, `pravidla.py`, a copy of its agent file (Python agents) |
+//! | `/gbely`, read-only | the harness, `pravidla.py`, a copy of its agent file (Python agents), copied into a tmpfs |
 //! | the files its `cmd:` names, read-only | a program agent |
-//! | `/scratch` (its working folder, `HOME`) and `/tmp`, writable, [`SCRATCH_BYTES`] each | tmpfs, private, gone when it stops |
+//! | `/scratch` (its working folder, `HOME`), `/tmp` and `/dev/shm`, writable, [`SCRATCH_BYTES`] each | tmpfs, private, gone when it stops |
+//! | `/dev`, read-only | bwrap's devices: null, zero, full, random, urandom, tty, a private pts |
 //! | `/proc` | its own processes only |
+//! | descriptors | its three pipes (every other is close-on-exec in gbely: [`platform::close_inherited`](crate::runner::platform::close_inherited)) |
 //! | network | its own loopback only |
 //!
 //! Not the run folder, the replay, the logs, other seats, the engine, the caller's home or
 //! project. Resources held for all of an agent's processes together: processes
 //! ([`MAX_TASKS`], `RLIMIT_NPROC` counted in the agent's own user (namespace)), CPU (its
-//! processes are confined to one core with `sched_setaffinity`, which a seccomp filter then
-//! forbids them to change), disk (the tmpfs sizes); memory is limited per process
-//! (`RLIMIT_AS`). Lifetime: `--die-with-parent` and the pid namespace: when the agent's first
+//! processes are confined to one core with `sched_setaffinity`, which the system-call policy then
+//! forbids them to change: [`seccomp`](crate::runner::seccomp)), disk (the tmpfs sizes); memory
+//! is limited per process (`RLIMIT_AS`) and, where a control group can be had ([`MemoryGroup`]),
+//! in total — elsewhere the policy refuses the memory no address space counts (`memfd`, System V
+//! shared memory). Nothing of the host shows inside: bwrap reads its arguments from a descriptor
+//! and starts with no environment of gbely's caller (see [`Sandbox::command`]). Lifetime: `--die-with-parent` and the pid namespace: when the agent's first
 //! process dies, everything it started dies with it, also when `gbely` itself is killed.
 //!
 //! gbely as root (CI, containers) runs each agent as its own unprivileged user (uid

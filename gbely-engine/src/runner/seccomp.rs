@@ -157,7 +157,6 @@ pub const RULES: &[Rule] = &[
 #[cfg(target_os = "linux")]
 pub fn number(call: &str) -> Option<i64> {
     use libc as l;
-    #[allow(clippy::useless_conversion)]
     let n: l::c_long = match call {
         "io_uring_setup" => l::SYS_io_uring_setup,
         "io_uring_enter" => l::SYS_io_uring_enter,
@@ -219,7 +218,9 @@ pub fn number(call: &str) -> Option<i64> {
         "ioperm" => l::SYS_ioperm,
         _ => return None,
     };
-    Some(i64::from(n))
+    #[allow(clippy::useless_conversion)] // `c_long` is `i32` on 32-bit systems
+    let n = i64::from(n);
+    Some(n)
 }
 
 /// Calls of this architecture only, refused as [`RULES`] would (x86_64's port access and its
