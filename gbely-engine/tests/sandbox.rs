@@ -99,6 +99,9 @@ struct Start<'a> {
     shell: Option<&'a str>,
     /// The run folder gbely names itself (`gbely-runs/DATE-hostile-vs-OPPONENT`), not `run`.
     default_run_dir: bool,
+    /// As an ordinary user: `nobody` (through `setpriv`, with `/usr/bin/python3`) when the test
+    /// runs as root, else the test's own user.
+    ordinary_user: bool,
 }
 
 fn duel_with(
@@ -121,7 +124,16 @@ fn duel_with(
     }
     args.push(if sandbox { "--sandbox=require".into() } else { "--no-sandbox".into() });
     args.extend(extra.iter().map(|s| s.to_string()));
+    let root = nix::unistd::geteuid().is_root();
     let mut cmd = match start.shell {
+        _ if start.ordinary_user && root => {
+            let nobody = nix::unistd::Uid::from_raw(65534);
+            nix::unistd::chown(&dir, Some(nobody), Some(nix::unistd::Gid::from_raw(65534))).unwrap();
+            let mut c = Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"]).arg(env!("CARGO_BIN_EXE_gbely"));
+            c.env_clear().env("PATH", "/usr/bin:/bin").env("HOME", &dir);
+            c
+        }
         Some(script) => {
             let mut c = Command::new("/bin/sh");
             c.arg("-c").arg(format!("{script}; exec \"$@\"")).arg(&dir).arg(env!("CARGO_BIN_EXE_gbely"));
@@ -129,12 +141,18 @@ fn duel_with(
         }
         None => Command::new(env!("CARGO_BIN_EXE_gbely")),
     };
+    if start.ordinary_user && root {
+        // A Python every user can run (root's own may live in its private home).
+        args.extend(["--python".into(), "/usr/bin/python3".into()]);
+    }
     let out = cmd.args(&args).current_dir(&dir).output().expect("gbely runs");
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!("{e}: {}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
     });
     let played = Played { json, dir };
-    assert_eq!(played.isolated(), sandbox, "{}", played.json["isolation"]);
+    if !start.ordinary_user {
+        assert_eq!(played.isolated(), sandbox, "{}", played.json["isolation"]);
+    }
     played
 }
 
@@ -985,12 +1003,17 @@ def decide(stav):
     print("found", found, file=sys.stderr)
     return []
 "#;
-    for sandbox in [false, true] {
-        let dir_name = format!("gbely-test-{}-sandbox-host-", std::process::id());
+    for (sandbox, ordinary_user) in [(false, false), (true, false), (true, true)] {
+        let dir_name = format!("gbely-test-{}-sandbox-host", std::process::id());
         let hostile = format!("NEEDLE_DIR = {dir_name:?}\n{hostile}");
-        let start = Start { default_run_dir: true, ..Start::default() };
-        let played = duel_with("host", &hostile, Some(("oppzq7.py", &victim(0.0))), sandbox, &["--rounds", "1"], start);
+        let start = Start { default_run_dir: true, ordinary_user, ..Start::default() };
+        let name = if ordinary_user { "host-user" } else { "host" };
+        let played = duel_with(name, &hostile, Some(("oppzq7.py", &victim(0.0))), sandbox, &["--rounds", "1"], start);
         assert!(played.dir.to_string_lossy().contains(&dir_name));
+        if ordinary_user && !played.isolated() {
+            eprintln!("not sandboxed as an ordinary user here: {}", played.json["isolation"]);
+            continue;
+        }
         let found = played.reported(0, "found");
         if sandbox {
             assert_eq!(found, vec![0], "{}", played.log(0));
@@ -1112,13 +1135,7 @@ fn issue36_row13_control_groups_left_by_kill_9_are_removed_on_the_next_start() {
 #[test]
 fn issue36_row5_as_an_ordinary_user_dev_shm_and_memfd_are_held() {
     let _one = serial();
-    let dir = scratch("ordinary-user");
     let hostile = r#"
-import os, sys
-
-def report(key, value):
-    print("HOSTILE %s=%s" % (key, value), file=sys.stderr, flush=True)
-
 def fill(write, mib):
     written = 0
     chunk = b"x" * (1 << 20)
@@ -1148,28 +1165,8 @@ def decide(stav):
         report("memfd", -e.errno)
     return []
 "#;
-    std::fs::write(dir.join("hostile.py"), hostile).unwrap();
-    let root = nix::unistd::geteuid().is_root();
-    let mut cmd = if root {
-        let nobody = nix::unistd::Uid::from_raw(65534);
-        nix::unistd::chown(&dir, Some(nobody), Some(nix::unistd::Gid::from_raw(65534))).unwrap();
-        let mut c = Command::new("setpriv");
-        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"]).arg(env!("CARGO_BIN_EXE_gbely"));
-        c.env_clear().env("PATH", "/usr/bin:/bin").env("HOME", &dir);
-        c
-    } else {
-        Command::new(env!("CARGO_BIN_EXE_gbely"))
-    };
-    // A Python every user can run (root's own may live in its private home).
-    let python = if root { "/usr/bin/python3" } else { "python3" };
-    let out = cmd
-        .args(["play", "hostile.py", "--json", "--rounds", "1", "--run-dir", "run", "--python", python])
-        .current_dir(&dir)
-        .output()
-        .unwrap();
-    let json: serde_json::Value =
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
-    let played = Played { json, dir };
+    let start = Start { ordinary_user: true, ..Start::default() };
+    let played = duel_with("ordinary-user", hostile, None, true, &["--rounds", "1"], start);
     let line = played.json["isolation"]["detail"].as_str().unwrap().to_string();
     if !played.isolated() {
         // No user namespaces for this user here: it says so, and there is nothing to hold.

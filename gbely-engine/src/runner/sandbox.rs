@@ -422,7 +422,8 @@ impl Sandbox {
         command.extend(argv.iter().cloned());
         let mut c = Command::new("/bin/sh");
         // bwrap and the programs before it get no environment of gbely's caller (the sandbox's
-        // init is bwrap, and an agent of the same user could read its `/proc/1/environ`).
+        // init is bwrap, and an agent of the same user could read its `/proc/1/environ`); the
+        // shell's own `PWD` (the run folder) is unset too.
         c.env_clear().env("PATH", "/usr/sbin:/usr/bin:/sbin:/bin");
         let mut packed = Vec::new();
         for arg in &args {
@@ -436,7 +437,7 @@ impl Sandbox {
         // bwrap. Its words: `N=path` (open as descriptor N), `g=path` (join), then `--`.
         c.arg("-c")
             .arg(
-                "while [ \"$1\" != -- ]; do p=${1#*=}; case $1 in g=*) echo $$ > \"$p\" || exit 121;; \
+                "unset PWD OLDPWD; while [ \"$1\" != -- ]; do p=${1#*=}; case $1 in g=*) echo $$ > \"$p\" || exit 121;; \
                  [3-9]=*) eval \"exec ${1%%=*}<\\\"\\$p\\\"\" || exit 122;; esac; shift; done; shift; exec \"$@\"",
             )
             .arg("sh");
