@@ -888,7 +888,7 @@ def decide(stav):
 }
 
 /// Row 3 of issue 36: descriptors left open by whoever started gbely (here a shell's `exec 7</`
-/// and a file of the caller's folder open for writing as 8) reached every agent: it listed the
+/// and a file of the run folder open for writing as 8) reached every agent: it listed the
 /// host's `/` and wrote the file. Now an agent has its pipes only, in the sandbox and without.
 #[test]
 fn issue36_row3_descriptors_left_open_by_the_caller_do_not_reach_agents() {
@@ -915,13 +915,15 @@ def decide(stav):
     return []
 "#;
     for sandbox in [true, false] {
-        let start = Start { shell: Some("exec 7</ 8>>\"$0/caller.txt\""), ..Start::default() };
+        // A file of the run folder, open for writing, as a caller's tool might hold it.
+        let start =
+            Start { shell: Some("mkdir -p \"$0/run\" && exec 7</ 8>>\"$0/run/caller.txt\""), ..Start::default() };
         let played = duel_with("fds", hostile, None, sandbox, &["--rounds", "1"], start);
         let log = played.log(0);
         assert_eq!(played.reported(0, "extra"), vec![0], "sandbox {sandbox}: {log}");
         assert_eq!(played.reported(0, "root"), vec![0], "sandbox {sandbox}: {log}");
         assert_eq!(played.reported(0, "wrote"), vec![0], "sandbox {sandbox}: {log}");
-        let written = std::fs::read_to_string(played.dir.join("caller.txt")).unwrap();
+        let written = std::fs::read_to_string(played.dir.join("run/caller.txt")).unwrap();
         assert_eq!(written, "", "sandbox {sandbox}");
     }
 }
