@@ -99,8 +99,8 @@ struct Start<'a> {
     shell: Option<&'a str>,
     /// The run folder gbely names itself (`gbely-runs/DATE-hostile-vs-OPPONENT`), not `run`.
     default_run_dir: bool,
-    /// As an ordinary user: `nobody` (through `setpriv`, with `/usr/bin/python3`) when the test
-    /// runs as root, else the test's own user.
+    /// As an ordinary user: `nobody` (through `setpriv`, with a copy of gbely and the system's
+    /// Python) when the test runs as root, else the test's own user.
     ordinary_user: bool,
 }
 
@@ -129,8 +129,11 @@ fn duel_with(
         _ if start.ordinary_user && root => {
             let nobody = nix::unistd::Uid::from_raw(65534);
             nix::unistd::chown(&dir, Some(nobody), Some(nix::unistd::Gid::from_raw(65534))).unwrap();
+            // A copy of gbely nobody can reach (the build may live in root's private home).
+            let bin = dir.join("gbely");
+            std::fs::copy(env!("CARGO_BIN_EXE_gbely"), &bin).unwrap();
             let mut c = Command::new("setpriv");
-            c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"]).arg(env!("CARGO_BIN_EXE_gbely"));
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"]).arg(bin);
             c.env_clear().env("PATH", "/usr/bin:/bin").env("HOME", &dir);
             c
         }
@@ -143,7 +146,11 @@ fn duel_with(
     };
     if start.ordinary_user && root {
         // A Python every user can run (root's own may live in its private home).
-        args.extend(["--python".into(), "/usr/bin/python3".into()]);
+        let python = ["/usr/bin/python3", "/usr/local/bin/python3"]
+            .into_iter()
+            .find(|p| Path::new(p).exists())
+            .expect("a run as an ordinary user needs a Python outside root's home: /usr/bin/python3");
+        args.extend(["--python".into(), python.into()]);
     }
     let out = cmd.args(&args).current_dir(&dir).output().expect("gbely runs");
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
