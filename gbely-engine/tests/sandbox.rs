@@ -1093,15 +1093,19 @@ fn groups_of(pid: u32) -> Vec<PathBuf> {
 fn issue36_row13_control_groups_left_by_kill_9_are_removed_on_the_next_start() {
     let _one = serial();
     let dir = scratch("stale-groups");
-    std::fs::write(dir.join("sleeper.py"), "import time\ndef decide(stav):\n    time.sleep(100)\n").unwrap();
+    let file = format!("sleeper_{}.py", std::process::id());
+    std::fs::write(dir.join(&file), "import time\ndef decide(stav):\n    time.sleep(100)\n").unwrap();
     let mut gbely = Command::new(env!("CARGO_BIN_EXE_gbely"))
-        .args(["play", "sleeper.py", "--quiet", "--time-limit", "off", "--sandbox=require", "--run-dir", "a"])
+        .args(["play", &file, "--quiet", "--time-limit", "off", "--sandbox=require", "--run-dir", "a"])
         .current_dir(&dir)
         .spawn()
         .unwrap();
     let pid = gbely.id();
     let t = Instant::now();
-    while groups_of(pid).is_empty() && t.elapsed() < Duration::from_secs(10) {
+    // The agent running: bwrap, the sandbox's init and its Python name it (a gbely killed while
+    // bwrap starts, before bwrap asks to die with its parent, would leave the agent running).
+    let marker = format!("/gbely/{file}");
+    while processes_with(&marker) < 3 && t.elapsed() < Duration::from_secs(10) {
         std::thread::sleep(Duration::from_millis(20));
     }
     let groups = groups_of(pid);
@@ -1110,7 +1114,7 @@ fn issue36_row13_control_groups_left_by_kill_9_are_removed_on_the_next_start() {
         gbely.kill().unwrap();
         gbely.wait().unwrap();
         let out = Command::new(env!("CARGO_BIN_EXE_gbely"))
-            .args(["play", "sleeper.py", "--json", "--rounds", "1", "--time-limit", "0.2", "--run-dir", "b"])
+            .args(["play", &file, "--json", "--rounds", "1", "--time-limit", "0.2", "--run-dir", "b"])
             .current_dir(&dir)
             .output()
             .unwrap();
@@ -1123,6 +1127,7 @@ fn issue36_row13_control_groups_left_by_kill_9_are_removed_on_the_next_start() {
     gbely.kill().unwrap(); // SIGKILL
     gbely.wait().unwrap();
     std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(processes_with(&marker), 0, "the agent died with gbely");
     assert!(groups.iter().all(|g| g.exists()), "gbely's groups stay after kill -9: {groups:?}");
     let out = Command::new(env!("CARGO_BIN_EXE_gbely"))
         .args(["play", "council", "--quiet", "--rounds", "1", "--sandbox=require", "--run-dir", "b"])
