@@ -89,22 +89,77 @@ impl Played {
 /// Plays `hostile` (seat 0) against `opponent` (a file's source, or a built-in agent) with the
 /// `gbely` command line, sandboxed or not.
 fn duel(name: &str, hostile: &str, opponent: Option<&str>, sandbox: bool, extra: &[&str]) -> Played {
+    duel_with(name, hostile, opponent.map(|o| ("victim.py", o)), sandbox, extra, Start::default())
+}
+
+/// How a duel's `gbely` is started.
+#[derive(Default)]
+struct Start<'a> {
+    /// Through `/bin/sh -c "SCRIPT; exec gbely …"` (the script sees the test's folder as `$0`).
+    shell: Option<&'a str>,
+    /// The run folder gbely names itself (`gbely-runs/DATE-hostile-vs-OPPONENT`), not `run`.
+    default_run_dir: bool,
+    /// As an ordinary user: `nobody` (through `setpriv`, with a copy of gbely and the system's
+    /// Python) when the test runs as root, else the test's own user.
+    ordinary_user: bool,
+}
+
+fn duel_with(
+    name: &str,
+    hostile: &str,
+    opponent: Option<(&str, &str)>,
+    sandbox: bool,
+    extra: &[&str],
+    start: Start,
+) -> Played {
     let dir = scratch(&format!("{name}-{}", if sandbox { "sandbox" } else { "bare" }));
     std::fs::write(dir.join("hostile.py"), format!("{PRELUDE}\n{hostile}")).unwrap();
-    let mut args: Vec<String> =
-        vec!["play".into(), "hostile.py".into(), "--json".into(), "--run-dir".into(), "run".into()];
-    if let Some(src) = opponent {
-        std::fs::write(dir.join("victim.py"), src).unwrap();
-        args.extend(["--opponent".into(), "victim.py".into()]);
+    let mut args: Vec<String> = vec!["play".into(), "hostile.py".into(), "--json".into()];
+    if !start.default_run_dir {
+        args.extend(["--run-dir".into(), "run".into()]);
+    }
+    if let Some((file, src)) = opponent {
+        std::fs::write(dir.join(file), src).unwrap();
+        args.extend(["--opponent".into(), file.into()]);
     }
     args.push(if sandbox { "--sandbox=require".into() } else { "--no-sandbox".into() });
     args.extend(extra.iter().map(|s| s.to_string()));
-    let out = Command::new(env!("CARGO_BIN_EXE_gbely")).args(&args).current_dir(&dir).output().expect("gbely runs");
+    let root = nix::unistd::geteuid().is_root();
+    let mut cmd = match start.shell {
+        _ if start.ordinary_user && root => {
+            let nobody = nix::unistd::Uid::from_raw(65534);
+            nix::unistd::chown(&dir, Some(nobody), Some(nix::unistd::Gid::from_raw(65534))).unwrap();
+            // A copy of gbely nobody can reach (the build may live in root's private home).
+            let bin = dir.join("gbely");
+            std::fs::copy(env!("CARGO_BIN_EXE_gbely"), &bin).unwrap();
+            let mut c = Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"]).arg(bin);
+            c.env_clear().env("PATH", "/usr/bin:/bin").env("HOME", &dir);
+            c
+        }
+        Some(script) => {
+            let mut c = Command::new("/bin/sh");
+            c.arg("-c").arg(format!("{script}; exec \"$@\"")).arg(&dir).arg(env!("CARGO_BIN_EXE_gbely"));
+            c
+        }
+        None => Command::new(env!("CARGO_BIN_EXE_gbely")),
+    };
+    if start.ordinary_user && root {
+        // A Python every user can run (root's own may live in its private home).
+        let python = ["/usr/bin/python3", "/usr/local/bin/python3"]
+            .into_iter()
+            .find(|p| Path::new(p).exists())
+            .expect("a run as an ordinary user needs a Python outside root's home: /usr/bin/python3");
+        args.extend(["--python".into(), python.into()]);
+    }
+    let out = cmd.args(&args).current_dir(&dir).output().expect("gbely runs");
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!("{e}: {}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
     });
     let played = Played { json, dir };
-    assert_eq!(played.isolated(), sandbox, "{}", played.json["isolation"]);
+    if !start.ordinary_user {
+        assert_eq!(played.isolated(), sandbox, "{}", played.json["isolation"]);
+    }
     played
 }
 
@@ -641,4 +696,501 @@ def decide(stav):
         assert!(line.contains("memory held per process, not in total"), "{line}");
         assert!(!nix::unistd::geteuid().is_root() || !Path::new("/sys/fs/cgroup").exists(), "{line}");
     }
+}
+
+/// Calls system calls by number from Python (`ctypes`): `sys(NR, args…)` is 0 when the call
+/// succeeds, else its errno.
+const SYSCALL: &str = r#"
+import ctypes
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.syscall.restype = ctypes.c_long
+
+def sys_call(nr, *args):
+    ctypes.set_errno(0)
+    r = _libc.syscall(ctypes.c_long(nr), *[ctypes.c_long(a) for a in args])
+    return 0 if r >= 0 else ctypes.get_errno()
+"#;
+
+const ENOSYS: i64 = 38;
+const EPERM: i64 = 1;
+
+/// The number of `call` here, for an agent's `sys_call` (from the engine, which takes them from
+/// the `libc` crate; what the filter answers is written in each test by hand).
+fn nr(call: &str) -> i64 {
+    gbely_engine::runner::seccomp::number(call).unwrap_or_else(|| panic!("{call} has no number here"))
+}
+
+/// Row 2 of issue 36: io_uring with SQPOLL on the other seat's core. The kernel's polling thread
+/// spins there, and no affinity moves it: an opponent needing 0.8 s of CPU a round timed out. In
+/// the sandbox io_uring is not there (`ENOSYS`), and the opponent has its core.
+#[test]
+fn issue36_row2_io_uring_polling_threads_cannot_spin_on_the_other_seats_core() {
+    let _one = serial();
+    let hostile = format!(
+        r#"{SYSCALL}
+rings = []
+
+def decide(stav):
+    if not rings:
+        mine = os.sched_getaffinity(0)
+        others = [c for c in range(os.cpu_count()) if c not in mine] or list(mine)
+        refused = 0
+        for cpu in others * 4:
+            params = (ctypes.c_uint32 * 30)()
+            params[2] = 2 | 4          # IORING_SETUP_SQPOLL | IORING_SETUP_SQ_AFF
+            params[3] = cpu            # sq_thread_cpu
+            params[4] = 600000         # sq_thread_idle (ms): spin, never sleep
+            ctypes.set_errno(0)
+            fd = _libc.syscall(ctypes.c_long({setup}), ctypes.c_long(8), ctypes.byref(params))
+            if fd >= 0:
+                rings.append(fd)
+            else:
+                refused = ctypes.get_errno()
+        rings.append(-1)
+        report("rings", len(rings) - 1)
+        report("refused", refused)
+    return []
+"#,
+        setup = nr("io_uring_setup")
+    );
+    let needy = "import time\n\
+                 def decide(stav):\n    t = time.process_time()\n    while time.process_time() - t < 0.8:\n        pass\n    return []\n";
+    let boxed = duel("uring", &hostile, Some(needy), true, &["--rounds", "4"]);
+    assert_eq!(boxed.reported(0, "rings"), vec![0], "{}", boxed.log(0));
+    assert_eq!(boxed.reported(0, "refused"), vec![ENOSYS], "{}", boxed.log(0));
+    assert_eq!(boxed.violations(1), 0, "{:?}", boxed.side(1)["violations"]);
+}
+
+/// Rows 4 and 11 of issue 36, and the system-call policy call by call: each call the judge's
+/// agents never need is tried with harmless arguments (on a machine without the policy they fail
+/// for other reasons — `EFAULT`, `EBADF`, `EPERM` without privileges — or succeed), and must fail
+/// with `ENOSYS`, as on a kernel built without it. What must keep working works.
+#[test]
+fn issue36_rows4_11_the_calls_the_judge_does_not_give_are_refused() {
+    let _one = serial();
+    // (call, arguments): pointers are NULL, descriptors -1 or a pipe, flags invalid where a
+    // valid call would change the agent (clone: CLONE_NEWUSER with CLONE_THREAD).
+    let mut refused: Vec<(&str, Vec<i64>)> = vec![
+        ("io_uring_setup", vec![0, 0]),
+        ("io_uring_enter", vec![-1, 0, 0, 0, 0, 0]),
+        ("io_uring_register", vec![-1, 0, 0, 0]),
+        ("add_key", vec![0, 0, 0, 0, 0]),
+        ("request_key", vec![0, 0, 0, 0]),
+        ("keyctl", vec![0, -3, 0]), // KEYCTL_GET_KEYRING_ID of the session keyring
+        ("clone", vec![0x1000_0000 | 0x10000, 0, 0, 0, 0]),
+        ("clone3", vec![0, 0]),
+        ("unshare", vec![0x4000_0000]), // CLONE_NEWNET: needs privileges without the filter
+        ("setns", vec![-1, 0]),
+        ("mount", vec![0, 0, 0, 0, 0]),
+        ("umount2", vec![0, 0]),
+        ("fsopen", vec![0, 0]),
+        ("fsconfig", vec![-1, 0, 0, 0, 0]),
+        ("fsmount", vec![-1, 0, 0]),
+        ("fspick", vec![-1, 0, 0]),
+        ("open_tree", vec![-1, 0, 0]),
+        ("move_mount", vec![-1, 0, -1, 0, 0]),
+        ("mount_setattr", vec![-1, 0, 0, 0, 0]),
+        ("pivot_root", vec![0, 0]),
+        ("chroot", vec![0]),
+        ("personality", vec![0x0040000]), // ADDR_NO_RANDOMIZE
+        ("bpf", vec![0, 0, 0]),
+        ("perf_event_open", vec![0, 0, -1, -1, 0]),
+        ("userfaultfd", vec![0]),
+        ("ptrace", vec![0x7fff, 1, 0, 0]),
+        ("process_vm_readv", vec![1, 0, 0, 0, 0, 0]),
+        ("process_vm_writev", vec![1, 0, 0, 0, 0, 0]),
+        ("process_madvise", vec![-1, 0, 0, 0, 0]),
+        ("pidfd_getfd", vec![-1, 0, 0]),
+        ("kcmp", vec![1, 1, 0, 0, 0]),
+        ("init_module", vec![0, 0, 0]),
+        ("finit_module", vec![-1, 0, 0]),
+        ("delete_module", vec![0, 0]),
+        ("kexec_load", vec![0, 0, 0, 0]),
+        ("kexec_file_load", vec![-1, -1, 0, 0, 0]),
+        ("reboot", vec![0, 0, 0, 0]),
+        ("swapon", vec![0, 0]),
+        ("swapoff", vec![0]),
+        ("acct", vec![0]),
+        ("quotactl", vec![0, 0, 0, 0]),
+        ("syslog", vec![10, 0, 0]), // SYSLOG_ACTION_SIZE_BUFFER
+        ("open_by_handle_at", vec![-1, 0, 0]),
+        ("socket", vec![16, 3, 15]), // AF_NETLINK, SOCK_RAW, NETLINK_KOBJECT_UEVENT
+        ("inotify_init1", vec![0]),
+        ("fanotify_init", vec![0, 0]),
+        ("fcntl", vec![0, 1026, 0]), // F_NOTIFY
+    ];
+    if cfg!(target_arch = "x86_64") {
+        refused.extend([("inotify_init", vec![]), ("iopl", vec![3]), ("ioperm", vec![0, 1, 1])]);
+    }
+    // Still there: what a Python agent and its libraries use.
+    let allowed: Vec<(&str, Vec<i64>)> = vec![
+        ("personality", vec![0xffff_ffff]), // the query
+        ("socket", vec![16, 3, 0]),         // NETLINK_ROUTE (glibc's getaddrinfo, getifaddrs)
+        ("fcntl", vec![0, 1, 0]),           // F_GETFD
+        ("unshare", vec![0]),
+    ];
+    let call = |(name, args): &(&str, Vec<i64>)| {
+        let args: Vec<String> = std::iter::once(nr(name)).chain(args.iter().copied()).map(|a| a.to_string()).collect();
+        format!("    report('{name}', sys_call({}))\n", args.join(", "))
+    };
+    let mut source = format!("{SYSCALL}\ndef decide(stav):\n");
+    source.extend(refused.iter().map(call));
+    source.push_str("    report('affinity', sys_call(");
+    source.push_str(&format!(
+        "{}, 0, 128, ctypes.addressof((ctypes.c_uint64 * 16)(*[~0] * 16))))\n",
+        nr("sched_setaffinity")
+    ));
+    source.push_str("    return []\n");
+    let boxed = duel("calls", &source, None, true, &["--rounds", "1"]);
+    let log = boxed.log(0);
+    let mut wrong = Vec::new();
+    for (name, _) in &refused {
+        let got = boxed.reported(0, name);
+        if got.first() != Some(&ENOSYS) {
+            wrong.push(format!("{name}: {got:?}"));
+        }
+    }
+    assert!(wrong.is_empty(), "not refused with ENOSYS: {wrong:?}\n{log}");
+    assert_eq!(boxed.reported(0, "affinity"), vec![EPERM], "{log}");
+    let mut source = format!("{SYSCALL}\ndef decide(stav):\n");
+    source.extend(allowed.iter().map(call));
+    source.push_str("    return []\n");
+    let boxed = duel("calls-allowed", &source, None, true, &["--rounds", "1"]);
+    for (name, _) in &allowed {
+        assert_eq!(boxed.reported(0, name), vec![0], "{name}: {}", boxed.log(0));
+    }
+}
+
+/// Row 11 of issue 36 as an attacker does it: a child makes a user namespace (with capabilities
+/// in it) and mounts a tmpfs in a mount namespace of its own — a large kernel surface the judge
+/// does not give. Refused.
+#[test]
+fn issue36_row11_no_user_namespace_and_no_mount_inside_it() {
+    let _one = serial();
+    let hostile = format!(
+        r#"{SYSCALL}
+def decide(stav):
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        got = sys_call({unshare}, 0x10000000 | 0x20000)   # CLONE_NEWUSER | CLONE_NEWNS
+        if got == 0:
+            libc_mount = _libc.mount
+            libc_mount.argtypes = [ctypes.c_char_p] * 3 + [ctypes.c_ulong, ctypes.c_void_p]
+            ctypes.set_errno(0)
+            got = 1000 + (0 if libc_mount(b"none", b"/tmp", b"tmpfs", 0, None) == 0 else ctypes.get_errno())
+        os.write(w, str(got).encode())
+        os._exit(0)
+    os.close(w)
+    got = int(os.read(r, 16) or b"-1")
+    os.waitpid(pid, 0)
+    report("userns", got)
+    return []
+"#,
+        unshare = nr("unshare"),
+    );
+    let boxed = duel("userns", &hostile, None, true, &["--rounds", "1"]);
+    // 1000: a user namespace and a mounted tmpfs; 1000 + errno: the namespace, not the mount.
+    assert_eq!(boxed.reported(0, "userns"), vec![ENOSYS], "{}", boxed.log(0));
+}
+
+/// Row 3 of issue 36: descriptors left open by whoever started gbely (here a shell's `exec 7</`
+/// and a file of the run folder open for writing as 8) reached every agent: it listed the
+/// host's `/` and wrote the file. Now an agent has its pipes only, in the sandbox and without.
+#[test]
+fn issue36_row3_descriptors_left_open_by_the_caller_do_not_reach_agents() {
+    let _one = serial();
+    let hostile = r#"
+def decide(stav):
+    extra = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink("/proc/self/fd/" + fd)
+        except OSError:
+            continue  # the listing's own descriptor, closed by now
+        if int(fd) > 2 and not target.startswith("pipe:"):
+            extra += 1
+    report("extra", extra)
+    try:
+        report("root", len(os.listdir(7)))
+    except OSError:
+        report("root", 0)
+    try:
+        report("wrote", os.write(8, b"written by the agent\n"))
+    except OSError:
+        report("wrote", 0)
+    return []
+"#;
+    for sandbox in [true, false] {
+        // A file of the run folder, open for writing, as a caller's tool might hold it.
+        let start =
+            Start { shell: Some("mkdir -p \"$0/run\" && exec 7</ 8>>\"$0/run/caller.txt\""), ..Start::default() };
+        let played = duel_with("fds", hostile, None, sandbox, &["--rounds", "1"], start);
+        let log = played.log(0);
+        assert_eq!(played.reported(0, "extra"), vec![0], "sandbox {sandbox}: {log}");
+        assert_eq!(played.reported(0, "root"), vec![0], "sandbox {sandbox}: {log}");
+        assert_eq!(played.reported(0, "wrote"), vec![0], "sandbox {sandbox}: {log}");
+        let written = std::fs::read_to_string(played.dir.join("run/caller.txt")).unwrap();
+        assert_eq!(written, "", "sandbox {sandbox}");
+    }
+}
+
+/// Row 5 of issue 36: `/dev` and `/dev/shm` were writable without a cap (1 GiB each, as an
+/// ordinary user; as root `/dev/shm`). Now `/dev` is read-only and `/dev/shm` private, 64 MiB
+/// like the other writable folders; a `memfd` is counted by the memory control group where there
+/// is one, and refused where there is none.
+#[test]
+fn issue36_row5_dev_is_read_only_and_dev_shm_capped() {
+    let _one = serial();
+    let hostile = r#"
+def fill(path, mib):
+    written = 0
+    chunk = b"x" * (1 << 20)
+    try:
+        with open(path, "wb") as f:
+            for _ in range(mib):
+                f.write(chunk)
+                f.flush()
+                written += 1
+    except OSError:
+        pass
+    try:
+        os.remove(path)
+    except OSError:
+        pass
+    return written
+
+def decide(stav):
+    try:
+        open("/dev/planted", "w").close()
+        report("dev", 1)
+    except OSError:
+        report("dev", 0)
+    report("shm", fill("/dev/shm/junk", 96))
+    try:
+        fd = os.memfd_create("junk")
+        report("memfd", 1)
+        os.close(fd)
+    except OSError as e:
+        report("memfd", -e.errno)
+    return []
+"#;
+    let boxed = duel("dev", hostile, None, true, &["--rounds", "1"]);
+    let log = boxed.log(0);
+    assert_eq!(boxed.reported(0, "dev"), vec![0], "{log}");
+    assert_eq!(boxed.reported(0, "shm"), vec![64], "{log}");
+    let line = boxed.json["isolation"]["detail"].as_str().unwrap().to_string();
+    let memfd = if line.contains("memory held in total") { 1 } else { -ENOSYS };
+    assert_eq!(boxed.reported(0, "memfd"), vec![memfd], "{line}: {log}");
+}
+
+/// Row 12 of issue 36: the sandbox's init showed bubblewrap's arguments in `/proc/1/cmdline`,
+/// among them the host's run folder, whose default name carries the opponent's name. Nothing
+/// the agent can read in `/proc` (command lines, environments, mounts, control groups) or its
+/// own environment names the run folder or the opponent now; without the sandbox it does.
+#[test]
+fn issue36_row12_nothing_inside_names_the_run_folder_or_the_opponent() {
+    let _one = serial();
+    let hostile = r#"
+def texts():
+    out = [os.getcwd(), repr(dict(os.environ))]
+    for d in os.listdir("/proc"):
+        if not (d.isdigit() or d == "self"):
+            continue
+        for name in ("cmdline", "environ", "mountinfo", "cgroup", "cwd"):
+            path = "/proc/%s/%s" % (d, name)
+            try:
+                out.append(os.readlink(path) if name == "cwd" else open(path, "rb").read().decode("utf-8", "replace"))
+            except OSError:
+                pass
+    return out
+
+def decide(stav):
+    needles = [NEEDLE_DIR, "opp" + "zq7"]
+    found = [n for n in needles if any(n in t for t in texts())]
+    report("found", len(found))
+    print("found", found, file=sys.stderr)
+    return []
+"#;
+    for (sandbox, ordinary_user) in [(false, false), (true, false), (true, true)] {
+        let dir_name = format!("gbely-test-{}-sandbox-host", std::process::id());
+        let hostile = format!("NEEDLE_DIR = {dir_name:?}\n{hostile}");
+        let start = Start { default_run_dir: true, ordinary_user, ..Start::default() };
+        let name = if ordinary_user { "host-user" } else { "host" };
+        let played = duel_with(name, &hostile, Some(("oppzq7.py", &victim(0.0))), sandbox, &["--rounds", "1"], start);
+        assert!(played.dir.to_string_lossy().contains(&dir_name));
+        if ordinary_user && !played.isolated() {
+            eprintln!("not sandboxed as an ordinary user here: {}", played.json["isolation"]);
+            continue;
+        }
+        let found = played.reported(0, "found");
+        if sandbox {
+            assert_eq!(found, vec![0], "{}", played.log(0));
+        } else {
+            assert_eq!(found, vec![2], "without the sandbox its folder is in the run folder: {}", played.log(0));
+        }
+    }
+}
+
+/// Issue 36, what seats share: a lock on a file both seats can open (the runtime's) was a
+/// channel from one seat to the other (one holds it or not; the other tries it each round). In
+/// the sandbox locks are granted to everyone and hold nothing, so they carry nothing.
+#[test]
+fn issue36_locks_on_shared_files_carry_nothing_between_seats() {
+    let _one = serial();
+    let holder = r#"
+import fcntl
+held = open(os.__file__)
+fcntl.flock(held, fcntl.LOCK_EX)
+
+def decide(stav):
+    return []
+"#;
+    let tester = r#"
+import fcntl, os, sys, time
+
+def decide(stav):
+    time.sleep(0.2)
+    with open(os.__file__) as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            blocked = 0
+        except OSError:
+            blocked = 1
+    print("HOSTILE blocked=%d" % blocked, file=sys.stderr, flush=True)
+    return []
+"#;
+    let bare = duel("locks", holder, Some(tester), false, &["--rounds", "3"]);
+    assert!(bare.reported(1, "blocked").iter().sum::<i64>() > 0, "{}", bare.log(1));
+    let boxed = duel("locks", holder, Some(tester), true, &["--rounds", "3"]);
+    assert_eq!(boxed.reported(1, "blocked"), vec![0, 0, 0], "{}", boxed.log(1));
+}
+
+/// The control groups under `root` (depth-first, a few levels) named `gbely-PID-…`.
+fn groups_of(pid: u32) -> Vec<PathBuf> {
+    fn walk(dir: &Path, depth: usize, prefix: &str, out: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        for e in entries.flatten() {
+            let path = e.path();
+            if !path.is_dir() || path.is_symlink() {
+                continue;
+            }
+            if e.file_name().to_string_lossy().starts_with(prefix) {
+                out.push(path);
+            } else if depth > 0 {
+                walk(&path, depth - 1, prefix, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(Path::new("/sys/fs/cgroup"), 5, &format!("gbely-{pid}-"), &mut out);
+    out
+}
+
+/// Row 13 of issue 36: `kill -9` of gbely as root left its agents' memory control groups behind
+/// for ever. The next gbely to start a sandboxed agent removes them.
+#[test]
+fn issue36_row13_control_groups_left_by_kill_9_are_removed_on_the_next_start() {
+    let _one = serial();
+    let dir = scratch("stale-groups");
+    let file = format!("sleeper_{}.py", std::process::id());
+    std::fs::write(dir.join(&file), "import time\ndef decide(stav):\n    time.sleep(100)\n").unwrap();
+    let mut gbely = Command::new(env!("CARGO_BIN_EXE_gbely"))
+        .args(["play", &file, "--quiet", "--time-limit", "off", "--sandbox=require", "--run-dir", "a"])
+        .current_dir(&dir)
+        .spawn()
+        .unwrap();
+    let pid = gbely.id();
+    let t = Instant::now();
+    // The agent running: bwrap, the sandbox's init and its Python name it (a gbely killed while
+    // bwrap starts, before bwrap asks to die with its parent, would leave the agent running).
+    let marker = format!("/gbely/{file}");
+    while processes_with(&marker) < 3 && t.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let groups = groups_of(pid);
+    if groups.is_empty() {
+        // No control group here: the summary says so (not root, or no cgroup to use).
+        gbely.kill().unwrap();
+        gbely.wait().unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_gbely"))
+            .args(["play", &file, "--json", "--rounds", "1", "--time-limit", "0.2", "--run-dir", "b"])
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let line = json["isolation"]["detail"].as_str().unwrap().to_string();
+        assert!(line.contains("memory held per process, not in total"), "{line}");
+        assert!(!nix::unistd::geteuid().is_root() || !Path::new("/sys/fs/cgroup").exists(), "{line}");
+        return;
+    }
+    gbely.kill().unwrap(); // SIGKILL
+    gbely.wait().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(processes_with(&marker), 0, "the agent died with gbely");
+    assert!(groups.iter().all(|g| g.exists()), "gbely's groups stay after kill -9: {groups:?}");
+    let out = Command::new(env!("CARGO_BIN_EXE_gbely"))
+        .args(["play", "council", "--quiet", "--rounds", "1", "--sandbox=require", "--run-dir", "b"])
+        .arg("--opponent")
+        .arg(agents_dir().join("my_agent.py"))
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let left: Vec<&PathBuf> = groups.iter().filter(|g| g.exists()).collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+/// Row 5 of issue 36 as it was found: gbely run by an ordinary user (here `nobody`, when the
+/// test runs as root; else the test's own user). Its agents could write `/dev` and `/dev/shm`
+/// without a cap, and a `memfd` that no address-space limit counts. Now `/dev` is read-only,
+/// `/dev/shm` holds 64 MiB, and a `memfd` is refused where no control group holds the agent's
+/// memory (the summary says which).
+#[test]
+fn issue36_row5_as_an_ordinary_user_dev_shm_and_memfd_are_held() {
+    let _one = serial();
+    let hostile = r#"
+def fill(write, mib):
+    written = 0
+    chunk = b"x" * (1 << 20)
+    try:
+        for _ in range(mib):
+            write(chunk)
+            written += 1
+    except OSError:
+        pass
+    return written
+
+def decide(stav):
+    try:
+        with open("/dev/planted", "wb") as f:
+            report("dev", fill(f.write, 8))
+    except OSError:
+        report("dev", 0)
+    try:
+        with open("/dev/shm/junk", "wb") as f:
+            report("shm", fill(lambda c: (f.write(c), f.flush()), 96))
+    except OSError:
+        report("shm", 0)
+    try:
+        fd = os.memfd_create("junk")
+        report("memfd", fill(lambda c: os.write(fd, c), 96))
+    except OSError as e:
+        report("memfd", -e.errno)
+    return []
+"#;
+    let start = Start { ordinary_user: true, ..Start::default() };
+    let played = duel_with("ordinary-user", hostile, None, true, &["--rounds", "1"], start);
+    let line = played.json["isolation"]["detail"].as_str().unwrap().to_string();
+    if !played.isolated() {
+        // No user namespaces for this user here: it says so, and there is nothing to hold.
+        assert!(!line.is_empty());
+        eprintln!("not sandboxed as an ordinary user here: {line}");
+        return;
+    }
+    let log = played.log(0);
+    assert_eq!(played.reported(0, "dev"), vec![0], "{log}");
+    assert_eq!(played.reported(0, "shm"), vec![64], "{log}");
+    let memfd = if line.contains("memory held in total") { 96 } else { -ENOSYS };
+    assert_eq!(played.reported(0, "memfd"), vec![memfd], "{line}: {log}");
 }

@@ -1,6 +1,6 @@
 //! Who plays a seat and how: the `Player` trait and in-process players (`player`), agent
 //! processes with their harness, time limits and violations (`process`, feature `runner`), serving a Rust agent over the line protocol
-//! (`serve`), stopping a match on Ctrl-C (`interrupt`), and sharing the cores between the
+//! (`serve`), the sandbox and its system-call policy (`sandbox`, `seccomp`), stopping a match on Ctrl-C (`interrupt`), and sharing the cores between the
 //! agents of many matches (`cores`).
 
 #[cfg(feature = "runner")]
@@ -13,4 +13,6 @@ pub mod player;
 pub mod process;
 #[cfg(feature = "runner")]
 pub mod sandbox;
+#[cfg(feature = "runner")]
+pub mod seccomp;
 pub mod serve;

@@ -76,7 +76,11 @@ pub fn committed_memory(child: &Child) -> std::io::Result<u64> {
 /// agent dies with the thread that started it (`bwrap --die-with-parent` uses the parent-death
 /// signal, which follows the starting *thread*), and a match may be played from threads that
 /// come and go (Python's, a pool's).
+///
+/// On Unix an agent gets its three pipes and nothing else of this process: every other
+/// descriptor is marked close-on-exec first ([`close_inherited`]).
 pub fn spawn(cmd: Command) -> std::io::Result<Child> {
+    close_inherited();
     #[cfg(target_os = "linux")]
     {
         use std::sync::mpsc::{channel, Sender};
@@ -106,6 +110,27 @@ pub fn spawn(cmd: Command) -> std::io::Result<Child> {
     {
         let mut cmd = cmd;
         cmd.spawn()
+    }
+}
+
+/// Marks every descriptor of this process but stdin, stdout and stderr close-on-exec. Rust opens
+/// its own files so, but a descriptor left open by whoever started gbely (a shell's `exec 7</`,
+/// an IDE, a CI runner, a Python program's inheritable file) would otherwise reach every agent
+/// through every program in between (bwrap passes on what it is given). gbely itself keeps
+/// them; programs it starts later do not get them (a Python caller that wants one inherited
+/// names it again: `pass_fds`).
+pub fn close_inherited() {
+    #[cfg(unix)]
+    {
+        use nix::fcntl::{fcntl, FcntlArg, FdFlag};
+        let list = if cfg!(target_os = "linux") { "/proc/self/fd" } else { "/dev/fd" };
+        let Ok(dir) = std::fs::read_dir(list) else { return };
+        let fds: Vec<i32> =
+            dir.flatten().filter_map(|e| e.file_name().to_str()?.parse().ok()).filter(|&fd| fd > 2).collect();
+        for fd in fds {
+            // The listing's own descriptor is closed by now: EBADF, as for any that raced away.
+            let _ = fcntl(fd, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC));
+        }
     }
 }
 
