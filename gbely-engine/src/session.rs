@@ -26,6 +26,7 @@ use serde_json::Value;
 use crate::recorder::{match_result, side_result, stopped_result, Recorder, ReplayWriter};
 use crate::runner::player::{AgentStats, PlayerAnswer};
 use crate::sim::{EndReason, Match, MatchConfig, MatchState, Order, RoundReport, SideInput, SideOutcome};
+use crate::text::printable;
 use crate::wire::{parse_command, parse_commands};
 
 /// Discarded commands of one seat by reason.
@@ -101,14 +102,16 @@ impl MatchRecord {
     /// that `listed` names its discards, violations and disqualification.
     pub fn write_sides(&self, out: &mut dyn std::fmt::Write, listed: &dyn Fn(usize) -> bool) -> std::fmt::Result {
         let share = |score: Option<f64>| score.map_or("disqualified".into(), |s| format!("{s:.2} %"));
-        let width = self.names.iter().map(|n| n.chars().count()).max().unwrap_or(8).max(8);
+        // Names and details come from agents: shown escaped (`crate::text::printable`).
+        let names: Vec<_> = self.names.iter().map(|n| printable(n)).collect();
+        let width = names.iter().map(|n| n.chars().count()).max().unwrap_or(8).max(8);
         writeln!(out, "  {:<width$}  {:>12}  {:>6}  {:>10}  violations", "", "share", "cells", "tie-break")?;
         for o in &self.outcome {
             let s = o.seat as usize;
             writeln!(
                 out,
                 "  {:<width$}  {:>12}  {:>6}  {:>10}  {}",
-                self.names[s],
+                names[s],
                 share(o.score),
                 o.cells,
                 o.tiebreak_round.map_or("-".into(), |r| format!("round {r}")),
@@ -119,13 +122,13 @@ impl MatchRecord {
             Some(r) => writeln!(out, "  the Council's seat fell in round {r}")?,
             None => writeln!(out, "  the Council's seat did not fall")?,
         }
-        for (s, name) in self.names.iter().enumerate().filter(|(s, _)| listed(*s)) {
+        for (s, name) in names.iter().enumerate().filter(|(s, _)| listed(*s)) {
             writeln!(out, "  {name}: {}", self.discard_line(s))?;
             for (round, kind, detail) in &self.violations[s] {
-                writeln!(out, "    violation in round {round}: {} — {detail}", kind.wire())?;
+                writeln!(out, "    violation in round {round}: {} — {}", kind.wire(), printable(detail))?;
             }
             if let Some(o) = self.outcome.get(s).and_then(|o| o.disqualified) {
-                let cause = self.violations[s].last().map_or(String::new(), |(_, _, d)| format!(": {d}"));
+                let cause = self.violations[s].last().map_or(String::new(), |(_, _, d)| format!(": {}", printable(d)));
                 writeln!(out, "    disqualified in round {o} (the fourth violation{cause})")?;
             }
         }

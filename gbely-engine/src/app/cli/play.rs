@@ -242,7 +242,8 @@ fn print_summary(
     python: Option<&str>,
 ) -> Result<()> {
     let mut out = std::io::stdout().lock();
-    writeln!(out, "{} vs {} {}", rec.names[0], rec.names[1], headline(map, rec))?;
+    let name = |s: usize| crate::text::printable(&rec.names[s]).into_owned();
+    writeln!(out, "{} vs {} {}", name(0), name(1), headline(map, rec))?;
     let mut sides = String::new();
     rec.write_sides(&mut sides, &|s| logs[s].is_some() || !rec.discards[s].is_empty())?;
     write!(out, "{sides}")?;
@@ -252,7 +253,7 @@ fn print_summary(
     }
     for (s, log) in logs.iter().enumerate() {
         if let Some(l) = log {
-            writeln!(out, "  log of {}: {}", rec.names[s], l.display())?;
+            writeln!(out, "  log of {}: {}", name(s), l.display())?;
         }
     }
     if let Some(py) = python {
