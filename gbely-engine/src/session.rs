@@ -23,7 +23,7 @@ use gbely_world::replay::{Answer, CompactCommands, MatchResult, Violation};
 use gbely_world::{Map, Replay};
 use serde_json::Value;
 
-use crate::recorder::{match_result, side_result, stopped_result, Recorder, ReplayWriter};
+use crate::recorder::{match_result, side_result, stopped_result, RawItems, Recorder, ReplayWriter};
 use crate::runner::player::{AgentStats, PlayerAnswer};
 use crate::sim::{EndReason, Match, MatchConfig, MatchState, Order, RoundReport, SideInput, SideOutcome};
 use crate::text::printable;
@@ -319,6 +319,14 @@ impl Session {
                     let orders = parse_commands(&list, grid);
                     (SideInput::Orders(orders), recording.then_some(Record::Commands(Some(list))))
                 }
+                Some(PlayerAnswer::Read(read)) => {
+                    // The items a flood's reader counted rather than held are discards too.
+                    for (reason, n) in &read.left_out {
+                        *self.discards[s].entry(*reason).or_default() += n;
+                    }
+                    let record = recording.then(|| Record::Read(read.discarded_items, read.left_out));
+                    (SideInput::Orders(read.orders), record)
+                }
                 Some(PlayerAnswer::Violation { kind, detail }) => {
                     let answer =
                         recording.then(|| Record::Done(Answer::Violation(Violation { kind, detail: detail.clone() })));
@@ -372,7 +380,15 @@ impl Session {
                             SideInput::Orders(orders) => orders.as_slice(),
                             _ => &[],
                         };
-                        Answer::Compact(r.compact(s, orders, raw.as_deref(), &discarded[s]))
+                        let raw = raw.as_deref().map_or(RawItems::None, RawItems::ByIndex);
+                        Answer::Compact(r.compact(s, orders, raw, &discarded[s], &BTreeMap::new()))
+                    }
+                    Record::Read(items, left_out) => {
+                        let orders = match &self.inputs[s] {
+                            SideInput::Orders(orders) => orders.as_slice(),
+                            _ => &[],
+                        };
+                        Answer::Compact(r.compact(s, orders, RawItems::OfDiscarded(&items), &discarded[s], &left_out))
                     }
                 })
                 .collect();
@@ -545,6 +561,9 @@ enum Record {
     /// Commands, recorded once the round is resolved; with the list as received when it came as
     /// JSON (its unparsable items are kept as they were).
     Commands(Option<Vec<Value>>),
+    /// Commands read from an answer line: the items of its discarded commands, in order, and
+    /// the discarded items it left out.
+    Read(Vec<Value>, BTreeMap<DiscardReason, u32>),
 }
 
 /// The orders of a compact command list, as the engine resolves them: commands as they were

@@ -40,6 +40,9 @@ pub enum PlayerAnswer {
     Commands(Vec<Command>),
     /// The command list as received on the wire (each item parsed on its own).
     Raw(Vec<serde_json::Value>),
+    /// An answer line already read by [`crate::wire::read_answer`] (agent processes): its
+    /// commands parsed, a flood's discarded items counted rather than held.
+    Read(crate::wire::ReadAnswer),
     /// A violation (SPEC §8): the round's commands are lost.
     Violation {
         /// Timeout, crash or unreadable answer.

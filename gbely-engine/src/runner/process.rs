@@ -39,7 +39,7 @@ use crate::runner::interrupt;
 use crate::runner::platform::{self, SchedStat, Tree};
 use crate::runner::player::{p95, AgentStats, CpuTally, Isolation, Player, PlayerAnswer};
 use crate::runner::sandbox::{self, Jail, PythonRuntime, Sandbox, SandboxMode};
-use crate::wire::{answer_from_value, notes_from_value, write_observation};
+use crate::wire::{read_answer, write_observation, Unreadable};
 use gbely_rules::ViolationKind;
 
 pub use crate::runner::platform::{become_subreaper, kill_orphans};
@@ -730,9 +730,16 @@ impl ProcessPlayer {
                         return self.harness_error(report);
                     }
                 }
-                let value: Value = match serde_json::from_slice(&bytes) {
-                    Ok(v) => v,
-                    Err(e) => {
+                let Some(grid) = self.grid.as_ref() else {
+                    return self.violation(ViolationKind::Crash, "an answer before any observation".into());
+                };
+                // Read item by item: a flood of junk items is counted, never held (docs/protocol.md).
+                match read_answer(&bytes, grid) {
+                    Ok(mut read) => {
+                        self.notes = read.notes.take();
+                        PlayerAnswer::Read(read)
+                    }
+                    Err(Unreadable::NotJson(e)) => {
                         // A program's own output on stdout is read as its answer: say how to log.
                         let hint = match self.command {
                             AgentCommand::Exec { .. } => {
@@ -740,13 +747,8 @@ impl ProcessPlayer {
                             }
                             AgentCommand::Python { .. } => "",
                         };
-                        return self.violation(ViolationKind::Unreadable, format!("the answer is not JSON: {e}{hint}"));
+                        self.violation(ViolationKind::Unreadable, format!("the answer is not JSON: {e}{hint}"))
                     }
-                };
-                drop(bytes);
-                self.notes = self.grid.as_ref().and_then(|g| notes_from_value(&value, g));
-                match answer_from_value(value) {
-                    Ok(list) => PlayerAnswer::Raw(list),
                     Err(e) => self.violation(ViolationKind::Unreadable, e.to_string()),
                 }
             }
