@@ -76,6 +76,8 @@ pub struct AgentStats {
     pub cpu: CpuTally,
     /// Whether it ran in the sandbox, and what held it (or why nothing did).
     pub isolation: Isolation,
+    /// Lines it wrote after a round's answer (or out of turn): dropped, one answer a round.
+    pub dropped_lines: u64,
 }
 
 /// How an agent process was isolated from the machine and from the other agents: in the
@@ -286,6 +288,7 @@ impl<D: Decide> Player for DecidePlayer<D> {
             first_answer_seconds: self.times.first().copied(),
             cpu: CpuTally::default(),
             isolation: Isolation::unsandboxed("in-process"),
+            dropped_lines: 0,
         })
     }
     fn builtin(&self) -> Option<&'static str> {

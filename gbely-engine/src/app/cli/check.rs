@@ -102,6 +102,13 @@ pub(super) fn cmd_check(a: CheckArgs) -> Result<u8> {
         if !violations.iter().any(|(round, _, _)| *round == 0) {
             startup = stats.first_answer_seconds;
         }
+        if stats.dropped_lines > 0 {
+            warnings.push(format!(
+                "{} line(s) written after a round's answer were dropped: the first line after an observation is \
+                 the answer, one a round (print to stderr, not stdout)",
+                stats.dropped_lines
+            ));
+        }
         for (round, kind, detail) in &violations {
             problems.push(format!("violation in round {round}: {} — {detail}", kind.wire()));
         }

@@ -225,7 +225,7 @@ pub(super) fn headline(map: &Map, rec: &MatchRecord) -> String {
 
 /// The runner's notes on CPU competition (see [`crate::app::runs::results::fairness_notes`]).
 pub(super) fn print_fairness(out: &mut impl Write, rec: &MatchRecord) -> Result<()> {
-    for n in fairness_notes(rec) {
+    for n in fairness_notes(rec).into_iter().chain(crate::app::runs::results::dropped_line_notes(rec)) {
         writeln!(out, "  note: {n}")?;
     }
     if let Some(i) = crate::app::runs::results::isolation_of(rec) {
