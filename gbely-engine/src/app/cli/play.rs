@@ -213,7 +213,7 @@ pub(super) fn run_python(given: Option<&str>, specs: &[&str]) -> Result<Option<S
 pub(super) fn named(spec: &str, py: &str) -> String {
     let (name, warning) = crate::app::inspect::display_name(spec, py);
     if let Some(w) = warning {
-        eprintln!("gbely: warning: {w}");
+        eprintln!("gbely: warning: {}", crate::text::printable(&w));
     }
     name
 }
