@@ -215,7 +215,7 @@ fn lines_after_a_rounds_answer_are_dropped_and_counted() {
 /// all). The engine used to parse each answer whole into JSON values (some 80 bytes an item),
 /// peaking at hundreds of MB; now it reads item by item and counts the junk past the first
 /// discarded items. The bound is the peak resident memory of the largest process (gbely or its
-/// agent), with a wide margin over what is measured (docs/protocol.md: about 20 MB).
+/// agent), with a wide margin over what is measured (docs/protocol.md: about 16 MB; 678 MB before).
 #[test]
 fn a_flood_of_junk_items_is_read_in_bounded_memory() {
     let dir = scratch("junk-flood");
