@@ -77,7 +77,19 @@ fn bytes_that_are_not_utf8_inside_an_answers_strings_are_replacement_characters(
     .unwrap();
     let out = gbely(
         &dir,
-        &["play", "cmd:sh bytes.sh", "--map", "seed:b", "--size", "16", "--rounds", "4", "--replay", "r.json", "--json"],
+        &[
+            "play",
+            "cmd:sh bytes.sh",
+            "--map",
+            "seed:b",
+            "--size",
+            "16",
+            "--rounds",
+            "4",
+            "--replay",
+            "r.json",
+            "--json",
+        ],
     );
     let doc = json_of(&out);
     let violations = doc["sides"][0]["details"]["violations"].as_array().unwrap().clone();
@@ -108,7 +120,11 @@ fn assert_printable(what: &str, out: &Output) {
         let s = text(bytes);
         let bad: Vec<char> = s
             .chars()
-            .filter(|&c| (c.is_control() && c != '\n') || ('\u{202a}'..='\u{202e}').contains(&c) || ('\u{2066}'..='\u{2069}').contains(&c))
+            .filter(|&c| {
+                (c.is_control() && c != '\n')
+                    || ('\u{202a}'..='\u{202e}').contains(&c)
+                    || ('\u{2066}'..='\u{2069}').contains(&c)
+            })
             .collect();
         assert!(bad.is_empty(), "{what}: raw {bad:?} on {stream}:\n{s}");
         assert!(!s.lines().any(|l| l.trim_start().starts_with("1  forged row")), "{what}: a forged line:\n{s}");
@@ -126,7 +142,8 @@ fn control_sequences_in_names_and_notes_reach_no_terminal() {
     std::fs::write(dir.join("plain.py"), "def decide(stav):\n    return []\n").unwrap();
     let escaped = r"evil\x1b[2J\x1b]52;c;aGk=\x07\n   1  forged row\r\x08\u{202e} <b>x</b>";
 
-    let play = gbely(&dir, &["play", "evil.py", "--map", "seed:c", "--size", "16", "--rounds", "4", "--replay", "r.json"]);
+    let play =
+        gbely(&dir, &["play", "evil.py", "--map", "seed:c", "--size", "16", "--rounds", "4", "--replay", "r.json"]);
     assert_eq!(play.status.code(), Some(0), "{}", text(&play.stderr));
     assert_printable("play", &play);
     let shown = text(&play.stdout);
@@ -143,7 +160,8 @@ fn control_sequences_in_names_and_notes_reach_no_terminal() {
     assert_printable("agents", &agents);
     assert!(text(&agents.stdout).contains(escaped), "{}", text(&agents.stdout));
 
-    let league = gbely(&dir, &["league", "evil.py", "plain.py", "--maps", "seed:c", "--rounds", "3", "--db", "l.sqlite"]);
+    let league =
+        gbely(&dir, &["league", "evil.py", "plain.py", "--maps", "seed:c", "--rounds", "3", "--db", "l.sqlite"]);
     assert_eq!(league.status.code(), Some(0), "{}", text(&league.stderr));
     assert_printable("league", &league);
     assert!(text(&league.stdout).contains(escaped), "{}", text(&league.stdout));
