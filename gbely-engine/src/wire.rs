@@ -493,6 +493,7 @@ fn lenient_text(line: &[u8]) -> Option<String> {
 }
 
 /// What the top of an answer line held.
+#[derive(Default)]
 enum Top<'de> {
     List(ReadAnswer),
     /// An object: its (last) `prikazy` key (`Some(None)`: not a list) and its (last) `debug` key.
@@ -500,6 +501,7 @@ enum Top<'de> {
         prikazy: Option<Option<ReadAnswer>>,
         debug: Option<&'de serde_json::value::RawValue>,
     },
+    #[default]
     Other,
 }
 
@@ -519,12 +521,6 @@ macro_rules! other_values {
     ($($name:ident: $t:ty),*) => {
         $(fn $name<E: serde::de::Error>(self, _: $t) -> Result<Self::Value, E> { Ok(Self::Value::default()) })*
     };
-}
-
-impl Default for Top<'_> {
-    fn default() -> Self {
-        Top::Other
-    }
 }
 
 impl<'de> serde::de::Visitor<'de> for AnswerSeed<'_> {
