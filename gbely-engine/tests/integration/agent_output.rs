@@ -273,3 +273,48 @@ fn a_flood_of_junk_items_is_read_in_bounded_memory() {
     let verify = gbely(&dir, &["replay", "verify", "r.json"]);
     assert_eq!(verify.status.code(), Some(0), "{}", text(&verify.stdout));
 }
+
+/// Row 15, the replay: an answer read item by item (what agent processes now hand in) records
+/// the same replay and the same discards as the same answer read whole, a flood of junk items
+/// and commands carried out after it included.
+#[test]
+fn an_answer_read_item_by_item_records_what_the_answer_read_whole_did() {
+    use gbely_engine::runner::player::PlayerAnswer;
+    use gbely_engine::session::Session;
+    use serde_json::json;
+    let map = std::sync::Arc::new(gbely_world::generate_duel("items", 20, 20).unwrap());
+    let names = vec!["a".to_string(), "b".to_string()];
+    let mut whole = Session::new(map.clone(), Default::default(), names.clone());
+    let mut by_item = Session::new(map.clone(), Default::default(), names);
+    whole.record();
+    by_item.record();
+    for round in 0..6 {
+        let obs = whole.observe(0);
+        let g = whole.grid().clone();
+        let mut list = Vec::new();
+        for own in &obs.own {
+            if let Some(n) = own.neighbours.as_slice().first() {
+                list.push(json!({"typ": "MOVE", "z": g.id(own.cell), "na": g.id(*n), "pocet": 1}));
+            }
+        }
+        list.extend(std::iter::repeat_n(json!(0), 700 + 300 * round));
+        list.push(json!({"typ": "FORTIFY", "pole": g.id(obs.base), "investicia": 1}));
+        list.extend(std::iter::repeat_n(json!({}), 400));
+        list.push(json!({"typ": "ATTACK", "z": "P99_99", "na": g.id(obs.base), "pocet": 2}));
+        list.push(json!({"typ": "FORTIFY", "pole": g.id(obs.base), "investicia": 0.5}));
+        let line = json!({"prikazy": list, "debug": {"text": format!("round {round}")}}).to_string();
+        let read = gbely_engine::wire::read_answer(line.as_bytes(), &g).unwrap();
+        assert!(read.orders.len() < list.len(), "round {round}: the junk past the first items is counted");
+        whole.submit(0, PlayerAnswer::Raw(list));
+        by_item.submit(0, PlayerAnswer::Read(read));
+        for s in [&mut whole, &mut by_item] {
+            s.submit(1, PlayerAnswer::Raw(Vec::new()));
+            s.advance();
+        }
+    }
+    let text = |s: &Session| serde_json::to_string(&s.replay_so_far().unwrap()).unwrap();
+    assert_eq!(text(&by_item), text(&whole));
+    let (a, b) = (whole.finish(), by_item.finish());
+    assert_eq!(b.discards, a.discards);
+    assert!(a.discards[0][&gbely_rules::DiscardReason::NotAnObject] > 5000);
+}
