@@ -171,7 +171,7 @@ def main():
         except (TypeError, ValueError, RecursionError) as e:
             try:
                 text = dump(with_log(without_bad_notes(answer), printed))
-                print("gbely: notes that are not JSON were dropped: %s" % e, file=sys.stderr)
+                print(f"gbely: notes that are not JSON were dropped: {e}", file=sys.stderr)
             except (TypeError, ValueError, RecursionError):
                 report(proto, "unreadable", "the answer is not JSON: %s" % e)
                 continue
