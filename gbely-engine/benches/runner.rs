@@ -53,7 +53,7 @@ fn main() {
         for _ in 0..starts {
             let mut fresh = agent();
             fresh.begin(&obs, map.grid());
-            assert!(matches!(fresh.finish(), PlayerAnswer::Raw(_)));
+            assert!(matches!(fresh.finish(), PlayerAnswer::Read(_)));
             fresh.end();
         }
         let startup = t.elapsed().as_secs_f64() / starts as f64;
@@ -61,13 +61,13 @@ fn main() {
         // Warm up: the process start is not runner overhead.
         for _ in 0..5 {
             agent.begin(&obs, map.grid());
-            assert!(matches!(agent.finish(), PlayerAnswer::Raw(_)));
+            assert!(matches!(agent.finish(), PlayerAnswer::Read(_)));
         }
         let start = Instant::now();
         for _ in 0..rounds {
             agent.begin(&obs, map.grid());
             match agent.finish() {
-                PlayerAnswer::Raw(list) => assert!(list.is_empty()),
+                PlayerAnswer::Read(read) => assert!(read.orders.is_empty()),
                 other => panic!("{other:?}"),
             }
         }

@@ -3,6 +3,7 @@
 //! grow with the match; and the result section of a match ([`match_result`]). Reading replays is
 //! [`crate::replays`]'s.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 
@@ -54,6 +55,19 @@ pub fn side_result(o: &SideOutcome, name: &str) -> SideResult {
 /// Most discarded items of one answer a replay records one by one; the rest are counted
 /// ([`Cut`]). An agent that means to play discards a few a round (the template: about 6).
 pub const KEPT_DISCARDS_PER_ANSWER: u32 = 1000;
+// The answer reader keeps more discarded items than are recorded: its counted ones fall past the cut.
+const _: () = assert!(crate::wire::DISCARDED_ITEMS_KEPT > KEPT_DISCARDS_PER_ANSWER as usize);
+
+/// The raw items of an answer's commands, for the ones the replay keeps as received.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum RawItems<'a> {
+    /// None (typed commands).
+    None,
+    /// The whole list as received, by the commands' index.
+    ByIndex(&'a [Value]),
+    /// The items of the discarded commands only (those whose order is an error), in order.
+    OfDiscarded(&'a [Value]),
+}
 /// Most discarded items of one seat a replay records one by one over a whole match.
 pub const KEPT_DISCARDS_PER_SEAT: u32 = 20_000;
 /// Most JSON text of unparsable items of one answer a replay keeps as received.
@@ -127,12 +141,17 @@ impl Recorder {
     /// [`KEPT_DISCARDS_PER_ANSWER`], [`KEPT_RAW_BYTES_PER_ANSWER`] or what is left of the seat's
     /// match allowance ([`KEPT_DISCARDS_PER_SEAT`], [`KEPT_RAW_BYTES_PER_SEAT`]), the answer is
     /// [`Cut`] there: after it only the commands carried out are kept, the discarded items counted.
+    ///
+    /// `left_out`: discarded items the answer's reader counted rather than held
+    /// ([`crate::wire::read_answer`]: all past the first [`crate::wire::DISCARDED_ITEMS_KEPT`]
+    /// discarded items, so past the cut): counted with the cut's.
     pub(crate) fn compact(
         &mut self,
         seat: usize,
         orders: &[Order],
-        raw: Option<&[Value]>,
+        raw: RawItems<'_>,
         discarded: &[(u32, DiscardReason)],
+        left_out: &BTreeMap<DiscardReason, u32>,
     ) -> CompactCommands {
         if self.allowances.len() <= seat {
             self.allowances.resize(seat + 1, Allowance::default());
@@ -141,8 +160,18 @@ impl Recorder {
         let mut c = CompactCommands::default();
         let (mut kept, mut kept_raw) = (0u32, 0usize);
         let mut events = discarded.iter().peekable();
+        let mut unparsed = 0;
         for (index, order) in orders.iter().enumerate() {
             let reason = events.next_if(|(i, _)| *i as usize == index).map(|&(_, r)| r);
+            let raw_item = match raw {
+                RawItems::None => None,
+                RawItems::ByIndex(items) => items.get(index),
+                RawItems::OfDiscarded(items) if order.is_err() => {
+                    unparsed += 1;
+                    items.get(unparsed - 1)
+                }
+                RawItems::OfDiscarded(_) => None,
+            };
             if let Some(cut) = c.cut.as_mut() {
                 match reason {
                     Some(r) => *cut.left_out.entry(r).or_default() += 1,
@@ -151,7 +180,7 @@ impl Recorder {
                 continue;
             }
             if let Some(r) = reason {
-                let item = raw.and_then(|raw| raw.get(index)).filter(|_| order.is_err());
+                let item = raw_item.filter(|_| order.is_err());
                 let room = (KEPT_RAW_BYTES_PER_ANSWER - kept_raw).min(allowance.raw_bytes);
                 let size = match item {
                     Some(v) => json_len_within(v, room),
@@ -175,8 +204,15 @@ impl Recorder {
                 Ok(_) => push_command(&mut c, order),
                 Err(_) => {
                     c.kinds.push('r');
-                    c.raw.push(raw.and_then(|raw| raw.get(index)).cloned().unwrap_or(Value::Null));
+                    c.raw.push(raw_item.cloned().unwrap_or(Value::Null));
                 }
+            }
+        }
+        if !left_out.is_empty() {
+            let at = c.kinds.len() as u32;
+            let cut = c.cut.get_or_insert_with(|| Cut { at, left_out: BTreeMap::new() });
+            for (reason, n) in left_out {
+                *cut.left_out.entry(*reason).or_default() += n;
             }
         }
         c

@@ -23,9 +23,10 @@ use gbely_world::replay::{Answer, CompactCommands, MatchResult, Violation};
 use gbely_world::{Map, Replay};
 use serde_json::Value;
 
-use crate::recorder::{match_result, side_result, stopped_result, Recorder, ReplayWriter};
+use crate::recorder::{match_result, side_result, stopped_result, RawItems, Recorder, ReplayWriter};
 use crate::runner::player::{AgentStats, PlayerAnswer};
 use crate::sim::{EndReason, Match, MatchConfig, MatchState, Order, RoundReport, SideInput, SideOutcome};
+use crate::text::printable;
 use crate::wire::{parse_command, parse_commands};
 
 /// Discarded commands of one seat by reason.
@@ -101,14 +102,16 @@ impl MatchRecord {
     /// that `listed` names its discards, violations and disqualification.
     pub fn write_sides(&self, out: &mut dyn std::fmt::Write, listed: &dyn Fn(usize) -> bool) -> std::fmt::Result {
         let share = |score: Option<f64>| score.map_or("disqualified".into(), |s| format!("{s:.2} %"));
-        let width = self.names.iter().map(|n| n.chars().count()).max().unwrap_or(8).max(8);
+        // Names and details come from agents: shown escaped (`crate::text::printable`).
+        let names: Vec<_> = self.names.iter().map(|n| printable(n)).collect();
+        let width = names.iter().map(|n| n.chars().count()).max().unwrap_or(8).max(8);
         writeln!(out, "  {:<width$}  {:>12}  {:>6}  {:>10}  violations", "", "share", "cells", "tie-break")?;
         for o in &self.outcome {
             let s = o.seat as usize;
             writeln!(
                 out,
                 "  {:<width$}  {:>12}  {:>6}  {:>10}  {}",
-                self.names[s],
+                names[s],
                 share(o.score),
                 o.cells,
                 o.tiebreak_round.map_or("-".into(), |r| format!("round {r}")),
@@ -119,13 +122,13 @@ impl MatchRecord {
             Some(r) => writeln!(out, "  the Council's seat fell in round {r}")?,
             None => writeln!(out, "  the Council's seat did not fall")?,
         }
-        for (s, name) in self.names.iter().enumerate().filter(|(s, _)| listed(*s)) {
+        for (s, name) in names.iter().enumerate().filter(|(s, _)| listed(*s)) {
             writeln!(out, "  {name}: {}", self.discard_line(s))?;
             for (round, kind, detail) in &self.violations[s] {
-                writeln!(out, "    violation in round {round}: {} — {detail}", kind.wire())?;
+                writeln!(out, "    violation in round {round}: {} — {}", kind.wire(), printable(detail))?;
             }
             if let Some(o) = self.outcome.get(s).and_then(|o| o.disqualified) {
-                let cause = self.violations[s].last().map_or(String::new(), |(_, _, d)| format!(": {d}"));
+                let cause = self.violations[s].last().map_or(String::new(), |(_, _, d)| format!(": {}", printable(d)));
                 writeln!(out, "    disqualified in round {o} (the fourth violation{cause})")?;
             }
         }
@@ -316,6 +319,14 @@ impl Session {
                     let orders = parse_commands(&list, grid);
                     (SideInput::Orders(orders), recording.then_some(Record::Commands(Some(list))))
                 }
+                Some(PlayerAnswer::Read(read)) => {
+                    // The items a flood's reader counted rather than held are discards too.
+                    for (reason, n) in &read.left_out {
+                        *self.discards[s].entry(*reason).or_default() += n;
+                    }
+                    let record = recording.then(|| Record::Read(read.discarded_items, read.left_out));
+                    (SideInput::Orders(read.orders), record)
+                }
                 Some(PlayerAnswer::Violation { kind, detail }) => {
                     let answer =
                         recording.then(|| Record::Done(Answer::Violation(Violation { kind, detail: detail.clone() })));
@@ -369,7 +380,15 @@ impl Session {
                             SideInput::Orders(orders) => orders.as_slice(),
                             _ => &[],
                         };
-                        Answer::Compact(r.compact(s, orders, raw.as_deref(), &discarded[s]))
+                        let raw = raw.as_deref().map_or(RawItems::None, RawItems::ByIndex);
+                        Answer::Compact(r.compact(s, orders, raw, &discarded[s], &BTreeMap::new()))
+                    }
+                    Record::Read(items, left_out) => {
+                        let orders = match &self.inputs[s] {
+                            SideInput::Orders(orders) => orders.as_slice(),
+                            _ => &[],
+                        };
+                        Answer::Compact(r.compact(s, orders, RawItems::OfDiscarded(&items), &discarded[s], &left_out))
                     }
                 })
                 .collect();
@@ -542,6 +561,9 @@ enum Record {
     /// Commands, recorded once the round is resolved; with the list as received when it came as
     /// JSON (its unparsable items are kept as they were).
     Commands(Option<Vec<Value>>),
+    /// Commands read from an answer line: the items of its discarded commands, in order, and
+    /// the discarded items it left out.
+    Read(Vec<Value>, BTreeMap<DiscardReason, u32>),
 }
 
 /// The orders of a compact command list, as the engine resolves them: commands as they were

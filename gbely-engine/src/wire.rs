@@ -155,7 +155,11 @@ pub fn answer_from_value(v: Value) -> Result<Vec<Value>, Unreadable> {
 /// `cells`, an object from cell ids to notes (ids not on the map are left out; a note that is
 /// not a string is written as JSON). `None` when there is no `debug` key or nothing in it.
 pub fn notes_from_value(v: &Value, ids: &impl CellIds) -> Option<gbely_rules::Notes> {
-    let debug = v.as_object()?.get("debug")?;
+    notes_of_debug(v.as_object()?.get("debug")?, ids)
+}
+
+/// The notes of an answer's `debug` value (see [`notes_from_value`]).
+fn notes_of_debug(debug: &Value, ids: &impl CellIds) -> Option<gbely_rules::Notes> {
     let text_of = |v: &Value| match v {
         Value::String(s) => s.clone(),
         Value::Null => String::new(),
@@ -372,4 +376,417 @@ pub fn observation_from_value(v: &Value, ids: &impl CellIds) -> Option<Observati
         });
     }
     Some(obs)
+}
+
+/// How many of an answer's items that are discarded as they are read (not an object, a missing
+/// or mistyped field, an unknown cell, a bad amount) [`read_answer`] keeps one by one; the rest
+/// are counted, never held. One more than the replay records one by one
+/// (`recorder::KEPT_DISCARDS_PER_ANSWER`), so the replay's cut falls where it did and the
+/// replay is the same.
+pub const DISCARDED_ITEMS_KEPT: usize = 1001;
+
+/// A debug value up to this size is read as before (into a JSON value); a larger one by a
+/// reader that keeps only what the notes can hold.
+const DEBUG_READ_WHOLE: usize = 64 << 10;
+
+/// An answer line as [`read_answer`] reads it: each command parsed, without ever holding the
+/// items of a flood.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ReadAnswer {
+    /// The commands in the answer's order, each parsed on its own ([`parse_command`]); the
+    /// discarded items past the first [`DISCARDED_ITEMS_KEPT`] are left out (see `left_out`).
+    pub orders: Vec<Order>,
+    /// The items of the discarded commands among `orders`, in their order (what a replay keeps).
+    pub discarded_items: Vec<Value>,
+    /// The discarded items left out of `orders`, by reason.
+    pub left_out: std::collections::BTreeMap<DiscardReason, u32>,
+    /// The answer's notes (its `debug` key), as [`notes_from_value`] reads them.
+    pub notes: Option<gbely_rules::Notes>,
+}
+
+/// Reads an agent's answer line (SPEC §6, §8): `{"prikazy": [...]}` or a bare list, unknown keys
+/// ignored, the notes from its `debug` key; the same commands, discards and notes as parsing it
+/// into a JSON value with [`parse_answer`] and [`notes_from_value`], in memory bounded by the
+/// line's size and the commands it carries out, however many junk items it holds.
+///
+/// Text is data: a line that is JSON but for invalid UTF-8 or lone surrogate escapes (`\udc80`,
+/// what Python's `json.dumps` writes for a lone surrogate) inside its strings is read with
+/// replacement characters (U+FFFD) there. Only a line that is not JSON even so, or not an
+/// answer, is [`Unreadable`].
+pub fn read_answer(line: &[u8], grid: &Grid) -> Result<ReadAnswer, Unreadable> {
+    match read_answer_exact(line, grid) {
+        Err(Unreadable::NotJson(e)) => match lenient_text(line) {
+            Some(text) => read_answer_exact(text.as_bytes(), grid).map_err(|_| Unreadable::NotJson(e)),
+            None => Err(Unreadable::NotJson(e)),
+        },
+        other => other,
+    }
+}
+
+fn read_answer_exact(line: &[u8], grid: &Grid) -> Result<ReadAnswer, Unreadable> {
+    let mut de = serde_json::Deserializer::from_slice(line);
+    let top = serde::de::DeserializeSeed::deserialize(AnswerSeed { grid }, &mut de)
+        .and_then(|top| de.end().map(|()| top))
+        .map_err(|e| Unreadable::NotJson(e.to_string()))?;
+    match top {
+        Top::List(read) => Ok(read),
+        Top::Object { prikazy: Some(Some(mut read)), debug } => {
+            if let Some(raw) = debug {
+                // Its strings were passed over, not decoded: one with a lone surrogate escape
+                // is read again with a replacement character.
+                read.notes = notes_of_raw(raw, grid).or_else(|| {
+                    let text = lenient_text(raw.get().as_bytes())?;
+                    notes_of_raw(serde_json::from_str(&text).ok()?, grid)
+                });
+            }
+            Ok(read)
+        }
+        Top::Object { .. } | Top::Other => Err(Unreadable::NotCommands),
+    }
+}
+
+/// The line with invalid UTF-8 replaced and lone surrogate escapes inside strings written as
+/// `\ufffd`; `None` when there was nothing to replace.
+fn lenient_text(line: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(line);
+    let b = text.as_bytes();
+    let hex = |at: usize| -> Option<u32> {
+        let h = std::str::from_utf8(b.get(at..at + 4)?).ok()?;
+        u32::from_str_radix(h, 16).ok().filter(|_| h.bytes().all(|c| c.is_ascii_hexdigit()))
+    };
+    let mut out = String::with_capacity(text.len());
+    let (mut i, mut in_string, mut from, mut changed) = (0, false, 0, matches!(text, std::borrow::Cow::Owned(_)));
+    while i < b.len() {
+        match b[i] {
+            b'"' => in_string = !in_string,
+            b'\\' if in_string => {
+                if b.get(i + 1) == Some(&b'u') {
+                    if let Some(u) = hex(i + 2) {
+                        let high = (0xd800..0xdc00).contains(&u);
+                        let paired = high
+                            && b.get(i + 6) == Some(&b'\\')
+                            && b.get(i + 7) == Some(&b'u')
+                            && hex(i + 8).is_some_and(|l| (0xdc00..0xe000).contains(&l));
+                        if paired {
+                            i += 12;
+                            continue;
+                        }
+                        if (0xd800..0xe000).contains(&u) {
+                            out.push_str(&text[from..i]);
+                            out.push_str("\\ufffd");
+                            changed = true;
+                            i += 6;
+                            from = i;
+                            continue;
+                        }
+                    }
+                }
+                i += 2;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out.push_str(&text[from.min(text.len())..]);
+    changed.then_some(out)
+}
+
+/// What the top of an answer line held.
+#[derive(Default)]
+enum Top<'de> {
+    List(ReadAnswer),
+    /// An object: its (last) `prikazy` key (`Some(None)`: not a list) and its (last) `debug` key.
+    Object {
+        prikazy: Option<Option<ReadAnswer>>,
+        debug: Option<&'de serde_json::value::RawValue>,
+    },
+    #[default]
+    Other,
+}
+
+struct AnswerSeed<'g> {
+    grid: &'g Grid,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for AnswerSeed<'_> {
+    type Value = Top<'de>;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Top<'de>, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+/// Any JSON value that is not a list or an object is no answer.
+macro_rules! other_values {
+    ($($name:ident: $t:ty),*) => {
+        $(fn $name<E: serde::de::Error>(self, _: $t) -> Result<Self::Value, E> { Ok(Self::Value::default()) })*
+    };
+}
+
+impl<'de> serde::de::Visitor<'de> for AnswerSeed<'_> {
+    type Value = Top<'de>;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an answer")
+    }
+    other_values!(visit_bool: bool, visit_i64: i64, visit_u64: u64, visit_f64: f64, visit_str: &str);
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Top<'de>, E> {
+        Ok(Top::Other)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<Top<'de>, A::Error> {
+        read_items(seq, self.grid).map(Top::List)
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Top<'de>, A::Error> {
+        let (mut prikazy, mut debug) = (None, None);
+        // A key given twice counts with its last value, as in a JSON object read whole.
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            match key.as_ref() {
+                "prikazy" => prikazy = Some(map.next_value_seed(ItemsSeed { grid: self.grid })?),
+                "debug" => debug = Some(map.next_value::<&'de serde_json::value::RawValue>()?),
+                _ => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(Top::Object { prikazy, debug })
+    }
+}
+
+/// The value of `prikazy`: the command list, or (`None`) anything else.
+struct ItemsSeed<'g> {
+    grid: &'g Grid,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for ItemsSeed<'_> {
+    type Value = Option<ReadAnswer>;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Option<ReadAnswer>, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for ItemsSeed<'_> {
+    type Value = Option<ReadAnswer>;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a command list")
+    }
+    other_values!(visit_bool: bool, visit_i64: i64, visit_u64: u64, visit_f64: f64, visit_str: &str);
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        while map.next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        read_items(seq, self.grid).map(Some)
+    }
+}
+
+/// Each item read, parsed and dropped: only the commands and the first discarded items stay.
+fn read_items<'de, A: serde::de::SeqAccess<'de>>(mut seq: A, grid: &Grid) -> Result<ReadAnswer, A::Error> {
+    let mut read = ReadAnswer::default();
+    while let Some(item) = seq.next_element::<Value>()? {
+        let order = parse_command(&item, grid);
+        match order {
+            Ok(_) => read.orders.push(order),
+            Err(reason) if read.discarded_items.len() >= DISCARDED_ITEMS_KEPT => {
+                *read.left_out.entry(reason).or_default() += 1;
+            }
+            Err(_) => {
+                read.orders.push(order);
+                read.discarded_items.push(item);
+            }
+        }
+    }
+    Ok(read)
+}
+
+/// The notes of a `debug` value as it stands in the line.
+fn notes_of_raw(raw: &serde_json::value::RawValue, ids: &impl CellIds) -> Option<gbely_rules::Notes> {
+    let text = raw.get();
+    if text.len() <= DEBUG_READ_WHOLE {
+        return notes_of_debug(&serde_json::from_str(text).ok()?, ids);
+    }
+    // A large one: only what the notes can hold, read one part at a time (a flood of items in
+    // it is passed over, not held). Its texts that are not strings are kept as written.
+    let text_of = |raw: &serde_json::value::RawValue| -> String {
+        let t = raw.get().trim();
+        match t.as_bytes().first() {
+            Some(b'"') => serde_json::from_str::<String>(t).unwrap_or_default(),
+            _ if t == "null" => String::new(),
+            _ if t.len() <= DEBUG_READ_WHOLE => {
+                serde_json::from_str::<Value>(t).map_or_else(|_| t.to_string(), |v| v.to_string())
+            }
+            _ => t.to_string(),
+        }
+    };
+    let mut notes = gbely_rules::Notes::default();
+    match text.trim_start().as_bytes().first() {
+        Some(b'{') => {
+            let parts: LeanDebug = serde_json::from_str(text).ok()?;
+            let texts: Vec<String> =
+                [parts.text, parts.log].iter().flatten().map(|r| text_of(r)).filter(|t| !t.is_empty()).collect();
+            notes.text = texts.join("\n");
+            for (id, note) in parts.cells.0 {
+                if let Some(c) = ids.cell(&id) {
+                    notes.cells.push((c, text_of(note)));
+                }
+            }
+        }
+        _ => notes.text = text_of(raw),
+    }
+    (!notes.is_empty()).then(|| notes.bounded())
+}
+
+/// A large `debug` object: its `text`, `log` and the first cells of `cells` (a key given twice
+/// counts with its last value, in the place of its first).
+#[derive(Default)]
+struct LeanDebug<'a> {
+    text: Option<&'a serde_json::value::RawValue>,
+    log: Option<&'a serde_json::value::RawValue>,
+    cells: FirstCells<'a>,
+}
+
+impl<'de> serde::Deserialize<'de> for LeanDebug<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = LeanDebug<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("notes")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut d = LeanDebug::default();
+                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    match key.as_ref() {
+                        "text" => d.text = Some(map.next_value()?),
+                        "log" => d.log = Some(map.next_value()?),
+                        "cells" => d.cells = map.next_value()?,
+                        _ => {
+                            map.next_value::<serde::de::IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(d)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+#[derive(Default)]
+struct FirstCells<'a>(Vec<(String, &'a serde_json::value::RawValue)>);
+
+impl<'de> serde::Deserialize<'de> for FirstCells<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = FirstCells<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("cell notes")
+            }
+            other_values!(visit_bool: bool, visit_i64: i64, visit_u64: u64, visit_f64: f64, visit_str: &str);
+            fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+                Ok(FirstCells::default())
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(FirstCells::default())
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut kept: Vec<(String, &'de serde_json::value::RawValue)> = Vec::new();
+                while let Some(id) = map.next_key::<String>()? {
+                    let note = map.next_value::<&'de serde_json::value::RawValue>()?;
+                    if let Some(slot) = kept.iter_mut().find(|(k, _)| *k == id) {
+                        slot.1 = note;
+                    } else if kept.len() <= gbely_rules::Notes::MAX_CELLS {
+                        kept.push((id, note));
+                    }
+                }
+                Ok(FirstCells(kept))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn grid() -> Grid {
+        Grid::new(16, 16)
+    }
+
+    /// What parsing the line whole gave: the commands, the notes.
+    fn whole(line: &str) -> Result<(Vec<Order>, Option<gbely_rules::Notes>), Unreadable> {
+        let v: Value = serde_json::from_str(line).map_err(|e| Unreadable::NotJson(e.to_string()))?;
+        let notes = notes_from_value(&v, &grid());
+        Ok((parse_commands(&answer_from_value(v)?, &grid()), notes))
+    }
+
+    #[test]
+    fn reading_item_by_item_gives_what_reading_whole_gave() {
+        for line in [
+            r#"{"prikazy":[{"typ":"MOVE","z":"P01_01","na":"P01_02","pocet":3}],"debug":"plan"}"#,
+            r#"[{"typ":"FORTIFY","pole":"P00_00","investicia":1.5},7,{"typ":"X"}]"#,
+            r#"{"prikazy":[1],"prikazy":[{"typ":"FORTIFY","pole":"P00_00","investicia":2}],"x":{"y":[1,2]}}"#,
+            r#"{"debug":{"text":"a","log":"b","cells":{"P01_01":"c","P99_99":"d","P01_01":"e","P02_02":[1, 2]}},"prikazy":[]}"#,
+            r#"{"debug":{"text":[1, {"a": null}]},"prikazy":[],"debug":null}"#,
+            "{\"prikazy\": [ {\"typ\": \"ATTACK\", \"z\": \"P03_03\", \"na\": \"P03_04\", \"pocet\": 1e400} ] }",
+        ] {
+            let read = read_answer(line.as_bytes(), &grid()).unwrap();
+            assert_eq!(Ok((read.orders, read.notes)), whole(line), "{line}");
+        }
+        for line in [r#"{"prikazy":5}"#, "5", r#""x""#, "null", r#"{"prikazy":{"a":1}}"#, "{}"] {
+            assert_eq!(read_answer(line.as_bytes(), &grid()), Err(Unreadable::NotCommands), "{line}");
+        }
+        for line in ["", "{", "[1,]", r#"{"prikazy":[]} x"#, "[NaN]"] {
+            let (Err(Unreadable::NotJson(a)), Err(Unreadable::NotJson(b))) =
+                (read_answer(line.as_bytes(), &grid()), whole(line))
+            else {
+                panic!("{line}")
+            };
+            assert_eq!(a, b, "{line}");
+        }
+    }
+
+    #[test]
+    fn lone_surrogates_and_invalid_utf8_in_strings_are_replacement_characters() {
+        let line = br#"{"prikazy":[{"typ":"FORTIFY","pole":"P00_00","investicia":1}],"debug":{"text":"a\udc80b \ud83d\ude00","cells":{"P00_00":"x\ud800"}}}"#;
+        let read = read_answer(line, &grid()).unwrap();
+        assert_eq!(read.orders.len(), 1);
+        assert!(read.orders[0].is_ok());
+        let notes = read.notes.unwrap();
+        assert_eq!(notes.text, "a\u{fffd}b \u{1f600}");
+        assert_eq!(notes.cells, vec![(Cell(0), "x\u{fffd}".to_string())]);
+        let mut bytes = br#"{"prikazy":[],"debug":"caf"#.to_vec();
+        bytes.extend_from_slice(&[0xff, 0xe9]);
+        bytes.extend_from_slice(br#""}"#);
+        assert_eq!(read_answer(&bytes, &grid()).unwrap().notes.unwrap().text, "caf\u{fffd}\u{fffd}");
+        // Outside strings nothing is made readable.
+        assert!(matches!(read_answer(b"[\xff]", &grid()), Err(Unreadable::NotJson(_))));
+        assert!(matches!(read_answer(br#"["\udc80"] \u"#, &grid()), Err(Unreadable::NotJson(_))));
+    }
+
+    #[test]
+    fn a_flood_of_junk_items_is_counted_not_held() {
+        let line = format!("{{\"prikazy\":[{}]}}", vec!["0"; 100_000].join(","));
+        let read = read_answer(line.as_bytes(), &grid()).unwrap();
+        assert_eq!(read.orders.len(), DISCARDED_ITEMS_KEPT);
+        assert_eq!(read.discarded_items.len(), DISCARDED_ITEMS_KEPT);
+        assert_eq!(read.left_out[&DiscardReason::NotAnObject] as usize, 100_000 - DISCARDED_ITEMS_KEPT);
+    }
+
+    #[test]
+    fn a_large_debug_value_gives_the_same_notes() {
+        let big = "x".repeat(DEBUG_READ_WHOLE);
+        let cells: Vec<String> = (0..200).map(|k| format!("\"P{:02}_{:02}\":\"n{k}\"", k / 16, k % 16)).collect();
+        let line = format!(
+            "{{\"prikazy\":[],\"debug\":{{\"text\":\"{big}\",\"junk\":[{}],\"cells\":{{\"P00_00\":1,{},\"P00_00\":\"last\"}}}}}}",
+            vec!["0"; 50_000].join(","),
+            cells.join(",")
+        );
+        let read = read_answer(line.as_bytes(), &grid()).unwrap();
+        assert_eq!(read.notes, whole(&line).unwrap().1);
+    }
 }

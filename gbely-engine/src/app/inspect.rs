@@ -280,13 +280,16 @@ impl AgentMeta {
     }
 
     /// `Mravec 7` from its name and version, or `fallback` (the file name) when it gives none.
+    /// Control characters in them are shown escaped ([`crate::text::printable`]): the name is
+    /// printed by every summary and table.
     pub fn display_name(&self, fallback: &str) -> String {
-        match (&self.name, &self.version) {
+        let name = match (&self.name, &self.version) {
             (Some(n), Some(v)) => format!("{n} {v}"),
             (Some(n), None) => n.clone(),
             (None, Some(v)) => format!("{fallback} {v}"),
             (None, None) => fallback.to_string(),
-        }
+        };
+        crate::text::printable(&name).into_owned()
     }
 
     /// A warning when the agent was written for other rules than this engine plays.

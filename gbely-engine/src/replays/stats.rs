@@ -6,6 +6,7 @@ use gbely_world::replay::Answer;
 use gbely_world::Replay;
 
 use super::Frame;
+use crate::text::printable;
 
 /// Figures of a replay: per round cells, shares, units and captures per seat; per side totals.
 pub fn stats(replay: &Replay) -> Result<serde_json::Value, String> {
@@ -70,12 +71,13 @@ pub fn stats(replay: &Replay) -> Result<serde_json::Value, String> {
 /// [`stats`] as a table.
 pub fn stats_text(replay: &Replay, stats: &serde_json::Value) -> String {
     let mut s = String::new();
-    let names: Vec<&str> = replay.seats.iter().map(|x| x.name.as_str()).collect();
+    // Names come from the file: shown escaped.
+    let names: Vec<_> = replay.seats.iter().map(|x| printable(&x.name)).collect();
     let _ = writeln!(
         s,
         "{} on {}: {} rounds, ended by {}",
         names.join(" vs "),
-        replay.map.name,
+        printable(&replay.map.name),
         replay.turns.len(),
         replay.result.ended_by.wire().replace('_', " ")
     );
@@ -109,7 +111,7 @@ pub fn stats_text(replay: &Replay, stats: &serde_json::Value) -> String {
         let _ = writeln!(
             s,
             "{}: {} captures, {} violations, {} discarded{}{}",
-            side["name"].as_str().unwrap_or(""),
+            printable(side["name"].as_str().unwrap_or("")),
             side["captures"],
             side["violations"],
             total,

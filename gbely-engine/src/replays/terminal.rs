@@ -6,6 +6,7 @@ use gbely_rules::Terrain;
 use gbely_world::{Map, Replay, SeatRole};
 
 use super::Frame;
+use crate::text::printable;
 
 /// A seat's colour: for the viewer (hex) and for terminals (the nearest xterm-256 colour).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,8 +80,8 @@ pub fn render_frame(replay: &Replay, map: &Map, frame: &Frame, round: Option<u32
     let _ = writeln!(
         s,
         "{} on {} ({}×{}) at {label}",
-        replay.seats.iter().map(|x| x.name.as_str()).collect::<Vec<_>>().join(" vs "),
-        map.name(),
+        replay.seats.iter().map(|x| printable(&x.name)).collect::<Vec<_>>().join(" vs "),
+        printable(map.name()),
         map.width(),
         map.height()
     );
@@ -122,7 +123,7 @@ pub fn render_frame(replay: &Replay, map: &Map, frame: &Frame, round: Option<u32
         let _ = writeln!(
             s,
             "{swatch}seat {k} {:<20} {:>5} cells {:>6.2} %  {:>9.1} units",
-            seat.name,
+            printable(&seat.name),
             cells,
             cells as f64 / total * 100.0,
             units
@@ -150,7 +151,7 @@ pub fn render_legend(replay: &Replay, map: &Map, color: bool) -> String {
         if k > 0 && k % 3 == 0 {
             s.push_str("\n       ");
         }
-        let _ = write!(s, "  {} {} ({})", swatch(*c, &glyphs), seat.name, seat.role.wire());
+        let _ = write!(s, "  {} {} ({})", swatch(*c, &glyphs), printable(&seat.name), seat.role.wire());
     }
     s.push_str("\n       ");
     for t in Terrain::ALL {

@@ -91,6 +91,37 @@ def with_log(answer, log):
     return dict(answer, debug=debug)
 
 
+def dump(answer):
+    return json.dumps(answer, allow_nan=False, separators=(",", ":"))
+
+
+def writable(value):
+    """Whether `value` can be written as JSON."""
+    try:
+        dump(value)
+        return True
+    except (TypeError, ValueError, RecursionError):
+        return False
+
+
+def without_bad_notes(answer):
+    """The answer with only the notes that can be written as JSON: notes never change the match,
+    so a note that cannot be written (a cell id that is not a string, a value that is not JSON)
+    is dropped, never the answer. The commands are left as they are."""
+    if not isinstance(answer, dict) or "debug" not in answer:
+        return answer
+    debug = answer["debug"]
+    if isinstance(debug, dict):
+        kept = {k: v for k, v in debug.items() if k in ("text", "log") and writable(v)}
+        cells = debug.get("cells")
+        if isinstance(cells, dict):
+            kept["cells"] = {k: v for k, v in cells.items() if isinstance(k, str) and writable(v)}
+        debug = kept
+    elif not writable(debug):
+        debug = None
+    return dict(answer, debug=debug)
+
+
 def main():
     agent_path = sys.argv[1]
     limit_memory()
@@ -134,11 +165,16 @@ def main():
             sys.stderr.flush()
             report(proto, "crash", "decide raised %s" % describe(e))
             continue
+        printed = log.take()
         try:
-            text = json.dumps(with_log(answer, log.take()), allow_nan=False, separators=(",", ":"))
+            text = dump(with_log(answer, printed))
         except (TypeError, ValueError, RecursionError) as e:
-            report(proto, "unreadable", "the answer is not JSON: %s" % e)
-            continue
+            try:
+                text = dump(with_log(without_bad_notes(answer), printed))
+                print(f"gbely: notes that are not JSON were dropped: {e}", file=sys.stderr)
+            except (TypeError, ValueError, RecursionError):
+                report(proto, "unreadable", "the answer is not JSON: %s" % e)
+                continue
         proto.write(text + "\n")
         proto.flush()
         sys.stderr.flush()

@@ -40,6 +40,9 @@ pub enum PlayerAnswer {
     Commands(Vec<Command>),
     /// The command list as received on the wire (each item parsed on its own).
     Raw(Vec<serde_json::Value>),
+    /// An answer line already read by [`crate::wire::read_answer`] (agent processes): its
+    /// commands parsed, a flood's discarded items counted rather than held.
+    Read(crate::wire::ReadAnswer),
     /// A violation (SPEC §8): the round's commands are lost.
     Violation {
         /// Timeout, crash or unreadable answer.
@@ -73,6 +76,8 @@ pub struct AgentStats {
     pub cpu: CpuTally,
     /// Whether it ran in the sandbox, and what held it (or why nothing did).
     pub isolation: Isolation,
+    /// Lines it wrote after a round's answer (or out of turn): dropped, one answer a round.
+    pub dropped_lines: u64,
 }
 
 /// How an agent process was isolated from the machine and from the other agents: in the
@@ -283,6 +288,7 @@ impl<D: Decide> Player for DecidePlayer<D> {
             first_answer_seconds: self.times.first().copied(),
             cpu: CpuTally::default(),
             isolation: Isolation::unsandboxed("in-process"),
+            dropped_lines: 0,
         })
     }
     fn builtin(&self) -> Option<&'static str> {

@@ -39,7 +39,7 @@ use crate::runner::interrupt;
 use crate::runner::platform::{self, SchedStat, Tree};
 use crate::runner::player::{p95, AgentStats, CpuTally, Isolation, Player, PlayerAnswer};
 use crate::runner::sandbox::{self, Jail, PythonRuntime, Sandbox, SandboxMode};
-use crate::wire::{answer_from_value, notes_from_value, write_observation};
+use crate::wire::{read_answer, write_observation, Unreadable};
 use gbely_rules::ViolationKind;
 
 pub use crate::runner::platform::{become_subreaper, kill_orphans};
@@ -153,6 +153,9 @@ struct Running {
     tree: Tree,
     to_agent: Sender<Vec<u8>>,
     from_agent: Receiver<Line>,
+    /// Observations sent to this process so far: the reader takes the first line after each as
+    /// that round's answer and drops the rest.
+    sent: Arc<AtomicU64>,
     /// Scheduler figures when the observation was sent.
     sched_at_send: Option<SchedStat>,
     /// The agent's own first process, for the scheduler's figures (under the sandbox it is a
@@ -185,6 +188,10 @@ pub struct ProcessPlayer {
     buf: Vec<u8>,
     /// Bytes of the agent's own output written to its log so far (all its runs together).
     logged: Arc<AtomicU64>,
+    /// Lines dropped because they came after a round's answer (all its runs together), and how
+    /// many of them the log has been told of.
+    dropped: Arc<AtomicU64>,
+    dropped_noted: u64,
     /// The core it holds while it thinks (see [`ProcessConfig::cores`]); the reader thread
     /// gives it back the moment the answer arrives.
     lease: Arc<Mutex<Option<CoreLease>>>,
@@ -260,6 +267,8 @@ impl ProcessPlayer {
             grid: None,
             buf: Vec::new(),
             logged: Arc::new(AtomicU64::new(0)),
+            dropped: Arc::new(AtomicU64::new(0)),
+            dropped_noted: 0,
             lease: Arc::new(Mutex::new(None)),
             unmeasured_noted: AtomicBool::new(false),
             sandbox,
@@ -407,11 +416,13 @@ impl ProcessPlayer {
         // Sandboxed and sharing the cores (a league's): between its turns the agent is stopped,
         // so that nothing it left running takes the core the next agent is lent.
         let park = (self.sandbox.is_some() && self.config.cores.is_some()).then_some(child.id());
-        thread::spawn(move || read_lines(stdout, line_tx, lease, park));
+        let sent = Arc::new(AtomicU64::new(0));
+        let turns = Turns { sent: Arc::clone(&sent), dropped: Arc::clone(&self.dropped) };
+        thread::spawn(move || read_lines(stdout, line_tx, lease, park, turns));
         let log = OpenOptions::new().append(true).open(&self.config.log)?;
         let (logged, cap) = (Arc::clone(&self.logged), self.config.log_limit);
         thread::spawn(move || copy_log(stderr, log, logged, cap));
-        Ok(Running { child, tree, to_agent, from_agent, sched_at_send: None, agent_pid: None })
+        Ok(Running { child, tree, to_agent, from_agent, sent, sched_at_send: None, agent_pid: None })
     }
 
     /// Kills the agent's whole process group and every process carrying its token, and reaps it.
@@ -556,9 +567,29 @@ fn copy_log(mut from: impl Read, mut log: File, logged: Arc<AtomicU64>, cap: u64
     }
 }
 
+/// What the reader shares with the player about the rounds: how many observations were sent,
+/// and the count of the lines it dropped.
+struct Turns {
+    sent: Arc<AtomicU64>,
+    dropped: Arc<AtomicU64>,
+}
+
 /// Reads newline-terminated lines, refusing any longer than [`MAX_ANSWER_BYTES`]; each line is
 /// stamped when its newline arrives.
-fn read_lines(stdout: impl Read, tx: Sender<Line>, lease: Arc<Mutex<Option<CoreLease>>>, park: Option<u32>) {
+///
+/// **One answer a round:** the first line after an observation was sent is that round's answer;
+/// the lines after it, until the next observation is sent, are dropped here and counted (a
+/// surplus line longer than the cap is passed over without being held), so they are never
+/// read as the next round's answer. Lines that arrive in one read count as arriving together,
+/// when the read returned. Before the first observation, the first line is passed on (a
+/// harness reporting that the agent failed at import; the player drops anything else).
+fn read_lines(
+    stdout: impl Read,
+    tx: Sender<Line>,
+    lease: Arc<Mutex<Option<CoreLease>>>,
+    park: Option<u32>,
+    turns: Turns,
+) {
     // Whatever the agent said, it is no longer thinking: its core goes to the next agent.
     let give_back = || {
         let mut held = lease.lock().unwrap_or_else(|e| e.into_inner());
@@ -573,7 +604,12 @@ fn read_lines(stdout: impl Read, tx: Sender<Line>, lease: Arc<Mutex<Option<CoreL
     };
     let mut reader = BufReader::with_capacity(64 * 1024, stdout);
     let mut line = Vec::new();
+    // The observation (by count) whose answer was passed on; whether a surplus line too long to
+    // hold is being passed over.
+    let (mut answered, mut skipping, mut turn) = (None::<u64>, false, 0);
     loop {
+        // The rounds as they stood when what is read now arrived (at the read, not at the line).
+        let fresh = reader.buffer().is_empty();
         let chunk = match reader.fill_buf() {
             Ok(c) => c,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
@@ -586,9 +622,15 @@ fn read_lines(stdout: impl Read, tx: Sender<Line>, lease: Arc<Mutex<Option<CoreL
             let _ = tx(Line { kind: LineKind::Eof, at: Instant::now() });
             return;
         }
+        if fresh {
+            turn = turns.sent.load(Ordering::SeqCst);
+        }
+        let surplus = answered == Some(turn);
         let (used, done) = match chunk.iter().position(|&b| b == b'\n') {
             Some(i) => {
-                line.extend_from_slice(&chunk[..i]);
+                if !skipping {
+                    line.extend_from_slice(&chunk[..i]);
+                }
                 // A Windows program writing in text mode ends its lines with CRLF.
                 if line.last() == Some(&b'\r') {
                     line.pop();
@@ -596,16 +638,31 @@ fn read_lines(stdout: impl Read, tx: Sender<Line>, lease: Arc<Mutex<Option<CoreL
                 (i + 1, true)
             }
             None => {
-                line.extend_from_slice(chunk);
+                if !skipping {
+                    line.extend_from_slice(chunk);
+                }
                 (chunk.len(), false)
             }
         };
         reader.consume(used);
         if line.len() > MAX_ANSWER_BYTES {
-            let _ = tx(Line { kind: LineKind::TooLarge, at: Instant::now() });
-            return; // dropping the pipe: the agent is killed for this violation anyway
+            if !surplus {
+                let _ = tx(Line { kind: LineKind::TooLarge, at: Instant::now() });
+                return; // dropping the pipe: the agent is killed for this violation anyway
+            }
+            (skipping, line) = (true, Vec::new());
         }
-        if done && tx(Line { kind: LineKind::Answer(std::mem::take(&mut line)), at: Instant::now() }).is_err() {
+        if !done {
+            continue;
+        }
+        // A line passed over is dropped whenever it ends.
+        if surplus || skipping {
+            turns.dropped.fetch_add(1, Ordering::Relaxed);
+            (skipping, line) = (false, Vec::new());
+            continue;
+        }
+        answered = Some(turn);
+        if tx(Line { kind: LineKind::Answer(std::mem::take(&mut line)), at: Instant::now() }).is_err() {
             return;
         }
     }
@@ -625,12 +682,18 @@ impl Player for ProcessPlayer {
         match &self.running {
             Some(r) => {
                 // Lines the agent wrote out of turn belong to no round: drop them.
-                let mut dropped = false;
                 while let Ok(line) = r.from_agent.try_recv() {
-                    dropped |= matches!(line.kind, LineKind::Answer(_));
+                    if matches!(line.kind, LineKind::Answer(_)) {
+                        self.dropped.fetch_add(1, Ordering::Relaxed);
+                    }
                 }
-                if dropped {
-                    self.note("dropped an answer line written out of turn");
+                let dropped = self.dropped.load(Ordering::Relaxed);
+                if dropped > self.dropped_noted {
+                    self.note(&format!(
+                        "dropped {} line(s) written after a round's answer: one answer a round",
+                        dropped - self.dropped_noted
+                    ));
+                    self.dropped_noted = dropped;
                 }
             }
             None => match self.spawn() {
@@ -663,6 +726,8 @@ impl Player for ProcessPlayer {
         let r = self.running.as_mut().expect("running");
         r.sched_at_send = r.measured_pid(sandboxed).and_then(SchedStat::of);
         self.sent_at = Some(Instant::now());
+        // Counted before it is written: no line answering it can arrive before.
+        r.sent.fetch_add(1, Ordering::SeqCst);
         if r.to_agent.send(std::mem::take(&mut self.buf)).is_err() {
             self.pending = Some(self.violation(ViolationKind::Crash, "the agent's input is closed".into()));
         }
@@ -730,9 +795,16 @@ impl ProcessPlayer {
                         return self.harness_error(report);
                     }
                 }
-                let value: Value = match serde_json::from_slice(&bytes) {
-                    Ok(v) => v,
-                    Err(e) => {
+                let Some(grid) = self.grid.as_ref() else {
+                    return self.violation(ViolationKind::Crash, "an answer before any observation".into());
+                };
+                // Read item by item: a flood of junk items is counted, never held (docs/protocol.md).
+                match read_answer(&bytes, grid) {
+                    Ok(mut read) => {
+                        self.notes = read.notes.take();
+                        PlayerAnswer::Read(read)
+                    }
+                    Err(Unreadable::NotJson(e)) => {
                         // A program's own output on stdout is read as its answer: say how to log.
                         let hint = match self.command {
                             AgentCommand::Exec { .. } => {
@@ -740,13 +812,8 @@ impl ProcessPlayer {
                             }
                             AgentCommand::Python { .. } => "",
                         };
-                        return self.violation(ViolationKind::Unreadable, format!("the answer is not JSON: {e}{hint}"));
+                        self.violation(ViolationKind::Unreadable, format!("the answer is not JSON: {e}{hint}"))
                     }
-                };
-                drop(bytes);
-                self.notes = self.grid.as_ref().and_then(|g| notes_from_value(&value, g));
-                match answer_from_value(value) {
-                    Ok(list) => PlayerAnswer::Raw(list),
                     Err(e) => self.violation(ViolationKind::Unreadable, e.to_string()),
                 }
             }
@@ -790,6 +857,7 @@ impl ProcessPlayer {
             first_answer_seconds: self.stats.round_seconds.first().copied(),
             cpu: self.stats.cpu,
             isolation: self.isolation,
+            dropped_lines: self.dropped.load(Ordering::Relaxed),
         }
     }
 

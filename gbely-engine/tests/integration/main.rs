@@ -14,6 +14,7 @@
 mod common;
 
 mod ab;
+mod agent_output;
 mod architecture;
 mod cli;
 mod cli_runner;

@@ -102,6 +102,13 @@ pub(super) fn cmd_check(a: CheckArgs) -> Result<u8> {
         if !violations.iter().any(|(round, _, _)| *round == 0) {
             startup = stats.first_answer_seconds;
         }
+        if stats.dropped_lines > 0 {
+            warnings.push(format!(
+                "{} line(s) written after a round's answer were dropped: the first line after an observation is \
+                 the answer, one a round (print to stderr, not stdout)",
+                stats.dropped_lines
+            ));
+        }
         for (round, kind, detail) in &violations {
             problems.push(format!("violation in round {round}: {} — {detail}", kind.wire()));
         }
@@ -138,9 +145,12 @@ pub(super) fn cmd_check(a: CheckArgs) -> Result<u8> {
         });
         println!("{doc}");
     } else {
-        println!("gbely check {}", path.display());
+        // What the file holds (its name, GAME_VERSION, a syntax error's line, what decide
+        // raised) is shown escaped: it is the agent's text.
+        use crate::text::printable;
+        println!("gbely check {}", printable(&path.display().to_string()));
         for n in &notes {
-            println!("  ok    {n}");
+            println!("  ok    {}", printable(n));
         }
         if let Some((max, p95, n)) = timing {
             println!(
@@ -154,10 +164,10 @@ pub(super) fn cmd_check(a: CheckArgs) -> Result<u8> {
             println!("  start-up  {t:.3} s (counts toward round 0's {} s)", constants::ROUND_TIME_LIMIT_S);
         }
         for w in &warnings {
-            println!("  WARN  {w}");
+            println!("  WARN  {}", printable(w));
         }
         for p in &problems {
-            println!("  FAIL  {p}");
+            println!("  FAIL  {}", printable(p));
         }
         println!("{}", if ok { "the submission passes the check" } else { "the submission would FAIL" });
     }

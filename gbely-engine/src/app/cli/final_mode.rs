@@ -3,6 +3,7 @@
 use super::play::{after_the_match, headline, match_exit, print_fairness, run_seats};
 use super::*;
 use crate::app::service::unique_names;
+use crate::text::printable;
 
 pub(super) fn cmd_final(a: FinalArgs) -> Result<u8> {
     let map = Arc::new(load_final_map(&a.map, a.size)?);
@@ -101,7 +102,8 @@ fn print_final(map: &Map, rec: &MatchRecord, replay: Option<&Path>, python: Opti
     }
     for (s, name) in rec.names.iter().enumerate() {
         if let Some(o) = rec.outcome.get(s).and_then(|o| o.disqualified) {
-            let cause = rec.violations[s].last().map_or(String::new(), |(_, _, d)| format!(": {d}"));
+            let cause = rec.violations[s].last().map_or(String::new(), |(_, _, d)| format!(": {}", printable(d)));
+            let name = printable(name);
             writeln!(out, "  {name}: disqualified in round {o} (the fourth violation{cause})")?;
         }
     }

@@ -264,7 +264,9 @@ fn print_standings(
     if let Some(g) = &t.gauntlet {
         print_gauntlet(&mut out, g)?;
     }
-    let width = t.standings.iter().map(|s| s.name.chars().count()).max().unwrap_or(5).max(5);
+    // Names from the results database are shown escaped, whoever wrote them there.
+    use crate::text::printable;
+    let width = t.standings.iter().map(|s| printable(&s.name).chars().count()).max().unwrap_or(5).max(5);
     writeln!(
         out,
         "  {:>4}  {:<width$}  {:>6}  {:>3} {:>3} {:>3}  {:>10}  {:>17}  {:>9}  violations",
@@ -277,7 +279,7 @@ fn print_standings(
             out,
             "  {:>4}  {:<width$}  {:>6}  {:>3} {:>3} {:>3}  {:>8.2} %  {:>17}  {:>9}  {}{}",
             s.rank,
-            s.name,
+            printable(&s.name),
             s.played,
             s.wins,
             s.draws,
@@ -299,7 +301,7 @@ fn print_standings(
             let line: Vec<String> = m
                 .standings
                 .iter()
-                .map(|s| format!("{} {}-{}-{} {}", s.name, s.wins, s.draws, s.losses, elo(s.rating)))
+                .map(|s| format!("{} {}-{}-{} {}", printable(&s.name), s.wins, s.draws, s.losses, elo(s.rating)))
                 .collect();
             writeln!(out, "  on {}: {}", m.map, line.join(", "))?;
         }
@@ -327,7 +329,7 @@ fn print_gauntlet(out: &mut impl Write, g: &Gauntlet) -> Result<()> {
     writeln!(
         out,
         "  {} against the field: {} Elo (95 %), {}-{}-{}, score {:.1} %",
-        g.candidate,
+        crate::text::printable(&g.candidate),
         gauntlet_elo(f),
         f.wins,
         f.draws,
@@ -339,7 +341,7 @@ fn print_gauntlet(out: &mut impl Write, g: &Gauntlet) -> Result<()> {
             writeln!(
                 out,
                 "    {what} {}: {} Elo, {}-{}-{}, score {:.1} %",
-                l.against,
+                crate::text::printable(&l.against),
                 gauntlet_elo(l),
                 l.wins,
                 l.draws,

@@ -89,6 +89,12 @@ pub(super) fn cmd_agents(a: AgentsArgs) -> Result<u8> {
         writeln!(out, "no agent files (*.py) in {}", a.dir.display())?;
         return Ok(exit::OK);
     }
+    // File names and what the files say (names, GAME_VERSION, syntax errors) are shown escaped.
+    use crate::text::printable;
+    for l in &mut listed {
+        l.file = printable(&l.file).into_owned();
+        l.why.iter_mut().for_each(|w| *w = printable(w).into_owned());
+    }
     let fw = listed.iter().map(|l| l.file.chars().count()).max().unwrap_or(4).max(4);
     let nw = listed.iter().map(|l| l.name.chars().count()).max().unwrap_or(4).max(4);
     writeln!(out, "{:<fw$}  {:<nw$}  {:>9}  check", "file", "name", "size")?;

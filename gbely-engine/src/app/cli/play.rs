@@ -213,7 +213,7 @@ pub(super) fn run_python(given: Option<&str>, specs: &[&str]) -> Result<Option<S
 pub(super) fn named(spec: &str, py: &str) -> String {
     let (name, warning) = crate::app::inspect::display_name(spec, py);
     if let Some(w) = warning {
-        eprintln!("gbely: warning: {w}");
+        eprintln!("gbely: warning: {}", crate::text::printable(&w));
     }
     name
 }
@@ -225,7 +225,7 @@ pub(super) fn headline(map: &Map, rec: &MatchRecord) -> String {
 
 /// The runner's notes on CPU competition (see [`crate::app::runs::results::fairness_notes`]).
 pub(super) fn print_fairness(out: &mut impl Write, rec: &MatchRecord) -> Result<()> {
-    for n in fairness_notes(rec) {
+    for n in fairness_notes(rec).into_iter().chain(crate::app::runs::results::dropped_line_notes(rec)) {
         writeln!(out, "  note: {n}")?;
     }
     if let Some(i) = crate::app::runs::results::isolation_of(rec) {
@@ -242,7 +242,8 @@ fn print_summary(
     python: Option<&str>,
 ) -> Result<()> {
     let mut out = std::io::stdout().lock();
-    writeln!(out, "{} vs {} {}", rec.names[0], rec.names[1], headline(map, rec))?;
+    let name = |s: usize| crate::text::printable(&rec.names[s]).into_owned();
+    writeln!(out, "{} vs {} {}", name(0), name(1), headline(map, rec))?;
     let mut sides = String::new();
     rec.write_sides(&mut sides, &|s| logs[s].is_some() || !rec.discards[s].is_empty())?;
     write!(out, "{sides}")?;
@@ -252,7 +253,7 @@ fn print_summary(
     }
     for (s, log) in logs.iter().enumerate() {
         if let Some(l) = log {
-            writeln!(out, "  log of {}: {}", rec.names[s], l.display())?;
+            writeln!(out, "  log of {}: {}", name(s), l.display())?;
         }
     }
     if let Some(py) = python {

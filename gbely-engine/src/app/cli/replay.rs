@@ -1,6 +1,7 @@
 //! `gbely replay view|show|verify|stats`.
 
 use super::*;
+use crate::text::{printable, printable_lines};
 
 pub(super) fn cmd_replay(cmd: ReplayCmd) -> Result<u8> {
     use crate::replays::{frame_after, observation_at, read_replay, render_frame, render_legend, verify};
@@ -38,13 +39,15 @@ pub(super) fn cmd_replay(cmd: ReplayCmd) -> Result<u8> {
                 writeln!(
                     out,
                     "# the observation seat {seat} ({}) received in round {round}",
-                    replay.seats[seat as usize].name
+                    printable(&replay.seats[seat as usize].name)
                 )?;
                 writeln!(out, "{obs}")?;
                 writeln!(out, "# its answer")?;
                 match answer {
                     gbely_world::replay::Answer::Commands(list) => writeln!(out, "{}", json!({ "prikazy": list }))?,
-                    gbely_world::replay::Answer::Violation(v) => writeln!(out, "violation ({}): {}", v.kind, v.detail)?,
+                    gbely_world::replay::Answer::Violation(v) => {
+                        writeln!(out, "violation ({}): {}", v.kind, printable(&v.detail))?
+                    }
                     gbely_world::replay::Answer::Out => writeln!(out, "none: the seat was out of the game")?,
                     // observation_at writes compact and regenerated commands out as commands.
                     gbely_world::replay::Answer::Compact(_) | gbely_world::replay::Answer::Regen => {}
@@ -85,18 +88,20 @@ pub(super) fn cmd_replay(cmd: ReplayCmd) -> Result<u8> {
     Ok(exit::OK)
 }
 
-/// The agents' notes on a round (all seats', or `seat`'s), each cell's note by its id.
+/// The agents' notes on a round (all seats', or `seat`'s), each cell's note by its id: the
+/// agents' text, shown escaped ([`printable`]), a line of it on a line of its own.
 fn write_notes(out: &mut impl Write, replay: &gbely_world::Replay, round: u32, seat: Option<u8>) -> Result<()> {
     let Some(turn) = replay.turns.get(round as usize) else { return Ok(()) };
     let width = replay.map.width;
     for n in turn.notes.iter().filter(|n| seat.is_none_or(|s| s == n.seat)) {
         let name = replay.seats.get(n.seat as usize).map_or("", |s| s.name.as_str());
-        writeln!(out, "# notes of seat {} ({name}) in round {round}", n.seat)?;
-        for line in n.text.lines() {
+        writeln!(out, "# notes of seat {} ({}) in round {round}", n.seat, printable(name))?;
+        for line in printable_lines(&n.text) {
             writeln!(out, "  {line}")?;
         }
         for (cell, note) in &n.cells {
-            writeln!(out, "  {}: {note}", gbely_rules::format_cell_id(cell / width, cell % width))?;
+            let id = gbely_rules::format_cell_id(cell / width, cell % width);
+            writeln!(out, "  {id}: {}", printable(note))?;
         }
     }
     Ok(())

@@ -25,16 +25,17 @@ pub fn is_python_agent(spec: &str) -> bool {
     spec == "template" || spec == "expander" || (!spec.starts_with("cmd:") && spec.ends_with(".py"))
 }
 
-/// A short display name for an agent spec.
+/// A short display name for an agent spec (its file name, control characters shown escaped).
 pub fn agent_name(spec: &str) -> String {
-    if let Some(cmd) = spec.strip_prefix("cmd:") {
-        return cmd
-            .split_whitespace()
+    let name = if let Some(cmd) = spec.strip_prefix("cmd:") {
+        cmd.split_whitespace()
             .next()
             .map(|p| Path::new(p).file_name().map_or(p.to_string(), |f| f.to_string_lossy().into()))
-            .unwrap_or_default();
-    }
-    Path::new(spec).file_name().map_or(spec.to_string(), |f| f.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    } else {
+        Path::new(spec).file_name().map_or(spec.to_string(), |f| f.to_string_lossy().into_owned())
+    };
+    crate::text::printable(&name).into_owned()
 }
 
 pub fn file_stem(spec: &str) -> String {

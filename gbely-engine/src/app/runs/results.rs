@@ -113,3 +113,21 @@ pub fn fairness_notes(rec: &MatchRecord) -> Vec<String> {
     }
     notes
 }
+
+/// Each agent that wrote lines after a round's answer: the runner took the first line of each
+/// round as its answer and dropped the rest (docs/protocol.md, "One answer a round").
+pub fn dropped_line_notes(rec: &MatchRecord) -> Vec<String> {
+    rec.agents
+        .iter()
+        .enumerate()
+        .filter_map(|(s, a)| {
+            let n = a.as_ref()?.dropped_lines;
+            (n > 0).then(|| {
+                format!(
+                    "{}: {n} line(s) written after a round's answer were dropped (one answer a round: the first line)",
+                    crate::text::printable(&rec.names[s])
+                )
+            })
+        })
+        .collect()
+}
