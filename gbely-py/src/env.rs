@@ -54,9 +54,9 @@ impl Reward {
 /// Who plays each seat of `map` beside the learners: `None` for a learner, the Council on the
 /// Council's seat of a final (SPEC §9), else `opponent` (a built-in agent's name, or `None` for
 /// an opponent played from Python).
-pub(crate) fn seating(map: &Map, learners: &[u8], opponent: Option<&str>) -> Result<Vec<Option<String>>, String> {
+pub(crate) fn seating(map: &Map, learners: &[i64], opponent: Option<&str>) -> Result<Vec<Option<String>>, String> {
     let seats = map.seats();
-    if let Some(s) = learners.iter().find(|&&s| s as usize >= seats.len()) {
+    if let Some(s) = learners.iter().find(|&&s| usize::try_from(s).map_or(true, |s| s >= seats.len())) {
         return Err(format!("seat {s} does not exist: {} has {} seats", map.name(), seats.len()));
     }
     let final_ = seats.len() > 2;
@@ -64,7 +64,7 @@ pub(crate) fn seating(map: &Map, learners: &[u8], opponent: Option<&str>) -> Res
         .iter()
         .enumerate()
         .map(|(k, s)| {
-            if learners.contains(&(k as u8)) {
+            if learners.contains(&(k as i64)) {
                 None
             } else if final_ && s.role == SeatRole::Council {
                 Some("council".to_string())
@@ -79,7 +79,7 @@ pub(crate) fn seating(map: &Map, learners: &[u8], opponent: Option<&str>) -> Res
 /// seat or a seat played from Python.
 #[pyfunction(name = "seating")]
 #[pyo3(signature = (map, learners, opponent = None))]
-pub(crate) fn py_seating(map: &PyMap, learners: Vec<u8>, opponent: Option<String>) -> PyResult<Vec<Option<String>>> {
+pub(crate) fn py_seating(map: &PyMap, learners: Vec<i64>, opponent: Option<String>) -> PyResult<Vec<Option<String>>> {
     seating(&map.inner, &learners, opponent.as_deref()).map_err(PyValueError::new_err)
 }
 
