@@ -236,42 +236,17 @@ pub(crate) struct Obs<I, F, R> {
 /// [`FIELDS`]. The body is written once and typed per field, so it can be generic over the
 /// three element types; `?` in it returns from the enclosing function.
 macro_rules! obs_fields {
-    ($obs:expr, |$f:pat_param, $x:pat_param| $body:expr) => {{
-        let $crate::schema::Obs { terrain, owner, units, fortification, visible, base, round, mask } = $obs;
-        $crate::schema::Obs {
-            terrain: {
-                let ($f, $x) = (&$crate::schema::FIELDS[0], terrain);
-                $body
-            },
-            owner: {
-                let ($f, $x) = (&$crate::schema::FIELDS[1], owner);
-                $body
-            },
-            units: {
-                let ($f, $x) = (&$crate::schema::FIELDS[2], units);
-                $body
-            },
-            fortification: {
-                let ($f, $x) = (&$crate::schema::FIELDS[3], fortification);
-                $body
-            },
-            visible: {
-                let ($f, $x) = (&$crate::schema::FIELDS[4], visible);
-                $body
-            },
-            base: {
-                let ($f, $x) = (&$crate::schema::FIELDS[5], base);
-                $body
-            },
-            round: {
-                let ($f, $x) = (&$crate::schema::FIELDS[6], round);
-                $body
-            },
-            mask: {
-                let ($f, $x) = (&$crate::schema::FIELDS[7], mask);
-                $body
-            },
-        }
+    ($obs:expr, |$f:pat_param, $x:pat_param| $body:expr) => {
+        $crate::schema::obs_fields!(@each $obs, $f, $x, $body, [
+            terrain 0, owner 1, units 2, fortification 3, visible 4, base 5, round 6, mask 7
+        ])
+    };
+    (@each $obs:expr, $f:pat_param, $x:pat_param, $body:expr, [$($name:ident $i:tt),*]) => {{
+        let $crate::schema::Obs { $($name),* } = $obs;
+        $crate::schema::Obs { $($name: {
+            let ($f, $x) = (&$crate::schema::FIELDS[$i], $name);
+            $body
+        }),* }
     }};
 }
 pub(crate) use obs_fields;

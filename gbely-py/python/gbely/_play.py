@@ -182,6 +182,23 @@ def _check_agent_file(a: Any) -> None:
         raise AgentError(f"agent file {a!r} defines no top-level function decide(stav)")
 
 
+def _played(agents: List[Any], map: Union[str, Map, None], rounds: int,
+            replay: Union[str, "os.PathLike[str]", None], time_limit: Optional[float], python: Optional[str],
+            run_dir: Union[str, "os.PathLike[str]", None], sandbox: str, memory_limit: Optional[int]) -> Result:
+    """Plays a match of these agents, one a seat (the native ``play_match``), and reads its result."""
+    return Result._from_json(_play_match(
+        agents,
+        map=map,
+        rounds=rounds,
+        replay=os.fspath(replay) if replay is not None else None,
+        time_limit=time_limit,
+        python=python or os.environ.get("GBELY_PYTHON") or sys.executable,
+        run_dir=os.fspath(run_dir) if run_dir is not None else None,
+        sandbox=sandbox,
+        memory_limit=memory_limit,
+    ))
+
+
 def play(
     agent: Agent,
     opponent: Agent = "council",
@@ -245,17 +262,7 @@ def play(
     agents = [_agent(agent, isolate), _agent(opponent, isolate)]
     for a in agents:
         _check_agent_file(a)
-    return Result._from_json(_play_match(
-        agents,
-        map=_map(map, size),
-        rounds=rounds,
-        replay=os.fspath(replay) if replay is not None else None,
-        time_limit=time_limit,
-        python=python or os.environ.get("GBELY_PYTHON") or sys.executable,
-        run_dir=os.fspath(run_dir) if run_dir is not None else None,
-        sandbox=sandbox,
-        memory_limit=memory_limit,
-    ))
+    return _played(agents, _map(map, size), rounds, replay, time_limit, python, run_dir, sandbox, memory_limit)
 
 
 def final(
@@ -311,14 +318,4 @@ def final(
         _check_agent_file(a)
     order = _final_seating(the_map, list(seats or []))
     seat_agents = [entries[i] for i in order] + ["council"]
-    return Result._from_json(_play_match(
-        seat_agents,
-        map=the_map,
-        rounds=rounds,
-        replay=os.fspath(replay) if replay is not None else None,
-        time_limit=time_limit,
-        python=python or os.environ.get("GBELY_PYTHON") or sys.executable,
-        run_dir=os.fspath(run_dir) if run_dir is not None else None,
-        sandbox=sandbox,
-        memory_limit=memory_limit,
-    ))
+    return _played(seat_agents, the_map, rounds, replay, time_limit, python, run_dir, sandbox, memory_limit)
