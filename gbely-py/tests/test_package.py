@@ -165,3 +165,19 @@ def test_the_environment_modules_import_alone_in_any_order(module):
     out = subprocess.run([sys.executable, "-c", f"import {module}; import gbely.env; print('ok')"],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+@pytest.mark.parametrize("module", ["gbely.env", "gbely.vector", "gbely.wrappers"])
+def test_each_environment_module_says_what_to_install_without_numpy(module):
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.modules['numpy'] = None\n"
+            "import gbely\n"
+            "try:\n"
+            f"    import {module}\n"
+            "except ImportError as e:\n"
+            "    assert \"pip install 'gbely[env]'\" in str(e), e\n"
+            "    print('ok')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stdout + out.stderr

@@ -73,12 +73,13 @@ import copy
 import os
 from typing import Any, Dict, List, Optional, Tuple
 
+# First: it says what to install when numpy or gymnasium is missing.
+from ._common import (BUILTIN, KINDS, RENDER_MODES, CellActions, Map, MapSampler, Maps, Opponent, Reward,
+                      _grid_of, _map, _render, _render_mode, _spaces, check_reward, opponents, reward_of)
 import numpy as np
 import gymnasium
 from gymnasium import spaces
 
-from ._common import (BUILTIN, KINDS, RENDER_MODES, CellActions, Map, MapSampler, Maps, Opponent, Reward,
-                      _grid_of, _map, _render, _render_mode, _spaces, check_reward, opponents, reward_of)
 from ._gbely import DEFAULT_ROUNDS, EnvCore, seating
 # The batched environment and the wrappers have modules of their own (gbely.vector,
 # gbely.wrappers); importable from here too, as they were.

@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
+# First: it says what to install when numpy or gymnasium is missing.
+from ._common import OBS_KEYS, MapSampler, _grid_of, _map, _spaces, opponents
 import numpy as np
 import gymnasium
 from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
-from ._common import OBS_KEYS, MapSampler, _grid_of, _map, _spaces, opponents
 from ._gbely import DEFAULT_ROUNDS, VectorCore
 
 __all__ = ["VectorEnv"]

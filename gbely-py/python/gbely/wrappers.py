@@ -18,13 +18,13 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional, Tuple
 
+# First: it says what to install when numpy or gymnasium is missing.
+from ._common import KINDS, OWNER, TERRAIN
 import numpy as np
 import gymnasium
 from gymnasium import spaces
 
 import pravidla
-
-from ._common import KINDS, OWNER, TERRAIN
 
 __all__ = ["MaskedCells", "CHANNELS", "channels"]
 
