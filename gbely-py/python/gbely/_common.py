@@ -52,6 +52,7 @@ Opponent = Union[str, "os.PathLike[str]", Callable[[dict], Any], Any]
 Reward = Union[str, Callable[[float, float, bool], float]]
 Maps = Union[Tuple[int, int], Sequence[Any], Callable[["np.random.Generator"], Any]]
 
+
 def _map(spec: Any) -> Map:
     if spec is None:
         return Map.reference()
@@ -223,5 +224,3 @@ def _render(core: EnvCore, mode: Optional[str], scale: int) -> Any:
     if mode == "html":
         return core.viewer_html()
     return core.picture(scale)
-
-
