@@ -236,7 +236,11 @@ impl Arena {
 
     /// Notes every seat's share and cells now, as "before" the next round.
     fn keep_before(&mut self) {
-        self.before = (0..self.session.seats() as u8).map(|s| (self.share(s), self.cells(s))).collect();
+        // Reused (no allocation per round): taken out while the session is read.
+        let mut before = std::mem::take(&mut self.before);
+        before.clear();
+        before.extend((0..self.session.seats() as u8).map(|s| (self.share(s), self.cells(s))));
+        self.before = before;
     }
 
     fn finalist(&self, seat: u8) -> bool {
