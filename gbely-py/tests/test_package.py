@@ -181,3 +181,23 @@ def test_each_environment_module_says_what_to_install_without_numpy(module):
             "    print('ok')\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stdout + out.stderr
+
+
+def test_commands_take_the_grid_or_the_map_and_padding_is_ignored_but_checked():
+    import numpy as np
+    from gbely.env import GbelyEnv
+
+    env = GbelyEnv(grid=(64, 70), rounds=3)
+    env.reset(seed=0)
+    kind, fraction = np.zeros((64, 70), np.int8), np.ones((64, 70), np.float32)
+    kind[57, 2] = 8  # ATTACK east from the base P57_02, 10 + 3 + 5 = 18 units in round 0 (rules §4)
+    kind[62, 68] = 9  # a padded cell: no command
+    expected = [{"typ": "ATTACK", "z": "P57_02", "na": "P57_03", "pocet": 18.0}]
+    assert env.unwrapped._core.commands(0, kind, fraction) == expected
+    on_map = (np.ascontiguousarray(kind[:60, :60]), np.ascontiguousarray(fraction[:60, :60]))
+    assert env.unwrapped._core.commands(0, *on_map) == expected
+    kind[63, 69] = 10
+    with pytest.raises(ValueError, match="action kind 10 at row 63, col 69"):
+        env.unwrapped._core.commands(0, kind, fraction)
+    with pytest.raises(ValueError, match="action kind 10 at row 63, col 69"):
+        env.step({"kind": kind, "fraction": fraction})
