@@ -2,7 +2,7 @@
 //! `gbely.replay_dataset`): a replay re-simulated in Rust, round by round, with the GIL released.
 //!
 //! Per round and seat: the observation the seat received (SPEC §5, and the arrays of the
-//! learning environments, written by the environment's own `write_obs`), the commands it gave —
+//! learning environments, written by their one writer, `schema::write_obs`), the commands it gave —
 //! decoded from the file, or, for a built-in player whose commands the file leaves out
 //! (`Answer::Regen`), decided again from the same observation as `gbely replay verify` does
 //! (`gbely_engine::replays::resimulate_observing`) — and the state (the referee's view).
@@ -31,8 +31,8 @@ use pyo3::types::{PyDict, PyString};
 use serde_json::Value;
 
 use crate::convert::{id_strings, obs_dict};
-use crate::env::{write_obs, ObsOut, KINDS};
 use crate::errors::ReplayError;
+use crate::schema::{write_obs, Layout, ObsVec, ATTACK, FORTIFY, MOVE};
 
 /// A replay and its map, checked.
 struct Loaded {
@@ -98,11 +98,13 @@ fn orders<'a>(answer: &'a Answer, regen: Option<&[Command]>, grid: &Grid) -> Vec
     }
 }
 
-/// The labels of one round (each slice over the map's cells); returns the number of items whose
-/// source is no cell of the map (`unlocated`).
+/// The labels of one round (each slice over `layout`'s grid, padding 0); returns the number of
+/// items whose source is no cell of the map (`unlocated`).
+#[allow(clippy::too_many_arguments)]
 fn label(
     obs: &Observation,
     grid: &Grid,
+    layout: Layout,
     orders: &[(Order, Option<&Value>)],
     kind: &mut [i8],
     fraction: &mut [f32],
@@ -118,9 +120,11 @@ fn label(
         let (source, label) = match order {
             Ok(cmd) => {
                 let (from, k, amount) = match *cmd {
-                    Command::Move { from, to, amount } => (from, direction(grid, from, to).map(|d| 1 + d), amount),
-                    Command::Attack { from, to, amount } => (from, direction(grid, from, to).map(|d| 5 + d), amount),
-                    Command::Fortify { cell, amount } => (cell, Some(9), amount),
+                    Command::Move { from, to, amount } => (from, direction(grid, from, to).map(|d| MOVE + d), amount),
+                    Command::Attack { from, to, amount } => {
+                        (from, direction(grid, from, to).map(|d| ATTACK + d), amount)
+                    }
+                    Command::Fortify { cell, amount } => (cell, Some(FORTIFY), amount),
                 };
                 let own = obs.own_cell(from);
                 let label = match (k, own) {
@@ -141,7 +145,7 @@ fn label(
             unlocated += 1;
             continue;
         };
-        let i = cell.index();
+        let i = layout.at(cell);
         count[i] = count[i].saturating_add(1);
         match label {
             Some((k, f)) if count[i] == 1 => (kind[i], fraction[i]) = (k, f),
@@ -159,21 +163,18 @@ fn label(
     unlocated
 }
 
-/// A dataset's columns, T rounds over a `gh × gw` grid (the map at its top-left): each made for
-/// every round of the replay, padding values throughout, and cut to the rounds written.
+/// A dataset's columns, T rounds over a grid (the map at its top-left, see [`Layout`]): made
+/// for every round of the replay and cut to the rounds written.
 struct Columns {
-    per: usize,
-    terrain: Vec<i8>,
-    owner: Vec<i8>,
-    units: Vec<f32>,
-    fortification: Vec<f32>,
-    visible: Vec<i8>,
-    base: Vec<i8>,
-    round: Vec<i32>,
-    mask: Vec<i8>,
+    layout: Layout,
+    /// Rounds written.
+    t: usize,
+    obs: ObsVec,
     kind: Vec<i8>,
     fraction: Vec<f32>,
     inexpressible: Vec<bool>,
+    /// Sources of labels per cell, one round's (scratch).
+    count: Vec<u16>,
     unlocated: Vec<i32>,
     cells: Vec<i32>,
     reward: Vec<f32>,
@@ -181,24 +182,16 @@ struct Columns {
 }
 
 impl Columns {
-    fn new(rounds: usize, per: usize) -> Columns {
-        let mut mask = vec![0i8; rounds * per * KINDS];
-        for k in mask.iter_mut().step_by(KINDS) {
-            *k = 1; // staying is always possible, on padding too
-        }
+    fn new(rounds: usize, layout: Layout) -> Columns {
+        let per = layout.cells();
         Columns {
-            per,
-            terrain: vec![-1; rounds * per],
-            owner: vec![-1; rounds * per],
-            units: vec![0.0; rounds * per],
-            fortification: vec![0.0; rounds * per],
-            visible: vec![0; rounds * per],
-            base: vec![0; rounds * per],
-            round: Vec::with_capacity(rounds),
-            mask,
+            layout,
+            t: 0,
+            obs: ObsVec::new(rounds, per),
             kind: vec![0; rounds * per],
             fraction: vec![0.0; rounds * per],
             inexpressible: vec![false; rounds * per],
+            count: vec![0; per],
             unlocated: Vec::with_capacity(rounds),
             cells: Vec::with_capacity(rounds),
             reward: Vec::with_capacity(rounds),
@@ -206,135 +199,42 @@ impl Columns {
         }
     }
 
-    /// Keeps the first `t` rounds.
-    fn truncate(&mut self, t: usize) {
-        let n = t * self.per;
-        self.terrain.truncate(n);
-        self.owner.truncate(n);
-        self.units.truncate(n);
-        self.fortification.truncate(n);
-        self.visible.truncate(n);
-        self.base.truncate(n);
-        self.mask.truncate(n * KINDS);
-        self.kind.truncate(n);
-        self.fraction.truncate(n);
-        self.inexpressible.truncate(n);
+    /// Keeps the rounds written.
+    fn truncate(&mut self) {
+        let (t, per) = (self.t, self.layout.cells());
+        self.obs.truncate(t, per);
+        self.kind.truncate(t * per);
+        self.fraction.truncate(t * per);
+        self.inexpressible.truncate(t * per);
     }
 
-    /// Writes the observation of the next round (and its labels, given the seat's orders) into
-    /// round `round.len()`; `s` holds the map-sized arrays when the grid is padded.
-    #[allow(clippy::too_many_arguments)]
-    fn write(
-        &mut self,
-        obs: &Observation,
-        grid: &Grid,
-        finalist: bool,
-        gw: usize,
-        s: &mut Scratch,
-        orders: Option<&[(Order, Option<&Value>)]>,
-    ) {
-        let t = self.round.len();
-        let (w, n) = (grid.width() as usize, grid.len());
-        let at = t * self.per..(t + 1) * self.per;
-        let mut round = 0i32;
+    /// Writes the observation of the next round (and its labels, given the seat's orders).
+    fn write(&mut self, obs: &Observation, grid: &Grid, finalist: bool, orders: Option<&[(Order, Option<&Value>)]>) {
+        let (t, per) = (self.t, self.layout.cells());
+        write_obs(obs, grid, finalist, self.layout, self.obs.row(t, per));
         let mut unlocated = 0;
-        if self.per == n {
-            // No padding: straight into the columns.
-            write_obs(
-                obs,
-                grid,
-                finalist,
-                w,
-                ObsOut {
-                    terrain: &mut self.terrain[at.clone()],
-                    owner: &mut self.owner[at.clone()],
-                    units: &mut self.units[at.clone()],
-                    fortification: &mut self.fortification[at.clone()],
-                    visible: &mut self.visible[at.clone()],
-                    base: &mut self.base[at.clone()],
-                    round: &mut round,
-                    mask: &mut self.mask[at.start * KINDS..at.end * KINDS],
-                },
-            );
-            if let Some(o) = orders {
-                let (k, f, x) =
-                    (&mut self.kind[at.clone()], &mut self.fraction[at.clone()], &mut self.inexpressible[at]);
-                unlocated = label(obs, grid, o, k, f, x, &mut s.count);
-            }
-        } else {
-            write_obs(
-                obs,
-                grid,
-                finalist,
-                w,
-                ObsOut {
-                    terrain: &mut s.terrain,
-                    owner: &mut s.owner,
-                    units: &mut s.units,
-                    fortification: &mut s.fortification,
-                    visible: &mut s.visible,
-                    base: &mut s.base,
-                    round: &mut round,
-                    mask: &mut s.mask,
-                },
-            );
-            place(&mut self.terrain[at.clone()], &s.terrain, w, gw, 1);
-            place(&mut self.owner[at.clone()], &s.owner, w, gw, 1);
-            place(&mut self.units[at.clone()], &s.units, w, gw, 1);
-            place(&mut self.fortification[at.clone()], &s.fortification, w, gw, 1);
-            place(&mut self.visible[at.clone()], &s.visible, w, gw, 1);
-            place(&mut self.base[at.clone()], &s.base, w, gw, 1);
-            place(&mut self.mask[at.start * KINDS..at.end * KINDS], &s.mask, w, gw, KINDS);
-            if let Some(o) = orders {
-                unlocated = label(obs, grid, o, &mut s.kind, &mut s.fraction, &mut s.inexpressible, &mut s.count);
-                place(&mut self.kind[at.clone()], &s.kind, w, gw, 1);
-                place(&mut self.fraction[at.clone()], &s.fraction, w, gw, 1);
-                place(&mut self.inexpressible[at], &s.inexpressible, w, gw, 1);
-            }
+        if let Some(o) = orders {
+            let at = t * per..(t + 1) * per;
+            let (k, f, x) = (&mut self.kind[at.clone()], &mut self.fraction[at.clone()], &mut self.inexpressible[at]);
+            unlocated = label(obs, grid, self.layout, o, k, f, x, &mut self.count);
         }
-        self.round.push(round);
+        self.t += 1;
         self.unlocated.push(unlocated as i32);
     }
-}
 
-/// One round's arrays over the map's cells, before they are placed on a padded grid.
-struct Scratch {
-    terrain: Vec<i8>,
-    owner: Vec<i8>,
-    units: Vec<f32>,
-    fortification: Vec<f32>,
-    visible: Vec<i8>,
-    base: Vec<i8>,
-    mask: Vec<i8>,
-    kind: Vec<i8>,
-    fraction: Vec<f32>,
-    inexpressible: Vec<bool>,
-    count: Vec<u16>,
-}
-
-impl Scratch {
-    fn new(n: usize) -> Scratch {
-        Scratch {
-            terrain: vec![0; n],
-            owner: vec![0; n],
-            units: vec![0.0; n],
-            fortification: vec![0.0; n],
-            visible: vec![0; n],
-            base: vec![0; n],
-            mask: vec![0; n * KINDS],
-            kind: vec![0; n],
-            fraction: vec![0.0; n],
-            inexpressible: vec![false; n],
-            count: vec![0; n],
-        }
-    }
-}
-
-/// Copies `src` (rows of `w` cells of `k` values) into the first rows of `dst` (rows of `gw`
-/// cells); the rest of `dst` keeps its padding.
-fn place<T: Copy>(dst: &mut [T], src: &[T], w: usize, gw: usize, k: usize) {
-    for (row, out) in src.chunks(w * k).zip(dst.chunks_mut(gw * k)) {
-        out[..w * k].copy_from_slice(row);
+    /// The columns as a dict of numpy arrays (the observation's fields, then the labels).
+    fn into_dict(self, py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+        let (t, (gh, gw)) = (self.t, self.layout.grid);
+        let d = PyDict::new(py);
+        self.obs.put(py, &d, &[t], (gh, gw))?;
+        d.set_item("kind", array(py, self.kind, &[t, gh, gw])?)?;
+        d.set_item("fraction", array(py, self.fraction, &[t, gh, gw])?)?;
+        d.set_item("inexpressible", array(py, self.inexpressible, &[t, gh, gw])?)?;
+        d.set_item("unlocated", array(py, self.unlocated, &[t])?)?;
+        d.set_item("cells", array(py, self.cells, &[t])?)?;
+        d.set_item("reward", array(py, self.reward, &[t])?)?;
+        d.set_item("discarded", array(py, self.discarded, &[t])?)?;
+        Ok(d)
     }
 }
 
@@ -342,10 +242,8 @@ fn place<T: Copy>(dst: &mut [T], src: &[T], w: usize, gw: usize, k: usize) {
 fn dataset_of(data: &Loaded, seat: u8, grid: (usize, usize)) -> Columns {
     let g = data.map.grid();
     let n = g.len();
-    let (gh, gw) = grid;
     let finalist = data.finalist(seat);
-    let mut out = Columns::new(data.replay.turns.len(), gh * gw);
-    let mut s = Scratch::new(n);
+    let mut out = Columns::new(data.replay.turns.len(), Layout::new(g, grid));
     // Shared by the two callbacks: the round the seat was last observed and its cells then.
     let seen_round = std::cell::Cell::new(None);
     let before = std::cell::Cell::new(0usize);
@@ -358,7 +256,7 @@ fn dataset_of(data: &Loaded, seat: u8, grid: (usize, usize)) -> Columns {
         |r, _, obs, regen| {
             let answer = data.replay.turns[r].answers.get(seat as usize).unwrap_or(&Answer::Out);
             let o = orders(answer, regen, g);
-            out.write(obs, g, finalist, gw, &mut s, Some(&o));
+            out.write(obs, g, finalist, Some(&o));
             seen_round.set(Some(r));
             before.set(obs.own.len());
         },
@@ -373,7 +271,7 @@ fn dataset_of(data: &Loaded, seat: u8, grid: (usize, usize)) -> Columns {
             true
         },
     );
-    out.truncate(out.round.len());
+    out.truncate();
     (out.cells, out.reward, out.discarded) = (cells, reward, discarded);
     out
 }
@@ -535,18 +433,10 @@ impl ReplayCore {
         let finalist = self.data.finalist(self.check_seat(seat)?);
         let g = self.data.map.grid().clone();
         let Some(i) = self.observed(py, round, seat)? else { return Ok(None) };
-        let mut c = Columns::new(1, gh * gw);
-        c.write(&self.walk(seat).obs[i], &g, finalist, gw, &mut Scratch::new(g.len()), None);
-        let r = c.round[0];
+        let mut c = Columns::new(1, Layout::new(&g, (gh, gw)));
+        c.write(&self.walk(seat).obs[i], &g, finalist, None);
         let d = PyDict::new(py);
-        d.set_item("terrain", array(py, c.terrain, &[gh, gw])?)?;
-        d.set_item("owner", array(py, c.owner, &[gh, gw])?)?;
-        d.set_item("units", array(py, c.units, &[gh, gw])?)?;
-        d.set_item("fortification", array(py, c.fortification, &[gh, gw])?)?;
-        d.set_item("visible", array(py, c.visible, &[gh, gw])?)?;
-        d.set_item("base", array(py, c.base, &[gh, gw])?)?;
-        d.set_item("round", array(py, vec![r], &[1])?)?;
-        d.set_item("action_mask", array(py, c.mask, &[gh, gw, KINDS])?)?;
+        c.obs.put(py, &d, &[], (gh, gw))?;
         Ok(Some(d))
     }
 
@@ -603,24 +493,6 @@ impl ReplayCore {
         let s = self.check_seat(seat)?;
         let (gh, gw) = self.grid_arg(grid)?;
         let data = self.data.clone();
-        let c = py.allow_threads(|| dataset_of(&data, s, (gh, gw)));
-        let t = c.round.len();
-        let d = PyDict::new(py);
-        d.set_item("terrain", array(py, c.terrain, &[t, gh, gw])?)?;
-        d.set_item("owner", array(py, c.owner, &[t, gh, gw])?)?;
-        d.set_item("units", array(py, c.units, &[t, gh, gw])?)?;
-        d.set_item("fortification", array(py, c.fortification, &[t, gh, gw])?)?;
-        d.set_item("visible", array(py, c.visible, &[t, gh, gw])?)?;
-        d.set_item("base", array(py, c.base, &[t, gh, gw])?)?;
-        d.set_item("round", array(py, c.round, &[t, 1])?)?;
-        d.set_item("action_mask", array(py, c.mask, &[t, gh, gw, KINDS])?)?;
-        d.set_item("kind", array(py, c.kind, &[t, gh, gw])?)?;
-        d.set_item("fraction", array(py, c.fraction, &[t, gh, gw])?)?;
-        d.set_item("inexpressible", array(py, c.inexpressible, &[t, gh, gw])?)?;
-        d.set_item("unlocated", array(py, c.unlocated, &[t])?)?;
-        d.set_item("cells", array(py, c.cells, &[t])?)?;
-        d.set_item("reward", array(py, c.reward, &[t])?)?;
-        d.set_item("discarded", array(py, c.discarded, &[t])?)?;
-        Ok(d)
+        py.allow_threads(|| dataset_of(&data, s, (gh, gw))).into_dict(py)
     }
 }

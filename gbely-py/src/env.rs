@@ -5,10 +5,8 @@
 //! The arrays are made from the seat's SPEC §5 observation (the engine's typed `Observation`)
 //! and nothing else, so they hold no more than an agent file would get: cells the seat neither
 //! owns nor sees are "unseen", values are rounded as in the dict, and the only base marked is
-//! the seat's own. The arrays are over a grid (`height × width`) that is the map's size by
-//! default, or any larger one: the map sits at the top-left and every padded cell looks exactly
-//! like an unseen cell (terrain and owner -1, the rest 0, action mask "stay" only), so a grid
-//! larger than every map played hides the map's size.
+//! the seat's own. Which arrays there are, and how a grid larger than the map is padded, is
+//! `schema.rs`'s (the one table and writer).
 //!
 //! `EnvCore` is one match for `GbelyEnv` and `parallel_env` (opponents written in Python are
 //! driven from Python); `VectorCore` (vector.rs) steps n matches on threads with the GIL
@@ -21,126 +19,68 @@ use gbely_engine::recorder::match_result;
 use gbely_engine::runner::player::PlayerAnswer;
 use gbely_engine::session::{Session, SessionState};
 use gbely_engine::sim::{MatchConfig, Mode};
-use gbely_rules::{Cell, Command, Decide, Grid, Observation, Owner, Terrain};
+use gbely_rules::{Command, Decide, Grid, Observation};
 use gbely_world::{parse_map_file, write_map_file, Map, SeatRole};
-use numpy::{PyArray1, PyArray2, PyArray3, PyArrayMethods, PyReadonlyArray2, PyUntypedArrayMethods};
+use numpy::{PyArray3, PyArrayMethods, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
 use crate::convert::{answer_of, id_strings, obs_dict};
 use crate::maps::{map_arg, PyMap};
+use crate::schema::{toward, write_obs, Layout, ObsOut, ObsVec, ATTACK, FORTIFY, KINDS, MOVE};
 use crate::step::check_rounds;
 
-/// Actions per cell: stay, MOVE north/south/west/east, ATTACK north/south/west/east, FORTIFY.
-pub(crate) const KINDS: usize = 10;
-
-/// Owner codes of the `owner` array: unseen, neutral (`hbp`), the seat itself, the Council
-/// (`zastupitelstvo`); an army `armada_k` (k = 1 for the Council's view of seat 0) is `k + 2`.
-const UNSEEN: i8 = -1;
-const OWN: i8 = 1;
-const COUNCIL: i8 = 2;
-
-fn owner_code(o: Owner) -> i8 {
-    match o {
-        Owner::Neutral => 0,
-        Owner::Council => COUNCIL,
-        Owner::Army(k) => k as i8 + 2,
-    }
+/// What a step's reward is: the change of the seat's share of the map (% points), of its owned
+/// cells, or its final share at the end (0 before).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Reward {
+    Share,
+    Cells,
+    Final,
 }
 
-fn terrain_code(t: Terrain) -> i8 {
-    match t {
-        Terrain::Meadow => 0,
-        Terrain::Hill => 1,
-        Terrain::River => 2,
-    }
-}
-
-/// The neighbour of `c` toward N, S, W, E (`d` = 0 … 3), if on the map.
-fn toward(grid: &Grid, c: Cell, d: usize) -> Option<Cell> {
-    let (r, col) = grid.row_col(c);
-    let (w, h) = (grid.width(), grid.height());
-    match d {
-        0 if r > 0 => Some(grid.cell(r - 1, col)),
-        1 if r + 1 < h => Some(grid.cell(r + 1, col)),
-        2 if col > 0 => Some(grid.cell(r, col - 1)),
-        3 if col + 1 < w => Some(grid.cell(r, col + 1)),
-        _ => None,
-    }
-}
-
-/// One seat's arrays, each over the arrays' grid (row-major, possibly larger than the map's),
-/// `mask` with `KINDS` entries per cell.
-pub(crate) struct ObsOut<'a> {
-    pub terrain: &'a mut [i8],
-    pub owner: &'a mut [i8],
-    pub units: &'a mut [f32],
-    pub fortification: &'a mut [f32],
-    pub visible: &'a mut [i8],
-    pub base: &'a mut [i8],
-    pub round: &'a mut i32,
-    pub mask: &'a mut [i8],
-}
-
-/// Writes the arrays of an observation. `finalist`: the seat is a finalist of a final (it may
-/// not attack other finalists, SPEC §9), which the action mask follows. `width`: the arrays'
-/// row length (at least the map's): the map's row r, column c is the arrays' row r, column c,
-/// and cells beyond the map are written as unseen (mask: stay only).
-pub(crate) fn write_obs(obs: &Observation, grid: &Grid, finalist: bool, width: usize, out: ObsOut<'_>) {
-    let padded = width != grid.width() as usize;
-    let at = |c: Cell| -> usize {
-        if padded {
-            let (r, col) = grid.row_col(c);
-            r as usize * width + col as usize
-        } else {
-            c.index()
+impl Reward {
+    pub(crate) fn parse(s: &str) -> PyResult<Reward> {
+        match s {
+            "share" => Ok(Reward::Share),
+            "cells" => Ok(Reward::Cells),
+            "final" => Ok(Reward::Final),
+            _ => Err(PyValueError::new_err(format!("reward={s:?}: 'share', 'cells' or 'final'"))),
         }
-    };
-    out.terrain.fill(UNSEEN);
-    out.owner.fill(UNSEEN);
-    out.units.fill(0.0);
-    out.fortification.fill(0.0);
-    out.visible.fill(0);
-    out.base.fill(0);
-    out.mask.fill(0);
-    for k in out.mask.iter_mut().step_by(KINDS) {
-        *k = 1; // staying is always possible
     }
-    *out.round = obs.round as i32;
-    out.base[at(obs.base)] = 1;
-    for c in &obs.own {
-        let i = at(c.cell);
-        out.terrain[i] = terrain_code(c.terrain);
-        out.owner[i] = OWN;
-        out.units[i] = c.units as f32;
-        out.fortification[i] = c.fortification as f32;
-        out.visible[i] = 1;
+}
+
+/// Who plays each seat of `map` beside the learners: `None` for a learner, the Council on the
+/// Council's seat of a final (SPEC §9), else `opponent` (a built-in agent's name, or `None` for
+/// an opponent played from Python).
+pub(crate) fn seating(map: &Map, learners: &[i64], opponent: Option<&str>) -> Result<Vec<Option<String>>, String> {
+    let seats = map.seats();
+    if let Some(s) = learners.iter().find(|&&s| usize::try_from(s).map_or(true, |s| s >= seats.len())) {
+        return Err(format!("seat {s} does not exist: {} has {} seats", map.name(), seats.len()));
     }
-    for v in &obs.visible {
-        let i = at(v.cell);
-        out.terrain[i] = terrain_code(v.terrain);
-        out.owner[i] = owner_code(v.owner);
-        out.units[i] = v.garrison as f32;
-        out.fortification[i] = v.fortification as f32;
-        out.visible[i] = 1;
-    }
-    for c in &obs.own {
-        if c.units <= 0.0 {
-            continue;
-        }
-        let m = &mut out.mask[at(c.cell) * KINDS..][..KINDS];
-        m[9] = 1;
-        for d in 0..4 {
-            let Some(n) = toward(grid, c.cell, d) else { continue };
-            let o = out.owner[at(n)];
-            if o == OWN {
-                m[1 + d] = 1;
-            } else if !finalist || o == 0 || o == COUNCIL {
-                m[5 + d] = 1;
+    let final_ = seats.len() > 2;
+    Ok(seats
+        .iter()
+        .enumerate()
+        .map(|(k, s)| {
+            if learners.contains(&(k as i64)) {
+                None
+            } else if final_ && s.role == SeatRole::Council {
+                Some("council".to_string())
+            } else {
+                opponent.map(str::to_string)
             }
-        }
-    }
+        })
+        .collect())
+}
+
+/// Per seat of `map`, who plays it (see `seating` in the Rust code): `None` for a learner's
+/// seat or a seat played from Python.
+#[pyfunction(name = "seating")]
+#[pyo3(signature = (map, learners, opponent = None))]
+pub(crate) fn py_seating(map: &PyMap, learners: Vec<i64>, opponent: Option<String>) -> PyResult<Vec<Option<String>>> {
+    seating(&map.inner, &learners, opponent.as_deref()).map_err(PyValueError::new_err)
 }
 
 /// The commands of per-cell actions for an observation: for each own cell (row-major) whose
@@ -149,18 +89,10 @@ pub(crate) fn write_obs(obs: &Observation, grid: &Grid, finalist: bool, width: u
 /// `fraction × units` (the float32 fraction widened to f64, times the observed units); an amount
 /// of 0 is no command, nor is a direction off the map. These are exactly the commands a
 /// submission can send from its §5 dict: `gbely.codec.commands` makes the same list.
-pub(crate) fn commands_of(
-    obs: &Observation,
-    grid: &Grid,
-    kind: &[i8],
-    fraction: &[f32],
-    out: &mut Vec<Command>,
-) -> Result<(), String> {
+/// `kind` and `fraction` are over the map's cells, each kind 0 to `KINDS - 1` (checked by
+/// [`Arena::decode`]).
+fn commands_of(obs: &Observation, grid: &Grid, kind: &[i8], fraction: &[f32], out: &mut Vec<Command>) {
     out.clear();
-    if let Some(i) = kind.iter().position(|&k| !(0..KINDS as i8).contains(&k)) {
-        let (r, c) = grid.row_col(Cell(i as u32));
-        return Err(format!("action kind {} at row {r}, col {c}: kinds are 0 to {}", kind[i], KINDS - 1));
-    }
     for c in &obs.own {
         let i = c.cell.index();
         let k = kind[i] as usize;
@@ -173,13 +105,12 @@ pub(crate) fn commands_of(
             continue;
         }
         let cmd = match k {
-            1..=4 => toward(grid, c.cell, k - 1).map(|to| Command::Move { from: c.cell, to, amount }),
-            5..=8 => toward(grid, c.cell, k - 5).map(|to| Command::Attack { from: c.cell, to, amount }),
+            MOVE..ATTACK => toward(grid, c.cell, k - MOVE).map(|to| Command::Move { from: c.cell, to, amount }),
+            ATTACK..FORTIFY => toward(grid, c.cell, k - ATTACK).map(|to| Command::Attack { from: c.cell, to, amount }),
             _ => Some(Command::Fortify { cell: c.cell, amount }),
         };
         out.extend(cmd);
     }
-    Ok(())
 }
 
 /// The arrays' grid of a map: `grid` (rows, columns) when given, which the map must fit in,
@@ -212,9 +143,11 @@ pub(crate) struct Arena {
     obs: Observation,
     obs_seat: Option<u8>,
     pub(crate) cmds: Vec<Command>,
-    /// The map's part of padded actions (see `act`).
+    /// The map's part of padded actions (see `decode`).
     kinds: Vec<i8>,
     fractions: Vec<f32>,
+    /// Per seat, its (share, cells) before the last round resolved (for the rewards).
+    before: Vec<(f64, u32)>,
 }
 
 impl Arena {
@@ -235,7 +168,7 @@ impl Arena {
             }
         }
         let session = Self::fresh(&map, rounds, &bot_names);
-        Ok(Arena {
+        let mut arena = Arena {
             bots: Self::bots_of(&bot_names),
             map,
             shape,
@@ -247,7 +180,10 @@ impl Arena {
             cmds: Vec::new(),
             kinds: Vec::new(),
             fractions: Vec::new(),
-        })
+            before: Vec::new(),
+        };
+        arena.keep_before();
+        Ok(arena)
     }
 
     /// Why `map` cannot be played here, if it cannot: larger than the grid, or another seat
@@ -295,6 +231,16 @@ impl Arena {
         }
         self.session = Self::fresh(&self.map, self.rounds, &self.bot_names);
         self.obs_seat = None;
+        self.keep_before();
+    }
+
+    /// Notes every seat's share and cells now, as "before" the next round.
+    fn keep_before(&mut self) {
+        // Reused (no allocation per round): taken out while the session is read.
+        let mut before = std::mem::take(&mut self.before);
+        before.clear();
+        before.extend((0..self.session.seats() as u8).map(|s| (self.share(s), self.cells(s))));
+        self.before = before;
     }
 
     fn finalist(&self, seat: u8) -> bool {
@@ -310,41 +256,33 @@ impl Arena {
         &self.obs
     }
 
+    /// Where the map's cells are in the arrays.
+    pub(crate) fn layout(&self) -> Layout {
+        Layout::new(self.map.grid(), self.shape)
+    }
+
     pub(crate) fn write(&mut self, seat: u8, out: ObsOut<'_>) {
         let finalist = self.finalist(seat);
         self.observed(seat);
-        write_obs(&self.obs, self.map.grid(), finalist, self.shape.1, out);
+        write_obs(&self.obs, self.map.grid(), finalist, self.layout(), out);
     }
 
-    /// Hands in a seat's per-cell actions (over the arrays' grid) as commands; the actions of
-    /// padded cells are ignored (but must be kinds).
-    pub(crate) fn act(&mut self, seat: u8, kind: &[i8], fraction: &[f32]) -> Result<(), String> {
+    /// Decodes a seat's per-cell actions, over the grid of `layout` (the arrays' or the map's),
+    /// into `cmds`; the actions of padded cells are ignored (but must be kinds).
+    pub(crate) fn decode(&mut self, seat: u8, kind: &[i8], fraction: &[f32], layout: Layout) -> Result<(), String> {
+        check_kinds(kind, layout.grid.1)?;
         self.observed(seat);
-        let (mh, mw) = (self.map.height() as usize, self.map.width() as usize);
-        let (h, w) = self.shape;
-        let (kind, fraction) = if w == mw {
-            // The map's rows are the arrays' first rows: the rest is padding.
-            if h > mh {
-                check_kinds(&kind[mh * w..], w, mh)?;
-            }
-            (&kind[..mh * mw], &fraction[..mh * mw])
-        } else {
-            check_kinds(kind, w, 0)?;
-            self.kinds.clear();
-            self.fractions.clear();
-            for r in 0..mh {
-                self.kinds.extend_from_slice(&kind[r * w..][..mw]);
-                self.fractions.extend_from_slice(&fraction[r * w..][..mw]);
-            }
-            (&self.kinds[..], &self.fractions[..])
-        };
-        let mut cmds = std::mem::take(&mut self.cmds);
-        let r = commands_of(&self.obs, self.map.grid(), kind, fraction, &mut cmds);
-        if r.is_ok() {
-            self.session.submit(seat, PlayerAnswer::Commands(cmds.clone()));
-        }
-        self.cmds = cmds;
-        r
+        let kind = layout.map_part(kind, &mut self.kinds);
+        let fraction = layout.map_part(fraction, &mut self.fractions);
+        commands_of(&self.obs, self.map.grid(), kind, fraction, &mut self.cmds);
+        Ok(())
+    }
+
+    /// Hands in a seat's per-cell actions (over the arrays' grid) as commands (see `decode`).
+    pub(crate) fn act(&mut self, seat: u8, kind: &[i8], fraction: &[f32]) -> Result<(), String> {
+        self.decode(seat, kind, fraction, self.layout())?;
+        self.session.submit(seat, PlayerAnswer::Commands(self.cmds.clone()));
+        Ok(())
     }
 
     /// The built-in agents decide, then the round is resolved.
@@ -360,7 +298,25 @@ impl Arena {
             }
         }
         self.obs_seat = None;
+        self.keep_before();
         self.session.advance();
+    }
+
+    /// Whether the match is over for the seat (over, or the seat out of the game).
+    pub(crate) fn over(&self, seat: u8) -> bool {
+        self.session.is_over() || !self.session.is_active(seat)
+    }
+
+    /// The seat's reward for the last round (since the match started, before any).
+    pub(crate) fn reward(&self, seat: u8, reward: Reward) -> f64 {
+        let (share0, cells0) = self.before[seat as usize];
+        let (share1, cells1) = (self.share(seat), self.cells(seat));
+        match reward {
+            Reward::Share => share1 - share0,
+            Reward::Cells => cells1 as f64 - cells0 as f64,
+            Reward::Final if self.over(seat) => share1,
+            Reward::Final => 0.0,
+        }
     }
 
     pub(crate) fn cells(&self, seat: u8) -> u32 {
@@ -385,35 +341,23 @@ impl Arena {
             cmds: Vec::new(),
             kinds: Vec::new(),
             fractions: Vec::new(),
+            before: self.before.clone(),
         })
     }
 }
 
-/// The error of a kind out of range in `kind`, a part of arrays `width` wide starting at row
-/// `row0`.
-fn check_kinds(kind: &[i8], width: usize, row0: usize) -> Result<(), String> {
+/// The error of a kind out of range in `kind`, arrays `width` wide.
+fn check_kinds(kind: &[i8], width: usize) -> Result<(), String> {
     match kind.iter().position(|&k| !(0..KINDS as i8).contains(&k)) {
         None => Ok(()),
         Some(i) => Err(format!(
             "action kind {} at row {}, col {}: kinds are 0 to {}",
             kind[i],
-            row0 + i / width,
+            i / width,
             i % width,
             KINDS - 1
         )),
     }
-}
-
-/// Arrays made fresh for one seat's observation.
-struct Fresh<'py> {
-    terrain: Bound<'py, PyArray2<i8>>,
-    owner: Bound<'py, PyArray2<i8>>,
-    units: Bound<'py, PyArray2<f32>>,
-    fortification: Bound<'py, PyArray2<f32>>,
-    visible: Bound<'py, PyArray2<i8>>,
-    base: Bound<'py, PyArray2<i8>>,
-    round: Bound<'py, PyArray1<i32>>,
-    mask: Bound<'py, PyArray3<i8>>,
 }
 
 /// The error of a numpy array that is not contiguous (every array here is made contiguous).
@@ -517,47 +461,25 @@ impl EnvCore {
         self.check_seat(seat)?;
         Ok(self.arena.share(seat))
     }
+    /// The seat's reward for the last round: `share`, `cells` or `final` (see `Reward`).
+    fn reward(&self, seat: u8, kind: &str) -> PyResult<f64> {
+        self.check_seat(seat)?;
+        Ok(self.arena.reward(seat, Reward::parse(kind)?))
+    }
+    /// The seat's share of the map before the last round, in % (for a reward function).
+    fn share_before(&self, seat: u8) -> PyResult<f64> {
+        self.check_seat(seat)?;
+        Ok(self.arena.before[seat as usize].0)
+    }
 
-    /// The seat's observation as a dict of new arrays (see the module documentation).
+    /// The seat's observation as a dict of new arrays (the fields of `schema.rs`).
     fn observe<'py>(&mut self, py: Python<'py>, seat: u8) -> PyResult<Bound<'py, PyDict>> {
         self.check_seat(seat)?;
-        let (h, w) = self.arena.shape;
-        let a = Fresh {
-            terrain: PyArray2::zeros(py, [h, w], false),
-            owner: PyArray2::zeros(py, [h, w], false),
-            units: PyArray2::zeros(py, [h, w], false),
-            fortification: PyArray2::zeros(py, [h, w], false),
-            visible: PyArray2::zeros(py, [h, w], false),
-            base: PyArray2::zeros(py, [h, w], false),
-            round: PyArray1::zeros(py, [1], false),
-            mask: PyArray3::zeros(py, [h, w, KINDS], false),
-        };
-        {
-            let (mut t, mut o, mut u, mut f) =
-                (a.terrain.readwrite(), a.owner.readwrite(), a.units.readwrite(), a.fortification.readwrite());
-            let (mut v, mut b, mut r, mut m) =
-                (a.visible.readwrite(), a.base.readwrite(), a.round.readwrite(), a.mask.readwrite());
-            let out = ObsOut {
-                terrain: contiguous(t.as_slice_mut())?,
-                owner: contiguous(o.as_slice_mut())?,
-                units: contiguous(u.as_slice_mut())?,
-                fortification: contiguous(f.as_slice_mut())?,
-                visible: contiguous(v.as_slice_mut())?,
-                base: contiguous(b.as_slice_mut())?,
-                round: &mut contiguous(r.as_slice_mut())?[0],
-                mask: contiguous(m.as_slice_mut())?,
-            };
-            self.arena.write(seat, out);
-        }
+        let shape = self.arena.shape;
+        let mut arrays = ObsVec::new(1, self.arena.grid_cells());
+        self.arena.write(seat, arrays.row(0, self.arena.grid_cells()));
         let d = PyDict::new(py);
-        d.set_item("terrain", a.terrain)?;
-        d.set_item("owner", a.owner)?;
-        d.set_item("units", a.units)?;
-        d.set_item("fortification", a.fortification)?;
-        d.set_item("visible", a.visible)?;
-        d.set_item("base", a.base)?;
-        d.set_item("round", a.round)?;
-        d.set_item("action_mask", a.mask)?;
+        arrays.put(py, &d, &[], shape)?;
         Ok(d)
     }
 
@@ -586,7 +508,8 @@ impl EnvCore {
     }
 
     /// The commands `act` would hand in for these actions, as SPEC §6 dicts (`typ`, `z`, `na`,
-    /// `pocet` or `pole`, `investicia`), without handing them in.
+    /// `pocet` or `pole`, `investicia`), without handing them in. The arrays are over the grid
+    /// (as for `act`) or over the map.
     fn commands<'py>(
         &mut self,
         py: Python<'py>,
@@ -595,20 +518,25 @@ impl EnvCore {
         fraction: PyReadonlyArray2<'_, f32>,
     ) -> PyResult<Bound<'py, PyList>> {
         self.check_seat(seat)?;
-        let n = self.arena.map.len();
-        if kind.len() != n || fraction.len() != n {
-            return Err(PyValueError::new_err(format!(
-                "actions over {} and {} cells for a map of {n}",
-                kind.len(),
-                fraction.len()
-            )));
-        }
+        let (map, grid) = (Layout::of_map(self.arena.map.grid()), self.arena.layout());
+        let layout = match kind.len() {
+            n if n == map.cells() && fraction.len() == n => map,
+            n if n == grid.cells() && fraction.len() == n => grid,
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "actions over {} and {} cells for a map of {} (or a grid of {})",
+                    kind.len(),
+                    fraction.len(),
+                    map.cells(),
+                    grid.cells()
+                )))
+            }
+        };
         let (k, f) = (contiguous(kind.as_slice())?, contiguous(fraction.as_slice())?);
-        self.arena.observed(seat);
-        let mut cmds = Vec::new();
-        commands_of(&self.arena.obs, self.arena.map.grid(), k, f, &mut cmds).map_err(PyValueError::new_err)?;
+        self.arena.decode(seat, k, f, layout).map_err(PyValueError::new_err)?;
+        let cmds = &self.arena.cmds;
         let list = PyList::empty(py);
-        for c in &cmds {
+        for c in cmds {
             let d = PyDict::new(py);
             match *c {
                 Command::Move { from, to, amount } | Command::Attack { from, to, amount } => {
@@ -721,6 +649,7 @@ impl EnvCore {
             serde_json::from_str(state).map_err(|e| PyValueError::new_err(format!("not an environment state: {e}")))?;
         let mut arena = Arena::new(map.clone(), rounds, opponents, grid).map_err(PyValueError::new_err)?;
         arena.session = Session::restore(map.clone(), state).map_err(PyValueError::new_err)?;
+        arena.keep_before();
         Ok(EnvCore { arena, ids: id_strings(py, map.grid()), record: false })
     }
 }

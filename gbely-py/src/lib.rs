@@ -8,6 +8,7 @@ mod errors;
 mod maps;
 mod play;
 mod render;
+mod schema;
 mod step;
 mod vector;
 
@@ -91,6 +92,8 @@ fn _gbely(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DEFAULT_ROUNDS", Defaults::ROUNDS)?;
     m.add("DEFAULT_TIME_LIMIT", Defaults::TIME_LIMIT.as_secs_f64())?;
     m.add("DEFAULT_MEMORY_LIMIT", Defaults::MEMORY_LIMIT.bytes().map(|b| b >> 20))?;
+    // The learning environments' observation arrays and codes (schema.rs), for gbely.env.
+    m.add("OBS_SCHEMA", schema::schema_dict(m.py())?)?;
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;
     m.add_function(wrap_pyfunction!(cli_json, m)?)?;
     m.add_function(wrap_pyfunction!(play_match, m)?)?;
@@ -105,5 +108,6 @@ fn _gbely(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<vector::VectorCore>()?;
     m.add_class::<dataset::ReplayCore>()?;
     m.add_function(wrap_pyfunction!(vector::engine_round_seconds, m)?)?;
+    m.add_function(wrap_pyfunction!(env::py_seating, m)?)?;
     Ok(())
 }

@@ -18,73 +18,24 @@ use gbely_engine::recorder::match_result;
 use gbely_engine::runner::player::PlayerAnswer;
 use gbely_rules::{Command, Observation};
 use gbely_world::Map;
-use numpy::{PyArray1, PyArray2, PyArray3, PyArray4, PyArrayMethods, PyReadonlyArray3, PyUntypedArrayMethods};
+use numpy::{PyArray1, PyArrayDyn, PyArrayMethods, PyReadonlyArray3, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 
 use crate::convert::{answer_of, id_strings, obs_dict};
-use crate::env::{contiguous, grid_of, Arena, ObsOut, KINDS};
+use crate::env::{contiguous, grid_of, Arena, Reward};
 use crate::maps::{map_arg, PyMap};
+use crate::schema::{obs_fields, rows_of, Obs, ObsOut, ObsVec};
 use crate::step::check_rounds;
 
-/// What a step's reward is: the change of the seat's share of the map (% points), of its owned
-/// cells, or its final share at the end (0 before).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Reward {
-    Share,
-    Cells,
-    Final,
-}
+/// One seat's observation arrays (the fields of `schema.rs`), n matches of them.
+type ObsBufs = Obs<Py<PyArrayDyn<i8>>, Py<PyArrayDyn<f32>>, Py<PyArrayDyn<i32>>>;
 
-impl Reward {
-    fn parse(s: &str) -> PyResult<Reward> {
-        match s {
-            "share" => Ok(Reward::Share),
-            "cells" => Ok(Reward::Cells),
-            "final" => Ok(Reward::Final),
-            _ => Err(PyValueError::new_err(format!("reward={s:?}: 'share', 'cells' or 'final'"))),
-        }
-    }
-}
-
-/// One seat's observation arrays, n matches of them.
-struct ObsBufs {
-    terrain: Py<PyArray3<i8>>,
-    owner: Py<PyArray3<i8>>,
-    units: Py<PyArray3<f32>>,
-    fortification: Py<PyArray3<f32>>,
-    visible: Py<PyArray3<i8>>,
-    base: Py<PyArray3<i8>>,
-    round: Py<PyArray2<i32>>,
-    mask: Py<PyArray4<i8>>,
-}
-
-impl ObsBufs {
-    fn new(py: Python<'_>, n: usize, (h, w): (usize, usize)) -> ObsBufs {
-        ObsBufs {
-            terrain: PyArray3::zeros(py, [n, h, w], false).unbind(),
-            owner: PyArray3::zeros(py, [n, h, w], false).unbind(),
-            units: PyArray3::zeros(py, [n, h, w], false).unbind(),
-            fortification: PyArray3::zeros(py, [n, h, w], false).unbind(),
-            visible: PyArray3::zeros(py, [n, h, w], false).unbind(),
-            base: PyArray3::zeros(py, [n, h, w], false).unbind(),
-            round: PyArray2::zeros(py, [n, 1], false).unbind(),
-            mask: PyArray4::zeros(py, [n, h, w, KINDS], false).unbind(),
-        }
-    }
-
-    fn put(&self, py: Python<'_>, d: &Bound<'_, PyDict>) -> PyResult<()> {
-        d.set_item("terrain", self.terrain.bind(py))?;
-        d.set_item("owner", self.owner.bind(py))?;
-        d.set_item("units", self.units.bind(py))?;
-        d.set_item("fortification", self.fortification.bind(py))?;
-        d.set_item("visible", self.visible.bind(py))?;
-        d.set_item("base", self.base.bind(py))?;
-        d.set_item("round", self.round.bind(py))?;
-        d.set_item("action_mask", self.mask.bind(py))?;
-        Ok(())
-    }
+fn obs_bufs(py: Python<'_>, n: usize, grid: (usize, usize)) -> ObsBufs {
+    obs_fields!(Obs::<(), (), ()>::default(), |f, _| {
+        PyArrayDyn::zeros(py, [&[n][..], &f.shape.dims(grid)].concat(), false).unbind()
+    })
 }
 
 /// The arrays a `VectorCore` writes into: n matches' observations, rewards, ends and figures.
@@ -99,61 +50,9 @@ struct Buffers {
 /// The last observation and figures of each match's last match that ended (in Rust: copied
 /// out on request only).
 struct Last {
-    terrain: Vec<i8>,
-    owner: Vec<i8>,
-    units: Vec<f32>,
-    fortification: Vec<f32>,
-    visible: Vec<i8>,
-    base: Vec<i8>,
-    round: Vec<i32>,
-    mask: Vec<i8>,
+    obs: ObsVec,
     share: Vec<f64>,
     cells: Vec<i64>,
-}
-
-impl Last {
-    fn new(n: usize, cells: usize) -> Last {
-        Last {
-            terrain: vec![0; n * cells],
-            owner: vec![0; n * cells],
-            units: vec![0.0; n * cells],
-            fortification: vec![0.0; n * cells],
-            visible: vec![0; n * cells],
-            base: vec![0; n * cells],
-            round: vec![0; n],
-            mask: vec![0; n * cells * KINDS],
-            share: vec![0.0; n],
-            cells: vec![0; n],
-        }
-    }
-}
-
-/// Mutable views of one `ObsBufs`, split per match.
-struct ObsViews<'a> {
-    terrain: std::slice::ChunksMut<'a, i8>,
-    owner: std::slice::ChunksMut<'a, i8>,
-    units: std::slice::ChunksMut<'a, f32>,
-    fortification: std::slice::ChunksMut<'a, f32>,
-    visible: std::slice::ChunksMut<'a, i8>,
-    base: std::slice::ChunksMut<'a, i8>,
-    round: std::slice::IterMut<'a, i32>,
-    mask: std::slice::ChunksMut<'a, i8>,
-}
-
-impl<'a> Iterator for ObsViews<'a> {
-    type Item = ObsOut<'a>;
-    fn next(&mut self) -> Option<ObsOut<'a>> {
-        Some(ObsOut {
-            terrain: self.terrain.next()?,
-            owner: self.owner.next()?,
-            units: self.units.next()?,
-            fortification: self.fortification.next()?,
-            visible: self.visible.next()?,
-            base: self.base.next()?,
-            round: self.round.next()?,
-            mask: self.mask.next()?,
-        })
-    }
 }
 
 /// One match's share of the buffers, to hand to a thread.
@@ -245,13 +144,13 @@ impl VectorCore {
             games.push(Game { arena, next: None, result: None });
         }
         let bufs = Buffers {
-            obs: ObsBufs::new(py, n, grid),
+            obs: obs_bufs(py, n, grid),
             reward: PyArray1::zeros(py, [n], false).unbind(),
             terminated: PyArray1::zeros(py, [n], false).unbind(),
             share: PyArray1::zeros(py, [n], false).unbind(),
             cells: PyArray1::zeros(py, [n], false).unbind(),
         };
-        let last = Last::new(n, grid.0 * grid.1);
+        let last = Last { obs: ObsVec::new(n, grid.0 * grid.1), share: vec![0.0; n], cells: vec![0; n] };
         let mut core = VectorCore {
             games,
             seat,
@@ -273,7 +172,7 @@ impl VectorCore {
     fn buffers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let b = &self.bufs;
         let d = PyDict::new(py);
-        b.obs.put(py, &d)?;
+        let _ = obs_fields!(&b.obs, |f, a| d.set_item(f.name, a.bind(py))?);
         d.set_item("reward", b.reward.bind(py))?;
         d.set_item("terminated", b.terminated.bind(py))?;
         d.set_item("share", b.share.bind(py))?;
@@ -289,28 +188,11 @@ impl VectorCore {
             return Err(PyIndexError::new_err(format!("match {i} of {}", self.games.len())));
         }
         let (h, w) = self.games[0].arena.shape;
-        let (k, c) = (ended.len(), h * w);
         let l = &self.last;
-        /// The rows `ended` of a buffer of `size` per match.
-        fn rows<T: Copy>(v: &[T], ended: &[usize], size: usize) -> Vec<T> {
-            let mut out = Vec::with_capacity(ended.len() * size);
-            for &i in ended {
-                out.extend_from_slice(&v[i * size..][..size]);
-            }
-            out
-        }
-        let grid = |v: Vec<_>| PyArray1::from_vec(py, v).reshape([k, h, w]);
         let d = PyDict::new(py);
-        d.set_item("terrain", grid(rows(&l.terrain, &ended, c))?)?;
-        d.set_item("owner", grid(rows(&l.owner, &ended, c))?)?;
-        d.set_item("units", PyArray1::from_vec(py, rows(&l.units, &ended, c)).reshape([k, h, w])?)?;
-        d.set_item("fortification", PyArray1::from_vec(py, rows(&l.fortification, &ended, c)).reshape([k, h, w])?)?;
-        d.set_item("visible", grid(rows(&l.visible, &ended, c))?)?;
-        d.set_item("base", grid(rows(&l.base, &ended, c))?)?;
-        d.set_item("round", PyArray1::from_vec(py, rows(&l.round, &ended, 1)).reshape([k, 1])?)?;
-        d.set_item("action_mask", PyArray1::from_vec(py, rows(&l.mask, &ended, c * KINDS)).reshape([k, h, w, KINDS])?)?;
-        d.set_item("share", PyArray1::from_vec(py, rows(&l.share, &ended, 1)))?;
-        d.set_item("cells", PyArray1::from_vec(py, rows(&l.cells, &ended, 1)))?;
+        l.obs.gather(&ended, h * w).put(py, &d, &[ended.len()], (h, w))?;
+        d.set_item("share", PyArray1::from_vec(py, ended.iter().map(|&i| l.share[i]).collect()))?;
+        d.set_item("cells", PyArray1::from_vec(py, ended.iter().map(|&i| l.cells[i]).collect()))?;
         Ok(d)
     }
 
@@ -463,16 +345,7 @@ impl VectorCore {
         let cells = self.games[0].arena.grid_cells();
         // Borrowed for writing (numpy's borrow checking refuses a second writer), then handed to
         // the threads as plain slices while the GIL is released.
-        let mut obs_rw = (
-            b.obs.terrain.bind(py).readwrite(),
-            b.obs.owner.bind(py).readwrite(),
-            b.obs.units.bind(py).readwrite(),
-            b.obs.fortification.bind(py).readwrite(),
-            b.obs.visible.bind(py).readwrite(),
-            b.obs.base.bind(py).readwrite(),
-            b.obs.round.bind(py).readwrite(),
-            b.obs.mask.bind(py).readwrite(),
-        );
+        let mut obs_rw = obs_fields!(&b.obs, |_, a| a.bind(py).readwrite());
         let (mut reward, mut term, mut share, mut cells_rw) = (
             b.reward.bind(py).readwrite(),
             b.terminated.bind(py).readwrite(),
@@ -480,18 +353,10 @@ impl VectorCore {
             b.cells.bind(py).readwrite(),
         );
         let slots: Vec<Slot<'_>> = {
-            let obs = views(&mut obs_rw, cells)?;
+            let obs =
+                rows_of(obs_fields!(&mut obs_rw, |f, a| contiguous(a.as_slice_mut())?.chunks_mut(f.shape.len(cells))));
             let l = &mut self.last;
-            let last = ObsViews {
-                terrain: l.terrain.chunks_mut(cells),
-                owner: l.owner.chunks_mut(cells),
-                units: l.units.chunks_mut(cells),
-                fortification: l.fortification.chunks_mut(cells),
-                visible: l.visible.chunks_mut(cells),
-                base: l.base.chunks_mut(cells),
-                round: l.round.iter_mut(),
-                mask: l.mask.chunks_mut(cells * KINDS),
-            };
+            let last = l.obs.rows(cells);
             let mut reward = contiguous(reward.as_slice_mut())?.iter_mut();
             let mut term = contiguous(term.as_slice_mut())?.iter_mut();
             let mut share = contiguous(share.as_slice_mut())?.iter_mut();
@@ -561,32 +426,6 @@ impl VectorCore {
     }
 }
 
-/// The readwrite borrows of one `ObsBufs`.
-type ObsRw<'py> = (
-    numpy::PyReadwriteArray3<'py, i8>,
-    numpy::PyReadwriteArray3<'py, i8>,
-    numpy::PyReadwriteArray3<'py, f32>,
-    numpy::PyReadwriteArray3<'py, f32>,
-    numpy::PyReadwriteArray3<'py, i8>,
-    numpy::PyReadwriteArray3<'py, i8>,
-    numpy::PyReadwriteArray2<'py, i32>,
-    numpy::PyReadwriteArray4<'py, i8>,
-);
-
-/// Per-match views of borrowed observation arrays of `cells` cells per match.
-fn views<'a>(rw: &'a mut ObsRw<'_>, cells: usize) -> PyResult<ObsViews<'a>> {
-    Ok(ObsViews {
-        terrain: contiguous(rw.0.as_slice_mut())?.chunks_mut(cells),
-        owner: contiguous(rw.1.as_slice_mut())?.chunks_mut(cells),
-        units: contiguous(rw.2.as_slice_mut())?.chunks_mut(cells),
-        fortification: contiguous(rw.3.as_slice_mut())?.chunks_mut(cells),
-        visible: contiguous(rw.4.as_slice_mut())?.chunks_mut(cells),
-        base: contiguous(rw.5.as_slice_mut())?.chunks_mut(cells),
-        round: contiguous(rw.6.as_slice_mut())?.iter_mut(),
-        mask: contiguous(rw.7.as_slice_mut())?.chunks_mut(cells * KINDS),
-    })
-}
-
 /// How long the workers stay awake after a step, waiting for the next.
 const WARM: Duration = Duration::from_millis(1);
 
@@ -629,17 +468,11 @@ fn step_one(
     *slot.reward = 0.0;
     *slot.terminated = false;
     if let Some((kind, fraction)) = actions {
-        let (share0, cells0) = (arena.share(seat), arena.cells(seat));
         arena.act(seat, kind, fraction)?;
         arena.advance();
         let (share1, cells1) = (arena.share(seat), arena.cells(seat));
-        let over = arena.session.is_over() || !arena.session.is_active(seat);
-        *slot.reward = match reward {
-            Reward::Share => share1 - share0,
-            Reward::Cells => cells1 as f64 - cells0 as f64,
-            Reward::Final if over => share1,
-            Reward::Final => 0.0,
-        };
+        let over = arena.over(seat);
+        *slot.reward = arena.reward(seat, reward);
         if over {
             *slot.terminated = true;
             *slot.last_share = share1;

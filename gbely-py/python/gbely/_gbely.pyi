@@ -15,6 +15,7 @@ __all__ = [
     "DEFAULT_TIME_LIMIT",
     "EnvCore",
     "Map",
+    "OBS_SCHEMA",
     "Match",
     "ReplayCore",
     "VectorCore",
@@ -28,11 +29,16 @@ __all__ = [
     "pravidla_source",
     "replay_html",
     "replay_verify",
+    "seating",
 ]
 __version__: str
 DEFAULT_ROUNDS: int
 DEFAULT_TIME_LIMIT: float
 DEFAULT_MEMORY_LIMIT: Optional[int]
+#: The learning environments' observation arrays and codes (``schema.rs``): ``fields`` (per field
+#: ``name``, ``dtype``, ``shape``, ``low``, ``high``, ``unseen``, ``observation``, ``doc``),
+#: ``kinds``, ``terrain``, ``owner``, ``armada_offset``.
+OBS_SCHEMA: Dict[str, Any]
 
 def cli_main(args: List[str]) -> int: ...
 def cli_json(args: List[str]) -> Tuple[int, str]: ...
@@ -137,6 +143,7 @@ class Match:
     def _restore(map: str, state: str, council: List[int]) -> Match: ...
 
 # The cores of gbely.env (numpy arrays are typed Any: numpy is an optional dependency).
+def seating(map: Map, learners: List[int], opponent: Optional[str] = None) -> List[Optional[str]]: ...
 @final
 class EnvCore:
     def __new__(
@@ -163,6 +170,8 @@ class EnvCore:
     def is_active(self, seat: int) -> bool: ...
     def cells(self, seat: int) -> int: ...
     def share(self, seat: int) -> float: ...
+    def reward(self, seat: int, kind: str) -> float: ...
+    def share_before(self, seat: int) -> float: ...
     def observe(self, seat: int) -> Dict[str, Any]: ...
     def observation_dict(self, seat: int) -> Stav: ...
     def act(self, seat: int, kind: Any, fraction: Any) -> None: ...

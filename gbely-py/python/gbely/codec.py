@@ -56,6 +56,9 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 __all__ = ["KINDS", "TERRAIN", "observe", "commands", "command", "amount", "owner_code", "parse_id",
            "cell_id", "neighbour", "float32"]
 
+# The codes below are literals, as this module is standard-library only (it is inlined into
+# submissions); tests/test_package.py holds them to the environments' one table,
+# gbely._gbely.OBS_SCHEMA.
 #: Actions per cell.
 KINDS = 10
 #: Terrain codes of the ``terrain`` array.

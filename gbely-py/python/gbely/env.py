@@ -70,200 +70,24 @@ the seat or the match ends earlier); ``truncated`` is always ``False``.
 from __future__ import annotations
 
 import copy
-import functools
-import importlib.util
 import os
-import uuid
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Tuple
 
-try:
-    import numpy as np
-    import gymnasium
-    from gymnasium import spaces
-except ImportError as e:  # pragma: no cover - the message is the point
-    raise ImportError(
-        "gbely.env needs numpy and gymnasium: pip install 'gbely[env]' (and pettingzoo for parallel_env)"
-    ) from e
+# First: it says what to install when numpy or gymnasium is missing.
+from ._common import (BUILTIN, KINDS, RENDER_MODES, CellActions, Map, MapSampler, Maps, Opponent, Reward,
+                      _grid_of, _map, _render, _render_mode, _spaces, check_reward, opponents, reward_of)
+import numpy as np
+import gymnasium
+from gymnasium import spaces
 
-from . import Map
-from ._gbely import DEFAULT_ROUNDS, EnvCore, VectorCore
+from ._gbely import DEFAULT_ROUNDS, EnvCore, seating
+# The batched environment and the wrappers have modules of their own (gbely.vector,
+# gbely.wrappers); importable from here too, as they were.
+from .vector import VectorEnv
+from .wrappers import CHANNELS, MaskedCells, channels
 
 __all__ = ["GbelyEnv", "GbelyParallelEnv", "parallel_env", "VectorEnv", "CellActions", "MapSampler", "KINDS",
-           "BUILTIN"]
-
-#: Actions per cell.
-KINDS = 10
-#: Opponents that play in Rust (fast; in a VectorEnv they decide on its threads): the Council's levels
-#: (docs/league.md), and ``template`` and ``expander``, which name the Rust twins of the
-#: example agents.
-BUILTIN = {"council": "council", "council:easy": "council:easy", "council:strong": "council:strong",
-           "template-rs": "template-rs", "expander-rs": "expander-rs",
-           "template": "template-rs", "expander": "expander-rs"}
-
-Opponent = Union[str, "os.PathLike[str]", Callable[[dict], Any], Any]
-Reward = Union[str, Callable[[float, float, bool], float]]
-Maps = Union[Tuple[int, int], Sequence[Any], Callable[["np.random.Generator"], Any]]
-
-
-def _map(spec: Any) -> Map:
-    if spec is None:
-        return Map.reference()
-    if isinstance(spec, Map):
-        return spec
-    return Map.named(os.fspath(spec))
-
-
-def _decide_of(opponent: Opponent) -> Callable[[dict], Any]:
-    """A Python opponent's ``decide``: a callable, an object with ``decide``, or an agent file
-    (imported in this process, unlike a judged match)."""
-    if callable(opponent):
-        return opponent
-    if hasattr(opponent, "decide"):
-        return opponent.decide
-    path = os.fspath(opponent)
-    if not os.path.isfile(path):
-        raise ValueError(f"opponent {opponent!r}: not a built-in agent ({', '.join(BUILTIN)}) nor an agent file")
-    spec = importlib.util.spec_from_file_location(f"gbely_opponent_{uuid.uuid4().hex}", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    if not callable(getattr(module, "decide", None)):
-        raise ValueError(f"{path} defines no function decide(stav)")
-    return module.decide
-
-
-def _reward_fn(reward: Reward) -> Callable[[float, float, bool], float]:
-    if callable(reward):
-        return reward
-    if reward == "share":
-        return lambda before, after, over: after - before
-    if reward == "final":
-        return lambda before, after, over: after if over else 0.0
-    if reward == "cells":  # computed from the cells (see _reward_of)
-        return lambda before, after, over: 0.0
-    raise ValueError(f"reward={reward!r}: 'share', 'cells', 'final' or a function (share_before, share_after, over)")
-
-
-def _reward_of(env: Any, core: EnvCore, seat: int, before: Tuple[float, int], over: bool) -> float:
-    """A step's reward: ``before`` is the seat's (share, cells) before the round."""
-    if env._reward_spec == "cells":
-        return float(core.cells(seat) - before[1])
-    return float(env._reward(before[0], core.share(seat), over))
-
-
-class MapSampler:
-    """The maps an environment draws at each reset (``maps=``), with a numpy Generator:
-    ``(low, high)`` a generated duel map (:meth:`gbely.Map.generate`) of a size drawn from low to
-    high (square), a sequence of maps (or names) to draw one from, or a function ``rng -> Map``.
-    Pickles when its maps or function do."""
-
-    def __init__(self, maps: Maps):
-        self.sizes: Optional[Tuple[int, int]] = None
-        self.maps: Optional[List[Map]] = None
-        self.fn: Optional[Callable[[Any], Any]] = None
-        if isinstance(maps, MapSampler):
-            self.sizes, self.maps, self.fn = maps.sizes, maps.maps, maps.fn
-        elif isinstance(maps, tuple) and len(maps) == 2 and all(isinstance(x, (int, np.integer)) for x in maps):
-            low, high = int(maps[0]), int(maps[1])
-            if not 0 < low <= high:
-                raise ValueError(f"maps={maps!r}: a range of sizes (low, high) with 0 < low <= high")
-            self.sizes = (low, high)
-        elif callable(maps):
-            self.fn = maps
-        else:
-            self.maps = [_map(m) for m in maps]
-            if not self.maps:
-                raise ValueError("maps=[]: no map to draw")
-
-    def __call__(self, rng: "np.random.Generator") -> Map:
-        if self.sizes is not None:
-            size = int(rng.integers(self.sizes[0], self.sizes[1] + 1))
-            return Map.generate(f"{int(rng.integers(2 ** 63)):016x}", size)
-        if self.maps is not None:
-            return self.maps[int(rng.integers(len(self.maps)))]
-        assert self.fn is not None
-        return _map(self.fn(rng))
-
-    def grid(self) -> Optional[Tuple[int, int]]:
-        """The smallest grid every map drawn fits in (``None`` for a function)."""
-        if self.sizes is not None:
-            return (self.sizes[1], self.sizes[1])
-        if self.maps is not None:
-            return (max(m.height for m in self.maps), max(m.width for m in self.maps))
-        return None
-
-
-def _grid_of(grid: Optional[Tuple[int, int]], first: Map, sampler: Optional[MapSampler]) -> Tuple[int, int]:
-    if grid is not None:
-        h, w = (int(x) for x in grid)
-        return h, w
-    if sampler is not None:
-        g = sampler.grid()
-        if g is None:
-            raise ValueError("maps=FUNCTION: give the grid=(height, width) every map fits in")
-        return g
-    return first.height, first.width
-
-
-def _spaces(height: int, width: int, rounds: int) -> Tuple[spaces.Dict, spaces.Dict]:
-    grid = (height, width)
-    obs = spaces.Dict({
-        "terrain": spaces.Box(-1, 2, grid, np.int8),
-        "owner": spaces.Box(-1, 10, grid, np.int8),
-        "units": spaces.Box(0.0, np.inf, grid, np.float32),
-        "fortification": spaces.Box(0.0, np.inf, grid, np.float32),
-        "visible": spaces.Box(0, 1, grid, np.int8),
-        "base": spaces.Box(0, 1, grid, np.int8),
-        "round": spaces.Box(0, rounds - 1, (1,), np.int32),
-    })
-    act = CellActions({
-        "kind": spaces.MultiDiscrete(np.full(grid, KINDS, dtype=np.int64)),
-        "fraction": spaces.Box(0.0, 1.0, grid, np.float32),
-    })
-    return obs, act
-
-
-class CellActions(spaces.Dict):
-    """The action space: ``{"kind": MultiDiscrete(height × width of 10), "fraction": Box(0, 1)}``,
-    a plain :class:`gymnasium.spaces.Dict` whose ``sample`` also takes the environment's action
-    mask (``info["action_mask"]``, ``height × width × 10``): each cell's kind is then drawn
-    uniformly among its legal kinds (what PettingZoo's ``api_test`` and masked random play do).
-
-    >>> space = _spaces(2, 2, 150)[1]
-    >>> mask = np.zeros((2, 2, KINDS), np.int8); mask[..., 0] = 1; mask[0, 1, 9] = 1
-    >>> _ = space.seed(0)
-    >>> sorted({int(space.sample(mask)["kind"][0, 1]) for _ in range(50)}), int(space.sample(mask)["kind"][1, 1])
-    ([0, 9], 0)
-    """
-
-    def sample(self, mask: Any = None, probability: Any = None) -> Dict[str, Any]:
-        if isinstance(mask, np.ndarray):
-            kind = self.spaces["kind"]
-            if mask.shape != kind.shape + (KINDS,):
-                raise ValueError(f"an action mask of shape {mask.shape}: {kind.shape + (KINDS,)} expected")
-            # The largest of independent uniform draws over the legal kinds is uniform among them.
-            draws = kind.np_random.random(mask.shape) * (mask != 0)
-            return {"kind": draws.argmax(-1).astype(kind.dtype), "fraction": self.spaces["fraction"].sample()}
-        return super().sample(mask, probability)
-
-
-#: What ``render()`` can give: a picture, or the viewer's page (the environment then records).
-RENDER_MODES = ("rgb_array", "html")
-
-
-def _render_mode(mode: Optional[str]) -> Optional[str]:
-    if mode is not None and mode not in RENDER_MODES:
-        raise ValueError(f"render_mode={mode!r}: None or one of {', '.join(map(repr, RENDER_MODES))}")
-    return mode
-
-
-def _render(core: EnvCore, mode: Optional[str], scale: int) -> Any:
-    if mode is None:
-        gymnasium.logger.warn("render() without a render_mode: make the environment with render_mode='rgb_array'")
-        return None
-    if mode == "html":
-        return core.viewer_html()
-    return core.picture(scale)
+           "BUILTIN", "MaskedCells", "CHANNELS", "channels"]
 
 
 def _is_commands(action: Any) -> bool:
@@ -323,31 +147,12 @@ class GbelyEnv(gymnasium.Env):
         self._map = self._sampler(np.random.default_rng(0)) if map is None and self._sampler else _map(map)
         self.grid = _grid_of(grid, self._map, self._sampler)
         self.info_share = info_share
-        seats = self._map.seats
-        if not 0 <= seat < len(seats):
-            raise ValueError(f"seat {seat} does not exist: {self._map.name} has {len(seats)} seats")
         self.seat = seat
         self.rounds = rounds
         self.observation_dict = observation_dict
-        self._reward_spec = reward
-        self._reward = _reward_fn(reward)
+        self._reward_spec = check_reward(reward)
         self._opponent = opponent
-        builtin = BUILTIN.get(opponent) if isinstance(opponent, str) else None
-        decide = None if builtin else _decide_of(opponent)
-        final = len(seats) > 2
-        self._bots: List[Optional[str]] = []
-        self._python: Dict[int, Callable[[dict], Any]] = {}
-        for k, (role, _) in enumerate(seats):
-            if k == seat:
-                self._bots.append(None)
-            elif final and role == "council":
-                self._bots.append("council")
-            elif builtin:
-                self._bots.append(builtin)
-            else:
-                self._bots.append(None)
-                assert decide is not None
-                self._python[k] = decide
+        self._bots, self._python = opponents(self._map, seat, opponent)
         self._core = EnvCore(self._map, rounds, self._bots, self.grid, record)
         self.observation_space, self.action_space = _spaces(*self.grid, rounds)
 
@@ -376,14 +181,13 @@ class GbelyEnv(gymnasium.Env):
         core = self._core
         if core.is_over:
             raise RuntimeError("the match is over: call reset()")
-        before = (core.share(self.seat), core.cells(self.seat))
         _act(core, self.seat, action)
         for k, decide in self._python.items():
             if core.is_active(k):
                 core.submit(k, decide(core.observation_dict(k)))
         core.advance()
         over = core.is_over or not core.is_active(self.seat)
-        reward = _reward_of(self, core, self.seat, before, over)
+        reward = reward_of(self._reward_spec, core, self.seat, over)
         obs, info = _observe(core, self.seat, self.observation_dict, self.info_share)
         if over:
             info["result"] = core.result()
@@ -404,15 +208,6 @@ class GbelyEnv(gymnasium.Env):
     def clone(self) -> "GbelyEnv":
         """A copy to explore from: stepping it leaves this one as it is."""
         return copy.deepcopy(self)
-
-    def __getstate__(self) -> dict:
-        state = self.__dict__.copy()
-        state.pop("_reward", None)  # a lambda; made again from the spec
-        return state
-
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-        self._reward = _reward_fn(self._reward_spec)
 
 
 def _parallel_class():
@@ -441,14 +236,15 @@ def _parallel_class():
             final = len(seats) > 2
             if council is None:
                 council = final
-            bots = ["council" if council and role == "council" else None for role, _ in seats]
+            # Every seat is an agent's, but the Council's with council=True (the Council plays it).
+            learners = [k for k, (role, _) in enumerate(seats) if not (council and role == "council")]
+            bots = seating(self._map, learners, "council")
             self._seats = [k for k, b in enumerate(bots) if b is None]
             self.possible_agents = [f"seat_{k}" for k in self._seats]
             self.agents: List[str] = []
             self.rounds = rounds
             self.observation_dict = observation_dict
-            self._reward_spec = reward
-            self._reward = _reward_fn(reward)
+            self._reward_spec = check_reward(reward)
             self._bots = bots
             self._core = EnvCore(self._map, rounds, bots, self.grid, self.render_mode == "html")
             obs, act = _spaces(*self.grid, rounds)
@@ -485,9 +281,8 @@ def _parallel_class():
             core = self._core
             if core.is_over:
                 raise RuntimeError("the match is over: call reset()")
-            before = {a: (core.share(self._seat(a)), core.cells(self._seat(a))) for a in self.agents}
             for a, action in actions.items():
-                if a in before:
+                if a in self.agents:
                     _act(core, self._seat(a), action)
             core.advance()
             observations, rewards, terminations, truncations, infos = {}, {}, {}, {}, {}
@@ -495,7 +290,7 @@ def _parallel_class():
                 seat = self._seat(a)
                 over = core.is_over or not core.is_active(seat)
                 observations[a], infos[a] = _observe(core, seat, self.observation_dict, self.info_share)
-                rewards[a] = _reward_of(self, core, seat, before[a], over)
+                rewards[a] = reward_of(self._reward_spec, core, seat, over)
                 terminations[a] = over
                 truncations[a] = False
             self.agents = [a for a in self.agents if not terminations[a]]
@@ -507,15 +302,6 @@ def _parallel_class():
 
         def state(self) -> Any:
             raise NotImplementedError("the whole state is hidden from the agents (fog of war)")
-
-        def __getstate__(self) -> dict:
-            state = self.__dict__.copy()
-            state.pop("_reward", None)
-            return state
-
-        def __setstate__(self, state: dict) -> None:
-            self.__dict__.update(state)
-            self._reward = _reward_fn(self._reward_spec)
 
     # Pickled by name as gbely.env.GbelyParallelEnv (the module's __getattr__ makes it once).
     GbelyParallelEnv.__qualname__ = "GbelyParallelEnv"
@@ -548,11 +334,3 @@ def parallel_env(map: Any = "gbely", council: Optional[bool] = None, rounds: int
     return __getattr__("GbelyParallelEnv")(map, council=council, rounds=rounds, reward=reward,
                                            observation_dict=observation_dict, grid=grid, info_share=info_share,
                                            render_mode=render_mode, render_scale=render_scale)
-
-
-from ._vector import VectorEnv  # noqa: E402  (it uses the helpers above)
-
-# The wrappers for standard learning libraries (gbely/wrappers.py), importable from here too.
-from .wrappers import CHANNELS, MaskedCells, channels  # noqa: E402
-
-__all__ += ["MaskedCells", "CHANNELS", "channels"]

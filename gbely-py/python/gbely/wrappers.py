@@ -1,5 +1,4 @@
-"""Wrappers of :class:`gbely.env.GbelyEnv` for standard learning libraries (re-exported by
-:mod:`gbely.env`).
+"""Wrappers of :class:`gbely.env.GbelyEnv` for standard learning libraries.
 
 :class:`MaskedCells` is the interface for masked policy gradients with a per-cell action, as
 sb3-contrib's ``MaskablePPO`` wants it: a flat ``MultiDiscrete`` action (one kind per cell), an
@@ -19,6 +18,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional, Tuple
 
+# First: it says what to install when numpy or gymnasium is missing.
+from ._common import KINDS, OWNER, TERRAIN
 import numpy as np
 import gymnasium
 from gymnasium import spaces
@@ -47,9 +48,13 @@ CHANNELS = (
 
 # Channels bounded by 1 (the others are unbounded above).
 _BOUNDED = {"own", "neutral", "council", "armies", "visible", "luka", "vrch", "rieka", "base", "round"}
-# The terrain bonus (rules §2) by terrain code (0 luka, 1 vrch, 2 rieka; -1 unseen → 0).
-_BONUS = np.array([pravidla.TERENNY_BONUS["luka"], pravidla.TERENNY_BONUS["vrch"],
-                   pravidla.TERENNY_BONUS["rieka"], 0.0], dtype=np.float32)
+# The terrain bonus (rules §2) by terrain code (luka, vrch, rieka; the last entry, index -1, is
+# an unseen cell's: 0).
+_BONUS = np.zeros(len(TERRAIN) + 1, np.float32)
+for _name, _code in TERRAIN.items():
+    _BONUS[_code] = pravidla.TERENNY_BONUS[_name]
+# The owner codes (gbely._gbely.OBS_SCHEMA): an army armada_k is any code above the Council's.
+_OWN, _NEUTRAL, _COUNCIL = OWNER["own"], OWNER["hbp"], OWNER["zastupitelstvo"]
 
 
 def channels(obs: Dict[str, np.ndarray], out: Optional[np.ndarray] = None) -> np.ndarray:
@@ -62,18 +67,18 @@ def channels(obs: Dict[str, np.ndarray], out: Optional[np.ndarray] = None) -> np
     fort = obs["fortification"].astype(np.float32, copy=False)
     if out is None:
         out = np.empty((len(CHANNELS),) + owner.shape, np.float32)
-    out[0] = owner == 1
-    out[1] = owner == 0
-    out[2] = owner == 2
-    out[3] = owner >= 3
+    out[0] = owner == _OWN
+    out[1] = owner == _NEUTRAL
+    out[2] = owner == _COUNCIL
+    out[3] = owner > _COUNCIL
     out[4] = obs["visible"]
-    out[5] = terrain == 0
-    out[6] = terrain == 1
-    out[7] = terrain == 2
+    out[5] = terrain == TERRAIN["luka"]
+    out[6] = terrain == TERRAIN["vrch"]
+    out[7] = terrain == TERRAIN["rieka"]
     np.multiply(units, 0.1, out=out[8])
     np.log1p(units, out=out[9])
     np.multiply(fort, 0.1, out=out[10])
-    foreign = (owner != 1) & (owner >= 0)
+    foreign = (owner != _OWN) & (owner != OWNER["unseen"])
     out[11] = np.where(foreign, (units * _BONUS[terrain] + fort) * np.float32(0.1), np.float32(0))
     out[12] = obs["base"]
     out[13] = np.float32(int(obs["round"][0]) / pravidla.POCET_KOL)
@@ -108,8 +113,8 @@ class MaskedCells(gymnasium.Wrapper, gymnasium.utils.RecordConstructorArgs):
         self.observation_space = spaces.Box(np.zeros((len(CHANNELS), height, width), np.float32),
                                             np.broadcast_to(high[:, None, None], (len(CHANNELS), height, width)).copy(),
                                             dtype=np.float32)
-        self.action_space = spaces.MultiDiscrete(np.full(height * width, 10, dtype=np.int64))
-        self._mask = np.zeros((height, width, 10), np.int8)
+        self.action_space = spaces.MultiDiscrete(np.full(height * width, KINDS, dtype=np.int64))
+        self._mask = np.zeros((height, width, KINDS), np.int8)
         self._mask[..., 0] = 1
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None) -> Tuple[np.ndarray, dict]:

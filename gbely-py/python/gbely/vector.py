@@ -1,9 +1,12 @@
-"""``gbely.env.VectorEnv``: n matches stepped in Rust, as a ``gymnasium.vector.VectorEnv``."""
+"""``gbely.vector.VectorEnv`` (also ``gbely.env.VectorEnv``): n matches stepped in Rust, as a
+``gymnasium.vector.VectorEnv``."""
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
+# First: it says what to install when numpy or gymnasium is missing.
+from ._common import OBS_KEYS, MapSampler, _grid_of, _map, _spaces, opponents
 import numpy as np
 import gymnasium
 from gymnasium.utils import seeding
@@ -12,7 +15,7 @@ from gymnasium.vector.utils import batch_space
 
 from ._gbely import DEFAULT_ROUNDS, VectorCore
 
-OBS_KEYS = ("terrain", "owner", "units", "fortification", "visible", "base", "round")
+__all__ = ["VectorEnv"]
 
 
 class VectorEnv(gymnasium.vector.VectorEnv):
@@ -67,32 +70,13 @@ class VectorEnv(gymnasium.vector.VectorEnv):
                  rounds: int = DEFAULT_ROUNDS, threads: Optional[int] = None,
                  grid: Optional[Tuple[int, int]] = None, maps: Any = None, reward: str = "share",
                  info_share: bool = True):
-        from . import env as _env  # gbely.env imports this module at its end
-
         n = num_envs
         if reward not in ("share", "cells", "final"):
             raise ValueError(f"a VectorEnv's reward is 'share', 'cells' or 'final', not {reward!r}")
-        self._sampler = _env.MapSampler(maps) if maps is not None else None
-        first = self._sampler(np.random.default_rng(0)) if map is None and self._sampler else _env._map(map)
-        self.grid = _env._grid_of(grid, first, self._sampler)
-        seats = first.seats
-        if not 0 <= seat < len(seats):
-            raise ValueError(f"seat {seat} does not exist: {first.name} has {len(seats)} seats")
-        builtin = _env.BUILTIN.get(opponent) if isinstance(opponent, str) else None
-        decide = None if builtin else _env._decide_of(opponent)
-        final = len(seats) > 2
-        bots: List[Optional[str]] = []
-        self._python: Dict[int, Callable[[dict], Any]] = {}
-        for k, (role, _) in enumerate(seats):
-            if k == seat:
-                bots.append(None)
-            elif final and role == "council":
-                bots.append("council")
-            elif builtin:
-                bots.append(builtin)
-            else:
-                bots.append(None)
-                self._python[k] = decide  # type: ignore[assignment]
+        self._sampler = MapSampler(maps) if maps is not None else None
+        first = self._sampler(np.random.default_rng(0)) if map is None and self._sampler else _map(map)
+        self.grid = _grid_of(grid, first, self._sampler)
+        bots, self._python = opponents(first, seat, opponent)
         self.num_envs = n
         self.seat = seat
         self.rounds = rounds
@@ -110,7 +94,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         self._infos.update(cells=b["cells"], _cells=every)
         self._final_mask = np.zeros(b["action_mask"].shape, dtype=np.int8)
         self._masked: Sequence[int] = ()
-        self.single_observation_space, self.single_action_space = _env._spaces(*self.grid, rounds)
+        self.single_observation_space, self.single_action_space = _spaces(*self.grid, rounds)
         self.observation_space = batch_space(self.single_observation_space, n)
         self.action_space = batch_space(self.single_action_space, n)
 
@@ -149,13 +133,12 @@ class VectorEnv(gymnasium.vector.VectorEnv):
                 self._rngs[i] = seeding.np_random(s)[0]
         new_map = (options or {}).get("map")
         if new_map is not None:
-            from . import env as _env
             if isinstance(new_map, (list, tuple)):
                 if len(new_map) != n:
                     raise ValueError(f"options['map']: {len(new_map)} maps for {n} matches")
-                maps: Optional[List[Any]] = [_env._map(m) for m in new_map]
+                maps: Optional[List[Any]] = [_map(m) for m in new_map]
             else:
-                maps = [_env._map(new_map)] * n
+                maps = [_map(new_map)] * n
         elif self._sampler is not None:
             maps = [self._draw(i) for i in range(n)]
         else:
