@@ -5,6 +5,11 @@ import. So the ids are registered when gymnasium is imported — now if it alrea
 hook that runs once, right after ``import gymnasium`` finishes, whichever of the two imports
 comes first. Then ``gymnasium.make("gbely/Duel-v0")`` works after ``import gbely`` (or
 ``gymnasium.make("gbely:gbely/Duel-v0")`` with nothing imported).
+
+Why a hook and not a ``[project.entry-points."gymnasium.envs"]`` plugin: Gymnasium 1.0 removed
+the plugin loader of gym 0.2x (``load_env_plugins``; Farama's ALE issue #487); the Gymnasium 1.x
+this package requires reads no entry point of that group, so a plugin there would register
+nothing.
 """
 from __future__ import annotations
 
