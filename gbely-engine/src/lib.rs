@@ -37,6 +37,7 @@ pub mod replays;
 pub mod runner;
 pub mod session;
 pub mod sim;
+pub mod tournament;
 pub mod wire;
 
 pub use sim::{Match, MatchConfig, Mode, SideInput, NEUTRAL};
