@@ -43,7 +43,8 @@ _registration.install()
 
 __all__ = [
     "Map", "Match", "Replay", "ReplayData", "replay_dataset", "Result", "SideResult", "RoundReport", "Capture", "Discard",
-    "play", "final", "league", "ab", "Standings", "Verdict", "pravidla", "__version__",
+    "play", "final", "league", "ab", "Standings", "Verdict",
+    "pravidla", "__version__",
     "Error", "MapError", "AgentError", "ReplayError", "TimeLimitWarning",
     "Stav", "Answer", "Command", "Decide", "HasDecide", "Agent",
 ]

@@ -13,7 +13,6 @@ for a Ray instance of this process's own. JOBS is the most matches in flight, 0 
 cluster's CPUs.
 """
 import json
-import os
 import queue
 import shutil
 import socket
