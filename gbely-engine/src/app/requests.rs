@@ -38,6 +38,26 @@ pub struct MatchSettings {
     pub python: Option<String>,
 }
 
+impl MatchSettings {
+    /// The league configuration of these settings: `jobs` matches at once, Python agents run
+    /// with `python`, their logs in `runs`; one game a pairing, locally, no replays, no core gate.
+    fn config(&self, python: String, jobs: usize, runs: PathBuf) -> LeagueConfig {
+        LeagueConfig {
+            rounds: self.rounds,
+            time_limit: self.time_limit,
+            memory_limit: self.memory_limit,
+            sandbox: self.sandbox,
+            python,
+            games: 1,
+            jobs,
+            dir: runs,
+            backend: Backend::Local,
+            replays: None,
+            cores: None,
+        }
+    }
+}
+
 impl Default for MatchSettings {
     fn default() -> MatchSettings {
         MatchSettings {
@@ -191,14 +211,7 @@ pub fn run_league(req: &LeagueRequest, progress: &mut Progress<'_>) -> Result<Le
     let db = LeagueDb::open(&req.db)?;
     let s = &req.settings;
     let config = LeagueConfig {
-        rounds: s.rounds,
-        time_limit: s.time_limit,
-        memory_limit: s.memory_limit,
-        sandbox: s.sandbox,
-        python: py,
         games: req.games,
-        jobs,
-        dir: dir.join("runs"),
         backend: match &req.ray {
             Some(address) => Backend::Ray { address: address.clone() },
             None => Backend::Local,
@@ -206,6 +219,7 @@ pub fn run_league(req: &LeagueRequest, progress: &mut Progress<'_>) -> Result<Le
         replays: req.replays.then(|| dir.join("replays")),
         // Agents hold a core while they think, so matches may outnumber cores.
         cores: req.ray.is_none().then(|| CoreGate::new(req.thinking.map_or(cores, |n| n as usize))),
+        ..s.config(py, jobs, dir.join("runs"))
     };
     let schedule = if req.gauntlet { Schedule::Gauntlet } else { Schedule::RoundRobin };
     let (run, keys) = run_schedule(&db, &entries, &maps, &config, schedule, progress)?;
@@ -436,20 +450,11 @@ pub fn run_ab(req: &AbRequest, line: &mut dyn FnMut(&Sprt)) -> Result<AbReport, 
     };
     let mut sprt = Sprt::new(hypotheses, req.alpha, req.beta);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // One match per core; agent processes (eight in a final) take turns on the cores, so none
+    // thinks without one.
     let config = LeagueConfig {
-        rounds: s.rounds,
-        time_limit: s.time_limit,
-        memory_limit: s.memory_limit,
-        sandbox: s.sandbox,
-        python: py,
-        games: 1,
-        // One match per core; agent processes (eight in a final) take turns on the cores, so
-        // none thinks without one.
-        jobs: req.jobs.unwrap_or(cores).max(1),
-        dir: folder_of(&req.db).join("runs"),
-        backend: Backend::Local,
-        replays: None,
         cores: Some(CoreGate::new(cores)),
+        ..s.config(py, req.jobs.unwrap_or(cores).max(1), folder_of(&req.db).join("runs"))
     };
     let mut journal = Journal::open(&req.db)?;
     let run = run_pairs(&setup, &mut sprt, &config, &mut journal, line)?;
