@@ -37,9 +37,7 @@ fn py_error(e: LeagueError) -> PyErr {
         },
         LeagueError::Agent { .. } => AgentError::new_err(text),
         LeagueError::NotADuelMap { .. } => MapError::new_err(text),
-        LeagueError::Request(_) | LeagueError::TooFewEntries | LeagueError::Duplicate(_) => {
-            PyValueError::new_err(text)
-        }
+        LeagueError::Request(_) | LeagueError::TooFewEntries | LeagueError::Duplicate(_) => PyValueError::new_err(text),
         LeagueError::Output { .. } => PyOSError::new_err(text),
         LeagueError::Db { .. } | LeagueError::Settings { .. } | LeagueError::Remote(_) => GbelyError::new_err(text),
     }
@@ -69,7 +67,13 @@ pub(crate) fn to_py(py: Python<'_>, v: &Value) -> PyResult<PyObject> {
     })
 }
 
-fn settings(rounds: i64, time_limit: Option<f64>, memory_limit: Option<u64>, sandbox: &str, python: Option<String>) -> PyResult<MatchSettings> {
+fn settings(
+    rounds: i64,
+    time_limit: Option<f64>,
+    memory_limit: Option<u64>,
+    sandbox: &str,
+    python: Option<String>,
+) -> PyResult<MatchSettings> {
     Ok(MatchSettings {
         rounds: crate::step::check_rounds(rounds)?,
         time_limit: TimeLimit::from_option(time_limit).map_err(|_| {
@@ -82,7 +86,9 @@ fn settings(rounds: i64, time_limit: Option<f64>, memory_limit: Option<u64>, san
         memory_limit: MemoryLimit::from_mib(memory_limit).map_err(|e| {
             PyValueError::new_err(format!("memory_limit={}: {e} (None for no limit)", memory_limit.unwrap_or_default()))
         })?,
-        sandbox: sandbox.parse::<SandboxMode>().map_err(|e| PyValueError::new_err(format!("sandbox={sandbox:?}: {e}")))?,
+        sandbox: sandbox
+            .parse::<SandboxMode>()
+            .map_err(|e| PyValueError::new_err(format!("sandbox={sandbox:?}: {e}")))?,
         python,
     })
 }

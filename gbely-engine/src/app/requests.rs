@@ -435,7 +435,11 @@ pub fn run_ab(req: &AbRequest, line: &mut dyn FnMut(&Sprt)) -> Result<AbReport, 
         maps: req.maps.clone(),
         seed: req.seed.clone(),
         max_pairs: req.max_pairs.max(1),
-        final_mode: req.final_mode.as_ref().map(|(fill, size)| Ok::<_, LeagueError>((entry(fill)?, *size))).transpose()?,
+        final_mode: req
+            .final_mode
+            .as_ref()
+            .map(|(fill, size)| Ok::<_, LeagueError>((entry(fill)?, *size)))
+            .transpose()?,
     };
     let hypotheses = if req.head_to_head() {
         if req.elo1 <= req.elo0 {

@@ -65,7 +65,8 @@ pub fn ab(a: &super::Entrant, b: &super::Entrant, plan: &AbPlan) -> Sprt {
     let mut sprt = Sprt::new(plan.hypotheses, plan.alpha, plan.beta);
     let jobs = crate::tournament::Workers::new(plan.threads).jobs;
     let none = std::collections::BTreeMap::new();
-    let Ok(_) = run_ab(&arena, design, &mut sprt, plan.max_pairs, jobs, &none, &|| false, &mut |_| {}, &mut |_, _| Ok(()));
+    let Ok(_) =
+        run_ab(&arena, design, &mut sprt, plan.max_pairs, jobs, &none, &|| false, &mut |_| {}, &mut |_, _| Ok(()));
     sprt
 }
 

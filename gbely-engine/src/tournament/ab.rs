@@ -317,16 +317,17 @@ impl AbDesign {
     pub fn outcome(self, legs: [&super::Outcome; 2]) -> f64 {
         match self {
             // B's game scores: seat 1 in the first match, seat 0 in the second.
-            AbDesign::HeadToHead => {
-                (super::game_score(-legs[0].winner()) + super::game_score(legs[1].winner())) / 2.0
-            }
+            AbDesign::HeadToHead => (super::game_score(-legs[0].winner()) + super::game_score(legs[1].winner())) / 2.0,
             AbDesign::Against => legs[1].share(0) - legs[0].share(0),
         }
     }
 
     /// The hypotheses fit for it: Elo head to head, share points against an opponent.
     pub fn fits(self, h: &Hypotheses) -> bool {
-        matches!((self, h), (AbDesign::HeadToHead, Hypotheses::Elo { .. }) | (AbDesign::Against, Hypotheses::Share { .. }))
+        matches!(
+            (self, h),
+            (AbDesign::HeadToHead, Hypotheses::Elo { .. }) | (AbDesign::Against, Hypotheses::Share { .. })
+        )
     }
 }
 
@@ -468,5 +469,4 @@ mod tests {
         assert!((e.at_h1 - want).abs() < 1e-9 * want, "{} {want}", e.at_h1);
         assert!((e.between - t.upper * t.upper / (t1 * t1)).abs() < 1e-6);
     }
-
 }

@@ -159,10 +159,16 @@ mod tests {
     #[test]
     fn a_stop_request_starts_nothing_more() {
         let mut taken = 0;
-        run_in_order(0..50, Workers::new(3), &|| true, |k| k, |_, _| {
-            taken += 1;
-            Flow::Go
-        });
+        run_in_order(
+            0..50,
+            Workers::new(3),
+            &|| true,
+            |k| k,
+            |_, _| {
+                taken += 1;
+                Flow::Go
+            },
+        );
         assert_eq!(taken, 0);
     }
 }

@@ -116,8 +116,12 @@ fn stored_rows_and_in_process_games_make_the_same_table() {
         })
         .collect();
     let app = standings(&entries, &rows, false);
-    let strip = |s: &gbely_engine::tournament::Standing| (s.rank, s.name.clone(), s.wins, s.losses, s.rating, s.mean_share);
-    assert_eq!(app.standings.iter().map(strip).collect::<Vec<_>>(), rust.table.standings.iter().map(strip).collect::<Vec<_>>());
+    let strip =
+        |s: &gbely_engine::tournament::Standing| (s.rank, s.name.clone(), s.wins, s.losses, s.rating, s.mean_share);
+    assert_eq!(
+        app.standings.iter().map(strip).collect::<Vec<_>>(),
+        rust.table.standings.iter().map(strip).collect::<Vec<_>>()
+    );
     assert_eq!(app.los, rust.table.los);
     assert_eq!(app.matrix, rust.table.matrix);
 }

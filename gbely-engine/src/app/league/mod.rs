@@ -41,9 +41,9 @@ use super::runs::interpreter::resolve_python;
 use super::runs::RunError;
 use crate::builtins::builtin_of;
 use crate::runner::interrupt;
+use crate::tournament::{league::play_league, Arena, Flow, Match, Outcome};
 use db::LeagueDb;
 use play::{match_key, play_one};
-use crate::tournament::{league::play_league, Arena, Flow, Match, Outcome};
 use schedule::{schedule_pairings, Pairing, Schedule};
 
 /// What happened while a league ran (for the summary).

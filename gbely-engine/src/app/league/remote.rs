@@ -30,10 +30,10 @@ use serde_json::Value;
 
 use super::play::{play_one, Backend, Entry, LeagueConfig, LeagueError, LeagueMap, MatchRow};
 use super::schedule::Pairing;
-use crate::tournament::{Arena, Match, Outcome};
 use crate::app::runs::agent_spec::agent_file;
 use crate::builtins::builtin_of;
 use crate::runner::interrupt;
+use crate::tournament::{Arena, Match, Outcome};
 
 /// An entry as a worker needs it: who it is (its key in the results) and what it runs.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -202,7 +202,8 @@ impl RayArena {
                 Ok(cpus) => break cpus,
                 Err(mpsc::RecvTimeoutError::Timeout) => continue,
                 Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    let status = child.wait().map_err(|e| LeagueError::Remote(format!("waiting for the Ray driver: {e}")))?;
+                    let status =
+                        child.wait().map_err(|e| LeagueError::Remote(format!("waiting for the Ray driver: {e}")))?;
                     let why = failure.lock().unwrap_or_else(|e| e.into_inner()).take();
                     return Err(LeagueError::Remote(why.unwrap_or_else(|| {
                         format!(
@@ -256,7 +257,9 @@ impl Arena for RayArena {
         };
         let stopped = || {
             let why = self.failure.lock().unwrap_or_else(|e| e.into_inner()).clone();
-            LeagueError::Remote(why.unwrap_or_else(|| format!("the Ray driver stopped before match {} was played", m.index)))
+            LeagueError::Remote(
+                why.unwrap_or_else(|| format!("the Ray driver stopped before match {} was played", m.index)),
+            )
         };
         if !sent {
             return Err(stopped());
