@@ -173,12 +173,15 @@ fn table(who: &[Competitor], games: &[Game]) -> Standings {
         s.rating = f.rating[k];
         s.uncertainty = f.sd(k);
     }
-    // Rank by rating, then wins, then mean share, then id: a total order.
+    // Rank by rating, then wins, then mean share, then id: a total order. Ratings are compared
+    // to a millionth of an Elo: equal points in a round robin give equal ratings (the likelihood
+    // equations), which the fit reaches only to its last bits, and those must not rank anyone.
+    let key = |r: f64| (r * 1e6).round() as i64;
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by(|&x, &y| {
         let (a, b) = (&st[x], &st[y]);
-        b.rating
-            .total_cmp(&a.rating)
+        key(b.rating)
+            .cmp(&key(a.rating))
             .then(b.wins.cmp(&a.wins))
             .then(b.mean_share.total_cmp(&a.mean_share))
             .then(a.id.cmp(&b.id))
@@ -383,6 +386,33 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn equal_points_in_a_round_robin_are_ranked_by_wins_then_mean_share() {
+        // Four entrants, each beating the next around a circle and drawing across it: 1½ points
+        // each, so equal ratings; "c" held the most of the map, then "a", "d", "b".
+        let who: Vec<Competitor> =
+            ["a", "b", "c", "d"].iter().map(|n| Competitor { id: n.to_string(), name: n.to_string() }).collect();
+        let share = [50.0, 40.0, 60.0, 45.0];
+        let game = |x: usize, y: usize, cells: [u32; 2]| Game {
+            seats: [x, y],
+            map: 0,
+            game: 0,
+            outcome: Outcome { cells, score: [Some(share[x]), Some(share[y])], ..Outcome::default() },
+        };
+        let games = vec![
+            game(0, 1, [2, 1]),
+            game(1, 2, [2, 1]),
+            game(2, 3, [2, 1]),
+            game(3, 0, [2, 1]),
+            game(0, 2, [1, 1]),
+            game(1, 3, [1, 1]),
+        ];
+        let s = standings(&who, &["m".to_string()], &games);
+        let names: Vec<&str> = s.standings.iter().map(|x| x.name.as_str()).collect();
+        assert_eq!(names, ["c", "a", "d", "b"]);
+        assert!(s.standings.iter().all(|x| x.points() == 1.5 && x.rating.abs() < 1e-6), "{:?}", s.standings);
     }
 
     #[test]
