@@ -128,7 +128,7 @@ class Verdict(_Document):
     @property
     def better(self) -> bool:
         """Whether B is better than A (H1 accepted)."""
-        return self._doc["verdict"] == "better"
+        return bool(self._doc["verdict"] == "better")
 
     @property
     def text(self) -> str:
