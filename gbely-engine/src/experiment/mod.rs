@@ -113,7 +113,7 @@ impl LeaguePlan {
 pub struct LeagueResult {
     /// In a fixed order (map, pair, game, seat order), whatever order they were played in.
     pub games: Vec<Game>,
-    /// The tables of [`crate::tournament::standings`], as `gbely league` computes them: ranked by
+    /// The tables of [`crate::tournament::standings()`], as `gbely league` computes them: ranked by
     /// the Elo fit, then wins, then mean share; the pair matrix, LOS and per-map tables.
     pub table: Standings,
 }

@@ -8,7 +8,7 @@
 //! * [`scheduler`]: the one scheduler, [`scheduler::run_in_order`]: tasks on worker threads,
 //!   results handed back in task order, never more than a window ahead of what was read;
 //! * [`outcome`]: what a duel leaves ([`Outcome`]) and who won it (rules §10, [`winner`]);
-//! * [`standings`]: the tables — counts, the Elo maximum-likelihood fit ([`rating`]), the LOS
+//! * [`mod@standings`]: the tables — counts, the Elo maximum-likelihood fit ([`rating`]), the LOS
 //!   matrix, per-map tables, a gauntlet's lines — the same for any order of the results;
 //! * [`ab`] and [`sprt`]: the A/B test's pairs and scoring, and the exact SPRT;
 //! * [`league`]: a league's pairings played over the scheduler.

@@ -229,7 +229,7 @@ impl MatchRow {
     }
 }
 
-/// The tables of stored rows (the tournament core's [`crate::tournament::standings`]): the maps
+/// The tables of stored rows (the tournament core's [`crate::tournament::standings()`]): the maps
 /// by name, rows of entries not in `entries` left out; with a gauntlet's lines for `gauntlet`.
 pub fn standings(entries: &[Entry], rows: &[MatchRow], gauntlet: bool) -> Standings {
     let who: Vec<Competitor> = entries.iter().map(|e| Competitor { id: e.id.clone(), name: e.name.clone() }).collect();
