@@ -142,9 +142,6 @@ pub(crate) fn league(
     if let Some(t) = thinking.filter(|t| !(1..=4096).contains(t)) {
         return Err(PyValueError::new_err(format!("thinking={t}: 1 to 4096 agent processes")));
     }
-    if jobs == Some(0) && ray.is_none() {
-        return Err(PyValueError::new_err("jobs=0: at least one match at a time"));
-    }
     let req = LeagueRequest {
         maps,
         council,
@@ -198,9 +195,6 @@ pub(crate) fn ab(
         "normalized" => EloModel::Normalized,
         other => return Err(PyValueError::new_err(format!("elo_model={other:?}: 'logistic' or 'normalized'"))),
     };
-    if jobs == Some(0) {
-        return Err(PyValueError::new_err("jobs=0: at least one pair at a time"));
-    }
     let req = AbRequest {
         against,
         maps,
