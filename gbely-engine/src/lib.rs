@@ -38,6 +38,7 @@ pub mod runner;
 pub mod session;
 pub mod sim;
 pub mod text;
+pub mod tournament;
 pub mod wire;
 
 pub use sim::{Match, MatchConfig, Mode, SideInput, NEUTRAL};

@@ -10,6 +10,7 @@ mod play;
 mod render;
 mod schema;
 mod step;
+mod tournament;
 mod vector;
 
 use std::ffi::OsString;
@@ -29,18 +30,6 @@ fn cli_main(py: Python<'_>, args: Vec<String>) -> u8 {
     let args: Vec<OsString> = args.into_iter().map(OsString::from).collect();
     py.allow_threads(|| cli::run_code(args))
 }
-/// Runs a command of the command line that takes `--json` (`league`, `ab`) and returns its exit
-/// code and document as JSON text; an error is a `gbely.Error` with its one-line message.
-#[pyfunction]
-fn cli_json(py: Python<'_>, args: Vec<String>) -> PyResult<(u8, String)> {
-    let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
-    let (code, doc) = py.allow_threads(|| cli::run_json(args));
-    match doc {
-        Ok(doc) => Ok((code, doc.to_string())),
-        Err(message) => Err(crate::errors::GbelyError::new_err(message)),
-    }
-}
-
 /// The viewer page (one self-contained HTML file) for a replay given as JSON text.
 #[pyfunction]
 fn replay_html(py: Python<'_>, text: String) -> PyResult<String> {
@@ -95,7 +84,8 @@ fn _gbely(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The learning environments' observation arrays and codes (schema.rs), for gbely.env.
     m.add("OBS_SCHEMA", schema::schema_dict(m.py())?)?;
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;
-    m.add_function(wrap_pyfunction!(cli_json, m)?)?;
+    m.add_function(wrap_pyfunction!(tournament::league, m)?)?;
+    m.add_function(wrap_pyfunction!(tournament::ab, m)?)?;
     m.add_function(wrap_pyfunction!(play_match, m)?)?;
     m.add_function(wrap_pyfunction!(pravidla_source, m)?)?;
     m.add_function(wrap_pyfunction!(replay_html, m)?)?;

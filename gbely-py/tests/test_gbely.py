@@ -359,15 +359,20 @@ def _comparable(doc):
     return doc
 
 
+def _cli_json(*args):
+    """The ``--json`` document of a ``gbely`` command, run as the command line (``python -m gbely``)."""
+    out = subprocess.run([sys.executable, "-m", "gbely", *args, "--json"], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
 def test_the_cli_and_python_give_the_same_result_for_the_same_match(tmp_path):
     # One match service plays both: the same names (an agent's AGENT_NAME and AGENT_VERSION, a
     # name two seats share with its seat number), sides, details, isolation and interpreter.
     agent = tmp_path / "named.py"
     agent.write_text('AGENT_NAME = "lab"\nAGENT_VERSION = "2"\n' + TEMPLATE.read_text())
     args = ["--rounds", "25", "--time-limit", "off", "--python", sys.executable, "--no-replay"]
-    code, text = gbely._gbely.cli_json(["gbely", "play", str(agent), "--opponent", str(agent), *args, "--json"])
-    assert code == 0, text
-    cli = json.loads(text)
+    cli = _cli_json("play", str(agent), "--opponent", str(agent), *args)
     py = json.loads(gbely._gbely.play_match([str(agent), str(agent)], rounds=25, time_limit=None,
                                             python=sys.executable))
     assert [s["name"] for s in cli["sides"]] == ["lab 2 (seat 0)", "lab 2 (seat 1)"]
@@ -377,9 +382,7 @@ def test_the_cli_and_python_give_the_same_result_for_the_same_match(tmp_path):
 
 def test_the_cli_and_python_give_the_same_result_for_the_same_final(tmp_path):
     args = ["--size", "40", "--rounds", "20", "--time-limit", "off", "--no-replay"]
-    code, text = gbely._gbely.cli_json(["gbely", "final", "expander-rs", "--fill", "template-rs", *args, "--json"])
-    assert code == 0, text
-    cli = json.loads(text)
+    cli = _cli_json("final", "expander-rs", "--fill", "template-rs", *args)
     r = gbely.final(["expander-rs"], fill="template-rs", size=40, rounds=20, time_limit=None)
     assert [s.name for s in r.sides] == [s["name"] for s in cli["sides"]]
     assert sorted(s["name"] for s in cli["sides"])[:2] == ["council", "expander-rs"]

@@ -1,22 +1,19 @@
 //! `gbely ab`: the pairs of an A/B test played with agent specs (files, processes, built-ins)
-//! on the league's match service, with a journal (SQLite) so that a killed run resumes. The
-//! test itself, the pair outcomes and the SPRT, is [`crate::experiment::ab`]'s.
-
-use crate::experiment::ab::{Sprt, Verdict};
-
-// ---------------------------------------------------------------------------------------------
-// Playing the pairs.
+//! on the league's match service ([`Processes`], an arena of the tournament core), with a
+//! journal (SQLite) so that a killed run resumes. The test itself — the pairs, their outcomes,
+//! the order they are read in and the SPRT — is the core's ([`crate::tournament::ab`]).
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::atomic::AtomicBool;
-use std::sync::{mpsc, Arc};
+use std::sync::Arc;
 
 use rusqlite::{params, Connection};
 
-use super::league::play::{play_one, Entry, LeagueConfig, LeagueError, LeagueMap, MatchRow};
+use super::league::play::{play_one, Entry, LeagueConfig, LeagueError, LeagueMap};
 use super::runs::maps::load_map;
 use crate::runner::interrupt;
+use crate::tournament::ab::{run_ab as run_test, AbDesign, Sprt, Verdict, A, B};
+use crate::tournament::{Arena, Match, Outcome};
 
 /// What is compared, and how.
 #[derive(Clone, Debug)]
@@ -75,92 +72,102 @@ impl AbSetup {
     }
 }
 
-/// Plays pair `k`: its outcome (head to head: B's mean game score; against: B's share minus A's).
-fn play_pair(k: usize, s: &AbSetup, config: &LeagueConfig) -> Result<Option<f64>, LeagueError> {
-    if let Some((fill, size)) = &s.final_mode {
-        return play_final_pair(k, s, fill, *size, config);
-    }
-    let spec = s.map_of(k);
-    let lm = LeagueMap { map: Arc::new(load_map(&spec, None)?), spec };
-    let dir = config.dir.join(format!("pair{k:05}"));
-    let row = |e0: &Entry, e1: &Entry, sub: &str| play_one(e0, e1, &lm, 0, config, &dir.join(sub));
-    let interrupted = |r: &MatchRow| r.ended_by == crate::sim::EndReason::Interrupted.wire();
-    match &s.against {
-        None => {
-            let m1 = row(&s.a, &s.b, "1")?;
-            if interrupted(&m1) {
-                return Ok(None);
-            }
-            let m2 = row(&s.b, &s.a, "2")?;
-            if interrupted(&m2) {
-                return Ok(None);
-            }
-            // B's game scores: seat 1 in the first match, seat 0 in the second.
-            let score = |w: i8| match w {
-                1 => 1.0,
-                0 => 0.5,
-                _ => 0.0,
-            };
-            Ok(Some((score(-m1.winner()) + score(m2.winner())) / 2.0))
-        }
-        Some(opp) => {
-            let ma = row(&s.a, opp, "a")?;
-            if interrupted(&ma) {
-                return Ok(None);
-            }
-            let mb = row(&s.b, opp, "b")?;
-            if interrupted(&mb) {
-                return Ok(None);
-            }
-            Ok(Some(mb.score[0].unwrap_or(0.0) - ma.score[0].unwrap_or(0.0)))
+impl AbSetup {
+    /// What a pair is: head to head, or against an opponent (also the final's field).
+    pub fn design(&self) -> AbDesign {
+        if self.against.is_none() && self.final_mode.is_none() {
+            AbDesign::HeadToHead
+        } else {
+            AbDesign::Against
         }
     }
 }
 
-/// Pair `k` of a final: A, then B, in finalist seat `k mod 8` of the same final map against the
-/// same field; the outcome is B's share minus A's (a disqualified side scores 0).
-fn play_final_pair(
+/// The matches of an A/B test played with agent processes: pair `k` on [`AbSetup::map_of`]`(k)`,
+/// its logs in `pair{k}/`; in a final, A or B in finalist seat `k mod 8` against the field, its
+/// share standing for seat 0's. An interrupted match is `None`.
+#[derive(Debug)]
+pub struct Processes<'a> {
+    setup: &'a AbSetup,
+    config: &'a LeagueConfig,
+}
+
+impl Arena for Processes<'_> {
+    type Played = Option<Outcome>;
+    type Error = LeagueError;
+
+    fn play(&self, m: &Match) -> Result<Option<Outcome>, LeagueError> {
+        let s = self.setup;
+        let k = m.index;
+        let entry = |role: usize| match role {
+            A => &s.a,
+            B => &s.b,
+            _ => s.against.as_ref().expect("an opponent to play against"),
+        };
+        let dir = self.config.dir.join(format!("pair{k:05}"));
+        if let Some((fill, size)) = &s.final_mode {
+            let sub = ["a", "b"][m.leg];
+            return play_final(k, entry(m.seats[0]), fill, &s.map_of(k), *size, self.config, &dir.join(sub));
+        }
+        let sub = match s.design() {
+            AbDesign::HeadToHead => ["1", "2"][m.leg],
+            AbDesign::Against => ["a", "b"][m.leg],
+        };
+        let spec = s.map_of(k);
+        let lm = LeagueMap { map: Arc::new(load_map(&spec, None)?), spec };
+        let row = play_one(entry(m.seats[0]), entry(m.seats[1]), &lm, 0, self.config, &dir.join(sub))?;
+        Ok((!row.interrupted()).then(|| row.outcome()))
+    }
+
+    fn outcome(&self, played: &Option<Outcome>) -> Option<Outcome> {
+        *played
+    }
+}
+
+/// `who` in finalist seat `k mod 8` of the final map `spec` against the same field (`fill` in
+/// the other finalist seats, the Council in the centre): its outcome has `who`'s share (0 when
+/// disqualified) as seat 0's.
+fn play_final(
     k: usize,
-    s: &AbSetup,
+    who: &Entry,
     fill: &Entry,
+    spec: &str,
     size: u32,
     config: &LeagueConfig,
-) -> Result<Option<f64>, LeagueError> {
-    let map = Arc::new(super::runs::maps::load_final_map(&s.map_of(k), size)?);
+    run_dir: &Path,
+) -> Result<Option<Outcome>, LeagueError> {
+    let map = Arc::new(super::runs::maps::load_final_map(spec, size)?);
     let finalists = map.seats().len() - 1;
     let seat = k % finalists;
-    let mut shares = Vec::new();
-    for (who, sub) in [(&s.a, "a"), (&s.b, "b")] {
-        let mut names: Vec<String> =
-            (0..finalists).map(|i| if i == seat { who.name.clone() } else { fill.name.clone() }).collect();
-        names.push("council".into());
-        super::service::unique_names(&mut names);
-        let seats = names
-            .into_iter()
-            .enumerate()
-            .map(|(i, name)| {
-                let spec = if i == finalists {
-                    "council"
-                } else if i == seat {
-                    &who.spec
-                } else {
-                    &fill.spec
-                };
-                super::service::Seat::spec(spec, name)
-            })
-            .collect();
-        let mut plan = super::service::MatchPlan::new(map.clone(), seats);
-        plan.rounds = config.rounds;
-        plan.limits = config.limits();
-        plan.python = config.python.clone();
-        plan.run_dir = Some(config.dir.join(format!("pair{k:05}")).join(sub));
-        let rec = super::service::run(plan, &mut ())?.record;
-        if rec.interrupted() {
-            return Ok(None);
-        }
-        shares.push(rec.outcome[seat].score.unwrap_or(0.0));
+    let mut names: Vec<String> =
+        (0..finalists).map(|i| if i == seat { who.name.clone() } else { fill.name.clone() }).collect();
+    names.push("council".into());
+    super::service::unique_names(&mut names);
+    let seats = names
+        .into_iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let spec = if i == finalists {
+                "council"
+            } else if i == seat {
+                &who.spec
+            } else {
+                &fill.spec
+            };
+            super::service::Seat::spec(spec, name)
+        })
+        .collect();
+    let mut plan = super::service::MatchPlan::new(map, seats);
+    plan.rounds = config.rounds;
+    plan.limits = config.limits();
+    plan.python = config.python.clone();
+    plan.run_dir = Some(run_dir.to_path_buf());
+    let rec = super::service::run(plan, &mut ())?.record;
+    if rec.interrupted() {
+        return Ok(None);
     }
-    Ok(Some(shares[1] - shares[0]))
+    let o = &rec.outcome[seat];
+    Ok(Some(Outcome { score: [o.score, None], disqualified: [o.disqualified.is_some(), false], ..Outcome::default() }))
 }
 
 /// The journal of pair outcomes (SQLite), so that a killed run resumes.
@@ -231,14 +238,15 @@ pub struct AbRun {
     pub seconds: f64,
 }
 
-/// Runs pairs in order, `config.jobs` at a time, feeding the test in pair order until it decides,
-/// `max_pairs` is reached or Ctrl-C. `line` is called after each pair the test reads.
+/// Runs the test's pairs on agent processes (the core's [`crate::tournament::ab::run_ab`]),
+/// `config.jobs` at a time, feeding the test in pair order until it decides, `max_pairs` is
+/// reached or Ctrl-C; what the journal holds is read first, not played again. `line` is called
+/// after each pair the test reads.
 ///
-/// **No pair runs far ahead of the verdict**: a worker starts pair `k` only when
-/// `k < read + jobs`, `read` the pairs the test has read, so when the test decides at most `jobs`
-/// pairs are in progress, and they are abandoned. Finished pairs are journalled in batches
-/// (every second or `COMMIT_PAIRS` (64) pairs, and at the end), so a crash loses at most a second of
-/// pairs, and Ctrl-C none that finished.
+/// **No pair runs far ahead of the verdict**: when the test decides at most `jobs` pairs are in
+/// progress, and they are abandoned. Finished pairs are journalled in batches (every second or
+/// `COMMIT_PAIRS` (64) pairs, and at the end), so a crash loses at most a second of pairs, and
+/// Ctrl-C none that finished.
 pub fn run_ab(
     s: &AbSetup,
     sprt: &mut Sprt,
@@ -246,126 +254,33 @@ pub fn run_ab(
     journal: &mut Journal,
     line: &mut dyn FnMut(&Sprt),
 ) -> Result<AbRun, LeagueError> {
-    use std::sync::atomic::Ordering::SeqCst;
-    use std::sync::{Condvar, Mutex};
-
     let start = std::time::Instant::now();
     let test = s.key(config);
-    let mut known = journal.load(&test)?;
-    let mut from_journal = 0;
-    let mut played = 0;
-    // What the journal holds, in order, goes in first.
-    while sprt.n() < s.max_pairs && sprt.verdict() == Verdict::Undecided {
-        match known.remove(&sprt.n()) {
-            Some(o) => {
-                sprt.push(o);
-                from_journal += 1;
-            }
-            None => break,
+    let known = journal.load(&test)?;
+    let mut unsaved: Vec<(usize, f64)> = Vec::new();
+    let mut last_commit = std::time::Instant::now();
+    let arena = Processes { setup: s, config };
+    let mut save = |k: usize, o: f64| -> Result<(), LeagueError> {
+        unsaved.push((k, o));
+        if unsaved.len() >= COMMIT_PAIRS || last_commit.elapsed() >= COMMIT_EVERY {
+            last_commit = std::time::Instant::now();
+            journal.store(&test, &std::mem::take(&mut unsaved))?;
         }
-    }
-    let decided = |t: &Sprt| t.verdict() != Verdict::Undecided || t.n() >= s.max_pairs;
-    let mut error = None;
-    if !decided(sprt) {
-        let jobs = config.jobs.max(1);
-        // (next pair to start, pairs the test has read): workers wait on `moved` for room.
-        let gate = Mutex::new((sprt.n(), sprt.n()));
-        let moved = Condvar::new();
-        let stop = AtomicBool::new(false);
-        let (tx, rx) = mpsc::channel::<(usize, Result<Option<f64>, LeagueError>)>();
-        let mut unsaved: Vec<(usize, f64)> = Vec::new();
-        let mut last_commit = std::time::Instant::now();
-        std::thread::scope(|scope| {
-            for _ in 0..jobs {
-                let tx = tx.clone();
-                let (gate, moved, stop, known) = (&gate, &moved, &stop, &known);
-                scope.spawn(move || loop {
-                    let k = {
-                        let mut g = gate.lock().unwrap_or_else(|e| e.into_inner());
-                        loop {
-                            if stop.load(SeqCst) || interrupt::requested() {
-                                return;
-                            }
-                            let (next, read) = *g;
-                            if next >= s.max_pairs {
-                                return;
-                            }
-                            if next < read + jobs {
-                                g.0 += 1;
-                                break next;
-                            }
-                            // Ctrl-C does not wake the condition variable: look every 100 ms.
-                            g = moved
-                                .wait_timeout(g, std::time::Duration::from_millis(100))
-                                .unwrap_or_else(|e| e.into_inner())
-                                .0;
-                        }
-                    };
-                    let result = match known.get(&k) {
-                        Some(&o) => Ok(Some(o)),
-                        None => play_pair(k, s, config),
-                    };
-                    if tx.send((k, result)).is_err() {
-                        return;
-                    }
-                });
-            }
-            drop(tx);
-            let mut pending: BTreeMap<usize, f64> = BTreeMap::new();
-            let halt = |error: &mut Option<LeagueError>, e: Option<LeagueError>| {
-                if let Some(e) = e {
-                    error.get_or_insert(e);
-                }
-                stop.store(true, SeqCst);
-                moved.notify_all();
-            };
-            for (k, result) in rx.iter() {
-                match result {
-                    Ok(Some(o)) => {
-                        if !known.contains_key(&k) {
-                            unsaved.push((k, o));
-                            played += 1;
-                        }
-                        pending.insert(k, o);
-                        // The test reads pairs in order only.
-                        while !decided(sprt) {
-                            let Some(o) = pending.remove(&sprt.n()) else { break };
-                            sprt.push(o);
-                            line(sprt);
-                        }
-                        // Stop first, then make room: no worker starts a pair past the verdict.
-                        if decided(sprt) {
-                            halt(&mut error, None);
-                        }
-                        gate.lock().unwrap_or_else(|e| e.into_inner()).1 = sprt.n();
-                        moved.notify_all();
-                    }
-                    Ok(None) => {}
-                    Err(e) => halt(&mut error, Some(e)),
-                }
-                if unsaved.len() >= COMMIT_PAIRS || last_commit.elapsed() >= COMMIT_EVERY {
-                    if let Err(e) = journal.store(&test, &unsaved) {
-                        halt(&mut error, Some(e));
-                    }
-                    unsaved.clear();
-                    last_commit = std::time::Instant::now();
-                }
-            }
-        });
-        // What finished goes in the journal, whatever stopped the run.
-        if let Err(e) = journal.store(&test, &unsaved) {
-            error.get_or_insert(e);
-        }
-    }
-    if let Some(e) = error {
-        return Err(e);
-    }
+        Ok(())
+    };
+    let jobs = config.jobs.max(1);
+    let ran = run_test(&arena, s.design(), sprt, s.max_pairs, jobs, &known, &interrupt::requested, line, &mut save);
+    // What finished goes in the journal, whatever stopped the run.
+    let stored = journal.store(&test, &unsaved);
+    let tally = ran?;
+    stored?;
+    let decided = sprt.verdict() != Verdict::Undecided || sprt.n() >= s.max_pairs;
     Ok(AbRun {
         verdict: sprt.verdict(),
         pairs: sprt.n(),
-        from_journal,
-        played,
-        interrupted: !decided(sprt),
+        from_journal: tally.from_journal,
+        played: tally.played,
+        interrupted: !decided,
         seconds: start.elapsed().as_secs_f64(),
     })
 }

@@ -5,7 +5,7 @@ pub mod ab;
 pub mod cli;
 pub mod inspect;
 pub mod league;
-pub mod rating;
+pub mod requests;
 pub mod runs;
 pub mod service;
 pub mod watch;

@@ -2,7 +2,9 @@
 //! cores, for comparing agents and sweeping a parameter (one entrant per value, each a closure),
 //! and an A/B test of two of them ([`ab::ab`]: paired matches and the exact SPRT of `gbely ab`,
 //! [`sprt`]). No agent processes, no files, no `cli` feature: a match of two Rust agents on the
-//! reference map takes milliseconds.
+//! reference map takes milliseconds. Both are the [`crate::tournament`] core with an arena of
+//! factories, so a league here ranks exactly as `gbely league` ranks the same results (the Elo
+//! fit, then wins, then mean share).
 //!
 //! ```
 //! use std::sync::Arc;
@@ -23,16 +25,17 @@
 //! let plan = LeaguePlan { rounds: 30, ..LeaguePlan::new(vec![map]) };
 //! let result = league(&entrants, &plan);
 //! assert_eq!(result.games.len(), 6, "each pair plays each map in both seat orders");
-//! assert_eq!(result.standings[0].name, "template-rs");
-//! assert_eq!(result.standings[0].wins, 4);
+//! assert_eq!(result.table.standings[0].name, "template-rs");
+//! assert_eq!(result.table.standings[0].wins, 4);
 //! println!("{result}");
 //! ```
 
 pub mod ab;
-pub mod sprt;
+/// The exact statistics of the A/B test (the tournament core's).
+pub use crate::tournament::sprt;
+pub use crate::tournament::{winner, Game, Standing, Standings};
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use gbely_rules::Decide;
 use gbely_world::Map;
@@ -42,6 +45,7 @@ use crate::limits::TimeLimit;
 use crate::runner::player::{DecidePlayer, Player};
 use crate::session::MatchRecord;
 use crate::sim::MatchConfig;
+use crate::tournament::{self as core, Arena, Competitor, Outcome};
 
 /// Makes a fresh agent for each match.
 pub type Factory = Arc<dyn Fn() -> Box<dyn Decide + Send> + Send + Sync>;
@@ -104,73 +108,37 @@ impl LeaguePlan {
     }
 }
 
-/// One played match of a league.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Game {
-    /// The entrants in seat 0 and seat 1 (indices into the entrants).
-    pub seats: [usize; 2],
-    /// The map (an index into the plan's maps).
-    pub map: usize,
-    /// Which game of the pair, map and seat order (0 … `games` − 1).
-    pub game: u32,
-    /// Cells each seat held at the end.
-    pub cells: [u32; 2],
-    /// Shares of the map in percent (`None`: disqualified).
-    pub shares: [Option<f64>; 2],
-    /// Violations of each seat (SPEC §8).
-    pub violations: [usize; 2],
-    /// +1 seat 0 won, −1 seat 1 won, 0 a draw (see [`winner`]).
-    pub winner: i8,
-}
-
-/// An entrant's line in the standings.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Standing {
-    /// Which entrant (an index into the entrants).
-    pub entrant: usize,
-    /// Its name.
-    pub name: String,
-    /// Matches played.
-    pub played: u32,
-    /// Matches won.
-    pub wins: u32,
-    /// Matches drawn.
-    pub draws: u32,
-    /// Matches lost.
-    pub losses: u32,
-    /// A win is 1, a draw ½.
-    pub points: f64,
-    /// The mean share of the map it held at the end, in percent (0 when disqualified).
-    pub mean_share: f64,
-}
-
-/// What a league leaves: every match, and the standings (most points first).
+/// What a league leaves: every match, and the standings.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LeagueResult {
-    /// In a fixed order (map, pair, seat order, game), whatever order they were played in.
+    /// In a fixed order (map, pair, game, seat order), whatever order they were played in.
     pub games: Vec<Game>,
-    /// The entrants, most points first (then the higher mean share).
-    pub standings: Vec<Standing>,
+    /// The tables of [`crate::tournament::standings()`], as `gbely league` computes them: ranked by
+    /// the Elo fit, then wins, then mean share; the pair matrix, LOS and per-map tables.
+    pub table: Standings,
 }
 
-/// The winner of a duel (SPEC §10): more cells; on equal cells the earlier tie-break round; a
-/// disqualified side has no score and loses (two disqualified: a draw). +1 seat 0, −1 seat 1,
-/// 0 a draw.
-pub fn winner(cells: [u32; 2], tiebreak: [Option<u32>; 2], disqualified: [bool; 2]) -> i8 {
-    match disqualified {
-        [true, true] => return 0,
-        [true, false] => return -1,
-        [false, true] => return 1,
-        [false, false] => {}
+/// The entrants of an experiment as an arena: fresh agents from their factories, in-process.
+pub(crate) struct Factories<'a> {
+    pub(crate) entrants: &'a [&'a Entrant],
+    /// A match's map is `maps[m.map % maps.len()]`.
+    pub(crate) maps: &'a [Arc<Map>],
+    pub(crate) rounds: u32,
+    pub(crate) limit: TimeLimit,
+}
+
+impl Arena for Factories<'_> {
+    type Played = Outcome;
+    type Error = std::convert::Infallible;
+
+    fn play(&self, m: &core::Match) -> Result<Outcome, Self::Error> {
+        let map = &self.maps[m.map % self.maps.len()];
+        let [x, y] = m.seats.map(|k| self.entrants[k]);
+        Ok(Outcome::of(&duel(x, y, map, self.rounds, self.limit)))
     }
-    match cells[0].cmp(&cells[1]) {
-        std::cmp::Ordering::Greater => 1,
-        std::cmp::Ordering::Less => -1,
-        std::cmp::Ordering::Equal => match (tiebreak[0], tiebreak[1]) {
-            (Some(a), Some(b)) if a < b => 1,
-            (Some(a), Some(b)) if a > b => -1,
-            _ => 0,
-        },
+
+    fn outcome(&self, played: &Outcome) -> Option<Outcome> {
+        Some(*played)
     }
 }
 
@@ -182,42 +150,37 @@ pub fn winner(cells: [u32; 2], tiebreak: [Option<u32>; 2], disqualified: [bool; 
 /// When a map is not a duel map (two seats).
 pub fn league(entrants: &[Entrant], plan: &LeaguePlan) -> LeagueResult {
     assert!(plan.maps.iter().all(|m| m.seats().len() == 2), "a league plays duel maps");
-    let mut pairings = Vec::new();
-    for map in 0..plan.maps.len() {
-        for a in 0..entrants.len() {
-            for b in a + 1..entrants.len() {
-                for game in 0..plan.games {
-                    pairings.push(([a, b], map, game));
-                    pairings.push(([b, a], map, game));
-                }
-            }
-        }
-    }
-    let threads = match plan.threads {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        n => n,
-    }
-    .min(pairings.len().max(1));
-    let next = AtomicUsize::new(0);
-    let played: Mutex<Vec<Option<Game>>> = Mutex::new(vec![None; pairings.len()]);
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| loop {
-                let k = next.fetch_add(1, Ordering::Relaxed);
-                let Some(&(seats, map, game)) = pairings.get(k) else { break };
-                let rec = play_pair(entrants, seats, &plan.maps[map], plan);
-                let g = game_of(&rec, seats, map, game);
-                played.lock().unwrap_or_else(|e| e.into_inner())[k] = Some(g);
-            });
-        }
+    let pairings = core::pairings(entrants.len(), plan.maps.len(), plan.games);
+    let who: Vec<&Entrant> = entrants.iter().collect();
+    let arena = Factories { entrants: &who, maps: &plan.maps, rounds: plan.rounds, limit: plan.time_limit };
+    let mut games = Vec::with_capacity(pairings.len());
+    core::league::play_league(&arena, &pairings, plan.threads, &|| false, |k, played| {
+        let Ok(outcome) = played;
+        let p = &pairings[k];
+        games.push(Game { seats: [p.seat0, p.seat1], map: p.map, game: p.game, outcome });
+        core::Flow::Go
     });
-    let games: Vec<Game> = played.into_inner().unwrap_or_else(|e| e.into_inner()).into_iter().flatten().collect();
-    let standings = standings(entrants, &games);
-    LeagueResult { games, standings }
+    let table = core::standings(&competitors(entrants), &map_names(&plan.maps), &games);
+    LeagueResult { games, table }
 }
 
-fn play_pair(entrants: &[Entrant], seats: [usize; 2], map: &Arc<Map>, plan: &LeaguePlan) -> MatchRecord {
-    duel(&entrants[seats[0]], &entrants[seats[1]], map, plan.rounds, plan.time_limit)
+/// The entrants as the tables know them: by name (the first of two with the same name keeps it,
+/// the others get their number).
+fn competitors(entrants: &[Entrant]) -> Vec<Competitor> {
+    entrants
+        .iter()
+        .enumerate()
+        .map(|(k, e)| {
+            let twice = entrants[..k].iter().any(|o| o.name == e.name);
+            let id = if twice { format!("{}#{k}", e.name) } else { e.name.clone() };
+            Competitor { id, name: e.name.clone() }
+        })
+        .collect()
+}
+
+/// The maps' names for the per-map tables (`1: gbely`, …: maps may share a name).
+fn map_names(maps: &[Arc<Map>]) -> Vec<String> {
+    maps.iter().enumerate().map(|(k, m)| format!("{}: {}", k + 1, m.name())).collect()
 }
 
 /// One match of `x` (seat 0) against `y` (seat 1), fresh agents from their factories.
@@ -241,84 +204,24 @@ pub(crate) fn duel(x: &Entrant, y: &Entrant, map: &Arc<Map>, rounds: u32, limit:
     play(map.clone(), &mut players, opts, &mut ())
 }
 
-fn game_of(rec: &MatchRecord, seats: [usize; 2], map: usize, game: u32) -> Game {
-    let o = &rec.outcome;
-    Game {
-        seats,
-        map,
-        game,
-        cells: [o[0].cells, o[1].cells],
-        shares: [o[0].score, o[1].score],
-        violations: [rec.violations[0].len(), rec.violations[1].len()],
-        winner: winner(
-            [o[0].cells, o[1].cells],
-            [o[0].tiebreak_round, o[1].tiebreak_round],
-            [o[0].disqualified.is_some(), o[1].disqualified.is_some()],
-        ),
-    }
-}
-
-fn standings(entrants: &[Entrant], games: &[Game]) -> Vec<Standing> {
-    let mut table: Vec<Standing> = entrants
-        .iter()
-        .enumerate()
-        .map(|(k, e)| Standing {
-            entrant: k,
-            name: e.name.clone(),
-            played: 0,
-            wins: 0,
-            draws: 0,
-            losses: 0,
-            points: 0.0,
-            mean_share: 0.0,
-        })
-        .collect();
-    for g in games {
-        for (side, &e) in g.seats.iter().enumerate() {
-            let s = &mut table[e];
-            s.played += 1;
-            s.mean_share += g.shares[side].unwrap_or(0.0);
-            let result = if side == 0 { g.winner } else { -g.winner };
-            match result {
-                1 => s.wins += 1,
-                0 => s.draws += 1,
-                _ => s.losses += 1,
-            }
-        }
-    }
-    for s in &mut table {
-        s.points = s.wins as f64 + s.draws as f64 / 2.0;
-        if s.played > 0 {
-            s.mean_share /= s.played as f64;
-        }
-    }
-    table.sort_by(|a, b| {
-        b.points.total_cmp(&a.points).then(b.mean_share.total_cmp(&a.mean_share)).then(a.entrant.cmp(&b.entrant))
-    });
-    table
-}
-
-/// The standings as a table: rank, name, played, wins, draws, losses, points, mean share.
+/// The standings as a table: rank, name, played, wins, draws, losses, mean share, Elo with its
+/// 95 % interval.
 impl std::fmt::Display for LeagueResult {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let width = self.standings.iter().map(|s| s.name.chars().count()).max().unwrap_or(5).max(5);
+        let rows = &self.table.standings;
+        let width = rows.iter().map(|s| s.name.chars().count()).max().unwrap_or(5).max(5);
         writeln!(
             f,
-            "  {:>4}  {:<width$}  {:>6}  {:>4}  {:>4}  {:>4}  {:>6}  {:>10}",
-            "rank", "agent", "played", "won", "drew", "lost", "points", "mean share"
+            "  {:>4}  {:<width$}  {:>6}  {:>4}  {:>4}  {:>4}  {:>10}  {:>17}",
+            "rank", "agent", "played", "won", "drew", "lost", "mean share", "Elo [95 %]"
         )?;
-        for (k, s) in self.standings.iter().enumerate() {
+        for s in rows {
+            let half = 1.96 * s.uncertainty;
+            let elo = format!("{:+.0} [{:+.0}, {:+.0}]", s.rating + 0.0, s.rating - half + 0.0, s.rating + half + 0.0);
             writeln!(
                 f,
-                "  {:>4}  {:<width$}  {:>6}  {:>4}  {:>4}  {:>4}  {:>6.1}  {:>8.2} %",
-                k + 1,
-                s.name,
-                s.played,
-                s.wins,
-                s.draws,
-                s.losses,
-                s.points,
-                s.mean_share
+                "  {:>4}  {:<width$}  {:>6}  {:>4}  {:>4}  {:>4}  {:>8.2} %  {:>17}",
+                s.rank, s.name, s.played, s.wins, s.draws, s.losses, s.mean_share, elo
             )?;
         }
         Ok(())
@@ -342,8 +245,8 @@ mod tests {
         assert_eq!(one, two);
         // Three pairs, both seat orders, one map, one game.
         assert_eq!(one.games.len(), 6);
-        assert_eq!(one.standings.iter().map(|s| s.played).sum::<u32>(), 12);
-        assert_eq!(one.standings.iter().map(|s| s.points).sum::<f64>(), 6.0, "one point a game");
+        assert_eq!(one.table.standings.iter().map(|s| s.played).sum::<u32>(), 12);
+        assert_eq!(one.table.standings.iter().map(|s| s.points()).sum::<f64>(), 6.0, "one point a game");
         // The second game is expander-rs (seat 0) against template-rs: the same as playing it alone.
         let g = &one.games[1];
         assert_eq!(g.seats, [1, 0]);
@@ -351,18 +254,7 @@ mod tests {
         let mut b = crate::builtin_player("template-rs", "template-rs").unwrap();
         let mut players: [&mut dyn Player; 2] = [a.as_mut(), b.as_mut()];
         let rec = play(map, &mut players, PlayOptions { config: MatchConfig { rounds: 40 }, record: false }, &mut ());
-        assert_eq!(g.cells, [rec.outcome[0].cells, rec.outcome[1].cells]);
-        assert_eq!(g.shares, [rec.outcome[0].score, rec.outcome[1].score]);
-    }
-
-    #[test]
-    fn the_winner_has_more_cells_then_the_earlier_tie_break_and_a_disqualified_side_loses() {
-        assert_eq!(winner([10, 9], [None, None], [false, false]), 1);
-        assert_eq!(winner([9, 10], [None, None], [false, false]), -1);
-        assert_eq!(winner([10, 10], [Some(40), Some(41)], [false, false]), 1, "SPEC §10: the earlier round wins");
-        assert_eq!(winner([10, 10], [Some(41), Some(40)], [false, false]), -1);
-        assert_eq!(winner([10, 10], [Some(40), Some(40)], [false, false]), 0);
-        assert_eq!(winner([99, 1], [None, None], [true, false]), -1, "no score when disqualified");
-        assert_eq!(winner([1, 1], [None, None], [true, true]), 0);
+        assert_eq!(g.outcome.cells, [rec.outcome[0].cells, rec.outcome[1].cells]);
+        assert_eq!(g.outcome.score, [rec.outcome[0].score, rec.outcome[1].score]);
     }
 }

@@ -32,4 +32,5 @@ mod replays;
 mod rust_template;
 mod session_conformance;
 mod spec_examples;
+mod tournament;
 mod viewer;

@@ -1,9 +1,10 @@
 """The Ray driver of ``gbely league --ray ADDRESS`` (docs/league.md).
 
 The engine starts it as ``python -m gbely._ray_league ADDRESS JOBS`` and speaks JSON lines with
-it: one match job a line on stdin (``{"id": N, "job": {...}}``, then end of input); on stdout
-``{"ready": {"cpus": C}}`` once connected, then one line a finished match, in the order they
-finish: ``{"id": N, "row": {...}}`` or ``{"id": N, "error": "..."}``. Each job is a Ray task
+it: on stdout ``{"ready": {"cpus": C}}`` once connected; then one match job a line on stdin
+(``{"id": N, "job": {...}}``) as the engine's scheduler hands them out, until end of input; on
+stdout one line a finished match, in the order they finish: ``{"id": N, "row": {...}}`` or
+``{"id": N, "error": "..."}``. Each job is a Ray task
 that plays the match on its worker with the engine's own code (``gbely._gbely.league_match``),
 asking the cluster for one CPU per agent process, so agents on a clock are not starved.
 
@@ -12,11 +13,12 @@ for a Ray instance of this process's own. JOBS is the most matches in flight, 0 
 cluster's CPUs.
 """
 import json
-import os
+import queue
 import shutil
 import socket
 import sys
 import tempfile
+import threading
 from typing import Any, Dict, List, Optional
 
 
@@ -59,7 +61,6 @@ def main(argv: List[str]) -> int:
     except ImportError:
         print(f"gbely league --ray: Ray is not installed for {sys.executable} (pip install ray)", file=sys.stderr)
         return 1
-    jobs = [json.loads(line) for line in sys.stdin if line.strip()]
     why = _reachable(address) if address not in ("local", "auto") else None
     if why:
         print(f"gbely league --ray: {why}", file=sys.stderr)
@@ -72,14 +73,33 @@ def main(argv: List[str]) -> int:
     _say({"ready": {"cpus": cpus}})
     limit = in_flight if in_flight > 0 else max(1, int(cpus))
     play = ray.remote(_play)
+    # Jobs come while matches run: a thread reads them (None: end of input).
+    jobs: "queue.Queue[Optional[Dict[str, Any]]]" = queue.Queue()
+
+    def read_jobs() -> None:
+        for line in sys.stdin:
+            if line.strip():
+                jobs.put(json.loads(line))
+        jobs.put(None)
+
+    threading.Thread(target=read_jobs, daemon=True).start()
     running: Dict[Any, int] = {}
-    queue = list(reversed(jobs))
-    while queue or running:
-        while queue and len(running) < limit:
-            item = queue.pop()
+    more = True
+    while more or running:
+        while more and len(running) < limit:
+            try:
+                # Nothing running: wait for the next job; else look and go on.
+                item = jobs.get(timeout=None if not running else 0.05)
+            except queue.Empty:
+                break
+            if item is None:
+                more = False
+                break
             need = min(float(item["job"].get("cpus", 1)), cpus)
             running[play.options(num_cpus=need, max_retries=0).remote(item["job"])] = item["id"]
-        done, _ = ray.wait(list(running), num_returns=1)
+        if not running:
+            continue
+        done, _ = ray.wait(list(running), num_returns=1, timeout=0.05)
         for ref in done:
             id_ = running.pop(ref)
             try:

@@ -2,9 +2,8 @@
 //! evidence is enough (see `app::ab` and docs/ab.md).
 
 use super::*;
-use crate::app::ab::{run_ab, AbSetup, Journal};
-use crate::app::league::{league_python, Entry, LeagueConfig};
-use crate::experiment::ab::{EloModel, Hypotheses, Interval, Sprt, Verdict};
+use crate::app::requests::{run_ab, AbRequest};
+use crate::tournament::ab::{EloModel, Hypotheses, Interval, Sprt};
 
 #[derive(Clone, Debug, Args)]
 pub(super) struct AbArgs {
@@ -86,93 +85,66 @@ enum Model {
 /// After this many pairs the variance is known well enough to say how long the test will take.
 const FORECAST_AFTER: usize = 16;
 
-pub(super) fn cmd_ab(a: AbArgs) -> Result<u8> {
-    if a.against.as_deref() != Some("both") {
-        let (code, doc) = one_test(&a)?;
-        if let Some(doc) = doc {
-            emit_json(doc)?;
+impl AbArgs {
+    /// The test these flags ask for.
+    fn request(&self) -> AbRequest {
+        AbRequest {
+            a: self.a.clone(),
+            b: self.b.clone(),
+            against: self.against.clone(),
+            maps: self.maps.as_deref().map_or_else(Vec::new, |m| m.split(',').map(|x| x.trim().to_string()).collect()),
+            seed: self.seed.clone(),
+            elo_model: match self.elo_model {
+                Model::Logistic => EloModel::Logistic,
+                Model::Normalized => EloModel::Normalized,
+            },
+            elo0: self.elo0,
+            elo1: self.elo1,
+            share0: self.share0,
+            share1: self.share1,
+            alpha: self.alpha,
+            beta: self.beta,
+            max_pairs: self.max_pairs,
+            jobs: self.jobs,
+            db: self.db.clone(),
+            settings: self.game.settings(),
+            final_mode: self.final_mode.then(|| (self.fill.clone(), self.size)),
         }
-        return Ok(code);
     }
-    // Both questions: head to head, then against the Council, each with its own test.
-    let head = AbArgs { against: None, ..a.clone() };
-    let council = AbArgs { against: Some("council".into()), ..a.clone() };
-    let (code, first) = one_test(&head)?;
-    if code == exit::INTERRUPTED {
-        return Ok(code);
+}
+
+pub(super) fn cmd_ab(a: AbArgs) -> Result<u8> {
+    // `--against both`: head to head, then against the Council, each with its own test.
+    let mut docs = Vec::new();
+    let mut code = exit::OK;
+    for test in a.request().tests() {
+        let (c, doc) = one_test(&test, &a)?;
+        code = c;
+        if code == exit::INTERRUPTED {
+            return Ok(code);
+        }
+        docs.extend(doc);
     }
-    let (code, second) = one_test(&council)?;
-    if let (Some(h), Some(c)) = (first, second) {
-        emit_json(json!({"head_to_head": h, "against_council": c}))?;
+    match <[serde_json::Value; 2]>::try_from(docs) {
+        Ok([h, c]) => emit_json(json!({"head_to_head": h, "against_council": c}))?,
+        Err(docs) => {
+            for doc in docs {
+                emit_json(doc)?;
+            }
+        }
     }
     Ok(code)
 }
 
 /// One A/B test: its exit code, and with `--json` its document (else the result is printed).
-fn one_test(a: &AbArgs) -> Result<(u8, Option<serde_json::Value>)> {
-    if !(0.0 < a.alpha && a.alpha < 0.5 && 0.0 < a.beta && a.beta < 0.5) {
-        bail!("--alpha and --beta are error rates between 0 and 0.5");
-    }
-    let mut specs = vec![a.a.clone(), a.b.clone()];
-    specs.extend(a.against.clone());
-    if a.final_mode {
-        specs.push(a.fill.clone());
-    }
-    for s in &specs {
-        check_spec(s)?;
-    }
-    let py = league_python(&specs, &python(a.game.python.as_deref()))?;
-    let entry = |s: &str| Entry::from_spec(s, super::play::named(s, &py));
-    let setup = AbSetup {
-        a: entry(&a.a)?,
-        b: entry(&a.b)?,
-        against: a.against.as_deref().map(entry).transpose()?,
-        maps: a.maps.as_deref().map_or_else(Vec::new, |m| m.split(',').map(|x| x.trim().to_string()).collect()),
-        seed: a.seed.clone(),
-        max_pairs: a.max_pairs.max(1),
-        final_mode: if a.final_mode { Some((entry(&a.fill)?, a.size)) } else { None },
-    };
-    let head_to_head = setup.against.is_none() && setup.final_mode.is_none();
-    let hypotheses = if head_to_head {
-        if a.elo1 <= a.elo0 {
-            bail!("--elo1 must be more than --elo0");
-        }
-        let model = match a.elo_model {
-            Model::Logistic => EloModel::Logistic,
-            Model::Normalized => EloModel::Normalized,
-        };
-        Hypotheses::Elo { model, elo0: a.elo0, elo1: a.elo1 }
-    } else {
-        if a.share1 <= a.share0 {
-            bail!("--share1 must be more than --share0");
-        }
-        Hypotheses::Share { share0: a.share0, share1: a.share1 }
-    };
-    let mut sprt = Sprt::new(hypotheses, a.alpha, a.beta);
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let dir = a.db.parent().filter(|d| !d.as_os_str().is_empty()).map_or_else(|| PathBuf::from("."), Path::to_path_buf);
-    let config = LeagueConfig {
-        rounds: a.game.rounds,
-        time_limit: a.game.time_limit,
-        memory_limit: a.game.memory_limit,
-        sandbox: a.game.sandbox.mode(),
-        python: py,
-        games: 1,
-        // One match per core; agent processes (eight in a final) take turns on the cores, so
-        // none thinks without one.
-        jobs: a.jobs.unwrap_or(cores).max(1),
-        dir: dir.join("runs"),
-        backend: crate::app::league::Backend::Local,
-        replays: None,
-        cores: Some(crate::runner::cores::CoreGate::new(cores)),
-    };
-    let mut journal = Journal::open(&a.db)?;
+fn one_test(req: &AbRequest, a: &AbArgs) -> Result<(u8, Option<serde_json::Value>)> {
+    let head_to_head = req.head_to_head();
     let show = !a.quiet && !a.json;
     let guard = crate::runner::interrupt::Guard::install().context("cannot install the Ctrl-C handler")?;
     adopt_orphans();
     let terminal = std::io::stderr().is_terminal();
     let mut forecast_said = false;
-    let max_pairs = setup.max_pairs;
+    let max_pairs = req.max_pairs.max(1);
     let mut line = |t: &Sprt| {
         if !forecast_said && t.n() >= FORECAST_AFTER {
             forecast_said = true;
@@ -191,48 +163,17 @@ fn one_test(a: &AbArgs) -> Result<(u8, Option<serde_json::Value>)> {
             eprintln!("{}", live(t, head_to_head));
         }
     };
-    let run = run_ab(&setup, &mut sprt, &config, &mut journal, &mut line)?;
+    let ran = run_ab(req, &mut line);
     kill_leftovers();
     drop(guard);
+    let test = ran?;
     if show && terminal {
         eprintln!();
     }
-    let verdict = if run.interrupted && run.verdict == Verdict::Undecided && run.pairs < setup.max_pairs {
-        format!("stopped after {} pairs (run again to go on)", run.pairs)
-    } else {
-        run.verdict.text(run.pairs)
-    };
-    let estimate = sprt.estimate();
+    let (setup, sprt, run) = (&test.setup, &test.sprt, &test.run);
     let mut doc = None;
     if a.json {
-        let interrupted = run.interrupted && run.verdict == Verdict::Undecided && run.pairs < setup.max_pairs;
-        let pairs: Vec<_> = sprt
-            .outcomes
-            .iter()
-            .enumerate()
-            .map(|(k, o)| json!({"k": k, "map": setup.map_of(k), "outcome": o}))
-            .collect();
-        let est = if head_to_head {
-            json!({"elo": estimate.value.value, "low": estimate.value.low, "high": estimate.value.high,
-                   "score": estimate.mean_outcome, "los": estimate.los, "logistic": estimate.logistic,
-                   "normalized": estimate.normalized, "sweep": estimate.sweep})
-        } else {
-            json!({"share_points": estimate.value.value, "low": estimate.value.low, "high": estimate.value.high,
-                   "mean": estimate.mean_outcome, "los": estimate.los})
-        };
-        let json = json!({
-            "a": setup.a, "b": setup.b, "against": setup.against,
-            "verdict": run.verdict, "verdict_text": verdict, "interrupted": interrupted,
-            "hypotheses": sprt.hypotheses, "alpha": sprt.alpha, "beta": sprt.beta,
-            "llr": sprt.llr(), "bounds": [sprt.lower, sprt.upper],
-            "pairs": run.pairs, "max_pairs": setup.max_pairs, "from_journal": run.from_journal,
-            "played": run.played,
-            "estimate": est, "expected_pairs": sprt.expected_pairs(),
-            "pentanomial": head_to_head.then(|| sprt.counts()),
-            "outcomes": sprt.outcomes, "pair_maps": pairs, "seconds": run.seconds,
-            "isolation": crate::runner::sandbox::isolation(config.sandbox),
-        });
-        doc = Some(json);
+        doc = Some(test.to_json());
     } else if !a.quiet {
         let mut out = std::io::stdout().lock();
         let vs = match (&setup.against, &setup.final_mode) {
@@ -245,9 +186,9 @@ fn one_test(a: &AbArgs) -> Result<(u8, Option<serde_json::Value>)> {
             (None, None) => format!("{} (B) against {} (A), head to head", setup.b.name, setup.a.name),
             (Some(o), None) => format!("{} (B) and {} (A), each against {}", setup.b.name, setup.a.name, o.name),
         };
-        writeln!(out, "{vs}: {verdict}")?;
+        writeln!(out, "{vs}: {}", test.verdict_text())?;
         writeln!(out, "  pairs {}  LLR {:.2} ({:.2}, {:.2})", sprt.n(), sprt.llr(), sprt.lower, sprt.upper)?;
-        writeln!(out, "  {}", final_estimate(&sprt, head_to_head))?;
+        writeln!(out, "  {}", final_estimate(sprt, head_to_head))?;
         if head_to_head {
             let p = sprt.counts();
             writeln!(out, "  pairs for B: LL {}  LD {}  LW/DD {}  DW {}  WW {}", p[0], p[1], p[2], p[3], p[4])?;
@@ -260,14 +201,9 @@ fn one_test(a: &AbArgs) -> Result<(u8, Option<serde_json::Value>)> {
             a.db.display(),
             run.seconds
         )?;
-        writeln!(out, "  agents: {}", crate::runner::sandbox::isolation(config.sandbox).line())?;
+        writeln!(out, "  agents: {}", crate::runner::sandbox::isolation(test.sandbox).line())?;
     }
-    let code = if run.interrupted && run.verdict == Verdict::Undecided && run.pairs < setup.max_pairs {
-        exit::INTERRUPTED
-    } else {
-        exit::OK
-    };
-    Ok((code, doc))
+    Ok((if test.interrupted() { exit::INTERRUPTED } else { exit::OK }, doc))
 }
 
 /// A signed number, or ±∞ for an unbounded end.
@@ -299,9 +235,9 @@ fn live(t: &Sprt, head_to_head: bool) -> String {
         let d = t.drift();
         let to = |s: f64| match t.hypotheses {
             Hypotheses::Elo { model: EloModel::Normalized, .. } => {
-                Some((s - 0.5) / (2.0 * d.var).sqrt() * crate::experiment::sprt::NELO_PER_NT)
+                Some((s - 0.5) / (2.0 * d.var).sqrt() * crate::tournament::sprt::NELO_PER_NT)
             }
-            _ => crate::experiment::ab::score_to_elo(s),
+            _ => crate::tournament::ab::score_to_elo(s),
         };
         let i = Interval { value: to(m), low: to(m - h), high: to(m + h) };
         interval_text(&i, unit(t), 0)

@@ -1,12 +1,9 @@
 //! `gbely league`: every agent against every other, on every map, on all cores.
 
 use super::*;
-use crate::app::league::db::LeagueDb;
-use crate::app::league::play::replay_stem;
-use crate::app::league::report::html_report;
-use crate::app::league::schedule::{league_maps, Schedule};
-use crate::app::league::standings::{gauntlet, standings, Gauntlet, GauntletLine, Standings};
-use crate::app::league::{league_python, run_schedule, Backend, Entry, LeagueConfig, MatchRow};
+use crate::app::league::MatchRow;
+use crate::app::requests::{run_league, LeagueRequest};
+use crate::tournament::{Gauntlet, GauntletLine, Standings};
 
 #[derive(Debug, Args)]
 pub(super) struct LeagueArgs {
@@ -73,58 +70,30 @@ pub(super) struct LeagueArgs {
     quiet: bool,
 }
 
+impl LeagueArgs {
+    /// The league these flags ask for.
+    fn request(&self) -> LeagueRequest {
+        LeagueRequest {
+            agents: self.agents.clone(),
+            council: self.council,
+            gauntlet: self.gauntlet,
+            maps: self.maps.clone(),
+            seed: self.seed.clone(),
+            games: self.games,
+            jobs: self.jobs,
+            thinking: self.thinking,
+            ray: self.ray.clone(),
+            db: self.db.clone(),
+            settings: self.game.settings(),
+            replays: self.replays,
+            report: self.report.clone(),
+            csv: self.csv.clone(),
+        }
+    }
+}
+
 pub(super) fn cmd_league(a: LeagueArgs) -> Result<u8> {
-    let mut specs = a.agents.clone();
-    if a.council && !specs.iter().any(|s| s == "council") {
-        specs.push("council".into());
-    }
-    for s in &specs {
-        check_spec(s)?;
-    }
-    if a.replays && a.ray.is_some() {
-        bail!("--replays records on this machine; it does not go with --ray");
-    }
-    if a.thinking.is_some() && a.ray.is_some() {
-        bail!("--thinking shares this machine's cores; on Ray each match asks the cluster for a CPU per agent");
-    }
-    let py = match &a.ray {
-        // The Ray driver is Python, whatever the entries are.
-        Some(_) => crate::app::runs::interpreter::resolve_python(&python(a.game.python.as_deref()))?,
-        None => league_python(&specs, &python(a.game.python.as_deref()))?,
-    };
-    // Each file is read once for its name (and a GAME_VERSION for other rules warns).
-    let entries: Vec<Entry> =
-        specs.iter().map(|s| Entry::from_spec(s, super::play::named(s, &py))).collect::<Result<_, _>>()?;
-    let maps = league_maps(&a.maps, &a.seed)?;
-    if let Some(m) = maps.iter().find(|m| m.map.seats().len() != 2) {
-        bail!("map `{}` has {} seats; a league plays duels", m.spec, m.map.seats().len());
-    }
-    let python = py.clone();
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let jobs = match &a.ray {
-        Some(_) => a.jobs.unwrap_or(0),
-        // One match per core: agent processes wait for a core of the gate, not on their clock.
-        None => a.jobs.unwrap_or(cores).max(1),
-    };
-    let dir = a.db.parent().filter(|d| !d.as_os_str().is_empty()).map_or_else(|| PathBuf::from("."), Path::to_path_buf);
-    let db = LeagueDb::open(&a.db)?;
-    let config = LeagueConfig {
-        rounds: a.game.rounds,
-        time_limit: a.game.time_limit,
-        memory_limit: a.game.memory_limit,
-        sandbox: a.game.sandbox.mode(),
-        python,
-        games: a.games,
-        jobs,
-        dir: dir.join("runs"),
-        backend: match &a.ray {
-            Some(address) => Backend::Ray { address: address.clone() },
-            None => Backend::Local,
-        },
-        replays: a.replays.then(|| dir.join("replays")),
-        // Agents hold a core while they think, so matches may outnumber cores.
-        cores: a.ray.is_none().then(|| crate::runner::cores::CoreGate::new(a.thinking.map_or(cores, |n| n as usize))),
-    };
+    let req = a.request();
     let show = !a.quiet && !a.json;
     let bar = if show && std::io::stderr().is_terminal() {
         let bar = indicatif::ProgressBar::new(0);
@@ -161,76 +130,20 @@ pub(super) fn cmd_league(a: LeagueArgs) -> Result<u8> {
             );
         }
     };
-    let schedule = if a.gauntlet { Schedule::Gauntlet } else { Schedule::RoundRobin };
-    let (run, keys) = run_schedule(&db, &entries, &maps, &config, schedule, &mut progress)?;
+    let played = run_league(&req, &mut progress);
     kill_leftovers();
     drop(guard);
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
-    let rows = db.rows(&keys)?;
-    let mut table = standings(&entries, &rows);
-    table.gauntlet = a.gauntlet.then(|| gauntlet(&entries, &rows));
-    let report = a.report.clone().unwrap_or_else(|| dir.join("report.html"));
-    let title = if a.gauntlet {
-        format!(
-            "gbely league --gauntlet: {} against a field of {} on {} map(s)",
-            entries[0].name,
-            entries.len() - 1,
-            maps.len()
-        )
-    } else {
-        format!("gbely league: {} entries on {} map(s)", entries.len(), maps.len())
-    };
-    // Links to the viewer pages that exist (matches played with --replays, now or before),
-    // relative to the report when they are under its folder.
-    let replays = dir.join("replays");
-    let base =
-        report.parent().filter(|d| !d.as_os_str().is_empty()).map_or_else(|| PathBuf::from("."), Path::to_path_buf);
-    let viewer = |row: &MatchRow| -> Option<String> {
-        let page = replays.join(replay_stem(&row.key)).with_extension("html");
-        page.is_file().then(|| relative_link(&base, &page))
-    };
-    std::fs::write(&report, html_report(&title, &table, &rows, &viewer))
-        .with_context(|| format!("cannot write the report {}", report.display()))?;
-    if let Some(csv) = &a.csv {
-        write_csv(csv, &rows).with_context(|| format!("cannot write {}", csv.display()))?;
-        if let Some(g) = &table.gauntlet {
-            let path = csv.with_extension("gauntlet.csv");
-            write_gauntlet_csv(&path, g).with_context(|| format!("cannot write {}", path.display()))?;
-        }
-    }
+    let league = played?;
     if a.json {
-        let doc = json!({
-            "entries": entries,
-            "maps": maps.iter().map(|m| json!({"spec": m.spec, "fingerprint": m.map.fingerprint()})).collect::<Vec<_>>(),
-            "run": run,
-            "standings": table.standings,
-            "matrix": table.matrix,
-            "los": table.los,
-            "per_map": table.per_map,
-            "gauntlet": table.gauntlet,
-            "matches": rows,
-            "db": a.db.display().to_string(),
-            "report": report.display().to_string(),
-            "isolation": crate::runner::sandbox::isolation(config.sandbox),
-        });
-        emit_json(doc)?;
+        emit_json(league.to_json())?;
     } else if !a.quiet {
-        print_standings(&title, &table, &run, &report, &a.db)?;
-        println!("  agents: {}", crate::runner::sandbox::isolation(config.sandbox).line());
+        print_standings(&league.title, &league.table, &league.run, &league.report, &a.db)?;
+        println!("  agents: {}", crate::runner::sandbox::isolation(league.sandbox).line());
     }
-    Ok(if run.interrupted { exit::INTERRUPTED } else { exit::OK })
-}
-
-/// `page` as a link from a file in `base`: relative when it lies under `base`, else absolute.
-fn relative_link(base: &Path, page: &Path) -> String {
-    let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
-    let page = abs(page);
-    match page.strip_prefix(abs(base)) {
-        Ok(rel) => rel.to_string_lossy().replace('\\', "/"),
-        Err(_) => format!("file://{}", page.display()),
-    }
+    Ok(if league.run.interrupted { exit::INTERRUPTED } else { exit::OK })
 }
 
 /// `expander.py@3f2a9c01` → `expander.py`.
@@ -353,30 +266,6 @@ fn print_gauntlet(out: &mut impl Write, g: &Gauntlet) -> Result<()> {
     Ok(())
 }
 
-fn write_gauntlet_csv(path: &Path, g: &Gauntlet) -> std::io::Result<()> {
-    let mut s = String::from("kind,against,played,wins,draws,losses,score,elo,low,high\n");
-    let opt = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v:.1}"));
-    let q = |t: &str| format!("\"{}\"", t.replace('"', "\"\""));
-    let rows = std::iter::once(("field", &g.field))
-        .chain(g.per_opponent.iter().map(|l| ("opponent", l)))
-        .chain(g.per_map.iter().map(|l| ("map", l)));
-    for (kind, l) in rows {
-        s.push_str(&format!(
-            "{kind},{},{},{},{},{},{:.6},{},{},{}\n",
-            q(&l.against),
-            l.played,
-            l.wins,
-            l.draws,
-            l.losses,
-            l.score,
-            opt(l.elo),
-            opt(l.low),
-            opt(l.high)
-        ));
-    }
-    std::fs::write(path, s)
-}
-
 /// An Elo difference, signed, rounded; never "-0".
 fn elo(x: f64) -> String {
     let r = x.round();
@@ -385,36 +274,4 @@ fn elo(x: f64) -> String {
     } else {
         format!("{r:+.0}")
     }
-}
-
-fn write_csv(path: &Path, rows: &[MatchRow]) -> std::io::Result<()> {
-    let mut s = String::from(
-        "map,seat0,seat1,game,cells0,cells1,score0,score1,tiebreak0,tiebreak1,disqualified0,disqualified1,violations0,violations1,ended_by,rounds,seconds\n",
-    );
-    let opt = |x: Option<f64>| x.map_or(String::new(), |v| v.to_string());
-    let optu = |x: Option<u32>| x.map_or(String::new(), |v| v.to_string());
-    let q = |t: &str| format!("\"{}\"", t.replace('"', "\"\""));
-    for r in rows {
-        s.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3}\n",
-            q(&r.map),
-            q(&r.seat0),
-            q(&r.seat1),
-            r.game,
-            r.cells[0],
-            r.cells[1],
-            opt(r.score[0]),
-            opt(r.score[1]),
-            optu(r.tiebreak[0]),
-            optu(r.tiebreak[1]),
-            r.disqualified[0],
-            r.disqualified[1],
-            r.violations[0],
-            r.violations[1],
-            r.ended_by,
-            r.rounds,
-            r.seconds
-        ));
-    }
-    std::fs::write(path, s)
 }

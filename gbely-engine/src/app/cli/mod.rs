@@ -153,6 +153,19 @@ struct PlayArgs {
     run: RunArgs,
 }
 
+impl MatchArgs {
+    /// The settings of a league's or an A/B test's matches.
+    fn settings(&self) -> crate::app::requests::MatchSettings {
+        crate::app::requests::MatchSettings {
+            rounds: self.rounds,
+            time_limit: self.time_limit,
+            memory_limit: self.memory_limit,
+            sandbox: self.sandbox.mode(),
+            python: self.python.clone(),
+        }
+    }
+}
+
 /// How each match is played (shared by `play`, `final`, `league` and `ab`).
 #[derive(Clone, Debug, Args)]
 struct MatchArgs {
@@ -407,11 +420,6 @@ pub fn run(args: Vec<OsString>) -> ExitCode {
     ExitCode::from(run_code(args))
 }
 
-thread_local! {
-    /// Where a `--json` document goes instead of stdout, while [`run_json`] runs a command.
-    static JSON_CAPTURE: std::cell::RefCell<Option<Option<serde_json::Value>>> = const { std::cell::RefCell::new(None) };
-}
-
 /// Opens a page or file in the default browser; false when none could be started.
 fn open_in_browser(target: &str) -> bool {
     let (program, args): (&str, &[&str]) = if cfg!(windows) {
@@ -430,61 +438,25 @@ fn open_in_browser(target: &str) -> bool {
         .is_ok_and(|s| s.success())
 }
 
-/// Whether the command line owns its process (the `gbely` binary, `python -m gbely`), rather
-/// than running inside someone else's program through [`run_json`] (`gbely.league`, `gbely.ab`).
-/// Only an owner reaps and kills the orphans its agents leave: embedded, the program's other
+/// Adopts the orphans of agent descendants: the command line owns its process (the `gbely`
+/// binary, `python -m gbely`). A library caller (`gbely.league`) does not: its program's other
 /// children (a user's daemons, a Ray head) are not ours. Agent descendants are found by their
 /// token either way.
-fn owns_process() -> bool {
-    JSON_CAPTURE.with(|c| c.borrow().is_none())
-}
-
-/// Adopts the orphans of agent descendants, when the command line owns its process.
 fn adopt_orphans() {
-    if owns_process() {
-        crate::runner::process::become_subreaper();
-    }
+    crate::runner::process::become_subreaper();
 }
 
-/// Kills what agents left behind, when the command line owns its process.
+/// Kills what agents left behind (the command line owns its process: see [`adopt_orphans`]).
 fn kill_leftovers() {
-    if owns_process() {
-        crate::runner::process::kill_orphans();
-    }
+    crate::runner::process::kill_orphans();
 }
 
-/// Prints a `--json` document on stdout, or hands it to [`run_json`].
+/// Prints a `--json` document on stdout.
 fn emit_json(doc: serde_json::Value) -> Result<()> {
-    let captured = JSON_CAPTURE.with(|c| match c.borrow_mut().as_mut() {
-        Some(slot) => {
-            *slot = Some(doc.clone());
-            true
-        }
-        None => false,
-    });
-    if !captured {
-        let mut out = std::io::stdout().lock();
-        serde_json::to_writer(&mut out, &doc)?;
-        writeln!(out)?;
-    }
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer(&mut out, &doc)?;
+    writeln!(out)?;
     Ok(())
-}
-
-/// Runs a command that takes `--json` (given in `args`) and returns its exit code and document
-/// instead of printing it: how the Python package calls `league` and `ab`. An error is returned
-/// as its one-line message.
-pub fn run_json(args: Vec<OsString>) -> (u8, Result<serde_json::Value, String>) {
-    let cli = match Cli::try_parse_from(args) {
-        Ok(c) => c,
-        Err(e) => return (exit::USAGE, Err(e.to_string().lines().next().unwrap_or_default().to_string())),
-    };
-    JSON_CAPTURE.with(|c| *c.borrow_mut() = Some(None));
-    let outcome = dispatch(cli);
-    let doc = JSON_CAPTURE.with(|c| c.borrow_mut().take()).flatten();
-    match outcome {
-        Ok(code) => (code, doc.ok_or_else(|| "the command gave no JSON document".to_string())),
-        Err(e) => (exit::ERROR, Err(format!("{e:#}"))),
-    }
 }
 
 /// Runs the command line and returns the exit code as a number (for the Python package).

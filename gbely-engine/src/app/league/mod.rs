@@ -8,15 +8,18 @@
 //! * **Results do not depend on `--jobs` or on the order matches finish or are read**: matches
 //!   are stored by key, and standings are computed from all stored results at once.
 //! * **Ratings**: the Elo maximum-likelihood fit over all results (Bradley–Terry with a weak
-//!   prior, [`super::rating`]), with a 95 % interval and the likelihood of superiority of every
-//!   entry over every other; the same per map.
+//!   prior, [`crate::tournament::rating`]), with a 95 % interval and the likelihood of
+//!   superiority of every entry over every other; the same per map.
 //!
-//! The rooms, each using only those listed after it, never one before it:
+//! Pairings, the scheduler and the tables are the tournament core's ([`crate::tournament`]);
+//! here are what a league of agent processes adds. The rooms, each using only those listed after
+//! it, never one before it:
 //!
-//! * this file: the scheduler ([`run_league`], [`run_schedule`]) on local threads or on Ray;
+//! * this file: [`run_league`], [`run_schedule`]: the core's league on an arena of local
+//!   processes ([`Local`]) or of Ray workers ([`remote::RayArena`]), stored as it goes;
 //! * [`remote`]: a match as a self-contained job, and the Ray backend's driver;
-//! * [`report`]: the HTML page of the [`standings`]: the tables computed from stored rows;
-//! * [`db`]: the SQLite database; [`schedule`]: the league's maps and pairings;
+//! * [`report`]: the HTML page of the tables ([`play::standings`] of the stored rows);
+//! * [`db`]: the SQLite database; [`schedule`]: the league's maps;
 //! * [`play`]: one match (entries, maps, settings, the stored row, the error) and
 //!   [`play_one`], which plays it for the scheduler and for a Ray worker alike.
 
@@ -25,13 +28,10 @@ pub mod play;
 pub mod remote;
 pub mod report;
 pub mod schedule;
-pub mod standings;
 
-pub use play::{Backend, Entry, LeagueConfig, LeagueError, LeagueMap, MatchRow};
+pub use play::{standings, Backend, Entry, LeagueConfig, LeagueError, LeagueMap, MatchRow};
 
 use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{mpsc, Mutex};
 use std::time::Instant;
 
 use serde::Serialize;
@@ -41,6 +41,7 @@ use super::runs::interpreter::resolve_python;
 use super::runs::RunError;
 use crate::builtins::builtin_of;
 use crate::runner::interrupt;
+use crate::tournament::{league::play_league, Arena, Flow, Match, Outcome};
 use db::LeagueDb;
 use play::{match_key, play_one};
 use schedule::{schedule_pairings, Pairing, Schedule};
@@ -148,88 +149,79 @@ pub fn run_schedule(
         }
     }
     let start = Instant::now();
-    // On Ray every job is made before the first match: an unreadable agent file fails here.
-    let ray_jobs = match &config.backend {
-        Backend::Local => Vec::new(),
-        Backend::Ray { .. } => todo
-            .iter()
-            .enumerate()
-            .map(|(i, p)| Ok((i, remote::match_job(p, entries, maps, config)?)))
-            .collect::<Result<Vec<_>, LeagueError>>()?,
-    };
-    let queue = Mutex::new(todo.into_iter().enumerate().collect::<std::collections::VecDeque<_>>());
-    let remaining = queue.lock().expect("not poisoned").len();
-    let (tx, rx) = mpsc::channel::<Result<MatchRow, LeagueError>>();
-    let finished = AtomicUsize::new(0);
+    let remaining = todo.len();
     let mut first_error = None;
-    std::thread::scope(|scope| {
-        match &config.backend {
-            Backend::Local => {
-                for _ in 0..run.jobs.clamp(1, remaining.max(1)) {
-                    let tx = tx.clone();
-                    let queue = &queue;
-                    scope.spawn(move || loop {
-                        if interrupt::requested() {
-                            return;
-                        }
-                        let Some((index, p)) = queue.lock().expect("not poisoned").pop_front() else { return };
-                        let result = play_pairing(index, &p, entries, maps, config);
-                        if tx.send(result).is_err() {
-                            return;
-                        }
-                    });
-                }
-            }
-            Backend::Ray { address } if remaining > 0 => {
-                let tx = tx.clone();
-                scope.spawn(move || {
-                    if let Err(e) = remote::run_on_ray(&config.python, address, config.jobs, ray_jobs, &tx) {
-                        let _ = tx.send(Err(e));
-                    }
-                });
-            }
-            Backend::Ray { .. } => {}
-        }
-        drop(tx);
-        for result in rx {
-            match result {
-                Ok(row) if row.ended_by == crate::sim::EndReason::Interrupted.wire() => {}
-                Ok(row) => {
-                    if let Err(e) = db.store(&row) {
-                        first_error.get_or_insert(e);
-                        interrupt::request();
-                        continue;
-                    }
-                    let n = finished.fetch_add(1, Ordering::Relaxed) + 1;
-                    progress(n, remaining, &row);
+    // The first error stops the matches in progress too, as Ctrl-C does.
+    let mut store = |_: usize, result: Result<Option<MatchRow>, LeagueError>| -> Flow {
+        match result {
+            Ok(Some(row)) => match db.store(&row) {
+                Ok(()) => {
+                    run.played += 1;
+                    progress(run.played, remaining, &row);
+                    Flow::Go
                 }
                 Err(e) => {
                     first_error.get_or_insert(e);
                     interrupt::request();
+                    Flow::Stop
                 }
+            },
+            Ok(None) => Flow::Go,
+            Err(e) => {
+                first_error.get_or_insert(e);
+                interrupt::request();
+                Flow::Stop
             }
         }
-    });
+    };
+    match &config.backend {
+        Backend::Local => {
+            let arena = Local { todo: &todo, entries, maps, config };
+            play_league(&arena, &todo, run.jobs, &interrupt::requested, &mut store);
+        }
+        // On Ray every job is made before the first match: an unreadable agent file fails here.
+        Backend::Ray { address } if remaining > 0 => {
+            let jobs = todo.iter().map(|p| remote::match_job(p, entries, maps, config)).collect::<Result<_, _>>()?;
+            let arena = remote::RayArena::start(&config.python, address, config.jobs, jobs)?;
+            play_league(&arena, &todo, arena.in_flight(), &interrupt::requested, &mut store);
+            arena.finish()?;
+        }
+        Backend::Ray { .. } => {}
+    }
     if let Some(e) = first_error {
         return Err(e);
     }
-    run.played = finished.load(Ordering::Relaxed);
     run.interrupted = run.played < remaining;
     run.seconds = start.elapsed().as_secs_f64();
     Ok((run, keys))
 }
 
-/// Plays one pairing with the agents' logs in their own run folder.
-fn play_pairing(
-    index: usize,
-    p: &Pairing,
-    entries: &[Entry],
-    maps: &[LeagueMap],
-    config: &LeagueConfig,
-) -> Result<MatchRow, LeagueError> {
-    let (e0, e1) = (&entries[p.seat0], &entries[p.seat1]);
-    let run_dir = config.dir.join(format!("{index:05}-{}-vs-{}", file_stem(&e0.name), file_stem(&e1.name)));
-    play_one(e0, e1, &maps[p.map], p.game, config, &run_dir)
+/// The league's matches played here: each pairing by [`play_one`], the agents' logs in their own
+/// run folder. A match stopped by Ctrl-C is `None` (not stored, played again next time).
+#[derive(Debug)]
+pub struct Local<'a> {
+    todo: &'a [Pairing],
+    entries: &'a [Entry],
+    maps: &'a [LeagueMap],
+    config: &'a LeagueConfig,
+}
+
+impl Arena for Local<'_> {
+    type Played = Option<MatchRow>;
+    type Error = LeagueError;
+
+    fn play(&self, m: &Match) -> Result<Option<MatchRow>, LeagueError> {
+        let p = &self.todo[m.index];
+        let (e0, e1) = (&self.entries[p.seat0], &self.entries[p.seat1]);
+        let run_dir =
+            self.config.dir.join(format!("{:05}-{}-vs-{}", m.index, file_stem(&e0.name), file_stem(&e1.name)));
+        let row = play_one(e0, e1, &self.maps[p.map], p.game, self.config, &run_dir)?;
+        Ok((!row.interrupted()).then_some(row))
+    }
+
+    fn outcome(&self, played: &Option<MatchRow>) -> Option<Outcome> {
+        played.as_ref().map(MatchRow::outcome)
+    }
 }
 
 /// The interpreter for Python entries, resolved once (see [`resolve_python`]).

@@ -16,6 +16,8 @@ use crate::app::service::{unique_names, AgentLimits, MatchPlan, Recording, Seat}
 use crate::limits::{MemoryLimit, TimeLimit};
 use crate::runner::cores::CoreGate;
 use crate::session::MatchRecord;
+use crate::tournament::{Competitor, Game, Outcome, Standings};
+use std::collections::BTreeSet;
 
 /// Why a league cannot run.
 #[derive(Debug, thiserror::Error)]
@@ -35,6 +37,13 @@ pub enum LeagueError {
     /// The Ray backend (see [`super::remote`]).
     #[error("{0}")]
     Remote(String),
+    /// Settings that do not go together, or out of range (the message names the flag).
+    #[error("{0}")]
+    Request(String),
+    #[error("map `{spec}` has {seats} seats; a league plays duels")]
+    NotADuelMap { spec: String, seats: usize },
+    #[error("cannot write {path}: {error}")]
+    Output { path: String, error: std::io::Error },
 }
 
 /// One league entry: an agent spec and who it is.
@@ -197,19 +206,64 @@ pub fn replay_stem(key: &str) -> String {
     format!("{:016x}", fnv1a(key.as_bytes()))
 }
 
+impl MatchRow {
+    /// What the match left, for the tournament core's tables and tests.
+    pub fn outcome(&self) -> Outcome {
+        Outcome {
+            cells: self.cells,
+            score: self.score,
+            tiebreak: self.tiebreak,
+            disqualified: self.disqualified,
+            violations: self.violations,
+        }
+    }
+
+    /// +1 when seat 0 won, −1 when seat 1 won, 0 for a draw (rules §10).
+    pub fn winner(&self) -> i8 {
+        self.outcome().winner()
+    }
+
+    /// Whether the match was stopped before its end (Ctrl-C): not stored, played again.
+    pub fn interrupted(&self) -> bool {
+        self.ended_by == crate::sim::EndReason::Interrupted.wire()
+    }
+}
+
+/// The tables of stored rows (the tournament core's [`crate::tournament::standings()`]): the maps
+/// by name, rows of entries not in `entries` left out; with a gauntlet's lines for `gauntlet`.
+pub fn standings(entries: &[Entry], rows: &[MatchRow], gauntlet: bool) -> Standings {
+    let who: Vec<Competitor> = entries.iter().map(|e| Competitor { id: e.id.clone(), name: e.name.clone() }).collect();
+    let maps: Vec<String> = rows.iter().map(|r| r.map.clone()).collect::<BTreeSet<_>>().into_iter().collect();
+    let games: Vec<Game> = rows
+        .iter()
+        .filter_map(|r| {
+            let seat = |id: &str| entries.iter().position(|e| e.id == id);
+            Some(Game {
+                seats: [seat(&r.seat0)?, seat(&r.seat1)?],
+                map: maps.binary_search(&r.map).ok()?,
+                game: r.game,
+                outcome: r.outcome(),
+            })
+        })
+        .collect();
+    let mut table = crate::tournament::standings(&who, &maps, &games);
+    table.gauntlet = gauntlet.then(|| crate::tournament::gauntlet(&who, &maps, &games));
+    table
+}
+
 fn row_of(rec: &MatchRecord, lm: &LeagueMap, e0: &Entry, e1: &Entry, game: u32, rounds: u32, seconds: f64) -> MatchRow {
-    let o = &rec.outcome;
+    let o = Outcome::of(rec);
     MatchRow {
         key: match_key(&lm.map, e0, e1, game, rounds),
         map: lm.spec.clone(),
         seat0: e0.id.clone(),
         seat1: e1.id.clone(),
         game,
-        cells: [o[0].cells, o[1].cells],
-        score: [o[0].score, o[1].score],
-        tiebreak: [o[0].tiebreak_round, o[1].tiebreak_round],
-        disqualified: [o[0].disqualified.is_some(), o[1].disqualified.is_some()],
-        violations: [o[0].violations, o[1].violations],
+        cells: o.cells,
+        score: o.score,
+        tiebreak: o.tiebreak,
+        disqualified: o.disqualified,
+        violations: o.violations,
         ended_by: rec.end_reason.wire().to_string(),
         rounds: rec.rounds_played(),
         seconds,

@@ -4,11 +4,12 @@
 //!
 //! The Ray side is Python (`gbely._ray_league`, in the `gbely` package, which a Ray worker has
 //! anyway): the engine starts it as `PYTHON -m gbely._ray_league ADDRESS JOBS`, writes one job a
-//! line on its stdin, and reads one line a finished match from its stdout:
+//! line on its stdin as the tournament core's scheduler hands it a match ([`RayArena`] is an
+//! [`Arena`]), and reads one line a finished match from its stdout:
 //!
 //! ```text
-//! → {"id": 7, "job": {…MatchJob…}}             (then end of input)
 //! ← {"ready": {"cpus": 8.0}}                  (connected to the cluster)
+//! → {"id": 7, "job": {…MatchJob…}}             (as matches are scheduled; end of input: done)
 //! ← {"id": 7, "row": {…MatchRow…}}            (in the order matches finish)
 //! ← {"id": 9, "error": "…"}
 //! ```
@@ -17,10 +18,11 @@
 //! as a local league's matches, so results are identical to the local backend: rows are stored
 //! by key and standings computed in key order, whatever order they arrive in.
 
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -31,6 +33,7 @@ use super::schedule::Pairing;
 use crate::app::runs::agent_spec::agent_file;
 use crate::builtins::builtin_of;
 use crate::runner::interrupt;
+use crate::tournament::{Arena, Match, Outcome};
 
 /// An entry as a worker needs it: who it is (its key in the results) and what it runs.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -143,109 +146,190 @@ pub fn play_job(job: &MatchJob, python: &str, dir: &Path) -> Result<MatchRow, Le
     play_one(&entries[0], &entries[1], &lm, job.game, &config, &dir.join("run"))
 }
 
-/// Runs `jobs` on the Ray cluster at `address` (`auto`, `HOST:PORT`, `ray://HOST:PORT`, or
-/// `local` for a Ray instance of this process's own), `in_flight` at a time (0: the cluster's
-/// CPUs), through the driver `python -m gbely._ray_league`. Each result (a row, or a match that
-/// failed on its worker) is sent to `out` as it arrives. Returns when every job is answered, the driver ends, or Ctrl-C is asked for.
-pub fn run_on_ray(
-    python: &str,
-    address: &str,
+/// What the driver's reader thread hands a waiting match.
+type Answer = Result<MatchRow, String>;
+
+/// A league's matches on a Ray cluster, through the driver `python -m gbely._ray_league`: each
+/// [`Arena::play`] writes its match's job and waits for its row. Every job is made (its agent
+/// files read) before the first match.
+pub struct RayArena {
+    jobs: Vec<MatchJob>,
+    child: Mutex<Child>,
+    stdin: Mutex<Option<ChildStdin>>,
+    waiting: Arc<Mutex<HashMap<usize, mpsc::Sender<Answer>>>>,
+    /// Why the driver's output stopped making sense (then every waiting match fails with it).
+    failure: Arc<Mutex<Option<String>>>,
     in_flight: usize,
-    jobs: Vec<(usize, MatchJob)>,
-    out: &mpsc::Sender<Result<MatchRow, LeagueError>>,
-) -> Result<(), LeagueError> {
-    let mut child = Command::new(python)
-        .args(["-m", "gbely._ray_league", address, &in_flight.to_string()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .map_err(|e| {
-            LeagueError::Remote(format!("cannot start the Ray driver `{python} -m gbely._ray_league`: {e}"))
-        })?;
-    let mut stdin = child.stdin.take().expect("piped");
-    let stdout = child.stdout.take().expect("piped");
-    let expected = jobs.len();
-    // Jobs are written from a thread: the driver may answer before it has read them all.
-    let writer = std::thread::spawn(move || -> std::io::Result<()> {
-        for (id, job) in jobs {
-            let line = serde_json::json!({ "id": id, "job": job });
-            writeln!(stdin, "{line}")?;
+    python: String,
+}
+
+impl std::fmt::Debug for RayArena {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RayArena").field("jobs", &self.jobs.len()).field("in_flight", &self.in_flight).finish()
+    }
+}
+
+impl RayArena {
+    /// Starts the driver for the cluster at `address` (`auto`, `HOST:PORT`, `ray://HOST:PORT`, or
+    /// `local` for a Ray instance of this process's own) and waits until it is connected. Matches
+    /// run `in_flight` at a time, 0: as many as the cluster has CPUs ([`RayArena::in_flight`]).
+    pub fn start(python: &str, address: &str, in_flight: usize, jobs: Vec<MatchJob>) -> Result<RayArena, LeagueError> {
+        let mut child = Command::new(python)
+            .args(["-m", "gbely._ray_league", address, &in_flight.to_string()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|e| {
+                LeagueError::Remote(format!("cannot start the Ray driver `{python} -m gbely._ray_league`: {e}"))
+            })?;
+        let stdin = child.stdin.take().expect("piped");
+        let stdout = child.stdout.take().expect("piped");
+        let waiting: Arc<Mutex<HashMap<usize, mpsc::Sender<Answer>>>> = Arc::default();
+        let failure: Arc<Mutex<Option<String>>> = Arc::default();
+        let (ready_tx, ready_rx) = mpsc::channel::<f64>();
+        {
+            let (waiting, failure) = (waiting.clone(), failure.clone());
+            std::thread::spawn(move || read_driver(BufReader::new(stdout), &ready_tx, &waiting, &failure));
         }
-        stdin.flush()
-    });
-    let (tx, rx) = mpsc::channel::<std::io::Result<String>>();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            if tx.send(line).is_err() {
-                return;
+        let cpus = loop {
+            if interrupt::requested() {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(LeagueError::Remote("interrupted while connecting to the Ray cluster".into()));
+            }
+            match ready_rx.recv_timeout(Duration::from_millis(50)) {
+                Ok(cpus) => break cpus,
+                Err(mpsc::RecvTimeoutError::Timeout) => continue,
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    let status =
+                        child.wait().map_err(|e| LeagueError::Remote(format!("waiting for the Ray driver: {e}")))?;
+                    let why = failure.lock().unwrap_or_else(|e| e.into_inner()).take();
+                    return Err(LeagueError::Remote(why.unwrap_or_else(|| {
+                        format!(
+                            "the Ray driver stopped ({status}) before it reached the cluster at `{address}` (is `ray` \
+                             installed with gbely for {python}, and a head running there? its messages are above)"
+                        )
+                    })));
+                }
+            }
+        };
+        let in_flight = if in_flight > 0 { in_flight } else { (cpus as usize).max(1) };
+        Ok(RayArena {
+            jobs,
+            child: Mutex::new(child),
+            stdin: Mutex::new(Some(stdin)),
+            waiting,
+            failure,
+            in_flight,
+            python: python.to_string(),
+        })
+    }
+
+    /// Matches at once: as asked, or the cluster's CPUs.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight
+    }
+
+    /// Ends the driver: end of its input, and a kill when matches are still out (Ctrl-C).
+    pub fn finish(self) -> Result<(), LeagueError> {
+        drop(self.stdin.lock().unwrap_or_else(|e| e.into_inner()).take());
+        let mut child = self.child.lock().unwrap_or_else(|e| e.into_inner());
+        if interrupt::requested() {
+            let _ = child.kill();
+        }
+        child.wait().map_err(|e| LeagueError::Remote(format!("waiting for the Ray driver ({}): {e}", self.python)))?;
+        Ok(())
+    }
+}
+
+impl Arena for RayArena {
+    type Played = Option<MatchRow>;
+    type Error = LeagueError;
+
+    fn play(&self, m: &Match) -> Result<Option<MatchRow>, LeagueError> {
+        let (tx, rx) = mpsc::channel();
+        self.waiting.lock().unwrap_or_else(|e| e.into_inner()).insert(m.index, tx);
+        let line = serde_json::json!({ "id": m.index, "job": self.jobs[m.index] });
+        let sent = match self.stdin.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+            Some(stdin) => writeln!(stdin, "{line}").and_then(|()| stdin.flush()).is_ok(),
+            None => false,
+        };
+        let stopped = || {
+            let why = self.failure.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            LeagueError::Remote(
+                why.unwrap_or_else(|| format!("the Ray driver stopped before match {} was played", m.index)),
+            )
+        };
+        if !sent {
+            return Err(stopped());
+        }
+        loop {
+            if interrupt::requested() {
+                return Ok(None);
+            }
+            match rx.recv_timeout(Duration::from_millis(50)) {
+                Ok(Ok(row)) => return Ok(Some(row)),
+                Ok(Err(error)) => {
+                    return Err(LeagueError::Remote(format!("match {} failed on its Ray worker: {error}", m.index)))
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => continue,
+                Err(mpsc::RecvTimeoutError::Disconnected) => return Err(stopped()),
             }
         }
-    });
-    let mut answered = 0;
-    let mut ready = false;
-    let mut failure = None;
-    while answered < expected {
-        if interrupt::requested() {
-            break;
-        }
-        let line = match rx.recv_timeout(Duration::from_millis(50)) {
-            Ok(Ok(line)) => line,
-            Ok(Err(e)) => {
-                failure = Some(format!("reading the Ray driver's output: {e}"));
+    }
+
+    fn outcome(&self, played: &Option<MatchRow>) -> Option<Outcome> {
+        played.as_ref().map(MatchRow::outcome)
+    }
+}
+
+/// The driver's output: the ready line, then each match's row or error to the match waiting
+/// for it. At the end (or at a line that does not read) every waiting match is let go.
+fn read_driver(
+    out: impl BufRead,
+    ready: &mpsc::Sender<f64>,
+    waiting: &Mutex<HashMap<usize, mpsc::Sender<Answer>>>,
+    failure: &Mutex<Option<String>>,
+) {
+    let fail = |why: String| {
+        *failure.lock().unwrap_or_else(|e| e.into_inner()) = Some(why);
+    };
+    for line in out.lines() {
+        let line = match line {
+            Ok(line) => line,
+            Err(e) => {
+                fail(format!("reading the Ray driver's output: {e}"));
                 break;
             }
-            Err(mpsc::RecvTimeoutError::Timeout) => continue,
-            Err(mpsc::RecvTimeoutError::Disconnected) => break,
         };
         let Ok(v) = serde_json::from_str::<Value>(&line) else {
-            failure = Some(format!("the Ray driver wrote a line that is not JSON: {line:.200}"));
+            fail(format!("the Ray driver wrote a line that is not JSON: {line:.200}"));
             break;
         };
-        if v.get("ready").is_some() {
-            ready = true;
+        if let Some(cpus) = v.get("ready") {
+            let _ = ready.send(cpus.get("cpus").and_then(Value::as_f64).unwrap_or(1.0));
             continue;
         }
         let id = v.get("id").and_then(Value::as_u64).map(|i| i as usize);
-        match (id, v.get("row"), v.get("error").and_then(Value::as_str)) {
+        let answer = match (id, v.get("row"), v.get("error").and_then(Value::as_str)) {
             (Some(id), Some(row), _) => match serde_json::from_value::<MatchRow>(row.clone()) {
-                Ok(row) => {
-                    answered += 1;
-                    let _ = out.send(Ok(row));
-                }
+                Ok(row) => (id, Ok(row)),
                 Err(e) => {
-                    failure = Some(format!("the Ray driver's result for match {id} does not read: {e}"));
+                    fail(format!("the Ray driver's result for match {id} does not read: {e}"));
                     break;
                 }
             },
-            (Some(id), None, Some(error)) => {
-                answered += 1;
-                let _ = out.send(Err(LeagueError::Remote(format!("match {id} failed on its Ray worker: {error}"))));
-            }
+            (Some(id), None, Some(error)) => (id, Err(error.to_string())),
             _ => {
-                failure = Some(format!("the Ray driver wrote an unexpected line: {line:.200}"));
+                fail(format!("the Ray driver wrote an unexpected line: {line:.200}"));
                 break;
             }
+        };
+        if let Some(tx) = waiting.lock().unwrap_or_else(|e| e.into_inner()).remove(&answer.0) {
+            let _ = tx.send(answer.1);
         }
     }
-    if answered < expected {
-        let _ = child.kill();
-    }
-    let status = child.wait().map_err(|e| LeagueError::Remote(format!("waiting for the Ray driver: {e}")))?;
-    let _ = writer.join();
-    if let Some(f) = failure {
-        return Err(LeagueError::Remote(f));
-    }
-    if answered < expected && !interrupt::requested() {
-        let why = if ready {
-            format!("the Ray driver stopped ({status}) after {answered} of {expected} matches")
-        } else {
-            format!(
-                "the Ray driver stopped ({status}) before it reached the cluster at `{address}` (is `ray` installed \
-                 with gbely for {python}, and a head running there? its messages are above)"
-            )
-        };
-        return Err(LeagueError::Remote(why));
-    }
-    Ok(())
+    // Dropping the senders tells every waiting match that no answer comes.
+    waiting.lock().unwrap_or_else(|e| e.into_inner()).clear();
 }

@@ -1,8 +1,10 @@
 //! The league's report: its standings, pairs, rank confidence, gauntlet and matches as one
 //! self-contained HTML page.
 
+use std::path::Path;
+
 use super::play::MatchRow;
-use super::standings::{Gauntlet, Standing, Standings};
+use crate::tournament::{Gauntlet, Standing, Standings};
 
 /// A gauntlet's tables as HTML, for [`html_report`]'s page.
 pub fn gauntlet_html(g: &Gauntlet) -> String {
@@ -112,4 +114,62 @@ pub fn html_report(
     }
     h.push_str("</table></body></html>\n");
     h
+}
+
+/// A gauntlet's lines as CSV (`--csv`: `FILE.gauntlet.csv`).
+pub fn write_gauntlet_csv(path: &Path, g: &Gauntlet) -> std::io::Result<()> {
+    let mut s = String::from("kind,against,played,wins,draws,losses,score,elo,low,high\n");
+    let opt = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v:.1}"));
+    let q = |t: &str| format!("\"{}\"", t.replace('"', "\"\""));
+    let rows = std::iter::once(("field", &g.field))
+        .chain(g.per_opponent.iter().map(|l| ("opponent", l)))
+        .chain(g.per_map.iter().map(|l| ("map", l)));
+    for (kind, l) in rows {
+        s.push_str(&format!(
+            "{kind},{},{},{},{},{},{:.6},{},{},{}\n",
+            q(&l.against),
+            l.played,
+            l.wins,
+            l.draws,
+            l.losses,
+            l.score,
+            opt(l.elo),
+            opt(l.low),
+            opt(l.high)
+        ));
+    }
+    std::fs::write(path, s)
+}
+
+/// Every match as CSV (`--csv`).
+pub fn write_csv(path: &Path, rows: &[MatchRow]) -> std::io::Result<()> {
+    let mut s = String::from(
+        "map,seat0,seat1,game,cells0,cells1,score0,score1,tiebreak0,tiebreak1,disqualified0,disqualified1,violations0,violations1,ended_by,rounds,seconds\n",
+    );
+    let opt = |x: Option<f64>| x.map_or(String::new(), |v| v.to_string());
+    let optu = |x: Option<u32>| x.map_or(String::new(), |v| v.to_string());
+    let q = |t: &str| format!("\"{}\"", t.replace('"', "\"\""));
+    for r in rows {
+        s.push_str(&format!(
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3}\n",
+            q(&r.map),
+            q(&r.seat0),
+            q(&r.seat1),
+            r.game,
+            r.cells[0],
+            r.cells[1],
+            opt(r.score[0]),
+            opt(r.score[1]),
+            optu(r.tiebreak[0]),
+            optu(r.tiebreak[1]),
+            r.disqualified[0],
+            r.disqualified[1],
+            r.violations[0],
+            r.violations[1],
+            r.ended_by,
+            r.rounds,
+            r.seconds
+        ));
+    }
+    std::fs::write(path, s)
 }

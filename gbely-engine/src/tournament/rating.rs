@@ -28,6 +28,7 @@ pub struct Counts {
 }
 
 impl Counts {
+    /// No games yet among `n` entrants.
     pub fn new(n: usize) -> Counts {
         Counts { games: vec![vec![0; n]; n], half_points: vec![vec![0; n]; n] }
     }
@@ -52,7 +53,9 @@ impl Counts {
 /// The fit: ratings in Elo and their covariance.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Fit {
+    /// The ratings, in Elo (mean about 0).
     pub rating: Vec<f64>,
+    /// Their covariance.
     pub cov: Vec<Vec<f64>>,
 }
 

@@ -1,99 +1,134 @@
-//! From stored results to tables: who won a match ([`MatchRow::winner`]), the standings with the
-//! Elo fit ([`standings`], [`crate::app::rating`]), the pair matrix and rank confidence, and a
-//! gauntlet's lines ([`gauntlet`]). The same for any order of the results.
-
-use std::collections::BTreeMap;
+//! From results to tables: the standings with the Elo fit ([`super::rating`]), the pair matrix
+//! and rank confidence (LOS), the tables of each map, and a gauntlet's lines ([`gauntlet`]). The
+//! same, to the last bit, for any order of the results.
 
 use serde::Serialize;
 
-use super::play::{Entry, MatchRow};
+use super::Outcome;
 
-// Who won is read from a stored row by the tables (and the A/B test), never while playing: it
-// lives with the standings that count it.
-impl MatchRow {
-    /// +1 when seat 0 won, −1 when seat 1 won, 0 for a draw (SPEC §10: more cells; on equal cells
-    /// the earlier tie-break round; a disqualified side has no score and loses).
+/// Who an entrant is in the tables.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Competitor {
+    /// Its key: unique among the entrants (`gbely league`: `name@hash`).
+    pub id: String,
+    /// The name it is shown under.
+    pub name: String,
+}
+
+/// One played match, as the tables count it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Game {
+    /// The entrants in seat 0 and seat 1 (indices into the competitors).
+    pub seats: [usize; 2],
+    /// The map (an index into the map names).
+    pub map: usize,
+    /// Which game of the pair, map and seat order.
+    pub game: u32,
+    /// What it left.
+    pub outcome: Outcome,
+}
+
+impl Game {
+    /// +1 seat 0 won, −1 seat 1 won, 0 a draw (rules §10).
     pub fn winner(&self) -> i8 {
-        crate::experiment::winner(self.cells, self.tiebreak, self.disqualified)
+        self.outcome.winner()
     }
 }
 
-/// An entry's line in the standings.
+/// An entrant's line in the standings.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Standing {
+    /// 1 for the first.
     pub rank: usize,
+    /// The competitor's key.
     pub id: String,
+    /// Its name.
     pub name: String,
+    /// Which competitor (an index into the competitors).
+    #[serde(skip)]
+    pub entrant: usize,
+    /// Matches played, won, drawn and lost.
     pub played: u32,
+    /// Matches won.
     pub wins: u32,
+    /// Matches drawn.
     pub draws: u32,
+    /// Matches lost.
     pub losses: u32,
     /// Mean share of the map over its matches (a disqualified match counts 0).
     pub mean_share: f64,
-    /// Elo rating from the maximum-likelihood fit over all results ([`crate::app::rating`]), and its
+    /// Elo rating from the maximum-likelihood fit over all results ([`super::rating`]), and its
     /// standard deviation: `rating ± 1.96 · uncertainty` is its 95 % interval.
     pub rating: f64,
+    /// The rating's standard deviation.
     pub uncertainty: f64,
+    /// Violations over all its matches (SPEC §8).
     pub violations: u32,
+    /// Matches it was disqualified in.
     pub disqualified: u32,
+}
+
+impl Standing {
+    /// A win 1, a draw ½.
+    pub fn points(&self) -> f64 {
+        self.wins as f64 + self.draws as f64 / 2.0
+    }
 }
 
 /// One map's standings.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct MapStandings {
+    /// The map's name.
     pub map: String,
+    /// The standings on it alone (its own rating fit).
     pub standings: Vec<Standing>,
 }
 
-/// Standings, the pair matrix and the rank confidence, from the results of a league; the same
-/// for any order of the results.
+/// Standings, the pair matrix and the rank confidence, from the results of a tournament; the
+/// same for any order of the results.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Standings {
+    /// Ranked by rating, then wins, then mean share, then id.
     pub standings: Vec<Standing>,
     /// `matrix[i][j]`: (wins, draws, losses) of entry `i` (standings order) against entry `j`.
     pub matrix: Vec<Vec<[u32; 3]>>,
     /// `los[i][j]`: the probability that entry `i` (standings order) is stronger than entry `j`.
     pub los: Vec<Vec<f64>>,
-    /// The standings of each map alone (its own rating fit), maps sorted by name.
+    /// The standings of each map that was played on, alone (its own rating fit), in the order of
+    /// the map names given.
     pub per_map: Vec<MapStandings>,
-    /// A gauntlet's tables (set by the caller for `--gauntlet`).
+    /// A gauntlet's tables (set by the caller for a gauntlet: [`gauntlet`]).
     pub gauntlet: Option<Gauntlet>,
 }
 
-pub fn standings(entries: &[Entry], rows: &[MatchRow]) -> Standings {
-    let mut s = table(entries, rows);
-    let mut maps: Vec<&str> = Vec::new();
-    for r in rows {
-        if !maps.contains(&r.map.as_str()) {
-            maps.push(&r.map);
-        }
-    }
-    // Maps in a fixed order too: sorted.
-    maps.sort_unstable();
-    s.per_map = maps
-        .iter()
+/// The standings of `games` between `who` on the maps named `maps`: overall, and per map.
+pub fn standings(who: &[Competitor], maps: &[String], games: &[Game]) -> Standings {
+    let mut s = table(who, games);
+    s.per_map = (0..maps.len())
+        .filter(|&m| games.iter().any(|g| g.map == m))
         .map(|m| {
-            let on: Vec<MatchRow> = rows.iter().filter(|r| r.map == *m).cloned().collect();
-            MapStandings { map: m.to_string(), standings: table(entries, &on).standings }
+            let on: Vec<Game> = games.iter().filter(|g| g.map == m).cloned().collect();
+            MapStandings { map: maps[m].clone(), standings: table(who, &on).standings }
         })
         .collect();
     s
 }
 
-/// The standings of `rows` (without the per-map tables).
-fn table(entries: &[Entry], rows: &[MatchRow]) -> Standings {
-    use crate::app::rating::{fit, Counts};
-    let n = entries.len();
-    let index: BTreeMap<&str, usize> = entries.iter().enumerate().map(|(k, e)| (e.id.as_str(), k)).collect();
-    // In key order: sums of shares then do not depend on the order the rows came in.
-    let mut rows: Vec<&MatchRow> = rows.iter().collect();
-    rows.sort_by(|a, b| a.key.cmp(&b.key));
-    let mut st: Vec<Standing> = entries
+/// The standings of `games` (without the per-map tables).
+fn table(who: &[Competitor], games: &[Game]) -> Standings {
+    use super::rating::{fit, Counts};
+    let n = who.len();
+    // In a fixed order: sums of shares then do not depend on the order the games came in.
+    let mut games: Vec<&Game> = games.iter().filter(|g| g.seats.iter().all(|&k| k < n)).collect();
+    games.sort_by_key(|g| (g.map, g.seats, g.game));
+    let mut st: Vec<Standing> = who
         .iter()
-        .map(|e| Standing {
+        .enumerate()
+        .map(|(k, e)| Standing {
             rank: 0,
             id: e.id.clone(),
             name: e.name.clone(),
+            entrant: k,
             played: 0,
             wins: 0,
             draws: 0,
@@ -107,20 +142,17 @@ fn table(entries: &[Entry], rows: &[MatchRow]) -> Standings {
         .collect();
     let mut matrix = vec![vec![[0u32; 3]; n]; n];
     let mut counts = Counts::new(n);
-    for row in rows {
-        let (Some(&a), Some(&b)) = (index.get(row.seat0.as_str()), index.get(row.seat1.as_str())) else {
-            continue;
-        };
-        let w = row.winner();
+    for g in games {
+        let [a, b] = g.seats;
+        let w = g.winner();
         counts.add(a, b, w);
         for (side, k, other) in [(0usize, a, b), (1usize, b, a)] {
             let s = &mut st[k];
             s.played += 1;
-            s.mean_share += row.score[side].unwrap_or(0.0);
-            s.violations += row.violations[side];
-            s.disqualified += row.disqualified[side] as u32;
-            let mine = if side == 0 { w } else { -w };
-            let slot = match mine {
+            s.mean_share += g.outcome.share(side);
+            s.violations += g.outcome.violations[side];
+            s.disqualified += g.outcome.disqualified[side] as u32;
+            let slot = match if side == 0 { w } else { -w } {
                 1 => 0,
                 0 => 1,
                 _ => 2,
@@ -141,15 +173,19 @@ fn table(entries: &[Entry], rows: &[MatchRow]) -> Standings {
         s.rating = f.rating[k];
         s.uncertainty = f.sd(k);
     }
-    // Rank by rating, then wins, then mean share, then id: a total order.
+    // Rank by rating, then wins, then mean share, then id: a total order. Ratings are compared
+    // to a millionth of an Elo: equal points in a round robin give equal ratings (the likelihood
+    // equations), which the fit reaches only to its last bits, and those must not rank anyone.
+    let key = |r: f64| (r * 1e6).round() as i64;
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by(|&x, &y| {
         let (a, b) = (&st[x], &st[y]);
-        b.rating
-            .total_cmp(&a.rating)
+        key(b.rating)
+            .cmp(&key(a.rating))
             .then(b.wins.cmp(&a.wins))
             .then(b.mean_share.total_cmp(&a.mean_share))
             .then(a.id.cmp(&b.id))
+            .then(x.cmp(&y))
     });
     let standings: Vec<Standing> =
         order.iter().enumerate().map(|(rank, &k)| Standing { rank: rank + 1, ..st[k].clone() }).collect();
@@ -164,25 +200,35 @@ fn table(entries: &[Entry], rows: &[MatchRow]) -> Standings {
 pub struct GauntletLine {
     /// The opponent's or the map's name (`field` for the whole).
     pub against: String,
+    /// Games the candidate played here.
     pub played: u32,
+    /// The candidate's wins.
     pub wins: u32,
+    /// Its draws.
     pub draws: u32,
+    /// Its losses.
     pub losses: u32,
     /// The candidate's mean game score (win 1, draw ½).
     pub score: f64,
     /// The candidate's Elo relative to the opponents here, `400 log10(score / (1 − score))`, and
     /// its 95 % interval (`None`: unbounded, after a clean sweep one way).
     pub elo: Option<f64>,
+    /// The lower end of the interval.
     pub low: Option<f64>,
+    /// The upper end of the interval.
     pub high: Option<f64>,
 }
 
 /// A gauntlet's result: the candidate against the field, each opponent and each map.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Gauntlet {
+    /// The candidate's name.
     pub candidate: String,
+    /// Against the whole field.
     pub field: GauntletLine,
+    /// Against each opponent, in the order of the competitors.
     pub per_opponent: Vec<GauntletLine>,
+    /// On each map, in the order of the map names.
     pub per_map: Vec<GauntletLine>,
 }
 
@@ -231,31 +277,30 @@ impl GauntletLine {
     }
 }
 
-/// The gauntlet of `entries[0]` against the others, from the rows that involve it.
-pub fn gauntlet(entries: &[Entry], rows: &[MatchRow]) -> Gauntlet {
-    let cand = &entries[0];
+/// The gauntlet of `who[0]` (the candidate) against the others, from the games that involve it.
+pub fn gauntlet(who: &[Competitor], maps: &[String], games: &[Game]) -> Gauntlet {
     let mut field = GauntletLine::new("field");
-    let mut per_opponent: Vec<GauntletLine> = entries[1..].iter().map(|e| GauntletLine::new(&e.name)).collect();
-    let mut maps: BTreeMap<String, GauntletLine> = BTreeMap::new();
-    for row in rows {
-        let (side, other) = if row.seat0 == cand.id {
-            (1i8, &row.seat1)
-        } else if row.seat1 == cand.id {
-            (-1i8, &row.seat0)
-        } else {
-            continue;
+    let mut per_opponent: Vec<GauntletLine> = who[1..].iter().map(|e| GauntletLine::new(&e.name)).collect();
+    let mut per_map: Vec<GauntletLine> = maps.iter().map(|m| GauntletLine::new(m)).collect();
+    for g in games {
+        let (side, other) = match g.seats {
+            [0, other] => (1i8, other),
+            [other, 0] => (-1i8, other),
+            _ => continue,
         };
-        let Some(k) = entries[1..].iter().position(|e| &e.id == other) else { continue };
-        let result = side * row.winner();
+        if other == 0 || other >= who.len() || g.map >= maps.len() {
+            continue;
+        }
+        let result = side * g.winner();
         field.add(result);
-        per_opponent[k].add(result);
-        maps.entry(row.map.clone()).or_insert_with(|| GauntletLine::new(&row.map)).add(result);
+        per_opponent[other - 1].add(result);
+        per_map[g.map].add(result);
     }
     field.finish();
     per_opponent.iter_mut().for_each(GauntletLine::finish);
-    let mut per_map: Vec<GauntletLine> = maps.into_values().collect();
+    per_map.retain(|l| l.played > 0);
     per_map.iter_mut().for_each(GauntletLine::finish);
-    Gauntlet { candidate: cand.name.clone(), field, per_opponent, per_map }
+    Gauntlet { candidate: who[0].name.clone(), field, per_opponent, per_map }
 }
 
 #[cfg(test)]
@@ -264,7 +309,7 @@ mod tests {
 
     /// A round robin of `n` entries on `maps` maps, both seats, with outcomes drawn from their
     /// strengths (entry k is 40·k Elo weaker than entry 0), and draws.
-    fn round_robin(n: usize, maps: usize, seed: u64) -> (Vec<Entry>, Vec<MatchRow>) {
+    fn round_robin(n: usize, maps: usize, seed: u64) -> (Vec<Competitor>, Vec<String>, Vec<Game>) {
         let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
         let mut uniform = move || {
             x ^= x << 13;
@@ -272,9 +317,8 @@ mod tests {
             x ^= x << 17;
             (x >> 11) as f64 / (1u64 << 53) as f64
         };
-        let entries: Vec<Entry> = (0..n)
-            .map(|k| Entry { id: format!("e{k}@0"), name: format!("e{k}"), spec: String::new(), hash: "0".into() })
-            .collect();
+        let entries: Vec<Competitor> =
+            (0..n).map(|k| Competitor { id: format!("e{k}@0"), name: format!("e{k}") }).collect();
         let mut rows = Vec::new();
         for m in 0..maps {
             for a in 0..n {
@@ -291,25 +335,21 @@ mod tests {
                     } else {
                         [80, 120]
                     };
-                    let mut r = row(cells, [None, None], [false, false]);
-                    r.key = format!("m{m}|e{a}|e{b}");
-                    r.map = format!("m{m}");
-                    r.seat0 = entries[a].id.clone();
-                    r.seat1 = entries[b].id.clone();
-                    r.score = [Some(cells[0] as f64 / 2.3), Some(cells[1] as f64 / 2.3)];
-                    rows.push(r);
+                    let score = [Some(cells[0] as f64 / 2.3), Some(cells[1] as f64 / 2.3)];
+                    let outcome = Outcome { cells, score, ..Outcome::default() };
+                    rows.push(Game { seats: [a, b], map: m, game: 0, outcome });
                 }
             }
         }
-        (entries, rows)
+        (entries, (0..maps).map(|m| format!("m{m}")).collect(), rows)
     }
 
     #[test]
     fn the_ranking_does_not_depend_on_the_order_of_the_matches() {
         // Weng-Lin updated match by match gave 6 different rankings over 2000 orders of one
         // league; the fit over all results gives one, to the last bit.
-        let (entries, mut rows) = round_robin(5, 5, 1);
-        let first = standings(&entries, &rows);
+        let (entries, maps, mut rows) = round_robin(5, 5, 1);
+        let first = standings(&entries, &maps, &rows);
         let mut x: u64 = 12345;
         for _ in 0..200 {
             for i in (1..rows.len()).rev() {
@@ -318,7 +358,7 @@ mod tests {
                 x ^= x << 17;
                 rows.swap(i, (x % (i as u64 + 1)) as usize);
             }
-            assert_eq!(standings(&entries, &rows), first);
+            assert_eq!(standings(&entries, &maps, &rows), first);
         }
     }
 
@@ -327,8 +367,8 @@ mod tests {
         // Everyone plays everyone equally often: the fit's ratings are in the order of the points
         // (the likelihood equations say Σⱼ nᵢⱼ P(rᵢ − rⱼ) + rᵢ/(c σ²) = pointsᵢ, increasing in rᵢ).
         for seed in 0..20 {
-            let (entries, rows) = round_robin(5, 5, seed);
-            let s = standings(&entries, &rows);
+            let (entries, maps, rows) = round_robin(5, 5, seed);
+            let s = standings(&entries, &maps, &rows);
             let points: Vec<f64> = s.standings.iter().map(|x| x.wins as f64 + x.draws as f64 / 2.0).collect();
             for k in 1..points.len() {
                 assert!(points[k - 1] >= points[k], "seed {seed}: {points:?}");
@@ -349,9 +389,36 @@ mod tests {
     }
 
     #[test]
+    fn equal_points_in_a_round_robin_are_ranked_by_wins_then_mean_share() {
+        // Four entrants, each beating the next around a circle and drawing across it: 1½ points
+        // each, so equal ratings; "c" held the most of the map, then "a", "d", "b".
+        let who: Vec<Competitor> =
+            ["a", "b", "c", "d"].iter().map(|n| Competitor { id: n.to_string(), name: n.to_string() }).collect();
+        let share = [50.0, 40.0, 60.0, 45.0];
+        let game = |x: usize, y: usize, cells: [u32; 2]| Game {
+            seats: [x, y],
+            map: 0,
+            game: 0,
+            outcome: Outcome { cells, score: [Some(share[x]), Some(share[y])], ..Outcome::default() },
+        };
+        let games = vec![
+            game(0, 1, [2, 1]),
+            game(1, 2, [2, 1]),
+            game(2, 3, [2, 1]),
+            game(3, 0, [2, 1]),
+            game(0, 2, [1, 1]),
+            game(1, 3, [1, 1]),
+        ];
+        let s = standings(&who, &["m".to_string()], &games);
+        let names: Vec<&str> = s.standings.iter().map(|x| x.name.as_str()).collect();
+        assert_eq!(names, ["c", "a", "d", "b"]);
+        assert!(s.standings.iter().all(|x| x.points() == 1.5 && x.rating.abs() < 1e-6), "{:?}", s.standings);
+    }
+
+    #[test]
     fn a_gauntlet_counts_the_candidate_against_each_opponent_and_map() {
-        let (entries, rows) = round_robin(3, 2, 5);
-        let g = gauntlet(&entries, &rows);
+        let (entries, maps, rows) = round_robin(3, 2, 5);
+        let g = gauntlet(&entries, &maps, &rows);
         // Only the candidate's matches: 2 opponents × 2 maps × 2 seats.
         assert_eq!(g.field.played, 8);
         assert_eq!(g.per_opponent.iter().map(|l| l.played).collect::<Vec<_>>(), [4, 4]);
@@ -379,34 +446,5 @@ mod tests {
         l.finish();
         assert_eq!((l.elo, l.high), (None, None));
         assert!((l.low.unwrap() - 7.0).abs() < 0.1, "{l:?}");
-    }
-
-    fn row(cells: [u32; 2], tiebreak: [Option<u32>; 2], dq: [bool; 2]) -> MatchRow {
-        MatchRow {
-            key: String::new(),
-            map: String::new(),
-            seat0: "a".into(),
-            seat1: "b".into(),
-            game: 0,
-            cells,
-            score: [Some(1.0), Some(1.0)],
-            tiebreak,
-            disqualified: dq,
-            violations: [0, 0],
-            ended_by: "rounds".into(),
-            rounds: 150,
-            seconds: 0.0,
-        }
-    }
-
-    #[test]
-    fn the_winner_has_more_cells_then_the_earlier_tie_break() {
-        assert_eq!(row([10, 9], [Some(50), Some(20)], [false, false]).winner(), 1);
-        assert_eq!(row([9, 10], [Some(5), Some(20)], [false, false]).winner(), -1);
-        assert_eq!(row([10, 10], [Some(30), Some(40)], [false, false]).winner(), 1);
-        assert_eq!(row([10, 10], [Some(40), Some(30)], [false, false]).winner(), -1);
-        assert_eq!(row([10, 10], [Some(40), Some(40)], [false, false]).winner(), 0);
-        assert_eq!(row([50, 1], [Some(1), Some(1)], [true, false]).winner(), -1);
-        assert_eq!(row([50, 1], [Some(1), Some(1)], [true, true]).winner(), 0);
     }
 }
