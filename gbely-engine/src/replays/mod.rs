@@ -128,7 +128,7 @@ impl<R> Guard<R> {
 /// A replay file's JSON text as a stream, gzip-compressed or not: the content decides, not the name.
 fn open_text(path: &Path) -> std::io::Result<(impl Read, std::rc::Rc<std::cell::Cell<Option<Stop>>>)> {
     use std::io::BufRead;
-    let mut file = std::io::BufReader::new(std::fs::File::open(path)?);
+    let mut file = std::io::BufReader::new(crate::files::open_regular(path)?);
     let inner: Box<dyn Read> = if file.fill_buf()?.starts_with(&[0x1f, 0x8b]) {
         #[cfg(feature = "gzip")]
         {
