@@ -23,6 +23,7 @@ mod fair_runner;
 mod final_mode;
 mod fuzz_readers;
 mod golden_playthrough;
+mod hostile_files;
 mod league;
 mod notes;
 mod processes;

@@ -168,7 +168,7 @@ fn one_test(a: &AbArgs) -> Result<(u8, Option<serde_json::Value>)> {
     };
     let mut journal = Journal::open(&a.db)?;
     let show = !a.quiet && !a.json;
-    let guard = crate::runner::interrupt::Guard::install().context("cannot install the Ctrl-C handler")?;
+    let guard = stop_guard()?;
     adopt_orphans();
     let terminal = std::io::stderr().is_terminal();
     let mut forecast_said = false;

@@ -430,6 +430,22 @@ fn open_in_browser(target: &str) -> bool {
         .is_ok_and(|s| s.success())
 }
 
+/// How long the `gbely` command may take to stop cleanly after Ctrl-C or SIGTERM before it exits
+/// anyway (see [`crate::runner::interrupt::Guard::install_exiting`]).
+const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The Ctrl-C and SIGTERM handlers of a command that plays matches: owning its process, a
+/// signal always stops it (a second at once, else after [`STOP_GRACE`]); embedded, a signal
+/// only raises the stop flag.
+fn stop_guard() -> Result<crate::runner::interrupt::Guard> {
+    let guard = if owns_process() {
+        crate::runner::interrupt::Guard::install_exiting(STOP_GRACE)
+    } else {
+        crate::runner::interrupt::Guard::install()
+    };
+    guard.context("cannot install the Ctrl-C handler")
+}
+
 /// Whether the command line owns its process (the `gbely` binary, `python -m gbely`), rather
 /// than running inside someone else's program through [`run_json`] (`gbely.league`, `gbely.ab`).
 /// Only an owner reaps and kills the orphans its agents leave: embedded, the program's other
