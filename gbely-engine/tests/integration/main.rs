@@ -28,6 +28,7 @@ mod league;
 mod notes;
 mod processes;
 mod properties;
+mod reader_memory;
 mod replays;
 mod rust_template;
 mod session_conformance;
