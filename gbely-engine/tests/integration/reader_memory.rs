@@ -19,10 +19,12 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use gbely_engine::replays::READ_BUDGET;
 use gbely_world::replay::MapRecord;
 use gbely_world::Map;
 use serde_json::json;
+
+/// The memory the readers promise to stay within (docs/replay-format.md): 512 MiB.
+const READ_BUDGET: usize = 512 << 20;
 
 /// The address space the program itself takes besides a reader's data (its code, the
 /// allocator's arenas, thread stacks), measured on a small replay with room to spare.
