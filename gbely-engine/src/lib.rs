@@ -30,6 +30,7 @@
 pub mod app;
 pub mod builtins;
 pub mod experiment;
+pub mod files;
 pub mod game;
 pub mod limits;
 pub mod recorder;

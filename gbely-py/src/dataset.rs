@@ -17,7 +17,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use gbely_engine::replays::{answer_commands, read_replay, resimulate, resimulate_observing, Frame, ReplayFileError};
+use gbely_engine::replays::{
+    answer_commands, read_replay, resimulate, resimulate_observing, within_budget, Frame, ReplayFileError, Work,
+};
 use gbely_engine::session::orders_of;
 use gbely_engine::sim::Order;
 use gbely_engine::wire::{command_to_value, parse_command};
@@ -43,6 +45,7 @@ struct Loaded {
 impl Loaded {
     fn new(replay: Replay, what: &str) -> Result<Loaded, String> {
         let map = replay.check().map_err(|e| format!("{what}: {e}"))?;
+        within_budget(&replay, &map, Work::Resimulate).map_err(|e| format!("{what}: {e}"))?;
         Ok(Loaded { replay, map: Arc::new(map) })
     }
 
@@ -340,6 +343,10 @@ impl ReplayCore {
     fn observed(&mut self, py: Python<'_>, round: i64, seat: usize) -> PyResult<Option<usize>> {
         let (r, s) = (self.check_round(round)?, self.check_seat(seat)?);
         if self.walks[seat].is_none() {
+            // Every round's observation is kept, for each seat walked so far.
+            let seats = self.walks.iter().filter(|w| w.is_some()).count() + 1;
+            within_budget(&self.data.replay, &self.data.map, Work::Observations(seats))
+                .map_err(ReplayError::new_err)?;
             let data = self.data.clone();
             self.walks[seat] = Some(py.allow_threads(|| walk_of(&data, s)));
         }
@@ -492,6 +499,11 @@ impl ReplayCore {
     fn dataset<'py>(&self, py: Python<'py>, seat: usize, grid: Option<(i64, i64)>) -> PyResult<Bound<'py, PyDict>> {
         let s = self.check_seat(seat)?;
         let (gh, gw) = self.grid_arg(grid)?;
+        // The arrays of every round, built here and copied into numpy's.
+        let bytes =
+            (self.data.replay.turns.len() + 1).saturating_mul(gh.saturating_mul(gw)).saturating_mul(2 * (18 + KINDS));
+        within_budget(&self.data.replay, &self.data.map, Work::Extra(bytes, "building the data set"))
+            .map_err(ReplayError::new_err)?;
         let data = self.data.clone();
         py.allow_threads(|| dataset_of(&data, s, (gh, gw))).into_dict(py)
     }

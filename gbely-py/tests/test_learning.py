@@ -71,6 +71,90 @@ def test_an_npz_policy_and_the_refusals(tmp_path):
         pack(tmp_path / "bad.json", tmp_path / "a.py", tmp_path / "s.py", timing=False)
 
 
+def _inflating_npz(path, count, declared_shape=None):
+    """A ``numpy.savez``-style archive of one float64 array of ``count`` zeros, written in
+    chunks: ~1 MB on disk for 100 M zeros (800 MB inflated). ``declared_shape`` is what its
+    header claims (default: the real shape)."""
+    import zipfile
+
+    from numpy.lib import format as npy
+
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z, z.open("w.npy", "w", force_zip64=True) as f:
+        shape = declared_shape if declared_shape is not None else (count,)
+        npy.write_array_header_1_0(f, {"descr": "<f8", "fortran_order": False, "shape": shape})
+        chunk = bytes(8 << 20)
+        left = count * 8
+        while left > 0:
+            f.write(chunk[:min(left, len(chunk))])
+            left -= len(chunk)
+
+
+PACK_MEASURED = """
+import resource, sys
+from gbely.pack import main
+rc = main(sys.argv[1:])
+print("maxrss_kb", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+sys.exit(rc)
+"""
+
+
+def _pack_capped(args, cap=3 << 30):
+    """``gbely pack ARGS`` in a Python of its own whose address space is capped (a reader that
+    inflated the archive fails there, not on the machine); its exit code, output and peak
+    resident memory in bytes."""
+    import os
+    import resource
+
+    def cap_it():
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    out = subprocess.run([sys.executable, "-c", PACK_MEASURED, *args], capture_output=True, text=True,
+                         timeout=300, preexec_fn=cap_it, env=env, check=False)
+    peak = [int(w.split()[1]) * 1024 for w in out.stdout.splitlines() if w.startswith("maxrss_kb")]
+    return out.returncode, out.stdout + out.stderr, peak[0] if peak else None
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="address-space cap and ru_maxrss in KiB: Linux")
+def test_an_archive_that_inflates_past_the_budget_is_refused_in_little_memory(tmp_path):
+    # Regression (issue 36, row 10): a 1.5 MB .npz that inflates made `gbely pack` reach 5.8 GB
+    # before a MemoryError. 100 M float64 zeros: 800 MB inflated, 25 times the 4 M weights
+    # pack reads; refused from the array's header, before its data is inflated.
+    (tmp_path / "a.py").write_text(AGENT)
+    _inflating_npz(tmp_path / "bomb.npz", 100_000_000)
+    assert (tmp_path / "bomb.npz").stat().st_size < 2 << 20
+    rc, text, peak = _pack_capped([str(tmp_path / "bomb.npz"), str(tmp_path / "a.py"), "-o", str(tmp_path / "s.py"),
+                                   "--no-timing"])
+    assert rc == 1, text
+    assert "array 'w' has 100000000 weights, more than the 4000000 pack reads" in text, text
+    assert peak is not None and peak < 300 << 20, (peak, text)
+    assert not (tmp_path / "s.py").exists()
+    # A header that claims fewer bytes than its zip entry declares... and one whose entry
+    # declares fewer than the header needs: refused, saying which.
+    _inflating_npz(tmp_path / "short.npz", 1000, declared_shape=(2000,))
+    with pytest.raises(PackError, match="cut short|declares"):
+        pack(tmp_path / "short.npz", tmp_path / "a.py", tmp_path / "s.py", timing=False)
+    # Within the budget, the same kind of archive packs (zeros compress to almost nothing).
+    _inflating_npz(tmp_path / "zeros.npz", 1000)
+    pack(tmp_path / "zeros.npz", tmp_path / "a.py", tmp_path / "s.py", timing=False)
+    assert run_packed(tmp_path / "s.py")["WEIGHTS"]["w"] == [0.0] * 1000
+
+
+def test_a_policy_or_agent_that_is_a_pipe_or_a_device_is_refused_unopened(tmp_path):
+    import os
+
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no named pipes here")
+    (tmp_path / "a.py").write_text(AGENT)
+    (tmp_path / "w.json").write_text(json.dumps({"w": [1.0]}))
+    os.mkfifo(tmp_path / "pipe.json")
+    os.symlink("/dev/zero", tmp_path / "zero.npz")
+    os.mkfifo(tmp_path / "pipe.py")
+    for policy, agent in [("pipe.json", "a.py"), ("zero.npz", "a.py"), ("w.json", "pipe.py")]:
+        with pytest.raises(PackError, match="not a regular file"):
+            pack(tmp_path / policy, tmp_path / agent, tmp_path / "s.py", timing=False)
+
+
 def test_the_learned_example_trains_packs_passes_the_check_and_plays_a_full_match(tmp_path):
     out = subprocess.run([sys.executable, str(LEARNING / "train.py"), "--quick", "--out", str(tmp_path / "l")],
                          capture_output=True, text=True, timeout=600)

@@ -37,10 +37,12 @@ pub const READS_VERSIONS: [u32; 2] = [1, 2];
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Replay {
     /// Always `gbely-replay`.
+    #[serde(deserialize_with = "held_string")]
     pub format: String,
     /// [`REPLAY_VERSION`].
     pub version: u32,
     /// The engine version that wrote it (`gbely-engine 0.1.0`).
+    #[serde(deserialize_with = "held_string")]
     pub engine: String,
     pub map: MapRecord,
     /// `duel` or `final`.
@@ -58,11 +60,14 @@ pub struct Replay {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MapRecord {
+    #[serde(deserialize_with = "held_string")]
     pub name: String,
+    #[serde(deserialize_with = "held_string")]
     pub fingerprint: String,
     pub width: u32,
     pub height: u32,
     /// The whole map in the map file format.
+    #[serde(deserialize_with = "held_string")]
     pub file: String,
 }
 
@@ -91,14 +96,16 @@ impl MapRecord {
 pub struct SeatRecord {
     pub seat: u8,
     /// Who played it (`council`, an agent file name, a command).
+    #[serde(deserialize_with = "held_string")]
     pub name: String,
     /// `army` or `council`.
     pub role: SeatRole,
     /// The home base id.
+    #[serde(deserialize_with = "held_string")]
     pub base: String,
     /// A deterministic built-in agent (`council`) whose commands are not stored: a reader
     /// regenerates them from its observations ([`Answer::Regen`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(deserialize_with = "held_option_string", default, skip_serializing_if = "Option::is_none")]
     pub builtin: Option<String>,
 }
 
@@ -130,7 +137,7 @@ pub enum Answer {
 /// counted, not kept.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CompactCommands {
-    #[serde(rename = "k")]
+    #[serde(deserialize_with = "held_string", rename = "k")]
     pub kinds: String,
     #[serde(rename = "c", deserialize_with = "answer_cells")]
     pub cells: Vec<u32>,
@@ -206,6 +213,7 @@ pub struct Violation {
     /// `timeout`, `crash`, `unreadable`.
     pub kind: ViolationKind,
     /// What happened, for the user (`no answer within 2.0 s`).
+    #[serde(deserialize_with = "held_string")]
     pub detail: String,
 }
 
@@ -253,10 +261,10 @@ pub struct Turn {
 pub struct SeatNotes {
     pub seat: u8,
     /// About the round.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(deserialize_with = "held_string", default, skip_serializing_if = "String::is_empty")]
     pub text: String,
     /// About cells: the cell (row-major index on the map) and its note.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(deserialize_with = "held_notes", default, skip_serializing_if = "Vec::is_empty")]
     pub cells: Vec<(u32, String)>,
 }
 
@@ -342,6 +350,7 @@ pub struct MatchResult {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SideResult {
     pub seat: u8,
+    #[serde(deserialize_with = "held_string")]
     pub name: String,
     pub cells: u32,
     /// `owned / cells × 100`; `None` when disqualified.
@@ -425,13 +434,18 @@ fn answer_values<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Value>, D::Error
             write!(f, "an array of at most {MAX_ANSWER_ITEMS} JSON values")
         }
         fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Value>, A::Error> {
-            let mut out = Vec::new();
+            let mut out: Vec<Value> = Vec::new();
             let mut text = 0usize;
             while let Some(raw) = seq.next_element::<Box<serde_json::value::RawValue>>()? {
                 if out.len() == MAX_ANSWER_ITEMS {
                     return Err(A::Error::custom(format_args!(
                         "an answer of more than {MAX_ANSWER_ITEMS} items where there are at most {MAX_ANSWER_ITEMS}"
                     )));
+                }
+                if out.len() == out.capacity() {
+                    let more = out.capacity().clamp(4, MAX_ANSWER_ITEMS - out.len());
+                    charge::<A::Error>(more * std::mem::size_of::<Value>(), "items kept as received")?;
+                    out.reserve_exact(more);
                 }
                 let len = raw.get().len();
                 text += len;
@@ -452,6 +466,10 @@ fn answer_values<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Value>, D::Error
                         "items kept as received have more than {MAX_REPLAY_VALUE_TEXT} bytes of JSON in all"
                     )));
                 }
+                // A parsed value takes far more memory than its text (every number, string,
+                // array and object is a value of its own): charged by an upper bound from the
+                // text, before it is parsed.
+                charge::<A::Error>(value_bound(raw.get()), "items kept as received")?;
                 out.push(serde_json::from_str(raw.get()).map_err(A::Error::custom)?);
             }
             Ok(out)
@@ -476,7 +494,7 @@ fn at_most<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
             write!(f, "an array of at most {} entries (one per {})", self.max, self.what)
         }
         fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
-            let mut out = Vec::new();
+            let mut out: Vec<T> = Vec::new();
             while let Some(x) = seq.next_element()? {
                 if out.len() == self.max {
                     return Err(A::Error::custom(format_args!(
@@ -484,12 +502,87 @@ fn at_most<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
                         self.max, self.max, self.what
                     )));
                 }
+                // Grown here, by doubling, and charged before the memory is asked for.
+                if out.len() == out.capacity() {
+                    let more = out.capacity().clamp(4, self.max - out.len());
+                    charge::<A::Error>(more.saturating_mul(std::mem::size_of::<T>()), self.what)?;
+                    out.reserve_exact(more);
+                }
                 out.push(x);
             }
             Ok(out)
         }
     }
     d.deserialize_seq(AtMost { max, what, entries: PhantomData })
+}
+
+/// Most memory a replay may take once read, in bytes: 192 MiB. Every array, string and value
+/// of the document is counted while it is parsed (an array by the room it grows to, before the
+/// room is asked for), and a document that would hold more is refused at the place where it went
+/// past, not after. With the readers' own work (`gbely_engine::replays::READ_BUDGET`) a reader
+/// stays within 512 MiB on any file. An honest replay holds far less: a full match on the
+/// reference map a few megabytes, one of 100 000 rounds some tens.
+pub const MAX_REPLAY_HELD: usize = 192 << 20;
+
+thread_local! {
+    /// While a replay document is parsed ([`Replay::from_json`], [`Replay::from_reader`]): the
+    /// bytes its parsed parts hold so far.
+    static HELD: StdCell<Option<usize>> = const { StdCell::new(None) };
+}
+
+/// Counts `bytes` against [`MAX_REPLAY_HELD`] for the document being parsed (nothing outside
+/// one); past it, the error says so (the parser adds the line and column).
+fn charge<E: serde::de::Error>(bytes: usize, what: &str) -> Result<(), E> {
+    HELD.with(|held| {
+        let Some(used) = held.get() else { return Ok(()) };
+        let now = used.saturating_add(bytes);
+        if now > MAX_REPLAY_HELD {
+            return Err(E::custom(format_args!(
+                "the replay would take more than {} MiB of memory once read (at its {what}); \
+                 gbely's readers hold at most that much of a replay",
+                MAX_REPLAY_HELD >> 20
+            )));
+        }
+        held.set(Some(now));
+        Ok(())
+    })
+}
+
+/// Runs `parse` counting what the parsed document holds ([`charge`]); gives back that count.
+fn counting<T>(parse: impl FnOnce() -> T) -> (T, usize) {
+    let outer = HELD.with(|h| h.replace(Some(0)));
+    let out = parse();
+    let held = HELD.with(|h| h.replace(outer)).unwrap_or(0);
+    (out, held)
+}
+
+/// An upper bound on the memory a JSON value takes once parsed, from its text: at most one
+/// value per byte that can start one, each a `Value` with at most its text as heap (numbers are
+/// kept as text: `arbitrary_precision`), and a map entry's key.
+fn value_bound(text: &str) -> usize {
+    let starts = text.bytes().filter(|b| matches!(b, b',' | b':' | b'[' | b'{')).count() + 1;
+    let per = std::mem::size_of::<Value>() + std::mem::size_of::<String>() + 16;
+    starts.saturating_mul(per).saturating_add(2 * text.len())
+}
+
+/// A string of the document, counted ([`charge`]).
+fn held_string<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    let s = String::deserialize(d)?;
+    charge::<D::Error>(s.capacity(), "strings")?;
+    Ok(s)
+}
+
+fn held_option_string<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let s = Option::<String>::deserialize(d)?;
+    charge::<D::Error>(s.as_ref().map_or(0, String::capacity), "strings")?;
+    Ok(s)
+}
+
+/// A seat's notes on cells: at most one per note a seat may write, each counted.
+fn held_notes<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<(u32, String)>, D::Error> {
+    let notes: Vec<(u32, String)> = at_most(d, gbely_rules::Notes::MAX_CELLS, "notes on cells")?;
+    charge::<D::Error>(notes.iter().map(|(_, n)| n.capacity()).sum(), "notes")?;
+    Ok(notes)
 }
 
 /// Most rounds a replay may be configured for; the `gbely` command line allows as many.
@@ -586,7 +679,7 @@ impl Replay {
     /// Reads a replay and checks its structure ([`Replay::check`]): what comes back can be read
     /// without further bounds checks, and a reader may size work by its counts.
     pub fn from_json(text: &str) -> Result<Replay, ReplayError> {
-        match serde_json::from_str::<Replay>(text) {
+        match counting(|| serde_json::from_str::<Replay>(text)).0 {
             Ok(replay) => replay.checked(),
             // Say "not a gbely replay" rather than "missing field" for another document.
             Err(e) => Err(Replay::head_error(text.as_bytes()).unwrap_or(ReplayError::Json(e))),
@@ -597,7 +690,38 @@ impl Replay {
     /// that does not parse the error is the parser's; [`Replay::head_error`] on a second reading
     /// says whether the document is a replay at all.
     pub fn from_reader(reader: impl std::io::Read) -> Result<Replay, ReplayError> {
-        serde_json::from_reader::<_, Replay>(reader).map_err(ReplayError::Json)?.checked()
+        counting(|| serde_json::from_reader::<_, Replay>(reader)).0.map_err(ReplayError::Json)?.checked()
+    }
+
+    /// About how many bytes of memory this replay holds: its arrays (by their room), strings and
+    /// values. What a reader adds to its own work when it copies the replay.
+    pub fn held_bytes(&self) -> usize {
+        fn vec<T>(v: &Vec<T>) -> usize {
+            v.capacity() * std::mem::size_of::<T>()
+        }
+        let values = |v: &Vec<Value>| vec(v) + v.iter().map(|x| value_bound(&x.to_string())).sum::<usize>();
+        let mut n = std::mem::size_of::<Replay>() + self.map.file.capacity() + vec(&self.seats);
+        n += self.seats.iter().map(|s| s.name.capacity() + s.base.capacity()).sum::<usize>();
+        n += vec(&self.turns) + vec(&self.final_state.owner) + vec(&self.final_state.units);
+        n += vec(&self.final_state.fortification) + vec(&self.result.sides);
+        for t in &self.turns {
+            n += vec(&t.answers) + vec(&t.discarded) + vec(&t.cells) + vec(&t.units) + vec(&t.changes);
+            n += vec(&t.notes);
+            n += t
+                .notes
+                .iter()
+                .map(|x| x.text.capacity() + vec(&x.cells) + x.cells.iter().map(|c| c.1.capacity()).sum::<usize>())
+                .sum::<usize>();
+            for a in &t.answers {
+                n += match a {
+                    Answer::Commands(list) => values(list),
+                    Answer::Compact(c) => c.kinds.capacity() + vec(&c.cells) + vec(&c.amounts) + values(&c.raw),
+                    Answer::Violation(v) => v.detail.capacity(),
+                    Answer::Out | Answer::Regen => 0,
+                };
+            }
+        }
+        n
     }
 
     /// For a document that did not parse as a replay: the error if it is not one (another

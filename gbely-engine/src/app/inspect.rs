@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use super::runs::interpreter::isolated;
 use super::runs::RunError;
 
 /// Reads the agent's syntax tree without running it (the structural part of `gbely check`).
@@ -36,7 +37,9 @@ sys.setrecursionlimit(10000)
 path = sys.argv[1]
 out = {"decide": None, "non_stdlib": [], "optional": [], "syntax_error": None, "meta": {}}
 try:
-    src = open(path, encoding="utf-8-sig").read()
+    # The source comes on stdin, read by gbely (a regular file, within a bound): this never
+    # opens the agent's path.
+    src = sys.stdin.buffer.read().decode("utf-8-sig")
     tree = ast.parse(src, filename=path)
 except (SyntaxError, UnicodeDecodeError, ValueError, RecursionError) as e:
     out["syntax_error"] = str(e)
@@ -222,16 +225,36 @@ for n in tree.body:
 print(json.dumps(out))
 "#;
 
+/// The most of an agent file that is read to inspect it: far more than a submission may have
+/// (512 KiB); a larger file is refused.
+pub const MAX_INSPECTED_BYTES: u64 = 8 << 20;
+
 /// What [`INSPECT_PY`] reports of a file (JSON: `decide`, `non_stdlib`, `optional`,
 /// `syntax_error`, `meta`).
+///
+/// The file is read here (a regular file of at most [`MAX_INSPECTED_BYTES`]: a named pipe or a
+/// device is refused unopened) and handed to an isolated Python ([`isolated`]) on its stdin, so
+/// nothing beside the agent or in the working folder is ever imported.
 pub fn inspect_source(py: &str, path: &Path) -> Result<serde_json::Value, RunError> {
+    use std::io::Write;
     let failed = |why: String| RunError::Inspect { path: path.display().to_string(), why };
-    let out = std::process::Command::new(py)
+    let source = crate::files::read_bounded(path, MAX_INSPECTED_BYTES).map_err(|e| failed(e.to_string()))?;
+    let mut child = isolated(py)
         .arg("-c")
         .arg(INSPECT_PY)
         .arg(path)
-        .output()
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .map_err(|error| RunError::NoPython { python: py.to_string(), error })?;
+    let mut stdin = child.stdin.take().expect("piped");
+    // Written from a thread: the reader may answer before it has read all (a syntax error).
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&source);
+    });
+    let out = child.wait_with_output().map_err(|e| failed(e.to_string()))?;
+    let _ = writer.join();
     if !out.status.success() {
         return Err(failed(String::from_utf8_lossy(&out.stderr).trim().to_string()));
     }

@@ -82,6 +82,7 @@ pub const MAX_FRAME_CELLS: usize = 64 << 20;
 /// Every frame at once: for short replays and tests. A reader that goes round by round keeps one
 /// [`Frame`] and [`Frame::step`]s it; one round is [`frame_after`].
 pub fn frames(replay: &Replay, map: &Map) -> Result<Vec<Frame>, String> {
+    super::within_budget(replay, map, super::Work::Frames)?;
     let replay = &*super::expanded(replay)?;
     let wanted = (replay.turns.len() + 1).saturating_mul(map.len());
     if wanted > MAX_FRAME_CELLS {

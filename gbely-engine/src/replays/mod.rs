@@ -3,6 +3,7 @@
 //! (`stats`), the terminal rendering (`terminal`) and the HTML viewer (`viewer`). Writing is
 //! [`crate::recorder`]'s.
 
+mod budget;
 mod frames;
 mod stats;
 mod terminal;
@@ -10,6 +11,7 @@ mod verify;
 #[cfg(feature = "gzip")]
 pub mod viewer;
 
+pub use budget::{changes_bound, estimate, within_budget, Work, READ_BUDGET};
 pub use frames::{frame_after, frames, Frame, MAX_FRAME_CELLS};
 pub use stats::{stats, stats_text};
 pub use terminal::{render_frame, render_legend, seat_colors, terrain_color, SeatColor};
@@ -25,13 +27,16 @@ use std::path::Path;
 use gbely_world::replay::ReplayError;
 use gbely_world::Replay;
 
-/// Largest replay read, uncompressed: 1 GiB.
+/// Largest replay read, uncompressed: 128 MiB.
 ///
-/// A full 150-round match on the reference map is about 25 MB; a final of 8 seats that flood
-/// commands every round can be tens of times that. Reading streams through the decoder, so the
-/// cap bounds the work a file (a gzip bomb) can ask for, not memory set aside. A match whose
-/// agents answer megabytes every round can write a replay over the cap: it is refused, whole.
-pub const MAX_REPLAY_BYTES: u64 = 1 << 30;
+/// A full 150-round match on the reference map is a few megabytes (version 2; about 25 MB in
+/// version 1), a match of 100 000 rounds some tens. Reading streams through the decoder, so the
+/// cap bounds the work a file (a gzip bomb) can ask for, and the longest string the parser may
+/// have to hold, not memory set aside; what the parsed replay holds is bounded on its own
+/// (`gbely_world::replay::MAX_REPLAY_HELD`), and the readers' work by [`READ_BUDGET`]. A match
+/// whose agents answer megabytes every round can write a replay over the cap: it is refused,
+/// whole.
+pub const MAX_REPLAY_BYTES: u64 = 128 << 20;
 
 /// Why a replay file could not be read. The message already says the cause, so the cause is not
 /// also chained as a `source` (an error report walking the chain would print it twice).
@@ -128,7 +133,7 @@ impl<R> Guard<R> {
 /// A replay file's JSON text as a stream, gzip-compressed or not: the content decides, not the name.
 fn open_text(path: &Path) -> std::io::Result<(impl Read, std::rc::Rc<std::cell::Cell<Option<Stop>>>)> {
     use std::io::BufRead;
-    let mut file = std::io::BufReader::new(std::fs::File::open(path)?);
+    let mut file = std::io::BufReader::new(crate::files::open_regular(path)?);
     let inner: Box<dyn Read> = if file.fill_buf()?.starts_with(&[0x1f, 0x8b]) {
         #[cfg(feature = "gzip")]
         {

@@ -123,6 +123,7 @@ pub fn expanded(replay: &Replay) -> Result<Cow<'_, Replay>, String> {
         return Ok(Cow::Borrowed(replay));
     }
     let map = Arc::new(replay.check().map_err(|e| e.to_string())?);
+    super::within_budget(replay, &map, super::Work::Changes)?;
     let session = replay_session(replay, map, true, |_, _, _| true, |_| false, |_, _, _, _| {});
     let rebuilt = session.replay_so_far().expect("recorded");
     let mut out = replay.clone();
@@ -198,6 +199,7 @@ fn describe(o: i8, u: f64, f: f64) -> String {
 /// changes, figures and discarded commands, the final state and the result match the file.
 pub fn verify(replay: &Replay) -> Result<Verified, Mismatch> {
     let map = Arc::new(replay.check().map_err(|e| mismatch(None, None, e.to_string()))?);
+    super::within_budget(replay, &map, super::Work::Resimulate).map_err(|e| mismatch(None, None, e))?;
     let g = map.grid().clone();
     let seats = map.seats().len();
     // The file's own state, one round ahead of the re-simulation's callback at a time. A version
@@ -328,6 +330,7 @@ pub fn verify(replay: &Replay) -> Result<Verified, Mismatch> {
 /// The observation (SPEC §5 JSON) seat `seat` received in round `round`, and its answer.
 pub fn observation_at(replay: &Replay, round: u32, seat: u8) -> Result<(String, Answer), String> {
     let map = Arc::new(replay.check().map_err(|e| e.to_string())?);
+    super::within_budget(replay, &map, super::Work::Resimulate)?;
     if seat as usize >= map.seats().len() {
         return Err(format!("seat {seat} does not exist: the match has {} seats", map.seats().len()));
     }
@@ -345,6 +348,9 @@ pub fn observation_at(replay: &Replay, round: u32, seat: u8) -> Result<(String, 
     let g = map.grid();
     // The answer in the wire form the seat sent: compact commands written out, a built-in agent's
     // commands decided again from this observation.
+    if let Some(Answer::Compact(c)) = turn.answers.get(seat as usize) {
+        super::within_budget(replay, &map, super::Work::Answer(c.kinds.len()))?;
+    }
     let answer = match turn.answers.get(seat as usize).cloned().unwrap_or(Answer::Out) {
         Answer::Regen => {
             let name = replay.seats[seat as usize].builtin.as_deref().unwrap_or_default();

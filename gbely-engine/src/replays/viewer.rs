@@ -89,6 +89,7 @@ fn events_of(report: &RoundReport) -> (Vec<Value>, Vec<Value>) {
 /// The data the page needs, as compact JSON. Units are carried in hundredths: the page shows
 /// them to one decimal.
 pub fn viewer_data(replay: &Replay) -> Result<Value, String> {
+    super::within_budget(replay, &replay.check().map_err(|e| e.to_string())?, super::Work::Viewer)?;
     let replay = &*super::expanded(replay)?;
     let map = Arc::new(replay.check().map_err(|e| e.to_string())?);
     let g = map.grid();

@@ -34,6 +34,8 @@ pub fn request() {
 #[derive(Debug)]
 pub struct Guard {
     ids: Vec<signal_hook::SigId>,
+    /// With [`Guard::install_exiting`]: lowered when the guard goes, which ends its watchdog.
+    alive: Option<Arc<AtomicBool>>,
 }
 
 #[cfg(feature = "runner")]
@@ -45,8 +47,58 @@ impl Guard {
         for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
             ids.push(signal_hook::flag::register(sig, Arc::clone(flag()))?);
         }
-        Ok(Guard { ids })
+        Ok(Guard { ids, alive: None })
     }
+}
+
+#[cfg(feature = "runner")]
+impl Guard {
+    /// [`Guard::install`] for a program that owns its process (the `gbely` command): a signal
+    /// always stops it, even when it is blocked where the flag is not looked at (a write to a
+    /// full pipe, a file system that does not answer). A second SIGINT or SIGTERM exits at once;
+    /// after the first, the process exits by itself `grace` later if it is still running (the
+    /// clean stop — agents killed, the replay written — takes far less). Both exit with 130, at
+    /// once and silently (the blocked thread may hold the lock of stderr).
+    /// Not for a library inside someone else's process (`gbely.play` in Python): there a signal
+    /// only raises the flag.
+    pub fn install_exiting(grace: Duration) -> std::io::Result<Guard> {
+        flag().store(false, Ordering::Relaxed);
+        // A signal, not `request()` (a league stopping itself on an error): only a signal arms
+        // the exit.
+        let signalled = Arc::new(AtomicBool::new(false));
+        let mut ids = Vec::new();
+        for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+            // Registered first, so that it sees the flag as the previous signal left it.
+            ids.push(signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&signalled))?);
+            ids.push(signal_hook::flag::register(sig, Arc::clone(&signalled))?);
+            ids.push(signal_hook::flag::register(sig, Arc::clone(flag()))?);
+        }
+        let alive = Arc::new(AtomicBool::new(true));
+        let watching = Arc::clone(&alive);
+        std::thread::Builder::new().name("gbely-stop".into()).spawn(move || {
+            while watching.load(Ordering::Relaxed) {
+                if signalled.load(Ordering::Relaxed) {
+                    let since = std::time::Instant::now();
+                    while since.elapsed() < grace {
+                        if !watching.load(Ordering::Relaxed) {
+                            return;
+                        }
+                        std::thread::sleep(POLL);
+                    }
+                    exit_now(130);
+                }
+                std::thread::sleep(POLL);
+            }
+        })?;
+        Ok(Guard { ids, alive: Some(alive) })
+    }
+}
+
+/// Ends the process at once, as the second signal does: no clean-up, which could wait forever on
+/// what the blocked thread holds (the lock of stderr, when it is stuck writing to a full pipe).
+#[cfg(feature = "runner")]
+fn exit_now(code: i32) -> ! {
+    signal_hook::low_level::exit(code)
 }
 
 #[cfg(feature = "runner")]
@@ -54,6 +106,9 @@ impl Drop for Guard {
     fn drop(&mut self) {
         for id in self.ids.drain(..) {
             signal_hook::low_level::unregister(id);
+        }
+        if let Some(alive) = self.alive.take() {
+            alive.store(false, Ordering::Relaxed);
         }
     }
 }

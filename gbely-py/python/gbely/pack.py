@@ -46,10 +46,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
-__all__ = ["pack", "PackReport", "main", "LIMIT_BYTES"]
+__all__ = ["pack", "PackReport", "main", "LIMIT_BYTES", "LIMIT_WEIGHTS"]
 
 #: The submission's size limit (rules §8: 512 KiB).
 LIMIT_BYTES = 512 * 1024
+#: Most weights ``pack`` reads from a policy, over all its arrays: a submission of 512 KiB holds
+#: far fewer (about 380 000 int8 weights that do not compress), and this bounds the memory of
+#: packing (each weight is a Python float for a while: about 160 MB at the limit).
+LIMIT_WEIGHTS = 4_000_000
+#: Largest ``.json`` policy read.
+LIMIT_JSON_BYTES = 16 << 20
+#: Largest agent source read (a submission is at most :data:`LIMIT_BYTES`).
+LIMIT_SOURCE_BYTES = 8 << 20
 #: The time limit of one round (rules §8).
 LIMIT_S = 2.0
 _MARKER = re.compile(r"^WEIGHTS\s*=\s*None\b.*$", re.MULTILINE)
@@ -92,20 +100,87 @@ def _size(shape: Sequence[int]) -> int:
     return n
 
 
+def _regular(path: Path) -> None:
+    """Refuses what is not a regular file before it is opened (a named pipe would block, a
+    device never end)."""
+    if not path.is_file():
+        what = "not found" if not path.exists() else "not a regular file (a folder, a pipe or a device)"
+        raise PackError(f"{path}: {what}")
+
+
+def _read_bounded(path: Path, limit: int, what: str) -> bytes:
+    _regular(path)
+    with open(path, "rb") as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise PackError(f"{path}: more than {limit} bytes: too large for {what}")
+    return data
+
+
+def _load_npz(path: Path) -> Dict[str, Tuple[List[int], List[float]]]:
+    """The arrays of a ``numpy.savez`` file, read within :data:`LIMIT_WEIGHTS`: each member's
+    header is read first and its size checked against what is left (and against the size its
+    zip entry declares) before a byte of it is inflated; then exactly that many bytes are read,
+    so an archive whose members inflate far past what they hold (or claim) is refused early."""
+    try:
+        import numpy as np
+        from numpy.lib import format as npy
+    except ImportError:
+        raise PackError(f"{path}: reading a .npz needs numpy (or give the weights as .json)") from None
+    import zipfile
+
+    out: Dict[str, Tuple[List[int], List[float]]] = {}
+    left = LIMIT_WEIGHTS
+    _regular(path)
+    try:
+        with zipfile.ZipFile(path) as z:
+            for info in z.infolist():
+                if not info.filename.endswith(".npy"):
+                    raise PackError(f"{path}: member {info.filename!r} is not an array (.npy) as numpy.savez writes")
+                key = info.filename[:-4]
+                with z.open(info) as f:
+                    version = npy.read_magic(f)
+                    if version == (1, 0):
+                        shape, fortran, dtype = npy.read_array_header_1_0(f)
+                    elif version == (2, 0):
+                        shape, fortran, dtype = npy.read_array_header_2_0(f)
+                    else:
+                        raise PackError(f"{path}: array {key!r} is in .npy format {version}, not 1.0 or 2.0")
+                    if dtype.hasobject or dtype.kind not in "biuf":
+                        raise PackError(f"{path}: array {key!r} holds {dtype}, not numbers")
+                    count = _size(shape)
+                    if count > left:
+                        raise PackError(f"{path}: array {key!r} has {count} weights, more than the "
+                                        f"{LIMIT_WEIGHTS} pack reads in all (the {LIMIT_BYTES // 1024} KiB "
+                                        f"of a submission hold far fewer)")
+                    need = count * dtype.itemsize
+                    if need > info.file_size:
+                        raise PackError(f"{path}: array {key!r} needs {need} bytes but its entry declares "
+                                        f"{info.file_size}")
+                    data = f.read(need)
+                    if len(data) != need:
+                        raise PackError(f"{path}: array {key!r} is cut short ({len(data)} of {need} bytes)")
+                left -= count
+                arr = np.frombuffer(data, dtype=dtype).reshape(shape, order="F" if fortran else "C")
+                out[key] = (list(arr.shape), [float(x) for x in arr.astype(float).ravel()])
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError) as e:
+        raise PackError(f"{path}: not a readable .npz: {e}") from None
+    return out
+
+
 def _load_policy(path: Path) -> Dict[str, Tuple[List[int], List[float]]]:
     """Name → (shape, values row-major)."""
     if path.suffix == ".npz":
-        try:
-            import numpy as np
-        except ImportError:
-            raise PackError(f"{path}: reading a .npz needs numpy (or give the weights as .json)") from None
-        with np.load(path) as z:
-            return {k: (list(z[k].shape), [float(x) for x in z[k].astype(float).ravel()]) for k in z.files}
+        return _load_npz(path)
     if path.suffix == ".json":
-        doc = json.loads(path.read_text())
+        doc = json.loads(_read_bounded(path, LIMIT_JSON_BYTES, "a policy"))
         if not isinstance(doc, dict):
             raise PackError(f"{path}: a JSON object of name → numbers is expected")
-        return {k: _flatten(k, v) for k, v in doc.items()}
+        arrays = {k: _flatten(k, v) for k, v in doc.items()}
+        total = sum(len(values) for _, values in arrays.values())
+        if total > LIMIT_WEIGHTS:
+            raise PackError(f"{path}: {total} weights, more than the {LIMIT_WEIGHTS} pack reads in all")
+        return arrays
     raise PackError(f"{path}: a policy is a .npz or a .json file")
 
 
@@ -272,7 +347,7 @@ def pack(policy: PathArg, agent: PathArg, output: PathArg, timing: bool = True,
     """Packs ``policy`` into ``agent`` as ``output`` and checks it (see the module)."""
     policy, agent, output = Path(policy), Path(agent), Path(output)
     arrays = _load_policy(policy)
-    source = agent.read_text()
+    source = _read_bounded(agent, LIMIT_SOURCE_BYTES, "an agent source").decode("utf-8")
     if len(_MARKER.findall(source)) != 1:
         raise PackError(f"{agent}: put exactly one line `WEIGHTS = None` where the weights go")
     source = _inline_codec(source, str(agent))

@@ -140,7 +140,7 @@ pub(super) fn cmd_ab(a: AbArgs) -> Result<u8> {
 fn one_test(req: &AbRequest, a: &AbArgs) -> Result<(u8, Option<serde_json::Value>)> {
     let head_to_head = req.head_to_head();
     let show = !a.quiet && !a.json;
-    let guard = crate::runner::interrupt::Guard::install().context("cannot install the Ctrl-C handler")?;
+    let guard = stop_guard()?;
     adopt_orphans();
     let terminal = std::io::stderr().is_terminal();
     let mut forecast_said = false;

@@ -11,6 +11,8 @@ pub(super) fn cmd_check(a: CheckArgs) -> Result<u8> {
     let mut notes: Vec<String> = Vec::new();
     let path = &a.agent;
     let meta = std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
+    // A named pipe or a device (a link to /dev/zero) would hang the check: refused unopened.
+    crate::files::check_regular(path).with_context(|| format!("cannot check {}", path.display()))?;
     if path.extension().and_then(|e| e.to_str()) != Some("py") {
         problems.push(format!("{} is not a .py file: the submission is one Python file", path.display()));
     }

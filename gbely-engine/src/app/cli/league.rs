@@ -106,7 +106,7 @@ pub(super) fn cmd_league(a: LeagueArgs) -> Result<u8> {
     } else {
         None
     };
-    let guard = crate::runner::interrupt::Guard::install().context("cannot install the Ctrl-C handler")?;
+    let guard = stop_guard()?;
     adopt_orphans();
     let mut progress = |done: usize, total: usize, row: &MatchRow| {
         if let Some(bar) = &bar {

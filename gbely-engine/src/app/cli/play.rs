@@ -80,7 +80,7 @@ pub(super) fn run_seats(
         progress: &mut progress,
         watch: served.as_ref().map(|s| WatchObserver::new(s.live.clone(), map.clone(), run.watch.watch_speed)),
     };
-    let guard = crate::runner::interrupt::Guard::install().context("cannot install the Ctrl-C handler")?;
+    let guard = stop_guard()?;
     adopt_orphans();
     let played = crate::app::service::run(plan, &mut observer);
     drop(observer);
@@ -116,7 +116,7 @@ pub(super) fn after_the_match(served: Option<Served>, run: &RunArgs, replay: Opt
     let written = replay.as_deref().map_or("no replay written".to_string(), |r| format!("its replay: {r}"));
     if run.watch.keep_serving || std::io::stdin().is_terminal() {
         // Ctrl-C now ends the serving, not a match: the exit code stays the match's.
-        let guard = crate::runner::interrupt::Guard::install().context("cannot install the Ctrl-C handler")?;
+        let guard = stop_guard()?;
         eprintln!("gbely: the match is over; {written}. The page stays up at {} until Ctrl-C", served.url);
         while !crate::runner::interrupt::requested() {
             std::thread::sleep(crate::runner::interrupt::POLL);

@@ -75,6 +75,9 @@ pub fn check_spec(spec: &str) -> Result<()> {
     if path.is_dir() {
         return Err(RunError::AgentIsAFolder(spec.to_string()));
     }
+    // A named pipe or a device would block gbely (or never end) when it is read or copied.
+    crate::files::check_regular(path)
+        .map_err(|e| RunError::AgentNotAFile { spec: spec.to_string(), why: e.to_string() })?;
     // A file that is not Python runs as a program: it must be executable, and a script's
     // interpreter must exist.
     if cfg!(not(windows)) && !spec.ends_with(".py") {

@@ -38,11 +38,33 @@ pub fn resolve_python(python: &str) -> Result<String> {
 
 /// The `sys.executable` an interpreter reports; `None` when it runs but does not name a file.
 fn sys_executable(python: &str) -> std::io::Result<Option<String>> {
-    let out = std::process::Command::new(python)
+    let out = isolated(python)
         .args(["-c", "import sys; print(sys.executable)"])
         .stdin(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .output()?;
     let exe = String::from_utf8_lossy(&out.stdout).trim().to_string();
     Ok((out.status.success() && !exe.is_empty() && Path::new(&exe).is_file()).then_some(exe))
+}
+
+/// A command that runs `python` on gbely's own behalf (the interpreter probe, reading an agent's
+/// source, `gbely pack`), isolated from every file a user or an agent put anywhere: `-I` (no
+/// `PYTHON*` variables, no user site, neither the working folder nor a script's folder on
+/// `sys.path`) and started in a folder of no one's (`/`; the temporary folder on Windows). So
+/// a `json.py`, `ast.py`, `sitecustomize.py` or `encodings/` beside an agent or in the folder
+/// gbely was started in is never imported: no agent code runs outside the sandbox. Paths given
+/// to it must be absolute.
+pub fn isolated(python: &str) -> std::process::Command {
+    let mut c = std::process::Command::new(python);
+    c.arg("-I").current_dir(neutral_folder());
+    c
+}
+
+/// A folder no user or agent writes: the root on Unix, the temporary folder on Windows.
+fn neutral_folder() -> std::path::PathBuf {
+    if cfg!(windows) {
+        std::env::temp_dir()
+    } else {
+        std::path::PathBuf::from("/")
+    }
 }

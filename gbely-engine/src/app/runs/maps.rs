@@ -5,6 +5,9 @@ use gbely_world::{parse_map_file, Map, MapSpec};
 
 use super::{Result, RunError};
 
+/// The largest map file read: a 1000×1000 map (the largest there is) takes about 1 MB.
+pub const MAX_MAP_FILE_BYTES: u64 = 16 << 20;
+
 /// `N` or `WxH`.
 pub fn parse_size(s: &str) -> Result<(u32, u32)> {
     let parse = |x: &str| x.trim().parse::<u32>().map_err(|_| RunError::BadSize(s.to_string()));
@@ -28,8 +31,8 @@ pub fn load_map(spec: &str, size: Option<&str>) -> Result<Map> {
             if size.is_some() {
                 return Err(RunError::SizeOfMapFile(path.clone()));
             }
-            let text =
-                std::fs::read_to_string(path).map_err(|error| RunError::MapUnreadable { path: path.clone(), error })?;
+            let text = crate::files::read_text_bounded(std::path::Path::new(path), MAX_MAP_FILE_BYTES)
+                .map_err(|error| RunError::MapUnreadable { path: path.clone(), error })?;
             parse_map_file(&text).map_err(|error| RunError::MapFile { path: path.clone(), error })
         }
     }

@@ -49,6 +49,8 @@ pub enum RunError {
     AgentNotFound(String),
     #[error("agent `{0}` is a folder, not a file")]
     AgentIsAFolder(String),
+    #[error("agent `{spec}`: {why}")]
+    AgentNotAFile { spec: String, why: String },
     #[error("reading {path} failed: {why}")]
     Inspect { path: String, why: String },
     #[error("preparing agent `{spec}` in {dir}: {error}")]
