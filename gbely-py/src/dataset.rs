@@ -34,7 +34,7 @@ use serde_json::Value;
 
 use crate::convert::{id_strings, obs_dict};
 use crate::errors::ReplayError;
-use crate::schema::{write_obs, Layout, ObsVec, ATTACK, FORTIFY, MOVE};
+use crate::schema::{write_obs, Layout, ObsVec, ATTACK, FORTIFY, KINDS, MOVE};
 
 /// A replay and its map, checked.
 struct Loaded {
