@@ -443,7 +443,7 @@ fn answer_values<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Value>, D::Error
                     )));
                 }
                 if out.len() == out.capacity() {
-                    let more = out.capacity().clamp(4, MAX_ANSWER_ITEMS - out.len());
+                    let more = out.capacity().max(4).min(MAX_ANSWER_ITEMS - out.len());
                     charge::<A::Error>(more * std::mem::size_of::<Value>(), "items kept as received")?;
                     out.reserve_exact(more);
                 }
@@ -504,7 +504,9 @@ fn at_most<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
                 }
                 // Grown here, by doubling, and charged before the memory is asked for.
                 if out.len() == out.capacity() {
-                    let more = out.capacity().clamp(4, self.max - out.len());
+                    // At least 4, at most what the array may still hold (at least 1 here: `clamp`
+                    // would panic where fewer than 4 are left).
+                    let more = out.capacity().max(4).min(self.max - out.len());
                     charge::<A::Error>(more.saturating_mul(std::mem::size_of::<T>()), self.what)?;
                     out.reserve_exact(more);
                 }
@@ -850,5 +852,26 @@ impl Replay {
             return Err(ReplayError::ResultSeat { index, found: side.seat });
         }
         Ok(map)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression: a bounded array filled to its bound when fewer than 4 entries were left to
+    /// grow by panicked in `clamp(4, left)` (a final's 9 seats: 8 read, 1 left).
+    #[test]
+    fn a_bounded_array_may_be_filled_to_its_bound() {
+        for n in 0..=MAX_SEATS {
+            let text = serde_json::to_string(&vec![7u32; n]).unwrap();
+            let mut d = serde_json::Deserializer::from_str(&text);
+            let got: Vec<u32> = at_most(&mut d, MAX_SEATS, "seats").unwrap();
+            assert_eq!(got, vec![7u32; n]);
+        }
+        let text = serde_json::to_string(&vec![7u32; MAX_SEATS + 1]).unwrap();
+        let mut d = serde_json::Deserializer::from_str(&text);
+        let err = at_most::<_, u32>(&mut d, MAX_SEATS, "seats").unwrap_err().to_string();
+        assert!(err.contains("more than 9 entries"), "{err}");
     }
 }
