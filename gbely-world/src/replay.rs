@@ -522,7 +522,7 @@ fn at_most<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
 /// of the document is counted while it is parsed (an array by the room it grows to, before the
 /// room is asked for), and a document that would hold more is refused at the place where it went
 /// past, not after. With the readers' own work (`gbely_engine::replays::READ_BUDGET`) a reader
-/// stays within 512 MiB on any file. An honest replay holds far less: a full match on the
+/// stays within 2 GiB on any file. An honest replay holds far less: a full match on the
 /// reference map a few megabytes, one of 100 000 rounds some tens.
 pub const MAX_REPLAY_HELD: usize = 192 << 20;
 

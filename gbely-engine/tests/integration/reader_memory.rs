@@ -23,8 +23,8 @@ use gbely_world::replay::MapRecord;
 use gbely_world::Map;
 use serde_json::json;
 
-/// The memory the readers promise to stay within (docs/replay-format.md): 512 MiB.
-const READ_BUDGET: usize = 512 << 20;
+/// The memory the readers promise to stay within (docs/replay-format.md): 2 GiB.
+const READ_BUDGET: usize = 2 << 30;
 
 /// The address space the program itself takes besides a reader's data (its code, the
 /// allocator's arenas, thread stacks), measured on a small replay with room to spare.
@@ -235,7 +235,7 @@ fn a_v1_file_of_70_rounds_of_a_million_changes_stays_within_the_budget() {
     // Fewer changes that the file can hold, but too many for the viewer's work on a 1000×1000
     // map: what the readers can do they do, the rest is refused saying how much it would take.
     let path = crafted_dir().join("v1-fewer.json.gz");
-    v1_million_changes(&path, 20, 200_000);
+    v1_million_changes(&path, 25, 200_000);
     let refusals = every_reader_within_budget(&path);
     assert!(refusals.iter().any(|r| r.contains("building the viewer's data would take about")), "{refusals:?}");
     done(&path);
