@@ -801,6 +801,8 @@ def test_the_human_seat_keeps_its_grid_warns_of_a_hopeless_attack_and_stays_up(w
     # A bare line of width s/12 along one cell would be about s²/12 pixels; the head adds a triangle.
     assert arrow > s * s / 12 * 1.2, (arrow, s)
     p.page.locator("#endturn").click()
+    # The line is written once the server has taken the answer (a request): wait for it.
+    p.page.wait_for_function("() => document.getElementById('sent').innerText !== ''", timeout=10000)
     assert p.page.locator("#sent").inner_text() == "round 3: 1 command sent"
     p.page.wait_for_function("() => !document.getElementById('resultbox').hidden", timeout=60000)
     assert "yet" not in p.page.locator("#moments").inner_text()
