@@ -68,51 +68,45 @@ fn items(answer: &Answer, owned: u32) -> usize {
     }
 }
 
-/// At most how many cell changes the replay's rounds have: a version 1 file's, as written; for
-/// version 2, rebuilt by re-simulation, each round at most the cells its commands touch (two a
-/// command) — all cells in a round with a violation (a disqualified seat's cells change hands)
-/// — and never more than the map's cells.
-pub fn changes_bound(replay: &Replay, cells: usize) -> usize {
-    if replay.version < 2 {
-        return replay.turns.iter().map(|t| t.changes.len()).sum();
-    }
-    let mut owned: Vec<u32> = vec![0; replay.seats.len()];
-    let mut total = 0usize;
-    for t in &replay.turns {
-        let mut n = 0usize;
-        for (s, a) in t.answers.iter().enumerate() {
-            n = n.saturating_add(2 * items(a, owned.get(s).copied().unwrap_or(cells as u32)));
-            if matches!(a, Answer::Violation(_)) {
-                n = n.saturating_add(cells);
-            }
-        }
-        total = total.saturating_add(n.min(cells));
-        owned.clone_from(&t.cells);
-    }
-    total
+/// What a replay's rounds may hold at most, found in one walk over its turns.
+struct Bounds {
+    /// Items of every answer: a built-in seat's regenerated commands counted by the cells it
+    /// owned as the round began (the turn's own counts in the first round; the map's cells for a
+    /// seat the replay does not count), not by the whole map for every seat and round, which put
+    /// an honest 9-seat final of built-ins at 15 GiB.
+    items: usize,
+    /// Cell changes: a version 1 file's, as written; for version 2, rebuilt by re-simulation,
+    /// each round at most the cells its commands touch (two a command) — all cells in a round
+    /// with a violation (a disqualified seat's cells change hands) — and never more than the
+    /// map's cells.
+    changes: usize,
 }
 
-/// At most how many items the replay's answers have, a built-in seat's regenerated commands
-/// counted by the cells it owned as the round began (the round before's counts; the map's cells
-/// for a seat the replay does not count): not by the whole map for every seat and round, which
-/// put an honest 9-seat final of built-ins at 15 GiB.
-fn items_bound(replay: &Replay, cells: usize) -> usize {
-    let mut owned: Vec<u32> = Vec::new();
-    let mut total = 0usize;
+fn bounds(replay: &Replay, cells: usize) -> Bounds {
+    let mut owned: Vec<u32> = vec![0; replay.seats.len()];
+    let (mut items_total, mut changes) = (0usize, 0usize);
     for (k, t) in replay.turns.iter().enumerate() {
+        let mut round = 0usize;
         for (s, a) in t.answers.iter().enumerate() {
-            // Before the first turn's counts, a seat owns its base and starting cells: bounded
-            // by the counts of the first turn's end plus what one round can take.
-            let had = if k == 0 {
-                t.cells.get(s).copied().unwrap_or(cells as u32)
-            } else {
-                owned.get(s).copied().unwrap_or(cells as u32)
-            };
-            total = total.saturating_add(items(a, had));
+            let had = if k == 0 { t.cells.get(s) } else { owned.get(s) };
+            items_total = items_total.saturating_add(items(a, had.copied().unwrap_or(cells as u32)));
+            round = round.saturating_add(2 * items(a, owned.get(s).copied().unwrap_or(cells as u32)));
+            if matches!(a, Answer::Violation(_)) {
+                round = round.saturating_add(cells);
+            }
         }
+        changes = changes.saturating_add(round.min(cells));
         owned.clone_from(&t.cells);
     }
-    total
+    if replay.version < 2 {
+        changes = replay.turns.iter().map(|t| t.changes.len()).sum();
+    }
+    Bounds { items: items_total, changes }
+}
+
+/// At most how many cell changes the replay's rounds have (see [`Bounds::changes`]).
+pub fn changes_bound(replay: &Replay, cells: usize) -> usize {
+    bounds(replay, cells).changes
 }
 
 /// About how many bytes a reader takes for `work` on `replay` (over `map`), the replay itself
@@ -121,7 +115,7 @@ pub fn estimate(replay: &Replay, map: &Map, work: Work) -> usize {
     let cells = map.len();
     let rounds = replay.turns.len() + 1;
     let held = replay.held_bytes();
-    let all_items = items_bound(replay, cells);
+    let Bounds { items: all_items, changes: changes_bound } = bounds(replay, cells);
     let discarded: usize = replay.turns.iter().map(|t| t.discarded.len()).sum();
     // The largest answer is copied as a session takes it, once a round, and read into orders
     // and discard events.
@@ -133,7 +127,7 @@ pub fn estimate(replay: &Replay, map: &Map, work: Work) -> usize {
         if replay.version < 2 {
             0
         } else {
-            held.saturating_mul(3).saturating_add(changes_bound(replay, cells).saturating_mul(PER_CHANGE))
+            held.saturating_mul(3).saturating_add(changes_bound.saturating_mul(PER_CHANGE))
         }
     };
     let value = std::mem::size_of::<serde_json::Value>() + 16;
@@ -143,7 +137,7 @@ pub fn estimate(replay: &Replay, map: &Map, work: Work) -> usize {
         Work::Frames => changes().saturating_add(rounds.saturating_mul(cells).saturating_mul(PER_FRAME_CELL)),
         // Each change four numbers, each discard and command a few values, and the text.
         Work::Viewer => changes()
-            .saturating_add(changes_bound(replay, cells).saturating_mul(4 * value + 24))
+            .saturating_add(changes_bound.saturating_mul(4 * value + 24))
             .saturating_add(discarded.saturating_add(all_items).saturating_mul(8 * value)),
         Work::Observations(seats) => rounds.saturating_mul(cells).saturating_mul(seats).saturating_mul(24),
         // Each item an object of four entries.
