@@ -425,12 +425,15 @@ impl ProcessPlayer {
         Ok(Running { child, tree, to_agent, from_agent, sent, sched_at_send: None, agent_pid: None })
     }
 
-    /// Kills the agent's whole process group and every process carrying its token, and reaps it.
-    fn kill(&mut self) {
-        if let Some(mut r) = self.running.take() {
+    /// Kills the agent's whole process group and every process carrying its token, and reaps it;
+    /// gives back the reader's channel, which still brings what the agent wrote before it died.
+    fn kill(&mut self) -> Option<Receiver<Line>> {
+        let from_agent = self.running.take().map(|mut r| {
             r.tree.kill(&mut r.child);
-        }
+            r.from_agent
+        });
         platform::sweep_token(&self.token);
+        from_agent
     }
 
     fn violation(&mut self, kind: ViolationKind, detail: String) -> PlayerAnswer {
@@ -741,8 +744,20 @@ impl Player for ProcessPlayer {
     }
 
     fn end(&mut self) {
-        self.kill();
+        let from_agent = self.kill();
         drop(self.lease.lock().unwrap_or_else(|e| e.into_inner()).take());
+        // What the agent wrote after its last answer is still in the pipe: the reader counts it
+        // (the dropped lines) on its way to the pipe's end, which the kill brings. Bounded, in
+        // case something outside the agent's tree still holds the pipe open.
+        if let Some(rx) = from_agent {
+            let until = Instant::now() + Duration::from_secs(2);
+            while let Some(left) = until.checked_duration_since(Instant::now()) {
+                match rx.recv_timeout(left) {
+                    Ok(Line { kind: LineKind::Eof | LineKind::Error(_), .. }) | Err(_) => break,
+                    Ok(_) => {}
+                }
+            }
+        }
     }
 
     fn stats(&self) -> Option<AgentStats> {
