@@ -23,10 +23,10 @@ fn stop_with(signal: Signal) {
     let dir = scratch(&format!("{signal:?}"));
     let marker = format!("slowpoke_{}_{signal:?}", std::process::id());
     let agent = dir.join(format!("{marker}.py"));
-    // Each round takes 0.3 s, and the agent keeps a child of its own busy.
+    // Each round takes 0.3 s, and the agent keeps a child of its own busy; it logs each round.
     std::fs::write(
         &agent,
-        "import subprocess, time\nkid = None\ndef decide(stav):\n    global kid\n    if kid is None:\n        kid = subprocess.Popen(['sleep', '600'])\n    time.sleep(0.3)\n    return []\n",
+        "import subprocess, sys, time\nkid = None\ndef decide(stav):\n    global kid\n    if kid is None:\n        kid = subprocess.Popen(['sleep', '600'])\n    print('deciding round', stav['kolo'], file=sys.stderr, flush=True)\n    time.sleep(0.3)\n    return []\n",
     )
     .unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_gbely"))
@@ -37,7 +37,19 @@ fn stop_with(signal: Signal) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(2000));
+    // Signalled once the agent is deciding its third round (two rounds in the replay): on a
+    // loaded machine the start alone may take seconds.
+    let deciding = |round: &str| {
+        std::fs::read_dir(dir.join("run")).into_iter().flatten().flatten().any(|e| {
+            e.path().extension().is_some_and(|x| x == "log")
+                && std::fs::read_to_string(e.path()).is_ok_and(|t| t.contains(&format!("deciding round {round}\n")))
+        })
+    };
+    let start = Instant::now();
+    while !deciding("2") && start.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(deciding("2"), "the agent decides its third round within a minute");
     assert!(child.try_wait().unwrap().is_none(), "still playing (150 rounds of 0.3 s)");
     let sent = Instant::now();
     kill(Pid::from_raw(child.id() as i32), signal).unwrap();
