@@ -8,4 +8,4 @@ pub mod league;
 pub mod requests;
 pub mod runs;
 pub mod service;
-pub mod watch;
+pub mod web;

@@ -19,7 +19,7 @@ pub(super) fn cmd_final(a: FinalArgs) -> Result<u8> {
     while entries.len() < finalists {
         entries.push(fill.clone());
     }
-    for e in entries.iter().filter(|e| *e != crate::app::watch::HUMAN) {
+    for e in entries.iter().filter(|e| *e != crate::app::web::live::HUMAN) {
         check_spec(e)?;
     }
     let entry_of = final_seating(&map, &a.seats)?;

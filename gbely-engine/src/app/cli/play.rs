@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::app::service::{unique_names, AgentLimits, MatchPlan, Played, Recording, Seat};
-use crate::app::watch::{HumanPlayer, Live, Served, WatchObserver, HUMAN};
+use crate::app::web::live::{HumanPlayer, Live, Served, WatchObserver, HUMAN};
 
 /// Plays a match of the given seats (`(spec, display name)` each) through the match service
 /// ([`crate::app::service::run`]) with the progress bar, the per-round log and the live page,

@@ -1,0 +1,275 @@
+//! The web stack of the pages gbely serves: the live page of one match (`--watch`, the human
+//! seat: [`live`]) and the stand (`gbely stand`: [`crate::app::stand`]).
+//!
+//! axum on a small tokio runtime of its own, on a thread beside the matches (which stay plain
+//! threads: the engine is not async). Every page is guarded the same way ([`guard`]), because only
+//! this machine's user should see or drive what is served:
+//!
+//! * it listens on 127.0.0.1 only;
+//! * it answers only requests carrying the server's random token (`?t=…` in the address, or the
+//!   `X-Gbely-Token` header: 128 bits from the OS), compared in constant time, so another user of
+//!   the machine or a web page cannot guess it;
+//! * it answers only requests whose `Host` is `127.0.0.1:PORT` or `localhost:PORT`, so a web page
+//!   cannot reach it through DNS rebinding (a name of its own that resolves to 127.0.0.1);
+//! * a request that changes something (any method but GET and HEAD) is refused when the browser
+//!   says it comes from another site (`Origin` of another address, `Sec-Fetch-Site` other than
+//!   `same-origin` or `none`): a cross-site form cannot post to it even with a leaked address;
+//! * answers carry `no-referrer`, `no-store`, `nosniff` and may be framed by the server's own
+//!   pages only, so the token does not leak in headers or caches.
+//!
+//! Updates reach pages as server-sent events, pushed when they happen (no polling).
+
+pub mod live;
+
+use std::io::Read;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::Router;
+
+/// The header that may carry the token instead of the address (`fetch` from the pages).
+pub const TOKEN_HEADER: &str = "x-gbely-token";
+
+/// 128 random bits as hex, from the OS.
+pub fn random_token() -> std::io::Result<String> {
+    let mut bytes = [0u8; 16];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Equality that takes as long whatever the first difference: the token is a secret.
+pub fn same_secret(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// A plain-text answer.
+pub fn text(status: StatusCode, body: impl Into<String>) -> Response {
+    (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], body.into()).into_response()
+}
+
+/// A JSON answer of a document already written.
+pub fn json_text(body: String) -> Response {
+    (StatusCode::OK, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+}
+
+/// An HTML page.
+pub fn html(body: String) -> Response {
+    (StatusCode::OK, [(header::CONTENT_TYPE, "text/html; charset=utf-8")], body).into_response()
+}
+
+/// The value of `name` in a query string (`a=1&b=2`), percent-decoded.
+pub fn query_param(query: &str, name: &str) -> Option<String> {
+    query.split('&').find_map(|kv| {
+        let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+        (k == name).then(|| percent_decode(v))
+    })
+}
+
+/// `%XX` and `+` of a query value decoded; bytes that are not UTF-8 are replaced.
+pub fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < b.len() && b[i + 1].is_ascii_hexdigit() && b[i + 2].is_ascii_hexdigit() => {
+                let hex = |c: u8| (c as char).to_digit(16).unwrap_or(0) as u8;
+                out.push(hex(b[i + 1]) << 4 | hex(b[i + 2]));
+                i += 2;
+            }
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// What [`guard`] checks requests against.
+#[derive(Clone, Debug)]
+pub struct Guard {
+    pub token: Arc<str>,
+    pub port: u16,
+}
+
+impl Guard {
+    fn hosts(&self) -> [String; 2] {
+        [format!("127.0.0.1:{}", self.port), format!("localhost:{}", self.port)]
+    }
+
+    /// Why a request is refused, if it is.
+    fn refusal(&self, method: &Method, query: &str, headers: &HeaderMap) -> Option<&'static str> {
+        let value = |name| headers.get(name).and_then(|v: &HeaderValue| v.to_str().ok()).map(str::to_ascii_lowercase);
+        let hosts = self.hosts();
+        if !value(header::HOST.as_str()).is_some_and(|h| hosts.contains(&h)) {
+            return Some("forbidden: this server answers only to 127.0.0.1");
+        }
+        let token = headers
+            .get(TOKEN_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+            .or_else(|| query_param(query, "t"));
+        if !token.is_some_and(|t| same_secret(&t, &self.token)) {
+            return Some("forbidden: the address lacks the server's token");
+        }
+        if method != Method::GET && method != Method::HEAD {
+            if let Some(origin) = value(header::ORIGIN.as_str()) {
+                if !hosts.iter().any(|h| origin == format!("http://{h}")) {
+                    return Some("forbidden: a request from another site");
+                }
+            }
+            if value("sec-fetch-site").is_some_and(|s| s != "same-origin" && s != "none") {
+                return Some("forbidden: a request from another site");
+            }
+        }
+        None
+    }
+}
+
+/// The middleware of every page: refuses what [`Guard`] refuses and adds the safe headers.
+pub async fn guard(State(g): State<Guard>, req: Request, next: Next) -> Response {
+    let query = req.uri().query().unwrap_or("").to_string();
+    if let Some(why) = g.refusal(req.method(), &query, req.headers()) {
+        return with_safe_headers(text(StatusCode::FORBIDDEN, why));
+    }
+    with_safe_headers(next.run(req).await)
+}
+
+fn with_safe_headers(mut resp: Response) -> Response {
+    let h = resp.headers_mut();
+    for (k, v) in [
+        (header::CACHE_CONTROL, "no-store"),
+        (header::REFERRER_POLICY, "no-referrer"),
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        (header::X_FRAME_OPTIONS, "SAMEORIGIN"),
+    ] {
+        h.entry(k).or_insert(HeaderValue::from_static(v));
+    }
+    resp
+}
+
+/// A running server: its address and the thread that serves it.
+#[derive(Debug)]
+pub struct Server {
+    pub port: u16,
+    pub token: Arc<str>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Server {
+    /// Serves `router` (guarded) on 127.0.0.1:`port` (0: any free port) with `token`.
+    pub fn start(port: u16, token: String, router: Router<()>) -> std::io::Result<Server> {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("gbely-web")
+            .enable_all()
+            .build()?;
+        let listener = rt.block_on(tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], port))))?;
+        let port = listener.local_addr()?.port();
+        let token: Arc<str> = token.into();
+        let g = Guard { token: Arc::clone(&token), port };
+        let app = router.layer(axum::middleware::from_fn_with_state(g, guard));
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::Builder::new().name("gbely-web".into()).spawn(move || {
+            rt.block_on(async move {
+                let _ = axum::serve(listener, app)
+                    .with_graceful_shutdown(async move {
+                        let _ = stopped.await;
+                    })
+                    .await;
+            });
+            // Streams still open (a page's events) end with the runtime.
+            rt.shutdown_timeout(std::time::Duration::from_millis(200));
+        })?;
+        Ok(Server { port, token, stop: Some(stop), thread: Some(thread) })
+    }
+
+    /// `http://127.0.0.1:PORT{path}?t=TOKEN`.
+    pub fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}?t={}", self.port, self.token)
+    }
+
+    /// Stops serving and waits for the server's thread.
+    pub fn stop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// A body read whole, at most `limit` bytes.
+pub async fn read_body(body: Body, limit: usize) -> Result<axum::body::Bytes, Response> {
+    axum::body::to_bytes(body, limit)
+        .await
+        .map_err(|_| text(StatusCode::PAYLOAD_TOO_LARGE, format!("the request's body is over {limit} bytes")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_compare_whole() {
+        assert!(same_secret("abc", "abc"));
+        assert!(!same_secret("abc", "abd") && !same_secret("abc", "ab") && !same_secret("", "a"));
+        let t = random_token().unwrap();
+        assert_eq!(t.len(), 32);
+        assert_ne!(t, random_token().unwrap());
+    }
+
+    #[test]
+    fn query_values_are_found_by_name_and_decoded() {
+        assert_eq!(query_param("a=1&t=x%2Fy+z&b", "t").as_deref(), Some("x/y z"));
+        assert_eq!(query_param("a=1&b", "b").as_deref(), Some(""));
+        assert_eq!(query_param("ta=1", "t"), None);
+        assert_eq!(percent_decode("%zz%4"), "%zz%4");
+        assert_eq!(percent_decode("%C3%A1"), "á");
+    }
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.insert(*k, HeaderValue::from_str(v).unwrap());
+        }
+        h
+    }
+
+    #[test]
+    fn the_guard_wants_the_host_the_token_and_a_same_site_post() {
+        let g = Guard { token: "s3cret".into(), port: 4000 };
+        let ok = headers(&[("host", "127.0.0.1:4000")]);
+        assert_eq!(g.refusal(&Method::GET, "t=s3cret", &ok), None);
+        assert_eq!(
+            g.refusal(&Method::GET, "", &headers(&[("host", "localhost:4000"), (TOKEN_HEADER, "s3cret")])),
+            None
+        );
+        assert!(g.refusal(&Method::GET, "t=s3creT", &ok).is_some());
+        assert!(g.refusal(&Method::GET, "t=s3cret", &headers(&[("host", "evil.example:4000")])).is_some());
+        assert!(g.refusal(&Method::GET, "t=s3cret", &HeaderMap::new()).is_some());
+        let from = |o: &str| headers(&[("host", "127.0.0.1:4000"), ("origin", o)]);
+        assert_eq!(g.refusal(&Method::POST, "t=s3cret", &from("http://127.0.0.1:4000")), None);
+        assert!(g.refusal(&Method::POST, "t=s3cret", &from("http://evil.example")).is_some());
+        assert!(g.refusal(&Method::POST, "t=s3cret", &from("http://127.0.0.1:4001")).is_some());
+        let site = |s: &str| headers(&[("host", "127.0.0.1:4000"), ("sec-fetch-site", s)]);
+        assert_eq!(g.refusal(&Method::POST, "t=s3cret", &site("same-origin")), None);
+        assert!(g.refusal(&Method::POST, "t=s3cret", &site("cross-site")).is_some());
+        assert!(g.refusal(&Method::DELETE, "t=s3cret", &site("same-site")).is_some());
+        // A page of another site may link to a GET (the address leaked): it reads nothing back.
+        assert_eq!(g.refusal(&Method::GET, "t=s3cret", &site("cross-site")), None);
+    }
+}
