@@ -345,3 +345,58 @@ pub fn spec_meta(spec: &str, py: &str) -> Option<AgentMeta> {
     }
     inspect_source(py, Path::new(spec)).ok().map(|r| AgentMeta::of(&r))
 }
+
+/// One agent file: what it says of itself, and what the check would say of its source.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Listed {
+    pub file: String,
+    pub name: String,
+    pub meta: AgentMeta,
+    pub bytes: u64,
+    /// `ok`, `warn` (optional imports, a GAME_VERSION for other rules, network or process use)
+    /// or `fail`.
+    pub check: &'static str,
+    /// Why it would fail or warn.
+    pub why: Vec<String>,
+}
+
+/// The agent file `f` as `gbely agents` lists it: the structural part of the check, from its
+/// source alone (read by the interpreter `py`, never run).
+pub fn list_agent(py: &str, f: &Path) -> Result<Listed, RunError> {
+    let file = f.file_name().map_or(String::new(), |n| n.to_string_lossy().into_owned());
+    let bytes = std::fs::metadata(f).map_or(0, |m| m.len());
+    let report = inspect_source(py, f)?;
+    let meta = AgentMeta::of(&report);
+    let mut fail = Vec::new();
+    let mut warn = Vec::new();
+    if bytes > gbely_rules::constants::MAX_SUBMISSION_BYTES {
+        fail.push(format!("{bytes} bytes: more than 512 KiB"));
+    }
+    if let Some(e) = report["syntax_error"].as_str() {
+        fail.push(format!("does not parse: {e}"));
+    } else if let Some(p) = report["decide"]["problem"].as_str() {
+        fail.push(p.to_string());
+    } else if report["decide"].is_null() {
+        fail.push("no top-level function decide(stav)".into());
+    }
+    let list = |k: &str| -> Vec<String> {
+        report[k].as_array().into_iter().flatten().filter_map(|x| x.as_str().map(String::from)).collect()
+    };
+    if !list("non_stdlib").is_empty() {
+        fail.push(format!("imports outside the standard library: {}", list("non_stdlib").join(", ")));
+    }
+    if !list("optional").is_empty() {
+        warn.push(format!("optional imports: {}", list("optional").join(", ")));
+    }
+    warn.extend(meta.game_version_warning(&file));
+    warn.extend(isolation_warnings(&report));
+    let check = if !fail.is_empty() {
+        "fail"
+    } else if !warn.is_empty() {
+        "warn"
+    } else {
+        "ok"
+    };
+    fail.extend(warn);
+    Ok(Listed { name: meta.display_name(&file), file, meta, bytes, check, why: fail })
+}

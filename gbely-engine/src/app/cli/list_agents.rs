@@ -2,7 +2,7 @@
 //! pass the structural part of `gbely check` — the place to pick league entries from.
 
 use super::*;
-use crate::app::inspect::{inspect_source, isolation_warnings, AgentMeta};
+use crate::app::inspect::list_agent;
 
 #[derive(Debug, Args)]
 pub(super) struct AgentsArgs {
@@ -17,20 +17,6 @@ pub(super) struct AgentsArgs {
     json: bool,
 }
 
-/// One agent file: what it says of itself, and what the check would say of its source.
-#[derive(Debug, serde::Serialize)]
-struct Listed {
-    file: String,
-    name: String,
-    meta: AgentMeta,
-    bytes: u64,
-    /// `ok`, `warn` (optional imports, a GAME_VERSION for other rules, network or process use)
-    /// or `fail`.
-    check: &'static str,
-    /// Why it would fail or warn.
-    why: Vec<String>,
-}
-
 pub(super) fn cmd_agents(a: AgentsArgs) -> Result<u8> {
     let py = python(a.python.as_deref());
     let mut files: Vec<PathBuf> = std::fs::read_dir(&a.dir)
@@ -42,42 +28,7 @@ pub(super) fn cmd_agents(a: AgentsArgs) -> Result<u8> {
     files.sort();
     let mut listed = Vec::new();
     for f in &files {
-        let file = f.file_name().map_or(String::new(), |n| n.to_string_lossy().into_owned());
-        let bytes = std::fs::metadata(f).map_or(0, |m| m.len());
-        let report = inspect_source(&py, f)?;
-        let meta = AgentMeta::of(&report);
-        let mut fail = Vec::new();
-        let mut warn = Vec::new();
-        if bytes > constants::MAX_SUBMISSION_BYTES {
-            fail.push(format!("{bytes} bytes: more than 512 KiB"));
-        }
-        if let Some(e) = report["syntax_error"].as_str() {
-            fail.push(format!("does not parse: {e}"));
-        } else if let Some(p) = report["decide"]["problem"].as_str() {
-            fail.push(p.to_string());
-        } else if report["decide"].is_null() {
-            fail.push("no top-level function decide(stav)".into());
-        }
-        let list = |k: &str| -> Vec<String> {
-            report[k].as_array().into_iter().flatten().filter_map(|x| x.as_str().map(String::from)).collect()
-        };
-        if !list("non_stdlib").is_empty() {
-            fail.push(format!("imports outside the standard library: {}", list("non_stdlib").join(", ")));
-        }
-        if !list("optional").is_empty() {
-            warn.push(format!("optional imports: {}", list("optional").join(", ")));
-        }
-        warn.extend(meta.game_version_warning(&file));
-        warn.extend(isolation_warnings(&report));
-        let check = if !fail.is_empty() {
-            "fail"
-        } else if !warn.is_empty() {
-            "warn"
-        } else {
-            "ok"
-        };
-        fail.extend(warn);
-        listed.push(Listed { name: meta.display_name(&file), file, meta, bytes, check, why: fail });
+        listed.push(list_agent(&py, f)?);
     }
     let mut out = std::io::stdout().lock();
     if a.json {

@@ -38,7 +38,7 @@ use gbely_rules::constants;
 use gbely_world::{render_map, write_map_file, Map, MapStats};
 use serde_json::json;
 
-use crate::app::runs::agent_spec::{agent_name, check_spec, file_stem, is_python_agent};
+use crate::app::runs::agent_spec::{check_spec, file_stem, is_python_agent};
 use crate::app::runs::final_match::{final_seating, final_table};
 use crate::app::runs::folders::{timestamp, unique_dir};
 use crate::app::runs::interpreter::{python, resolve_python};

@@ -1,0 +1,206 @@
+//! The submission check (`gbely check`, a stand's agents): what the file holds, read without
+//! running it, then a short test match against the Council on the reference map.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use gbely_rules::constants;
+use serde_json::{json, Value};
+
+use crate::app::inspect::{inspect_source, isolation_warnings, AgentMeta};
+use crate::app::runs::agent_spec::{agent_name, file_stem};
+use crate::app::runs::folders::{timestamp, unique_dir};
+use crate::app::runs::RunError;
+use crate::app::service::{MatchPlan, Seat};
+use crate::runner::player::Isolation;
+use crate::runner::sandbox::SandboxMode;
+use gbely_rules::ViolationKind;
+
+/// What the check found.
+#[derive(Debug, Clone)]
+pub struct CheckReport {
+    pub file: String,
+    /// What fails it; empty: it passes.
+    pub problems: Vec<String>,
+    pub notes: Vec<String>,
+    pub warnings: Vec<String>,
+    /// Seconds per decision of the test match: max, p95, rounds answered.
+    pub timing: Option<(f64, f64, usize)>,
+    /// The time to the first answer (start-up), when round 0 was answered.
+    pub startup: Option<f64>,
+    pub meta: AgentMeta,
+    /// The test match's violations: (round, kind, detail).
+    pub violations: Vec<(u32, ViolationKind, String)>,
+    pub isolation: Isolation,
+    /// The test match's run folder (its agent's log), when it was played.
+    pub run_dir: Option<PathBuf>,
+}
+
+impl CheckReport {
+    pub fn ok(&self) -> bool {
+        self.problems.is_empty()
+    }
+
+    /// The `--json` document of `gbely check`.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "file": self.file,
+            "ok": self.ok(),
+            "problems": self.problems,
+            "notes": self.notes,
+            "warnings": self.warnings,
+            "decision_seconds": self.timing.map(|(max, p95, n)| json!({"max": max, "p95": p95, "rounds": n})),
+            "startup_seconds": self.startup,
+            "meta": self.meta,
+            "violations": self.violations.len(),
+            "isolation": self.isolation,
+        })
+    }
+}
+
+/// Checks the agent file `path` with the interpreter `py` (resolved): its source, then (when
+/// the source passes) a test match of `rounds` rounds played in a new folder of `runs`.
+pub fn check_agent(
+    path: &Path,
+    py: &str,
+    rounds: u32,
+    sandbox: SandboxMode,
+    runs: &Path,
+) -> Result<CheckReport, RunError> {
+    let shown = path.display().to_string();
+    let unreadable = |why: String| RunError::Inspect { path: shown.clone(), why };
+    let mut problems: Vec<String> = Vec::new();
+    let mut notes: Vec<String> = Vec::new();
+    let meta = std::fs::metadata(path).map_err(|e| unreadable(e.to_string()))?;
+    // A named pipe or a device (a link to /dev/zero) would hang the check: refused unopened.
+    crate::files::check_regular(path).map_err(|e| unreadable(e.to_string()))?;
+    if path.extension().and_then(|e| e.to_str()) != Some("py") {
+        problems.push(format!("{} is not a .py file: the submission is one Python file", path.display()));
+    }
+    if meta.len() > constants::MAX_SUBMISSION_BYTES {
+        problems.push(format!(
+            "the file has {} bytes; the limit is {} (512 KiB)",
+            meta.len(),
+            constants::MAX_SUBMISSION_BYTES
+        ));
+    } else {
+        notes.push(format!("size {} bytes of 524288 allowed", meta.len()));
+    }
+    let inspect = inspect_source(py, path)?;
+    if let Some(err) = inspect.get("syntax_error").and_then(|v| v.as_str()) {
+        problems.push(format!("the file does not parse: {err}"));
+    }
+    let mut warnings: Vec<String> = Vec::new();
+    let meta = AgentMeta::of(&inspect);
+    let file_name = agent_name(&path.to_string_lossy());
+    if meta.name.is_some() || meta.version.is_some() {
+        notes.push(format!("name {} (AGENT_NAME / AGENT_VERSION)", meta.display_name(&file_name)));
+    }
+    warnings.extend(meta.game_version_warning(&file_name));
+    match inspect.get("decide").filter(|d| !d.is_null()) {
+        None if inspect["syntax_error"].is_null() => {
+            problems.push("the file defines no top-level function decide(stav)".into());
+        }
+        None => {}
+        Some(d) => {
+            for other in d["maybe"].as_array().into_iter().flatten().filter_map(|m| m.as_str()) {
+                warnings.push(format!("on another branch: {other}"));
+            }
+            if let Some(p) = d["problem"].as_str() {
+                problems.push(p.to_string());
+            } else if d["kind"] == "assigned" {
+                warnings.push(format!(
+                    "decide (line {}) is assigned the result of an expression: the check cannot see that it is a function",
+                    d["line"]
+                ));
+            }
+        }
+    }
+    let foreign: Vec<String> = inspect
+        .get("non_stdlib")
+        .and_then(|v| v.as_array())
+        .map(|l| l.iter().filter_map(|x| x.as_str().map(String::from)).collect())
+        .unwrap_or_default();
+    if !foreign.is_empty() {
+        problems.push(format!(
+            "imports outside the standard library (the judge will not have them): {}",
+            foreign.join(", ")
+        ));
+    }
+    let optional: Vec<&str> =
+        inspect["optional"].as_array().map(|l| l.iter().filter_map(|x| x.as_str()).collect()).unwrap_or_default();
+    if !optional.is_empty() {
+        warnings.push(format!(
+            "optional imports outside the standard library, guarded by try/except ImportError: {} \
+             (the judge will not have them: your fallback will run)",
+            optional.join(", ")
+        ));
+    }
+    // Warnings, not failures: the call may sit on a path the agent never takes at the judge.
+    warnings.extend(isolation_warnings(&inspect));
+    let mut timing = None;
+    let mut startup = None;
+    let mut violations = Vec::new();
+    let mut checked_in = None;
+    if problems.is_empty() {
+        let run_dir = unique_dir(runs.join(format!("{}-check-{}", timestamp(), file_stem(&path.to_string_lossy()))));
+        std::fs::create_dir_all(&run_dir)
+            .map_err(|error| RunError::RunFolder { dir: run_dir.display().to_string(), error })?;
+        let spec = path.to_string_lossy().into_owned();
+        let seats = vec![Seat::spec(&spec, agent_name(&spec)), Seat::spec("council", "council")];
+        let mut plan = MatchPlan::new(Arc::new(gbely_world::reference_map()), seats);
+        plan.rounds = rounds;
+        plan.limits.sandbox = sandbox;
+        plan.python = py.to_string();
+        plan.run_dir = Some(run_dir.clone());
+        checked_in = Some(run_dir);
+        let played = crate::app::service::run(plan, &mut ())?;
+        let rec = &played.record;
+        let stats = rec.agents[0].unwrap_or_default();
+        timing = Some((stats.max_answer_seconds, stats.p95_answer_seconds, stats.answered_rounds as usize));
+        violations = rec.violations[0].clone();
+        // SPEC §8: the process starts just before its first observation, so the time to answer
+        // round 0 is the start-up (interpreter, imports, the first decide) the 2 s limit counts.
+        if !violations.iter().any(|(round, _, _)| *round == 0) {
+            startup = stats.first_answer_seconds;
+        }
+        if stats.dropped_lines > 0 {
+            warnings.push(format!(
+                "{} line(s) written after a round's answer were dropped: the first line after an observation is \
+                 the answer, one a round (print to stderr, not stdout)",
+                stats.dropped_lines
+            ));
+        }
+        for (round, kind, detail) in &violations {
+            problems.push(format!("violation in round {round}: {} — {detail}", kind.wire()));
+        }
+        notes.push(format!(
+            "test match: {} rounds against the Council on the reference map; {} cells at the end; {}",
+            rec.last_round + 1,
+            rec.outcome[0].cells,
+            rec.discard_line(0)
+        ));
+        if let Some(log) = &played.logs[0] {
+            notes.push(format!("log: {}", log.display()));
+        }
+    }
+    // Whether the test match ran as at the judge (no network, no other files), in one line.
+    let isolation = crate::runner::sandbox::isolation(sandbox);
+    if isolation.sandboxed {
+        notes.push(format!("test match {}: as at the judge, no network and no files but its own", isolation.line()));
+    } else {
+        warnings.push(format!("the test match ran {}", isolation.line()));
+    }
+    Ok(CheckReport {
+        file: shown,
+        problems,
+        notes,
+        warnings,
+        timing,
+        startup,
+        meta,
+        violations,
+        isolation,
+        run_dir: checked_in,
+    })
+}
