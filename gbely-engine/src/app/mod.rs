@@ -9,4 +9,5 @@ pub mod league;
 pub mod requests;
 pub mod runs;
 pub mod service;
+pub mod stand;
 pub mod web;

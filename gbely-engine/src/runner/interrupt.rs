@@ -18,10 +18,35 @@ fn flag() -> &'static Arc<AtomicBool> {
     FLAG.get_or_init(|| Arc::new(AtomicBool::new(false)))
 }
 
+std::thread_local! {
+    /// The stop of the work this thread does for someone (a stand's match), if any.
+    static SCOPE: std::cell::RefCell<Option<Arc<AtomicBool>>> = const { std::cell::RefCell::new(None) };
+}
+
 /// Whether a stop was requested (Ctrl-C, SIGTERM, [`request`]) since the current `Guard` was
-/// installed.
+/// installed, or the stop of the [`within`] this thread runs in was raised.
 pub fn requested() -> bool {
-    flag().load(Ordering::Relaxed)
+    flag().load(Ordering::Relaxed) || SCOPE.with(|s| s.borrow().as_ref().is_some_and(|f| f.load(Ordering::Relaxed)))
+}
+
+/// Runs `f` on this thread with `stop` as its own stop, beside Ctrl-C: raising it stops the
+/// matches `f` plays as Ctrl-C would, and nothing else (one of a stand's matches). The
+/// tournament core's workers run in the scope of the thread that started them ([`scope`]).
+pub fn within<T>(stop: Option<Arc<AtomicBool>>, f: impl FnOnce() -> T) -> T {
+    struct Restore(Option<Arc<AtomicBool>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let before = self.0.take();
+            SCOPE.with(|s| *s.borrow_mut() = before);
+        }
+    }
+    let _restore = Restore(SCOPE.with(|s| std::mem::replace(&mut *s.borrow_mut(), stop)));
+    f()
+}
+
+/// The stop of the [`within`] this thread runs in, to hand to threads it starts.
+pub fn scope() -> Option<Arc<AtomicBool>> {
+    SCOPE.with(|s| s.borrow().clone())
 }
 
 /// Asks the running match to stop, as Ctrl-C does (for embedders and tests).

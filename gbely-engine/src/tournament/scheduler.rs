@@ -70,28 +70,33 @@ pub fn run_in_order<T: Send>(
     let moved = Condvar::new();
     let (tx, rx) = mpsc::channel::<(usize, T)>();
     let play = &play;
+    // The workers stop when the caller's thread would (a stand stops one of its tournaments).
+    let stop_scope = crate::runner::interrupt::scope();
     std::thread::scope(|scope| {
         for _ in 0..threads {
             let tx = tx.clone();
             let (gate, moved, end) = (&gate, &moved, tasks.end);
-            scope.spawn(move || loop {
-                let k = {
-                    let mut g = gate.lock().unwrap_or_else(|e| e.into_inner());
-                    loop {
-                        if g.stopped || stop() || g.next >= end {
-                            return;
+            let stop_scope = stop_scope.clone();
+            scope.spawn(move || {
+                crate::runner::interrupt::within(stop_scope, || loop {
+                    let k = {
+                        let mut g = gate.lock().unwrap_or_else(|e| e.into_inner());
+                        loop {
+                            if g.stopped || stop() || g.next >= end {
+                                return;
+                            }
+                            if workers.ahead.is_none_or(|a| g.next < g.read + a) {
+                                g.next += 1;
+                                break g.next - 1;
+                            }
+                            // Ctrl-C does not wake the condition variable: look every 100 ms.
+                            g = moved.wait_timeout(g, Duration::from_millis(100)).unwrap_or_else(|e| e.into_inner()).0;
                         }
-                        if workers.ahead.is_none_or(|a| g.next < g.read + a) {
-                            g.next += 1;
-                            break g.next - 1;
-                        }
-                        // Ctrl-C does not wake the condition variable: look every 100 ms.
-                        g = moved.wait_timeout(g, Duration::from_millis(100)).unwrap_or_else(|e| e.into_inner()).0;
+                    };
+                    if tx.send((k, play(k))).is_err() {
+                        return;
                     }
-                };
-                if tx.send((k, play(k))).is_err() {
-                    return;
-                }
+                })
             });
         }
         drop(tx);

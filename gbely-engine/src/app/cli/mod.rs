@@ -14,6 +14,7 @@ mod maps;
 mod pack;
 mod play;
 mod replay;
+mod stand;
 
 use ab::{cmd_ab, AbArgs};
 use check::cmd_check;
@@ -24,6 +25,7 @@ use maps::cmd_map;
 use pack::cmd_pack;
 use play::cmd_play;
 use replay::cmd_replay;
+use stand::{cmd_stand, StandArgs};
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -120,6 +122,9 @@ enum Cmd {
     /// Pack a trained policy's weights into an agent file: one standard-library .py of at most
     /// 512 KiB, checked and timed (needs the Python package: pip install gbely).
     Pack(PackArgs),
+    /// The stand: a page in the browser to pick agents from a folder and a mode (a duel, the
+    /// final, a league, an A/B test; any seat human), play, watch live and keep the history.
+    Stand(StandArgs),
     /// Serve a built-in Rust agent over the line protocol on stdin/stdout (e.g. `council`).
     Serve {
         /// `council`, `council:easy`, `council:strong`, `template-rs` or `expander-rs`.
@@ -507,8 +512,8 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 
 /// `gbely my_agent.py` means `gbely play my_agent.py`.
 fn with_default_subcommand(mut args: Vec<OsString>) -> Vec<OsString> {
-    const KNOWN: [&str; 11] =
-        ["play", "check", "map", "serve", "help", "replay", "final", "league", "agents", "ab", "pack"];
+    const KNOWN: [&str; 12] =
+        ["play", "check", "map", "serve", "help", "replay", "final", "league", "agents", "ab", "pack", "stand"];
     if let Some(first) = args.get(1).and_then(|a| a.to_str()) {
         let a_file = !first.starts_with('-') && !KNOWN.contains(&first);
         let a_play_option = first == "--agent-cmd" || first == "--opponent" || first == "--map";
@@ -528,6 +533,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Cmd::Replay(r) => cmd_replay(r),
         Cmd::League(a) => cmd_league(a),
         Cmd::Agents(a) => cmd_agents(a),
+        Cmd::Stand(a) => cmd_stand(a),
         Cmd::Ab(a) => cmd_ab(a),
         Cmd::Pack(a) => cmd_pack(a),
         Cmd::Serve { name } => match crate::builtins::builtin_agent(&name) {

@@ -158,7 +158,7 @@ fn with_safe_headers(mut resp: Response) -> Response {
 pub struct Server {
     pub port: u16,
     pub token: Arc<str>,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    stop: Option<tokio::sync::watch::Sender<bool>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -175,16 +175,24 @@ impl Server {
         let token: Arc<str> = token.into();
         let g = Guard { token: Arc::clone(&token), port };
         let app = router.layer(axum::middleware::from_fn_with_state(g, guard));
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let (stop, stopped) = tokio::sync::watch::channel(false);
         let thread = std::thread::Builder::new().name("gbely-web".into()).spawn(move || {
             rt.block_on(async move {
-                let _ = axum::serve(listener, app)
-                    .with_graceful_shutdown(async move {
-                        let _ = stopped.await;
-                    })
-                    .await;
+                let mut graceful = stopped.clone();
+                let mut grace = stopped;
+                let serve = axum::serve(listener, app).with_graceful_shutdown(async move {
+                    let _ = graceful.wait_for(|s| *s).await;
+                });
+                // Requests in progress get half a second; a page's event stream, which never
+                // ends by itself, is cut then.
+                tokio::select! {
+                    _ = serve => {}
+                    _ = async move {
+                        let _ = grace.wait_for(|s| *s).await;
+                        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+                    } => {}
+                }
             });
-            // Streams still open (a page's events) end with the runtime.
             rt.shutdown_timeout(std::time::Duration::from_millis(200));
         })?;
         Ok(Server { port, token, stop: Some(stop), thread: Some(thread) })
@@ -198,7 +206,7 @@ impl Server {
     /// Stops serving and waits for the server's thread.
     pub fn stop(&mut self) {
         if let Some(s) = self.stop.take() {
-            let _ = s.send(());
+            let _ = s.send(true);
         }
         if let Some(t) = self.thread.take() {
             let _ = t.join();

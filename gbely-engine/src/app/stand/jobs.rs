@@ -1,0 +1,492 @@
+//! What the page asks the stand to run ([`Request`]), checked into what runs ([`Plan`]), and
+//! running it: a duel or a final through the match service with its live feed, a league or an
+//! A/B test through their typed entry points ([`crate::app::requests`]) — the tournament core.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use gbely_world::Map;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use super::agents::{content_hash, resolve};
+use crate::app::league::play::MatchRow;
+use crate::app::league::Entry;
+use crate::app::requests::{AbRequest, LeagueRequest, MatchSettings};
+use crate::app::runs::final_match::final_seating;
+use crate::app::runs::maps::{load_final_map, load_map};
+use crate::app::service::{unique_names, AgentLimits, MatchPlan, Recording, Seat};
+use crate::app::web::live::{HumanPlayer, Live, WatchObserver, HUMAN};
+use crate::limits::{Defaults, TimeLimit};
+use crate::runner::sandbox::SandboxMode;
+
+/// How each match is played (the page's settings).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Settings {
+    pub rounds: u32,
+    /// Seconds a round; `null`: no limit.
+    pub time_limit: Option<f64>,
+    /// `auto`, `require` or `off`.
+    pub sandbox: String,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings { rounds: Defaults::ROUNDS, time_limit: Defaults::TIME_LIMIT.as_secs_f64(), sandbox: "auto".into() }
+    }
+}
+
+/// A map as the page names it.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MapChoice {
+    /// `reference`, `seed` or `file` (a duel); a final's map is always generated from a seed.
+    pub kind: String,
+    pub seed: String,
+    /// The side of a generated map.
+    pub size: Option<u32>,
+    /// A `.map` file of the folder.
+    pub file: String,
+}
+
+impl Default for MapChoice {
+    fn default() -> MapChoice {
+        MapChoice { kind: "reference".into(), seed: "stand".into(), size: None, file: String::new() }
+    }
+}
+
+/// What the page asks for (`POST api/runs`).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum Request {
+    Duel {
+        seats: Vec<String>,
+        #[serde(default)]
+        map: MapChoice,
+        #[serde(default)]
+        settings: Settings,
+    },
+    Final {
+        /// The finalists given (the rest is `fill`); any may be `human`.
+        seats: Vec<String>,
+        #[serde(default = "default_fill")]
+        fill: String,
+        #[serde(default)]
+        map: MapChoice,
+        #[serde(default)]
+        settings: Settings,
+    },
+    League {
+        entries: Vec<String>,
+        #[serde(default)]
+        gauntlet: bool,
+        /// `gbely`, `seed:TEXT` or `.map` files of the folder.
+        #[serde(default = "default_maps")]
+        maps: Vec<String>,
+        #[serde(default = "one")]
+        games: u32,
+        #[serde(default)]
+        settings: Settings,
+    },
+    Ab {
+        a: String,
+        b: String,
+        /// `null`: head to head; else the opponent both play.
+        #[serde(default)]
+        against: Option<String>,
+        #[serde(default)]
+        maps: Vec<String>,
+        #[serde(default)]
+        elo0: f64,
+        #[serde(default = "forty")]
+        elo1: f64,
+        #[serde(default = "max_pairs")]
+        max_pairs: usize,
+        #[serde(default)]
+        settings: Settings,
+    },
+}
+
+fn default_fill() -> String {
+    "template".into()
+}
+fn default_maps() -> Vec<String> {
+    vec!["gbely".into()]
+}
+fn one() -> u32 {
+    1
+}
+fn forty() -> f64 {
+    40.0
+}
+fn max_pairs() -> usize {
+    200
+}
+
+/// What a checked request runs.
+#[derive(Debug)]
+pub enum Plan {
+    /// A duel or a final: the map, each seat's spec and name, the human seat.
+    Match {
+        map: Arc<Map>,
+        specs: Vec<String>,
+        names: Vec<String>,
+        human: Option<u8>,
+        live: Arc<Live>,
+    },
+    League(Box<LeagueRequest>),
+    Ab(Box<AbRequest>),
+}
+
+/// A checked request: what it runs, its title and the versions of the agent files it plays.
+#[derive(Debug)]
+pub struct Checked {
+    pub kind: &'static str,
+    pub title: String,
+    pub plan: Plan,
+    pub settings: MatchSettings,
+    pub versions: Value,
+}
+
+/// Where the stand's requests are checked against: its folder and its interpreter.
+#[derive(Clone, Debug)]
+pub struct Context {
+    pub folder: PathBuf,
+    pub python: String,
+}
+
+const BUILT_IN: [&str; 7] =
+    ["council", "council:easy", "council:strong", "template", "expander", "template-rs", "expander-rs"];
+
+impl Context {
+    /// The agent spec of a name from the page: a built-in agent, `human` (where `human_ok`), or an
+    /// agent file of the folder (its path). Commands (`cmd:`) and paths are refused.
+    pub fn spec(&self, name: &str, human_ok: bool) -> Result<String, String> {
+        if BUILT_IN.contains(&name) {
+            return Ok(name.to_string());
+        }
+        if name == HUMAN {
+            return if human_ok {
+                Ok(HUMAN.into())
+            } else {
+                Err("a human plays duels and finals, not leagues or A/B tests".into())
+            };
+        }
+        if name.starts_with("cmd:") {
+            return Err(format!(
+                "`{name}`: the stand plays agent files of its folder and built-in agents, not commands"
+            ));
+        }
+        if !name.ends_with(".py") {
+            return Err(format!("`{name}`: not an agent file (*.py) of the folder nor a built-in agent"));
+        }
+        Ok(resolve(&self.folder, name)?.display().to_string())
+    }
+
+    /// A league's or A/B test's map: `gbely`, `seed:TEXT`, or a `.map` file of the folder.
+    fn map_spec(&self, name: &str) -> Result<String, String> {
+        if name == "gbely" || name.starts_with("seed:") {
+            return Ok(name.to_string());
+        }
+        if !name.ends_with(".map") {
+            return Err(format!("`{name}`: a map is gbely, seed:TEXT or a .map file of the folder"));
+        }
+        Ok(resolve(&self.folder, name)?.display().to_string())
+    }
+
+    fn name_of(&self, spec: &str) -> String {
+        if spec == HUMAN || !spec.ends_with(".py") {
+            return spec.to_string();
+        }
+        crate::app::inspect::display_name(spec, &self.python).0
+    }
+
+    fn versions(&self, specs: &[String]) -> Value {
+        let mut v = serde_json::Map::new();
+        for s in specs {
+            let key = Path::new(s).file_name().map_or(s.clone(), |f| f.to_string_lossy().into_owned());
+            let hash = match s.ends_with(".py") {
+                true => std::fs::read(s).map_or_else(|_| String::new(), |b| content_hash(&b)),
+                false => format!("{s} gbely-engine {}", env!("CARGO_PKG_VERSION")),
+            };
+            v.insert(key, json!(hash));
+        }
+        Value::Object(v)
+    }
+
+    /// Checks a request; what it runs, or what is wrong with it.
+    pub fn check(&self, req: &Request) -> Result<Checked, String> {
+        let settings = |s: &Settings| -> Result<MatchSettings, String> {
+            if !(1..=crate::app::runs::MAX_ROUNDS).contains(&s.rounds) {
+                return Err(format!("rounds: {} is out of range", s.rounds));
+            }
+            Ok(MatchSettings {
+                rounds: s.rounds,
+                time_limit: TimeLimit::from_option(s.time_limit).map_err(|e| format!("time limit: {e}"))?,
+                memory_limit: Defaults::MEMORY_LIMIT,
+                sandbox: s.sandbox.parse::<SandboxMode>().map_err(|e| format!("sandbox: {e}"))?,
+                python: Some(self.python.clone()),
+            })
+        };
+        match req {
+            Request::Duel { seats, map, settings: s } => {
+                if seats.len() != 2 {
+                    return Err(format!("a duel has two seats, not {}", seats.len()));
+                }
+                let specs = seats.iter().map(|n| self.spec(n, true)).collect::<Result<Vec<_>, _>>()?;
+                let map = Arc::new(match map.kind.as_str() {
+                    "reference" => gbely_world::reference_map(),
+                    "seed" => load_map(&format!("seed:{}", map.seed), map.size.map(|n| n.to_string()).as_deref())
+                        .map_err(|e| e.to_string())?,
+                    "file" => load_map(&self.map_spec(&map.file)?, None).map_err(|e| e.to_string())?,
+                    k => return Err(format!("map kind `{k}`: reference, seed or file")),
+                });
+                if map.seats().len() != 2 {
+                    return Err(format!("the map has {} seats: a duel is played on a map of two", map.seats().len()));
+                }
+                self.a_match("duel", map, specs, settings(s)?)
+            }
+            Request::Final { seats, fill, map, settings: s } => {
+                let map = Arc::new(
+                    load_final_map(&format!("seed:{}", map.seed), map.size.unwrap_or(90)).map_err(|e| e.to_string())?,
+                );
+                let finalists = map.seats().len() - 1;
+                if seats.is_empty() || seats.len() > finalists {
+                    return Err(format!("a final has 1 to {finalists} finalists given, not {}", seats.len()));
+                }
+                if fill == "council" {
+                    return Err(
+                        "fill: the Council already holds the centre; fill with template, expander or a file".into()
+                    );
+                }
+                let mut entries = seats.iter().map(|n| self.spec(n, true)).collect::<Result<Vec<_>, _>>()?;
+                let fill = self.spec(fill, false)?;
+                while entries.len() < finalists {
+                    entries.push(fill.clone());
+                }
+                let entry_of = final_seating(&map, &[]).map_err(|e| e.to_string())?;
+                let mut specs: Vec<String> = (0..finalists).map(|seat| entries[entry_of[seat]].clone()).collect();
+                specs.push("council".into());
+                self.a_match("final", map, specs, settings(s)?)
+            }
+            Request::League { entries, gauntlet, maps, games, settings: s } => {
+                if entries.len() < 2 {
+                    return Err("a league has two entries or more".into());
+                }
+                let specs = entries.iter().map(|n| self.spec(n, false)).collect::<Result<Vec<_>, _>>()?;
+                let maps = maps.iter().map(|m| self.map_spec(m)).collect::<Result<Vec<_>, _>>()?;
+                let mut req = LeagueRequest::new(specs.clone());
+                req.gauntlet = *gauntlet;
+                req.maps = maps.join(",");
+                req.games = (*games).max(1);
+                req.settings = settings(s)?;
+                let title = format!(
+                    "{} of {} entries, {} map(s)",
+                    if *gauntlet { "gauntlet" } else { "league" },
+                    specs.len(),
+                    maps.len()
+                );
+                Ok(Checked {
+                    kind: "league",
+                    title,
+                    versions: self.versions(&specs),
+                    settings: req.settings.clone(),
+                    plan: Plan::League(Box::new(req)),
+                })
+            }
+            Request::Ab { a, b, against, maps, elo0, elo1, max_pairs, settings: s } => {
+                let (sa, sb) = (self.spec(a, false)?, self.spec(b, false)?);
+                let mut req = AbRequest::new(sa.clone(), sb.clone());
+                req.against = match against.as_deref() {
+                    None | Some("") => None,
+                    Some(o) => Some(self.spec(o, false)?),
+                };
+                req.maps = maps.iter().map(|m| self.map_spec(m)).collect::<Result<Vec<_>, _>>()?;
+                req.elo0 = *elo0;
+                req.elo1 = *elo1;
+                req.max_pairs = (*max_pairs).clamp(1, 100_000);
+                req.settings = settings(s)?;
+                let title = format!("A/B: {} against {}", self.name_of(&sb), self.name_of(&sa));
+                Ok(Checked {
+                    kind: "ab",
+                    title,
+                    versions: self.versions(&[sa, sb]),
+                    settings: req.settings.clone(),
+                    plan: Plan::Ab(Box::new(req)),
+                })
+            }
+        }
+    }
+
+    fn a_match(
+        &self,
+        kind: &'static str,
+        map: Arc<Map>,
+        specs: Vec<String>,
+        settings: MatchSettings,
+    ) -> Result<Checked, String> {
+        let humans: Vec<usize> = specs.iter().enumerate().filter(|(_, s)| *s == HUMAN).map(|(k, _)| k).collect();
+        if humans.len() > 1 {
+            return Err("one human seat per match (the page plays one seat)".into());
+        }
+        let mut names: Vec<String> = specs.iter().map(|s| self.name_of(s)).collect();
+        unique_names(&mut names);
+        let human = humans.first().map(|&s| s as u8);
+        let title =
+            if kind == "duel" { names.join(" vs ") } else { format!("final: {}", names[..names.len() - 1].join(", ")) };
+        let live = Live::new(&map, &names, human);
+        Ok(Checked {
+            kind,
+            title,
+            versions: self.versions(&specs),
+            settings,
+            plan: Plan::Match { map, specs, names, human, live },
+        })
+    }
+}
+
+/// How a run ended, and what it left.
+#[derive(Debug)]
+pub struct Ended {
+    /// `finished`, `interrupted` or `failed`.
+    pub status: &'static str,
+    pub result: Value,
+    pub replay: Option<PathBuf>,
+    /// One line for the list.
+    pub summary: String,
+}
+
+/// Runs a checked request in `dir` (its run folder); `stop` stops it, `progress` hears how it
+/// goes (a document the page shows).
+pub fn run(checked: Checked, dir: &Path, stop: &Arc<AtomicBool>, progress: &mut dyn FnMut(Value)) -> Ended {
+    let failed = |e: String| Ended { status: "failed", result: json!({"error": e}), replay: None, summary: e };
+    if let Err(e) = std::fs::create_dir_all(dir) {
+        return failed(format!("cannot create {}: {e}", dir.display()));
+    }
+    let settings = checked.settings;
+    crate::runner::interrupt::within(Some(Arc::clone(stop)), || match checked.plan {
+        Plan::Match { map, specs, names, human, live } => {
+            let mut seats: Vec<Seat> = specs.iter().zip(&names).map(|(s, n)| Seat::spec(s, n)).collect();
+            if let Some(h) = human {
+                // A person thinks as long as they like, as `gbely play human` without --human-limit.
+                seats[h as usize] =
+                    Seat::player(Box::new(HumanPlayer::new(live.clone(), names[h as usize].clone(), None)));
+            }
+            let mut plan = MatchPlan::new(map.clone(), seats);
+            plan.rounds = settings.rounds;
+            plan.limits = AgentLimits {
+                time: settings.time_limit,
+                memory: settings.memory_limit,
+                sandbox: settings.sandbox,
+                cores: None,
+            };
+            if let Some(py) = settings.python {
+                plan.python = py;
+            }
+            plan.run_dir = Some(dir.to_path_buf());
+            plan.recording = Recording::File(dir.join("replay.json.gz"));
+            let mut observer = WatchObserver::new(live.clone(), map.clone(), None);
+            let played = crate::app::service::run(plan, &mut observer);
+            let played = match played {
+                Ok(p) => p,
+                Err(e) => {
+                    live.finish(json!({"error": e.to_string()}), None, None);
+                    return failed(e.to_string());
+                }
+            };
+            let result = played.result_json();
+            let replay = played.replay.clone();
+            let full = replay
+                .as_ref()
+                .and_then(|p| crate::replays::read_replay(p).ok())
+                .and_then(|r| crate::replays::viewer::viewer_data(&r).ok());
+            live.finish(result.clone(), replay.as_ref().map(|p| p.display().to_string()), full);
+            let rec = &played.record;
+            let interrupted = rec.end_reason == crate::sim::EndReason::Interrupted;
+            let summary = if map.seats().len() == 2 {
+                format!(
+                    "{} {} – {} {} · {}",
+                    rec.names[0],
+                    rec.outcome[0].cells,
+                    rec.outcome[1].cells,
+                    rec.names[1],
+                    rec.how_it_ended()
+                )
+            } else {
+                let rows = crate::app::runs::final_match::final_table(&map, rec);
+                let first = rows.first().map_or(String::new(), |r| format!("1. {}", r.name));
+                format!("{first} · {}", rec.how_it_ended())
+            };
+            Ended { status: if interrupted { "interrupted" } else { "finished" }, result, replay, summary }
+        }
+        Plan::League(mut req) => {
+            req.db = dir.join("league.sqlite");
+            let mut rows: Vec<MatchRow> = Vec::new();
+            let gauntlet = req.gauntlet;
+            let mut heard = |done: usize, total: usize, row: &MatchRow| {
+                rows.push(row.clone());
+                let table = provisional(&rows, gauntlet);
+                progress(json!({"done": done, "total": total, "standings": table}));
+            };
+            match crate::app::requests::run_league(&req, &mut heard) {
+                Ok(report) => {
+                    let doc = report.to_json();
+                    let first = report.table.standings.first().map_or(String::new(), |s| format!("1. {}", s.name));
+                    let status = if report.run.interrupted { "interrupted" } else { "finished" };
+                    let summary = format!(
+                        "{first} · {} of {} matches",
+                        report.run.played + report.run.already_played,
+                        report.run.total
+                    );
+                    Ended { status, result: doc, replay: None, summary }
+                }
+                Err(e) => failed(e.to_string()),
+            }
+        }
+        Plan::Ab(mut req) => {
+            req.db = dir.join("ab.sqlite");
+            let mut heard = |s: &crate::tournament::ab::Sprt| {
+                progress(
+                    json!({"pairs": s.n(), "llr": s.llr(), "lower": s.lower, "upper": s.upper, "verdict": s.verdict()}),
+                );
+            };
+            match crate::app::requests::run_ab(&req, &mut heard) {
+                Ok(report) => {
+                    let status = if report.interrupted() { "interrupted" } else { "finished" };
+                    Ended { status, summary: report.verdict_text(), result: report.to_json(), replay: None }
+                }
+                Err(e) => failed(e.to_string()),
+            }
+        }
+    })
+}
+
+/// The standings of the league's matches so far (the same table the league ends with, of fewer
+/// matches): entries known by their ids in the rows.
+fn provisional(rows: &[MatchRow], gauntlet: bool) -> Value {
+    let mut ids: Vec<String> = Vec::new();
+    for r in rows {
+        for id in [&r.seat0, &r.seat1] {
+            if !ids.contains(id) {
+                ids.push(id.clone());
+            }
+        }
+    }
+    let entries: Vec<Entry> = ids
+        .iter()
+        .map(|id| Entry {
+            id: id.clone(),
+            name: id.rsplit_once('@').map_or(id.as_str(), |(n, _)| n).to_string(),
+            spec: String::new(),
+            hash: String::new(),
+        })
+        .collect();
+    json!(crate::app::league::standings(&entries, rows, gauntlet).standings)
+}
+
+/// Whether a stop was asked for.
+pub fn stopped(stop: &AtomicBool) -> bool {
+    stop.load(Ordering::Relaxed)
+}
