@@ -396,8 +396,12 @@ pub fn start(config: StandConfig) -> Result<Running, StandError> {
         let error = std::io::Error::other("not a folder");
         return Err(StandError::Folder { path: config.folder.display().to_string(), error });
     }
-    std::fs::create_dir_all(&config.data)
-        .map_err(|error| StandError::Data { path: config.data.display().to_string(), error })?;
+    let shown = config.data.display().to_string();
+    let data_error = |error| StandError::Data { path: shown.clone(), error };
+    std::fs::create_dir_all(&config.data).map_err(data_error)?;
+    // Absolute: the history's paths (replays) hold wherever the stand is started next.
+    let mut config = config;
+    config.data = config.data.canonicalize().map_err(data_error)?;
     let db_path = config.data.join("stand.sqlite");
     let history =
         History::open(&db_path).map_err(|error| StandError::History { path: db_path.display().to_string(), error })?;
