@@ -151,7 +151,6 @@ def test_a_duel_is_watched_live_to_its_end_and_kept_with_a_replay_that_verifies(
     rid = newest_run(stand)
     r = stand.wait_run(rid, {"finished"})
     assert r["kind"] == "duel" and r["replay"] and r["versions"]["my_agent.py"]
-    shot(p, "stand.png")
     status, text = stand.call("GET", f"/api/runs/{rid}")
     doc = json.loads(text)
     replay = Path(doc["result"]["replay"])
@@ -238,6 +237,7 @@ def test_a_league_of_three_shows_the_standings_gbely_league_gives(stand, pages):
              f"{round(s['rating'])} ± {round(s['uncertainty'])}", f"{s['mean_share']:.1f} %"] for s in cli]
     assert shown == want, (shown, want)
     assert len(shown) == 3
+    shot(p, "stand.png")
 
 
 def test_a_running_match_is_stopped_its_agents_gone_its_replay_interrupted(stand, pages):

@@ -398,11 +398,7 @@ pub fn run(checked: Checked, dir: &Path, stop: &Arc<AtomicBool>, progress: &mut 
             };
             let result = played.result_json();
             let replay = played.replay.clone();
-            let full = replay
-                .as_ref()
-                .and_then(|p| crate::replays::read_replay(p).ok())
-                .and_then(|r| crate::replays::viewer::viewer_data(&r).ok());
-            live.finish(result.clone(), replay.as_ref().map(|p| p.display().to_string()), full);
+            live.finish_from_file(result.clone(), replay.clone());
             let rec = &played.record;
             let interrupted = rec.end_reason == crate::sim::EndReason::Interrupted;
             let summary = if map.seats().len() == 2 {

@@ -110,7 +110,12 @@ pub struct Stand {
     history: Mutex<History>,
     version: tokio::sync::watch::Sender<u64>,
     closing: AtomicBool,
+    /// The runs whose live feeds are kept after their end, oldest first.
+    kept: Mutex<std::collections::VecDeque<i64>>,
 }
+
+/// How many finished matches keep their live feed in memory.
+const LIVE_KEPT: usize = 3;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -243,6 +248,19 @@ impl Stand {
             r.row.replay = replay;
             r.summary = summary;
         });
+        // The live feeds of the last few matches stay (pages still reading them); older ones are
+        // dropped, their pages are the replays' (`/m/ID/` leads to `/r/ID`).
+        if !lock(&self.runs).get(&id).is_some_and(|r| r.live.is_some()) {
+            return;
+        }
+        let mut kept = lock(&self.kept);
+        kept.push_back(id);
+        while kept.len() > LIVE_KEPT {
+            let old = kept.pop_front();
+            if let Some(r) = old.and_then(|old| lock(&self.runs).get_mut(&old).map(|r| r.live.take())) {
+                drop(r);
+            }
+        }
     }
 
     /// Looks at the folder: new and changed files are read, removed ones dropped.
@@ -424,6 +442,7 @@ pub fn start(config: StandConfig) -> Result<Running, StandError> {
         history: Mutex::new(history),
         version: tokio::sync::watch::Sender::new(0),
         closing: AtomicBool::new(false),
+        kept: Mutex::new(std::collections::VecDeque::new()),
     });
     stand.look();
     let mut threads = Vec::new();

@@ -46,12 +46,17 @@ const TURNS_PER_EVENT: usize = 40;
 /// What the server shares with the match.
 #[derive(Debug, Default)]
 struct State {
-    turns: Vec<Value>,
+    /// Each resolved round as the viewer's JSON, written (as text: a `Value` of a 60×60 round
+    /// takes ten times the memory).
+    turns: Vec<String>,
     /// The result document once the match is over.
     result: Option<Value>,
     replay: Option<String>,
     /// The finished replay as the viewer's data (what `gbely replay view` embeds), when written.
     full: Option<String>,
+    /// The finished replay's file, made the viewer's data when a page asks for it (a stand keeps
+    /// many matches: not their data).
+    full_from: Option<std::path::PathBuf>,
     /// A page has been told that the match is over.
     told_over: bool,
     /// The human seat's observation waiting for an answer: (round, JSON).
@@ -162,16 +167,35 @@ impl Live {
                 let from = param("from").and_then(|f| f.parse::<usize>().ok()).unwrap_or(0).min(st.turns.len());
                 let over = st.result.is_some();
                 st.told_over |= over;
-                json_text(Self::turns_doc(&st, from, st.turns.len()).to_string())
+                json_text(Self::turns_doc(&st, from, st.turns.len()))
             }
             (Method::GET, "/api/events") => {
                 let from = param("from").and_then(|f| f.parse::<usize>().ok()).unwrap_or(0);
                 self.events(from, param("seat").is_some()).into_response()
             }
-            (Method::GET, "/api/data") => match &self.lock().full {
-                Some(full) => json_text(full.clone()),
-                None => text(StatusCode::NOT_FOUND, "the match is not over, or its replay was not written"),
-            },
+            (Method::GET, "/api/data") => {
+                let (full, from) = {
+                    let st = self.lock();
+                    (st.full.clone(), st.full_from.clone())
+                };
+                match (full, from) {
+                    (Some(full), _) => json_text(full),
+                    (None, Some(path)) => {
+                        let data = tokio::task::spawn_blocking(move || {
+                            crate::replays::read_replay(&path)
+                                .map_err(|e| e.to_string())
+                                .and_then(|r| crate::replays::viewer::viewer_data(&r))
+                        })
+                        .await;
+                        match data {
+                            Ok(Ok(v)) => json_text(v.to_string()),
+                            Ok(Err(e)) => text(StatusCode::INTERNAL_SERVER_ERROR, format!("the replay: {e}")),
+                            Err(e) => text(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+                        }
+                    }
+                    (None, None) => text(StatusCode::NOT_FOUND, "the match is not over, or its replay was not written"),
+                }
+            }
             (Method::GET, "/api/observation") => {
                 let st = self.lock();
                 match (self.human, &st.asking) {
@@ -232,9 +256,10 @@ impl Live {
     }
 
     /// `{"turns": [...], "over", "result", "replay", "full"}` of the turns `from..to`.
-    fn turns_doc(st: &State, from: usize, to: usize) -> Value {
+    fn turns_doc(st: &State, from: usize, to: usize) -> String {
         let over = st.result.is_some() && to == st.turns.len();
-        json!({"turns": &st.turns[from..to], "over": over, "result": st.result, "replay": st.replay, "full": st.full.is_some()})
+        let rest = json!({"over": over, "result": st.result, "replay": st.replay, "full": st.full.is_some() || st.full_from.is_some()}).to_string();
+        format!("{{\"turns\":[{}],{}", st.turns[from..to].join(","), &rest[1..])
     }
 
     /// The page's event stream from the `from`-th turn on: `turns` events of what `api/turns`
@@ -294,7 +319,7 @@ impl Live {
                             f.done = over;
                             st.told_over |= over;
                             let doc = Live::turns_doc(&st, from, to);
-                            Some(Event::default().event("turns").id(to.to_string()).data(doc.to_string()))
+                            Some(Event::default().event("turns").id(to.to_string()).data(doc))
                         } else {
                             None
                         }
@@ -313,7 +338,8 @@ impl Live {
 
     /// A round was resolved: its turn is shown.
     pub fn push_turn(&self, turn: Value) {
-        self.lock().turns.push(turn);
+        let text = turn.to_string();
+        self.lock().turns.push(text);
         self.bump();
     }
 
@@ -325,6 +351,17 @@ impl Live {
         st.result = Some(result);
         st.replay = replay;
         st.full = full.map(|v| v.to_string());
+        st.asking = None;
+        drop(st);
+        self.bump();
+    }
+
+    /// [`Live::finish`] with the replay's file, read when a page asks for the whole match.
+    pub fn finish_from_file(&self, result: Value, replay: Option<std::path::PathBuf>) {
+        let mut st = self.lock();
+        st.result = Some(result);
+        st.replay = replay.as_ref().map(|p| p.display().to_string());
+        st.full_from = replay;
         st.asking = None;
         drop(st);
         self.bump();
