@@ -318,7 +318,7 @@ def test_vector_env_matches_single_environments_on_threads():
             assert (infos["final_info"]["share"] if done else infos["share"])[k] == info["share"]
             singles[k] = envs[k].reset() if done else (o, info)
     assert obs["round"].tolist() == [[2], [2], [2]]  # started again after round 11, then played rounds 0 and 1
-    with pytest.raises(ValueError, match="shapes"):
+    with pytest.raises(ValueError, match=r"shape \(3, 60, 60\) \(3 × 60 × 60\), not an array of shape \(2, 60, 60\)"):
         venv.step({"kind": kind[:2], "fraction": fraction[:2]})
 
 

@@ -75,7 +75,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 # First: it says what to install when numpy or gymnasium is missing.
 from ._common import (BUILTIN, KINDS, RENDER_MODES, CellActions, Map, MapSampler, Maps, Opponent, Reward,
-                      _grid_of, _map, _render, _render_mode, _spaces, check_reward, opponents, reward_of)
+                      _grid_of, _map, _render, _render_mode, _spaces, cell_arrays, check_reward, opponents, reward_of)
 import numpy as np
 import gymnasium
 from gymnasium import spaces
@@ -84,17 +84,17 @@ from ._gbely import DEFAULT_ROUNDS, EnvCore, seating
 # The batched environment and the wrappers have modules of their own (gbely.vector,
 # gbely.wrappers); importable from here too, as they were.
 from .vector import VectorEnv
-from .wrappers import CHANNELS, MaskedCells, channels
+from .wrappers import CHANNELS, MaskedCells, MaskedCellsVector, channels
 
 __all__ = ["GbelyEnv", "GbelyParallelEnv", "parallel_env", "VectorEnv", "CellActions", "MapSampler", "KINDS",
-           "BUILTIN", "MaskedCells", "CHANNELS", "channels"]
+           "BUILTIN", "MaskedCells", "MaskedCellsVector", "CHANNELS", "channels"]
 
 
 def _is_commands(action: Any) -> bool:
     return isinstance(action, (list, tuple)) or (isinstance(action, dict) and "prikazy" in action)
 
 
-def _act(core: EnvCore, seat: int, action: Any) -> None:
+def _act(core: EnvCore, seat: int, action: Any, grid: Tuple[int, int]) -> None:
     if _is_commands(action):
         core.submit(seat, action)
         return
@@ -102,7 +102,7 @@ def _act(core: EnvCore, seat: int, action: Any) -> None:
         kind, fraction = action["kind"], action["fraction"]
     except (KeyError, TypeError, IndexError):
         raise ValueError("an action is {'kind': array, 'fraction': array} or a command list") from None
-    core.act(seat, np.ascontiguousarray(kind, dtype=np.int8), np.ascontiguousarray(fraction, dtype=np.float32))
+    core.act(seat, *cell_arrays(kind, fraction, grid, "an action"))
 
 
 def _observe(core: EnvCore, seat: int, with_dict: bool, share: bool = True) -> Tuple[dict, dict]:
@@ -181,7 +181,7 @@ class GbelyEnv(gymnasium.Env):
         core = self._core
         if core.is_over:
             raise RuntimeError("the match is over: call reset()")
-        _act(core, self.seat, action)
+        _act(core, self.seat, action, self.grid)
         for k, decide in self._python.items():
             if core.is_active(k):
                 core.submit(k, decide(core.observation_dict(k)))
@@ -283,7 +283,7 @@ def _parallel_class():
                 raise RuntimeError("the match is over: call reset()")
             for a, action in actions.items():
                 if a in self.agents:
-                    _act(core, self._seat(a), action)
+                    _act(core, self._seat(a), action, self.grid)
             core.advance()
             observations, rewards, terminations, truncations, infos = {}, {}, {}, {}, {}
             for a in self.agents:
