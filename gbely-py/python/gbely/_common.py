@@ -53,12 +53,17 @@ Reward = Union[str, Callable[[float, float, bool], float]]
 Maps = Union[Tuple[int, int], Sequence[Any], Callable[["np.random.Generator"], Any]]
 
 
+#: What ``map="final"`` plays: the final map of ``gbely/Final-v0`` (a generated 90×90 final).
+FINAL_MAP = "final:gbely"
+
+
 def _map(spec: Any) -> Map:
     if spec is None:
         return Map.reference()
     if isinstance(spec, Map):
         return spec
-    return Map.named(os.fspath(spec))
+    spec = os.fspath(spec)
+    return Map.named(FINAL_MAP if spec == "final" else spec)
 
 
 def _decide_of(opponent: Opponent) -> Callable[[dict], Any]:
