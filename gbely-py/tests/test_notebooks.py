@@ -8,17 +8,15 @@ Its base P57_02 (row 57, column 2, luka) is its only cell throughout; its units 
 observation are 10 + r·(3 + 5) + 8 = 18 + 8r (rules §4: production 3 on luka, base bonus 5,
 produced before the observation)."""
 import html
-import os
 import re
 import sys
 
-import numpy as np
+import pandas as pd  # ./run-tests installs it
 import pytest
 
 import gbely
 from gbely.env import GbelyEnv, parallel_env
 
-pd = pytest.importorskip("pandas")  # ./run-tests installs it
 
 
 def idle(stav):
@@ -39,6 +37,7 @@ def test_a_match_result_is_a_table_and_a_data_frame(played):
     assert page.startswith('<table class="gbely">') and "gbely: rounds after round 4" in page
     assert re.search(r"<td>idle</td><td style=\"text-align:right\">[0-9.]+</td><td style=\"text-align:right\">1</td>", page)
     df = result.to_pandas()
+    assert isinstance(df, pd.DataFrame)
     assert list(df.columns) == ["seat", "name", "share", "cells", "tiebreak_round", "disqualified", "violations",
                                 "discarded"]
     assert df["name"].tolist() == ["idle", "council"] and df["cells"].tolist() == result.cells
