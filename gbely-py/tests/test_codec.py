@@ -401,3 +401,57 @@ def test_commands_refuse_actions_over_a_smaller_grid():
         codec.commands(stav, [9] * 100, [1.0] * 100, 10)
     assert codec.commands(stav, [9] * 3600, [1.0] * 3600, 60) == [
         {"typ": "FORTIFY", "pole": "P57_02", "investicia": 18.0}]
+
+
+# --- the training channels in the standard library: the same as the numpy ones ---
+
+def assert_same_channels(stav, obs, h, w):
+    from gbely.wrappers import channels, front_distance
+
+    lists = codec.observe(stav, h, w)
+    mine = codec.channels(lists, h, w)
+    theirs = channels(obs)
+    assert len(mine) == len(theirs) == len(codec.CHANNELS)
+    for name, a, b in zip(codec.CHANNELS, mine, theirs):
+        a = np.array(a, np.float64).reshape(h, w)
+        b = b.astype(np.float64)
+        assert np.float32(a).astype(np.float64).tolist() == a.tolist(), name  # float32 values
+        if name == "log_units":  # math.log1p against numpy's float32 log1p: one float32 ulp at most
+            assert np.all(np.abs(a - b) <= np.spacing(np.float32(b)).astype(np.float64)), name
+        else:
+            assert a.tolist() == b.tolist(), name
+    dist = np.array(codec.front_distance(lists, h, w)).reshape(h, w)
+    assert dist.tolist() == front_distance(obs).tolist()
+    return dist
+
+
+def test_the_codecs_channels_and_front_distance_are_the_numpy_ones():
+    from gbely.wrappers import CHANNELS
+
+    import pravidla
+
+    assert codec.CHANNELS == CHANNELS
+    assert codec.BONUS == tuple(pravidla.TERENNY_BONUS[t] for t in sorted(codec.TERRAIN, key=codec.TERRAIN.get))
+    assert codec.ROUNDS == pravidla.POCET_KOL
+    rng = np.random.default_rng(31)
+    deepest = 0
+    # A duel on a grid larger than the map (padding), seat 1; then every finalist of a small final.
+    env = GbelyEnv(seat=1, rounds=40, observation_dict=True, grid=(64, 62))
+    obs, info = env.reset()
+    first = assert_same_channels(info["observation"], obs, 64, 62)
+    # Round 0: the base P02_57 alone, next to neutral cells: 0 there, -1 everywhere else.
+    base = codec.parse_id(info["observation"]["moja_zakladna"])
+    assert first[base] == 0 and (first >= 0).sum() == 1
+    done = False
+    while not done:
+        obs, _, done, _, info = env.step(legal_action(rng, info["action_mask"]))
+        deepest = max(deepest, int(assert_same_channels(info["observation"], obs, 64, 62).max()))
+    env = parallel_env(SMALL_FINAL, rounds=30, observation_dict=True)
+    observations, infos = env.reset()
+    armies = 0
+    while env.agents:
+        for a in env.agents:
+            assert_same_channels(infos[a]["observation"], observations[a], env.map.height, env.map.width)
+            armies += int((observations[a]["owner"] > 2).sum())
+        observations, _, _, _, infos = env.step({a: legal_action(rng, infos[a]["action_mask"]) for a in env.agents})
+    assert deepest >= 2 and armies > 0  # own cells behind the front, and other finalists seen

@@ -26,7 +26,7 @@ from gymnasium import spaces
 
 import pravidla
 
-__all__ = ["MaskedCells", "MaskedCellsVector", "CHANNELS", "channels"]
+__all__ = ["MaskedCells", "MaskedCellsVector", "CHANNELS", "channels", "front_distance"]
 
 #: The channels of :class:`MaskedCells`' observation, in order (docs/learning.md has the table).
 CHANNELS = (
@@ -83,6 +83,35 @@ def channels(obs: Dict[str, np.ndarray], out: Optional[np.ndarray] = None) -> np
     out[12] = obs["base"]
     out[13] = np.float32(int(obs["round"][0]) / pravidla.POCET_KOL)
     return out
+
+
+def _near(a: np.ndarray) -> np.ndarray:
+    """Per cell, whether a 4-neighbour (north, south, west, east; none off the grid) is true."""
+    out = np.zeros_like(a)
+    out[1:] |= a[:-1]
+    out[:-1] |= a[1:]
+    out[:, 1:] |= a[:, :-1]
+    out[:, :-1] |= a[:, 1:]
+    return out
+
+
+def front_distance(obs: Dict[str, np.ndarray]) -> np.ndarray:
+    """Per cell (int32, ``height × width``), the steps through own cells to the front: 0 for an
+    own cell with a visible foreign 4-neighbour, ``k + 1`` next to one at ``k``, -1 for a cell
+    not own or own with no path to the front; from the observation arrays only.
+    :func:`gbely.codec.front_distance` is the standard-library twin (tested equal)."""
+    owner = obs["owner"]
+    own = owner == _OWN
+    dist = np.full(owner.shape, -1, np.int32)
+    frontier = own & _near((owner != _OWN) & (owner != OWNER["unseen"]))
+    reached = frontier.copy()
+    d = 0
+    while frontier.any():
+        dist[frontier] = d
+        frontier = own & ~reached & _near(frontier)
+        reached |= frontier
+        d += 1
+    return dist
 
 
 class MaskedCells(gymnasium.Wrapper, gymnasium.utils.RecordConstructorArgs):
