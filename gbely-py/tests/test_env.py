@@ -174,8 +174,7 @@ def test_gymnasium_check_env():
     from gymnasium.utils.env_checker import check_env
 
     with warnings.catch_warnings():
-        warnings.simplefilter("error")  # every warning of the checker fails the test…
-        warnings.filterwarnings("ignore", message=".*maximum value is infinity")  # …but unbounded units
+        warnings.simplefilter("error")  # every warning of the checker fails the test (units have real bounds now)
         check_env(GbelyEnv(rounds=10), skip_render_check=True)
 
 

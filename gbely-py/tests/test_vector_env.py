@@ -143,8 +143,7 @@ def test_maps_drawn_per_reset_are_those_of_the_seed():
 def test_gymnasium_check_env_with_grid_and_maps(kwargs):
     env = GbelyEnv(rounds=4, **kwargs)
     with warnings.catch_warnings():
-        warnings.simplefilter("error")  # every warning of the checker fails the test…
-        warnings.filterwarnings("ignore", message=".*maximum value is infinity")  # …but unbounded units
+        warnings.simplefilter("error")  # every warning of the checker fails the test (units have real bounds now)
         check_env(env, skip_render_check=True)
     obs, info = env.reset(seed=0)
     assert env.observation_space.contains(obs)

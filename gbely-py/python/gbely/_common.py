@@ -25,8 +25,8 @@ except ImportError as e:  # pragma: no cover - the message is the point
 from ._gbely import OBS_SCHEMA, EnvCore, Map, seating
 
 #: The observation arrays, in order: ``name``, ``dtype``, ``shape`` (``grid``: height × width,
-#: ``grid_kinds``: height × width × KINDS, ``one``: ``(1,)``), ``low``, ``high`` (a number, ``inf``
-#: or ``"last_round"``), ``unseen`` (the value of an unseen or padded cell), ``observation``
+#: ``grid_kinds``: height × width × KINDS, ``one``: ``(1,)``), ``low``, ``high`` (a number,
+#: ``"all_units"``: see :func:`all_units`, or ``"last_round"``), ``unseen`` (the value of an unseen or padded cell), ``observation``
 #: (in the observation space; ``action_mask`` is in ``info``), ``doc``.
 FIELDS: Tuple[Dict[str, Any], ...] = OBS_SCHEMA["fields"]
 #: The keys of an observation (the fields in the observation space).
@@ -163,8 +163,28 @@ def _grid_of(grid: Optional[Tuple[int, int]], first: Map, sampler: Optional[MapS
     return first.height, first.width
 
 
-def _high(field: Dict[str, Any], rounds: int) -> float:
-    return rounds - 1 if field["high"] == "last_round" else field["high"]
+def all_units(height: int, width: int, rounds: int) -> float:
+    """What no cell's units (nor fortification) can exceed on a grid of ``height × width`` over
+    ``rounds`` rounds: every unit there can be, ``cells × (per_cell + rounds × per_cell_round)``
+    (``OBS_SCHEMA["all_units"]``: the largest starting garrison of a map file or a base's start,
+    the best production and the base bonus a round), plus the §5 rounding, as the float32 at or
+    above it.
+
+    >>> all_units(60, 60, 150)  # 3600 × (1 000 010 + 150 × 8) + 1 = 3 604 356 001, up to a float32
+    3604356096.0
+    """
+    per_cell, per_round = OBS_SCHEMA["all_units"]
+    bound = height * width * (per_cell + rounds * per_round) + 1.0
+    b = np.float32(bound)
+    return float(b if float(b) >= bound else np.nextafter(b, np.float32(np.inf)))
+
+
+def _high(field: Dict[str, Any], rounds: int, grid: Tuple[int, int] = (0, 0)) -> float:
+    if field["high"] == "last_round":
+        return rounds - 1
+    if field["high"] == "all_units":
+        return all_units(grid[0], grid[1], rounds)
+    return field["high"]
 
 
 def _spaces(height: int, width: int, rounds: int) -> Tuple[spaces.Dict, spaces.Dict]:
@@ -172,7 +192,7 @@ def _spaces(height: int, width: int, rounds: int) -> Tuple[spaces.Dict, spaces.D
     the table's) and the action space over a grid."""
     grid = (height, width)
     obs = spaces.Dict({
-        f["name"]: spaces.Box(_cast(f["low"], f["dtype"]), _cast(_high(f, rounds), f["dtype"]),
+        f["name"]: spaces.Box(_cast(f["low"], f["dtype"]), _cast(_high(f, rounds, grid), f["dtype"]),
                               (1,) if f["shape"] == "one" else grid, np.dtype(f["dtype"]))
         for f in FIELDS if f["observation"]
     })

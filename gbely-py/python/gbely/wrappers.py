@@ -46,7 +46,7 @@ CHANNELS = (
     "round",          # kolo / POCET_KOL, on every cell
 )
 
-# Channels bounded by 1 (the others are unbounded above).
+# Channels bounded by 1 (the others by what bounds units and fortification).
 _BOUNDED = {"own", "neutral", "council", "armies", "visible", "luka", "vrch", "rieka", "base", "round"}
 # The terrain bonus (rules §2) by terrain code (luka, vrch, rieka; the last entry, index -1, is
 # an unseen cell's: 0).
@@ -55,6 +55,16 @@ for _name, _code in TERRAIN.items():
     _BONUS[_code] = pravidla.TERENNY_BONUS[_name]
 # The owner codes (gbely._gbely.OBS_SCHEMA): an army armada_k is any code above the Council's.
 _OWN, _NEUTRAL, _COUNCIL = OWNER["own"], OWNER["hbp"], OWNER["zastupitelstvo"]
+
+
+def _channel_highs(units: float) -> np.ndarray:
+    """Each channel's upper bound (float32, rounded up) when units and fortification are at most
+    ``units`` (the observation space's bound)."""
+    top = {"units": units * 0.1, "log_units": float(np.log1p(units)), "fortification": units * 0.1,
+           "defence": (units * max(_BONUS) + units) * 0.1}
+    high = np.array([1.0 if name in _BOUNDED else top[name] for name in CHANNELS], np.float64)
+    h32 = high.astype(np.float32)
+    return np.where(h32 < high, np.nextafter(h32, np.float32(np.inf)), h32)
 
 
 def channels(obs: Dict[str, np.ndarray], out: Optional[np.ndarray] = None) -> np.ndarray:
@@ -141,7 +151,7 @@ class MaskedCells(gymnasium.Wrapper, gymnasium.utils.RecordConstructorArgs):
         self.grid = (height, width)
         self.fraction = float(fraction)
         self._fraction = np.full(self.grid, self.fraction, np.float32)
-        high = np.array([1.0 if name in _BOUNDED else np.inf for name in CHANNELS], np.float32)
+        high = _channel_highs(float(np.max(env.observation_space["units"].high)))
         self.observation_space = spaces.Box(np.zeros((len(CHANNELS), height, width), np.float32),
                                             np.broadcast_to(high[:, None, None], (len(CHANNELS), height, width)).copy(),
                                             dtype=np.float32)
@@ -209,7 +219,7 @@ class MaskedCellsVector(gymnasium.vector.VectorWrapper):
         self.grid = (height, width)
         self.fraction = float(fraction)
         self._fraction = np.full((n, height, width), self.fraction, np.float32)
-        high = np.array([1.0 if name in _BOUNDED else np.inf for name in CHANNELS], np.float32)
+        high = _channel_highs(float(np.max(env.single_observation_space["units"].high)))
         shape = (len(CHANNELS), height, width)
         self.single_observation_space = spaces.Box(np.zeros(shape, np.float32),
                                                    np.broadcast_to(high[:, None, None], shape).copy(), dtype=np.float32)
