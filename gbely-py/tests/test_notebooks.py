@@ -102,7 +102,8 @@ def test_standings_and_a_verdict_as_tables_and_data_frames(tmp_path):
     assert html.escape(v.text) in page and f"<td style=\"text-align:right\">{v.pairs}</td>" in page
 
 
-def test_progress_bars_are_silent_off_a_terminal_and_drawn_when_asked(tmp_path, capsys):
+def test_progress_bars_are_silent_off_a_terminal_and_drawn_when_asked(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "tqdm", None)  # the package's own bar, whether tqdm is installed or not
     gbely.league(["template", "council"], maps="seed:doc", rounds=3, db=tmp_path / "a.sqlite")
     assert capsys.readouterr().err == ""  # pytest's stderr is no terminal
     gbely.league(["template", "council"], maps="seed:doc", rounds=3, db=tmp_path / "b.sqlite", progress=True)
@@ -112,7 +113,8 @@ def test_progress_bars_are_silent_off_a_terminal_and_drawn_when_asked(tmp_path, 
     assert capsys.readouterr().err == ""
 
 
-def test_replay_dataset_over_a_folder_reports_progress(played, capsys):
+def test_replay_dataset_over_a_folder_reports_progress(played, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "tqdm", None)
     folder, _, _ = played
     calls = []
     items = list(gbely.replay_dataset(folder, seat="council", progress=lambda d, t: calls.append((d, t))))
