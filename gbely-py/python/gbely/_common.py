@@ -243,7 +243,7 @@ class CellActions(spaces.Dict):
     def sample(self, mask: Any = None, probability: Any = None) -> Dict[str, Any]:
         if mask is not None and not isinstance(mask, dict):
             kind = self.spaces["kind"]
-            draw = _masked_draw(kind.np_random, mask, kind.shape, "CellActions.sample")
+            draw = _masked_draw(kind.np_random, mask, tuple(kind.shape or ()), "CellActions.sample")
             return {"kind": draw.astype(kind.dtype), "fraction": self.spaces["fraction"].sample()}
         return super().sample(mask, probability)
 
@@ -255,6 +255,7 @@ def batch_cell_actions(single: CellActions, n: int) -> CellActions:
     from gymnasium.vector.utils import batch_space
 
     batched = batch_space(spaces.Dict(single.spaces), n)
+    assert isinstance(batched, spaces.Dict)
     return CellActions(dict(batched.spaces))
 
 

@@ -8,6 +8,7 @@ a widget in a notebook) when tqdm is installed, else one line on stderr rewritte
 """
 from __future__ import annotations
 
+import importlib
 import sys
 import time
 from typing import Any, Callable, Optional, Union
@@ -58,11 +59,11 @@ class Bar:
             return
         if self.tqdm is None:
             try:
-                from tqdm.auto import tqdm
+                auto: Any = importlib.import_module("tqdm.auto")
             except ImportError:
                 self.tqdm = False
             else:
-                self.tqdm = tqdm(total=total, desc=self.desc, unit=f" {self.unit}")
+                self.tqdm = auto.tqdm(total=total, desc=self.desc, unit=f" {self.unit}")
         if self.tqdm:
             self.tqdm.total = total
             self.tqdm.n = done

@@ -8,11 +8,12 @@ from typing import Any, Sequence
 
 def pandas() -> Any:
     """The ``pandas`` module; ``ImportError`` saying how to install it when it is missing."""
+    import importlib
+
     try:
-        import pandas as pd
+        return importlib.import_module("pandas")
     except ImportError as e:
         raise ImportError("to_pandas() needs pandas, which is not installed: pip install pandas") from e
-    return pd
 
 
 def _cell(v: Any) -> str:

@@ -300,8 +300,8 @@ class ReplayData(NamedTuple):
         for k in ("terrain", "owner", "units", "fortification", "visible", "base", "kind", "fraction", "inexpressible"):
             cols[k] = d[k][keep]
         mask = d["action_mask"][keep] != 0
-        for k in range(mask.shape[1]):
-            cols[f"legal_{k}"] = mask[:, k]
+        for kind in range(mask.shape[1]):
+            cols[f"legal_{kind}"] = mask[:, kind]
         return pd.DataFrame(cols)
 
 

@@ -151,7 +151,7 @@ class MaskedCells(gymnasium.Wrapper, gymnasium.utils.RecordConstructorArgs):
         self.grid = (height, width)
         self.fraction = float(fraction)
         self._fraction = np.full(self.grid, self.fraction, np.float32)
-        high = _channel_highs(float(np.max(env.observation_space["units"].high)))
+        high = _channel_highs(float(np.max(env.observation_space["units"].high)))  # type: ignore[index]
         self.observation_space = spaces.Box(np.zeros((len(CHANNELS), height, width), np.float32),
                                             np.broadcast_to(high[:, None, None], (len(CHANNELS), height, width)).copy(),
                                             dtype=np.float32)
@@ -215,11 +215,12 @@ class MaskedCellsVector(gymnasium.vector.VectorWrapper):
     def __init__(self, env: gymnasium.vector.VectorEnv, fraction: float = 1.0):
         super().__init__(env)
         n = env.num_envs
-        height, width = env.single_observation_space["units"].shape
+        units: Any = env.single_observation_space["units"]  # type: ignore[index]
+        height, width = units.shape
         self.grid = (height, width)
         self.fraction = float(fraction)
         self._fraction = np.full((n, height, width), self.fraction, np.float32)
-        high = _channel_highs(float(np.max(env.single_observation_space["units"].high)))
+        high = _channel_highs(float(np.max(units.high)))
         shape = (len(CHANNELS), height, width)
         self.single_observation_space = spaces.Box(np.zeros(shape, np.float32),
                                                    np.broadcast_to(high[:, None, None], shape).copy(), dtype=np.float32)
