@@ -119,7 +119,8 @@ def _observe(core: EnvCore, seat: int, with_dict: bool, share: bool = True) -> T
 class GbelyEnv(gymnasium.Env):
     """One seat of a match against an opponent, as a Gymnasium environment (see the module).
 
-    ``map``: a :class:`gbely.Map`, ``gbely``, ``seed:TEXT`` or a map file. ``opponent`` plays
+    ``map``: a :class:`gbely.Map`, ``gbely``, ``seed:TEXT``, ``final`` (the 90×90 final of
+    ``gbely/Final-v0``, ``final:gbely``), ``final:SEED`` or a map file. ``opponent`` plays
     every other seat: a built-in agent (``council``, the default, its levels ``council:easy`` and
     ``council:strong``, ``template``, ``expander``: in Rust), an agent file (imported and run in this process) or a callable ``decide(stav)``; on a
     final map the Council's seat is always the Council. ``seat``: the learner's seat.
@@ -323,7 +324,8 @@ def parallel_env(map: Any = "gbely", council: Optional[bool] = None, rounds: int
                  grid: Optional[Tuple[int, int]] = None, info_share: bool = True,
                  render_mode: Optional[str] = None, render_scale: int = 8):
     """The PettingZoo Parallel environment (needs ``pettingzoo``): every seat but the Council's
-    (``council=True``, the default on a final map) is an agent ``seat_K``. ``grid``, ``reward``
+    (``council=True``, the default on a final map) is an agent ``seat_K``; ``map="final"`` plays
+    the final of ``gbely/Final-v0`` (eight agents). ``grid``, ``reward``
     and ``info_share`` as for :class:`GbelyEnv`.
 
     >>> env = parallel_env("gbely", council=False, rounds=2)
