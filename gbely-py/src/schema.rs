@@ -14,6 +14,7 @@
 //! and keys from it; `gbely.codec` keeps the codes as literals (it is standard-library only, as
 //! it is inlined into submissions) and a test holds them to the table.
 
+use gbely_rules::constants::{production, BASE_BONUS, STARTING_UNITS};
 use gbely_rules::{Cell, Grid, Observation, Owner, Terrain};
 use numpy::{PyArray1, PyArrayMethods};
 use pyo3::prelude::*;
@@ -106,13 +107,24 @@ impl Shape {
     }
 }
 
-/// A field's upper bound: a value, none known (units and fortification grow without a cap in
-/// the rules), or the last round's number (`rounds - 1`).
+/// A field's upper bound: a value, every unit the grid can hold (units and fortification have no
+/// cap in the rules, but no cell can hold more than all the units there are: see
+/// [`all_units`]), or the last round's number (`rounds - 1`).
 #[derive(Clone, Copy, PartialEq, Debug)]
 pub(crate) enum High {
     Value(f64),
-    Unbounded,
+    AllUnits,
     LastRound,
+}
+
+/// What bounds every unit on a grid of `cells` cells after `rounds` rounds, as `(per_cell,
+/// per_cell_round)`: `cells × (per_cell + rounds × per_cell_round)`. A cell starts with at most
+/// the largest garrison a map file may give (or a base's starting units), and gains at most the
+/// best terrain's production and the base bonus a round; units are never made otherwise, and a
+/// fortification is bought with units (0.3 a unit), so it is bounded by the same.
+pub(crate) fn all_units() -> (f64, f64) {
+    let best = [Terrain::Meadow, Terrain::Hill, Terrain::River].map(production).into_iter().fold(0.0, f64::max);
+    (f64::from(gbely_world::MAX_GARRISON) + STARTING_UNITS, best + BASE_BONUS)
 }
 
 /// One observation array.
@@ -160,7 +172,7 @@ pub(crate) const FIELDS: [Field; 8] = [
         dtype: "float32",
         shape: Shape::Grid,
         low: 0.0,
-        high: High::Unbounded,
+        high: High::AllUnits,
         unseen: 0.0,
         observation: true,
         doc: "own jednotky and visible posadka, rounded as in §5; 0 unseen",
@@ -170,7 +182,7 @@ pub(crate) const FIELDS: [Field; 8] = [
         dtype: "float32",
         shape: Shape::Grid,
         low: 0.0,
-        high: High::Unbounded,
+        high: High::AllUnits,
         unseen: 0.0,
         observation: true,
         doc: "opevnenie, rounded as in §5; 0 unseen",
@@ -453,10 +465,10 @@ pub(crate) fn write_obs(obs: &Observation, grid: &Grid, finalist: bool, layout: 
 }
 
 /// The table for Python (`gbely._gbely.OBS_SCHEMA`): `fields` (per field `name`, `dtype`,
-/// `shape` — `grid`, `grid_kinds` or `one` —, `low`, `high` — a number, `inf` or
+/// `shape` — `grid`, `grid_kinds` or `one` —, `low`, `high` — a number, `"all_units"` or
 /// `"last_round"` —, `unseen`, `observation`, `doc`), `kinds` (names by code), `terrain`
 /// (code by name), `owner` (code by name: `unseen`, `hbp`, `own`, `zastupitelstvo`) and
-/// `armada_offset`.
+/// `armada_offset`, and `all_units`: `(per_cell, per_cell_round)` of [`all_units`].
 pub(crate) fn schema_dict(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     let fields = FIELDS
         .iter()
@@ -468,7 +480,7 @@ pub(crate) fn schema_dict(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
             d.set_item("low", f.low)?;
             match f.high {
                 High::Value(v) => d.set_item("high", v)?,
-                High::Unbounded => d.set_item("high", f64::INFINITY)?,
+                High::AllUnits => d.set_item("high", "all_units")?,
                 High::LastRound => d.set_item("high", "last_round")?,
             }
             d.set_item("unseen", f.unseen)?;
@@ -491,5 +503,6 @@ pub(crate) fn schema_dict(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     }
     d.set_item("owner", owner)?;
     d.set_item("armada_offset", ARMY_OFFSET)?;
+    d.set_item("all_units", all_units())?;
     Ok(d)
 }

@@ -11,7 +11,7 @@ use gbely_engine::app::runs::RunError;
 use gbely_engine::limits::{MemoryLimit, TimeLimit};
 use gbely_engine::runner::interrupt;
 use gbely_engine::runner::sandbox::SandboxMode;
-use gbely_engine::tournament::ab::EloModel;
+use gbely_engine::tournament::ab::{EloModel, Sprt};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -112,11 +112,23 @@ fn run_interruptible<T: Send>(
     Ok(out)
 }
 
+/// Calls Python's `progress(*args)` (from a thread without the GIL: it takes it); an exception
+/// it raises is reported as unraisable and the run goes on.
+fn call_progress(progress: Option<&PyObject>, call: impl FnOnce(Python<'_>, &PyObject) -> PyResult<PyObject>) {
+    if let Some(cb) = progress {
+        Python::with_gil(|py| {
+            if let Err(e) = call(py, cb) {
+                e.write_unraisable(py, Some(cb.bind(py)));
+            }
+        });
+    }
+}
+
 /// A league (`gbely league`), played without the command line: returns the `--json` document as
 /// Python data.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)] // the keyword arguments of gbely.league
-#[pyo3(signature = (agents, *, maps, council, games, rounds, time_limit, jobs, db, seed, python, ray, replays, thinking, gauntlet, memory_limit, sandbox))]
+#[pyo3(signature = (agents, *, maps, council, games, rounds, time_limit, jobs, db, seed, python, ray, replays, thinking, gauntlet, memory_limit, sandbox, progress=None))]
 pub(crate) fn league(
     py: Python<'_>,
     agents: Vec<String>,
@@ -135,6 +147,7 @@ pub(crate) fn league(
     gauntlet: bool,
     memory_limit: Option<u64>,
     sandbox: &str,
+    progress: Option<PyObject>,
 ) -> PyResult<PyObject> {
     if !(1..=1000).contains(&games) {
         return Err(PyValueError::new_err(format!("games={games}: 1 to 1000 games per pairing and map")));
@@ -156,7 +169,10 @@ pub(crate) fn league(
         settings: settings(rounds, time_limit, memory_limit, sandbox, python)?,
         ..LeagueRequest::new(agents)
     };
-    let report = run_interruptible(py, || requests::run_league(&req, &mut |_, _, _| {}), |r| r.run.interrupted)?;
+    let tick = |done: usize, total: usize, _: &gbely_engine::app::league::MatchRow| {
+        call_progress(progress.as_ref(), |py, cb| cb.call1(py, (done, total)));
+    };
+    let report = run_interruptible(py, || requests::run_league(&req, &mut { tick }), |r| r.run.interrupted)?;
     to_py(py, &report.to_json())
 }
 
@@ -164,7 +180,7 @@ pub(crate) fn league(
 /// Python data (for `against="both"`, the two tests' under `head_to_head` and `against_council`).
 #[pyfunction]
 #[allow(clippy::too_many_arguments)] // the keyword arguments of gbely.ab
-#[pyo3(signature = (a, b, *, against, maps, elo0, elo1, elo_model, share0, share1, alpha, beta, max_pairs, rounds, time_limit, jobs, db, seed, python, memory_limit, sandbox, fill, size))]
+#[pyo3(signature = (a, b, *, against, maps, elo0, elo1, elo_model, share0, share1, alpha, beta, max_pairs, rounds, time_limit, jobs, db, seed, python, memory_limit, sandbox, fill, size, progress=None))]
 pub(crate) fn ab(
     py: Python<'_>,
     a: String,
@@ -189,6 +205,7 @@ pub(crate) fn ab(
     sandbox: &str,
     fill: Option<String>,
     size: u32,
+    progress: Option<PyObject>,
 ) -> PyResult<PyObject> {
     let elo_model = match elo_model {
         "logistic" => EloModel::Logistic,
@@ -215,7 +232,10 @@ pub(crate) fn ab(
     };
     let mut docs = Vec::new();
     for test in req.tests() {
-        let report = run_interruptible(py, || requests::run_ab(&test, &mut |_| {}), |r| r.interrupted())?;
+        let mut line = |t: &Sprt| {
+            call_progress(progress.as_ref(), |py, cb| cb.call1(py, (t.n(), max_pairs, t.llr(), t.lower, t.upper)))
+        };
+        let report = run_interruptible(py, || requests::run_ab(&test, &mut line), |r| r.interrupted())?;
         docs.push(report.to_json());
     }
     match <[Value; 2]>::try_from(docs) {

@@ -401,3 +401,166 @@ def test_commands_refuse_actions_over_a_smaller_grid():
         codec.commands(stav, [9] * 100, [1.0] * 100, 10)
     assert codec.commands(stav, [9] * 3600, [1.0] * 3600, 60) == [
         {"typ": "FORTIFY", "pole": "P57_02", "investicia": 18.0}]
+
+
+# --- the training channels in the standard library: the same as the numpy ones ---
+
+def assert_same_channels(stav, obs, h, w):
+    from gbely.wrappers import channels, front_distance
+
+    lists = codec.observe(stav, h, w)
+    mine = codec.channels(lists, h, w)
+    theirs = channels(obs)
+    assert len(mine) == len(theirs) == len(codec.CHANNELS)
+    for name, a, b in zip(codec.CHANNELS, mine, theirs):
+        a = np.array(a, np.float64).reshape(h, w)
+        b = b.astype(np.float64)
+        assert np.float32(a).astype(np.float64).tolist() == a.tolist(), name  # float32 values
+        if name == "log_units":  # math.log1p against numpy's float32 log1p: one float32 ulp at most
+            assert np.all(np.abs(a - b) <= np.spacing(np.float32(b)).astype(np.float64)), name
+        else:
+            assert a.tolist() == b.tolist(), name
+    dist = np.array(codec.front_distance(lists, h, w)).reshape(h, w)
+    assert dist.tolist() == front_distance(obs).tolist()
+    return dist
+
+
+def test_the_codecs_channels_and_front_distance_are_the_numpy_ones():
+    from gbely.wrappers import CHANNELS
+
+    import pravidla
+
+    assert codec.CHANNELS == CHANNELS
+    assert codec.BONUS == tuple(pravidla.TERENNY_BONUS[t] for t in sorted(codec.TERRAIN, key=codec.TERRAIN.get))
+    assert codec.ROUNDS == pravidla.POCET_KOL
+    rng = np.random.default_rng(31)
+    deepest = 0
+    # A duel on a grid larger than the map (padding), seat 1; then every finalist of a small final.
+    env = GbelyEnv(seat=1, rounds=40, observation_dict=True, grid=(64, 62))
+    obs, info = env.reset()
+    first = assert_same_channels(info["observation"], obs, 64, 62)
+    # Round 0: the base P02_57 alone, next to neutral cells: 0 there, -1 everywhere else.
+    base = codec.parse_id(info["observation"]["moja_zakladna"])
+    assert first[base] == 0 and (first >= 0).sum() == 1
+    done = False
+    while not done:
+        obs, _, done, _, info = env.step(legal_action(rng, info["action_mask"]))
+        deepest = max(deepest, int(assert_same_channels(info["observation"], obs, 64, 62).max()))
+    env = parallel_env(SMALL_FINAL, rounds=30, observation_dict=True)
+    observations, infos = env.reset()
+    armies = 0
+    while env.agents:
+        for a in env.agents:
+            assert_same_channels(infos[a]["observation"], observations[a], env.map.height, env.map.width)
+            armies += int((observations[a]["owner"] > 2).sum())
+        observations, _, _, _, infos = env.step({a: legal_action(rng, infos[a]["action_mask"]) for a in env.agents})
+    assert deepest >= 2 and armies > 0  # own cells behind the front, and other finalists seen
+
+
+CHANNEL_POLICY = '''\
+"""A linear policy over MaskedCells' channels and the distance to the front, trained with numpy on
+gbely.wrappers.channels and played with gbely.codec's twins (for tests/test_codec.py)."""
+from gbely import codec
+
+GRID = 60
+WEIGHTS = None
+#: The channels it reads (log_units, the one channel equal only within an ulp, is left out).
+USE = ("own", "neutral", "council", "visible", "luka", "vrch", "rieka", "units", "fortification", "defence",
+       "base", "round")
+
+
+def features(ch, dist, i):
+    """Cell i's channels and front distance, then each neighbour's channels (zeros off the grid)."""
+    x = [1.0] + [ch[k][i] for k in range(len(USE))] + [min(dist[i], 10) / 10.0 if dist[i] >= 0 else 1.0]
+    r, c = divmod(i, GRID)
+    for dr, dc in codec.DIRECTIONS:
+        if 0 <= r + dr < GRID and 0 <= c + dc < GRID:
+            j = i + dr * GRID + dc
+            x += [ch[k][j] for k in range(len(USE))]
+        else:
+            x += [0.0] * len(USE)
+    return x
+
+
+def act(ch, dist, owner, mask, w):
+    """The best legal kind of each own cell by a linear score (ch: the USE channels as lists)."""
+    kind = [0] * (GRID * GRID)
+    for i in range(GRID * GRID):
+        if owner[i] != 1:
+            continue
+        x = features(ch, dist, i)
+        best, best_k = None, 0
+        for k in range(10):
+            if mask[i * 10 + k]:
+                s = sum(a * b for a, b in zip(w["theta"][k], x))
+                if best is None or s > best:
+                    best, best_k = s, k
+        kind[i] = best_k
+    return kind
+
+
+def decide(stav):
+    obs = codec.observe(stav, GRID, GRID)
+    every = codec.channels(obs, GRID, GRID)
+    ch = [every[codec.CHANNELS.index(name)] for name in USE]
+    kind = act(ch, codec.front_distance(obs, GRID, GRID), obs["owner"], obs["action_mask"], WEIGHTS)
+    return {"prikazy": codec.commands(stav, kind, [1.0] * (GRID * GRID), GRID)}
+'''
+
+
+def test_a_policy_trained_on_the_numpy_channels_plays_the_same_packed(tmp_path):
+    from gbely.wrappers import CHANNELS, channels, front_distance
+
+    module = {}
+    exec(compile(CHANNEL_POLICY, "agent.py", "exec"), module)
+    use = [CHANNELS.index(k) for k in module["USE"]]
+    # (1) Train: softmax regression on the expander's own cells of one match, features from numpy.
+    gbely.play("expander-rs", "council", rounds=40, replay=tmp_path / "teacher.json.gz")
+    d = gbely.Replay.load(tmp_path / "teacher.json.gz").dataset("expander-rs")
+    xs, ys, allowed = [], [], []
+    for t in range(len(d["kind"])):
+        obs = {k: d[k][t] for k in ("terrain", "owner", "units", "fortification", "visible", "base", "round")}
+        ch = channels(obs)[use].reshape(len(use), -1).tolist()
+        dist = front_distance(obs).ravel().tolist()
+        for i in np.flatnonzero((d["owner"][t] == 1).ravel()):
+            xs.append(module["features"](ch, dist, int(i)))
+            ys.append(int(d["kind"][t].ravel()[i]))
+            allowed.append(d["action_mask"][t].reshape(-1, KINDS)[i] == 1)
+    x, y, allowed = np.array(xs), np.array(ys), np.array(allowed)
+    allowed[np.arange(len(y)), y] = True
+    theta = np.zeros((KINDS, x.shape[1]))
+    for _ in range(60):
+        logits = np.where(allowed, x @ theta.T, -np.inf)
+        p = np.exp(logits - logits.max(1, keepdims=True))
+        p /= p.sum(1, keepdims=True)
+        p[np.arange(len(y)), y] -= 1
+        theta -= 1.0 * p.T @ x / len(y)
+    accuracy = (np.where(allowed, x @ theta.T, -np.inf).argmax(1) == y).mean()
+    assert accuracy > (y == 0).mean()  # it learned more than "stay"
+    # (2) Pack it; the submission computes the channels with gbely.codec.
+    (tmp_path / "policy.json").write_text(json.dumps({"theta": theta.tolist()}))
+    (tmp_path / "agent.py").write_text(CHANNEL_POLICY)
+    out = tmp_path / "submission.py"
+    pack(tmp_path / "policy.json", tmp_path / "agent.py", out, timing=False)
+    ns = {}
+    exec(compile(out.read_text(), str(out), "exec"), ns)
+    weights = ns["WEIGHTS"]
+    # (3) The same weights in the environment, on the numpy channels, and packed as the judge
+    # plays it, on the codec's: the two replays are identical.
+    rounds = 40
+    env = GbelyEnv(rounds=rounds, record=True)
+    obs, info = env.reset()
+    done = False
+    while not done:
+        ch = channels(obs)[use].reshape(len(use), -1).tolist()
+        kind = module["act"](ch, front_distance(obs).ravel().tolist(), obs["owner"].ravel().tolist(),
+                             info["action_mask"].ravel().tolist(), weights)
+        obs, _, done, _, info = env.step({"kind": np.array(kind, np.int8).reshape(60, 60), "fraction": 1.0})
+    env.save_replay(tmp_path / "env.json")
+    result = gbely.play(str(out), "council", map="gbely", rounds=rounds, replay=tmp_path / "packed.json",
+                        time_limit=None, run_dir=tmp_path / "runs")
+    assert result.violations[0] == 0
+    a = json.loads((tmp_path / "env.json").read_text())
+    b = json.loads((tmp_path / "packed.json").read_text())
+    assert len(a["turns"]) == rounds and comparable(a) == comparable(b)
+    assert info["cells"] > 1  # it played, not just stood still

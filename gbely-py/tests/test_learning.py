@@ -49,6 +49,26 @@ def test_weights_are_int8_per_array_and_come_back_shaped(tmp_path):
     assert "WEIGHTS = None" not in text and "import numpy" not in text
 
 
+def test_float16_weights_keep_small_values_beside_large_ones(tmp_path):
+    # 1000 and 0.001 in one array: int8 steps of 1000/127 ≈ 7.9 make 0.001 and 3.0 zero; float16
+    # holds every value to its 11 significant bits (1000 exactly; 0.001 as 0.0010004043579101562,
+    # the nearest half float: 2^-10 × 1.0244140625; 3.0 exactly).
+    (tmp_path / "w.json").write_text(json.dumps({"w": [[1000.0, 0.001], [3.0, -0.5]], "s": 2.5}))
+    (tmp_path / "a.py").write_text(AGENT)
+    small = pack(tmp_path / "w.json", tmp_path / "a.py", tmp_path / "i8.py", timing=False)
+    assert run_packed(tmp_path / "i8.py")["WEIGHTS"]["w"][0][1] == 0.0 and small.dtype == "int8"
+    report = pack(tmp_path / "w.json", tmp_path / "a.py", tmp_path / "f16.py", timing=False, dtype="float16")
+    w = run_packed(tmp_path / "f16.py")["WEIGHTS"]
+    assert w == {"w": [[1000.0, 0.0010004043579101562], [3.0, -0.5]], "s": 2.5}
+    assert report.dtype == "float16" and "5 weights in 2 arrays (float16)" in str(report)
+    assert "float16 per array" in (tmp_path / "f16.py").read_text()
+    (tmp_path / "big.json").write_text(json.dumps({"w": [70000.0]}))
+    with pytest.raises(PackError, match="float16's range"):
+        pack(tmp_path / "big.json", tmp_path / "a.py", tmp_path / "big.py", timing=False, dtype="float16")
+    with pytest.raises(ValueError, match="dtype='float64'"):
+        pack(tmp_path / "w.json", tmp_path / "a.py", tmp_path / "x.py", timing=False, dtype="float64")
+
+
 def test_an_npz_policy_and_the_refusals(tmp_path):
     np.savez(tmp_path / "p.npz", w=np.arange(6, dtype=np.float32).reshape(2, 3) / 5)
     (tmp_path / "a.py").write_text(AGENT)
@@ -187,6 +207,9 @@ def test_the_rust_command_line_runs_pack_with_the_users_python(tmp_path, monkeyp
     code = cli_main(["gbely", "pack", str(tmp_path / "w.json"), str(tmp_path / "a.py"), "-o", "s.py",
                      "--no-timing"])
     assert code == 0 and run_packed("s.py")["WEIGHTS"] == {"w": [1.0]}
+    code = cli_main(["gbely", "pack", str(tmp_path / "w.json"), str(tmp_path / "a.py"), "-o", "h.py",
+                     "--no-timing", "--dtype", "float16"])
+    assert code == 0 and "float16 per array" in Path("h.py").read_text() and run_packed("h.py")["WEIGHTS"] == {"w": [1.0]}
     assert cli_main(["gbely", "pack", str(tmp_path / "w.json"), str(tmp_path / "missing.py"), "-o", "t.py",
                      "--no-timing"]) == 1
 

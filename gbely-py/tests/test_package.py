@@ -144,7 +144,9 @@ def test_the_schema_is_what_the_environment_writes():
     for f in fields:
         a = arrays[f["name"]]
         assert a.dtype == np.dtype(f["dtype"]) and a.shape == shapes[f["shape"]], f["name"]
-        high = 2 if f["high"] == "last_round" else f["high"]  # rounds=3: rounds 0 to 2
+        # rounds=3: rounds 0 to 2; units and fortification at most all the units of 64 × 70
+        # cells over 3 rounds: 4480 × (1 000 010 + 3 × 8) + 1 = 4 480 152 321, up to a float32
+        high = {"last_round": 2, "all_units": 4480152576.0}.get(f["high"], f["high"])
         assert f["low"] <= a.min() and a.max() <= high, f["name"]
         # The grid is padded beyond the map (60 × 60): padded cells hold the unseen value.
         if f["shape"] == "grid":
@@ -152,7 +154,7 @@ def test_the_schema_is_what_the_environment_writes():
         if f["observation"]:
             space = env.observation_space[f["name"]]
             assert space.dtype == a.dtype and float(space.low.min()) == f["low"]
-            assert float(space.high.max()) == (2 if f["high"] == "last_round" else f["high"])
+            assert float(space.high.max()) == high
     # An unseen (padded) cell may only stay.
     assert arrays["action_mask"][60:, :].tolist() == [[[1] + [0] * 9] * 70] * 4
 

@@ -43,8 +43,7 @@ def test_check_env_on_the_registered_ids_with_rendering():
     for env_id, kwargs in [("gbely/Duel-v0", {}), ("gbely/Final-v0", {"map": SMALL_FINAL})]:
         env = gymnasium.make(env_id, rounds=6, render_mode="rgb_array", **kwargs)
         with warnings.catch_warnings():
-            warnings.simplefilter("error")  # every warning of the checker fails the test…
-            warnings.filterwarnings("ignore", message=".*maximum value is infinity")  # …but unbounded units
+            warnings.simplefilter("error")  # every warning of the checker fails the test (units have real bounds now)
             check_env(env.unwrapped)
         assert env.spec.id == env_id
 

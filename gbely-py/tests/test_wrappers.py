@@ -36,8 +36,7 @@ def masked_random(mask, rng):
 def test_check_env(make):
     env = make()
     with warnings.catch_warnings():
-        warnings.simplefilter("error")  # every warning of the checker fails the test…
-        warnings.filterwarnings("ignore", message=".*maximum value is infinity")  # …but unbounded units
+        warnings.simplefilter("error")  # every warning of the checker fails the test (units have real bounds now)
         warnings.filterwarnings("ignore", message=".*different from the unwrapped version")  # we test the wrapper
         check_env(env, skip_render_check=True)
     height, width = env.unwrapped.map.height, env.unwrapped.map.width

@@ -21,6 +21,6 @@ mod spec;
 pub use final_map::{generate_final, FinalConfig, MIN_FINAL_SIZE};
 pub use generate::{generate_duel, reference_map, GenError, GEN_VERSION, MAX_SIZE, MIN_DUEL_SIZE};
 pub use map::{Map, Seat, SeatRole};
-pub use mapfile::{parse_map_file, render_map, write_map_file, MapFileError, MAP_FORMAT_VERSION};
+pub use mapfile::{parse_map_file, render_map, write_map_file, MapFileError, MAP_FORMAT_VERSION, MAX_GARRISON};
 pub use replay::Replay;
 pub use spec::{MapSpec, MapStats};

@@ -25,6 +25,9 @@ use thiserror::Error;
 use crate::map::{Fault, Map, Seat, SeatRole};
 
 pub const MAP_FORMAT_VERSION: u32 = 1;
+/// The largest starting garrison a map file may give a cell (the learning environments' bound on
+/// units follows from it).
+pub const MAX_GARRISON: u32 = 1_000_000;
 
 /// Most cells in a row or a column of a map file.
 pub(crate) const MAX_SIDE: u32 = 1000;
@@ -202,10 +205,9 @@ pub fn parse_map_file(text: &str) -> Result<Map, MapFileError> {
         }
         for (c, v) in vals.into_iter().enumerate() {
             let cell = g.cell(r, c as u32);
-            garrison[cell.index()] =
-                v.parse::<u32>().ok().filter(|&x| x <= 1_000_000).ok_or_else(|| {
-                    err(ln, format!("cell {}: garrison `{v}` is not an integer 0…1000000", g.id(cell)))
-                })?;
+            garrison[cell.index()] = v.parse::<u32>().ok().filter(|&x| x <= MAX_GARRISON).ok_or_else(|| {
+                err(ln, format!("cell {}: garrison `{v}` is not an integer 0…{MAX_GARRISON}", g.id(cell)))
+            })?;
         }
     }
 

@@ -202,6 +202,30 @@ def test_the_address_keeps_the_round_and_refuses_nonsense(duel, pages):
     shot(p, "viewer-duel-desktop.png")
 
 
+def test_a_replay_inline_in_a_notebook_plays_in_its_iframe(work, pages):
+    """``gbely.Replay._repr_html_`` (what Jupyter shows for a replay) is the viewer in an iframe
+    whose ``srcdoc`` is the page: it has no URL of its own, so the viewer keeps its round in memory
+    (writing the address would throw) and plays as on its own page."""
+    import gbely as gbely_py  # ./run-tests runs this file in the venv that has the wheel
+    gbely_py.play("expander-rs", "council", map="seed:inline", size=20, rounds=12, replay=work / "inline.json.gz")
+    notebook = work / "notebook.html"
+    notebook.write_text("<!doctype html><html><body><h1>a notebook cell</h1>"
+                        + gbely_py.Replay.load(work / "inline.json.gz")._repr_html_() + "</body></html>")
+    p = pages().open(notebook.as_uri())
+    frame = p.page.frame_locator("iframe")
+    inner = p.page.frames[1]
+    inner.wait_for_function("() => document.body && document.body.dataset.ready === '1'", timeout=30000)
+    assert inner.url == "about:srcdoc"
+    last = gbely_py.Replay.load(work / "inline.json.gz").rounds_played - 1
+    frame.locator("#last").click()
+    inner.wait_for_function(f"() => window.gbely.state().round === {last}")
+    frame.locator("#back").focus()
+    p.page.keyboard.press("ArrowLeft")  # the keys work inside the frame too
+    inner.wait_for_function(f"() => window.gbely.state().round === {last - 1}")
+    p.page.wait_for_timeout(500)  # the address is written 300 ms after a change: no error from it
+    assert inner.url == "about:srcdoc"
+
+
 def test_wheel_drag_keys_and_the_timeline(duel, pages):
     p = pages().open(duel.as_uri() + "#round=20").wait_ready()
     box = p.page.locator("#map").bounding_box()

@@ -25,8 +25,8 @@ except ImportError as e:  # pragma: no cover - the message is the point
 from ._gbely import OBS_SCHEMA, EnvCore, Map, seating
 
 #: The observation arrays, in order: ``name``, ``dtype``, ``shape`` (``grid``: height × width,
-#: ``grid_kinds``: height × width × KINDS, ``one``: ``(1,)``), ``low``, ``high`` (a number, ``inf``
-#: or ``"last_round"``), ``unseen`` (the value of an unseen or padded cell), ``observation``
+#: ``grid_kinds``: height × width × KINDS, ``one``: ``(1,)``), ``low``, ``high`` (a number,
+#: ``"all_units"``: see :func:`all_units`, or ``"last_round"``), ``unseen`` (the value of an unseen or padded cell), ``observation``
 #: (in the observation space; ``action_mask`` is in ``info``), ``doc``.
 FIELDS: Tuple[Dict[str, Any], ...] = OBS_SCHEMA["fields"]
 #: The keys of an observation (the fields in the observation space).
@@ -53,12 +53,17 @@ Reward = Union[str, Callable[[float, float, bool], float]]
 Maps = Union[Tuple[int, int], Sequence[Any], Callable[["np.random.Generator"], Any]]
 
 
+#: What ``map="final"`` plays: the final map of ``gbely/Final-v0`` (a generated 90×90 final).
+FINAL_MAP = "final:gbely"
+
+
 def _map(spec: Any) -> Map:
     if spec is None:
         return Map.reference()
     if isinstance(spec, Map):
         return spec
-    return Map.named(os.fspath(spec))
+    spec = os.fspath(spec)
+    return Map.named(FINAL_MAP if spec == "final" else spec)
 
 
 def _decide_of(opponent: Opponent) -> Callable[[dict], Any]:
@@ -158,8 +163,28 @@ def _grid_of(grid: Optional[Tuple[int, int]], first: Map, sampler: Optional[MapS
     return first.height, first.width
 
 
-def _high(field: Dict[str, Any], rounds: int) -> float:
-    return rounds - 1 if field["high"] == "last_round" else field["high"]
+def all_units(height: int, width: int, rounds: int) -> float:
+    """What no cell's units (nor fortification) can exceed on a grid of ``height × width`` over
+    ``rounds`` rounds: every unit there can be, ``cells × (per_cell + rounds × per_cell_round)``
+    (``OBS_SCHEMA["all_units"]``: the largest starting garrison of a map file or a base's start,
+    the best production and the base bonus a round), plus the §5 rounding, as the float32 at or
+    above it.
+
+    >>> all_units(60, 60, 150)  # 3600 × (1 000 010 + 150 × 8) + 1 = 3 604 356 001, up to a float32
+    3604356096.0
+    """
+    per_cell, per_round = OBS_SCHEMA["all_units"]
+    bound = height * width * (per_cell + rounds * per_round) + 1.0
+    b = np.float32(bound)
+    return float(b if float(b) >= bound else np.nextafter(b, np.float32(np.inf)))
+
+
+def _high(field: Dict[str, Any], rounds: int, grid: Tuple[int, int] = (0, 0)) -> float:
+    if field["high"] == "last_round":
+        return rounds - 1
+    if field["high"] == "all_units":
+        return all_units(grid[0], grid[1], rounds)
+    return field["high"]
 
 
 def _spaces(height: int, width: int, rounds: int) -> Tuple[spaces.Dict, spaces.Dict]:
@@ -167,7 +192,7 @@ def _spaces(height: int, width: int, rounds: int) -> Tuple[spaces.Dict, spaces.D
     the table's) and the action space over a grid."""
     grid = (height, width)
     obs = spaces.Dict({
-        f["name"]: spaces.Box(_cast(f["low"], f["dtype"]), _cast(_high(f, rounds), f["dtype"]),
+        f["name"]: spaces.Box(_cast(f["low"], f["dtype"]), _cast(_high(f, rounds, grid), f["dtype"]),
                               (1,) if f["shape"] == "one" else grid, np.dtype(f["dtype"]))
         for f in FIELDS if f["observation"]
     })
@@ -183,11 +208,30 @@ def _cast(bound: float, dtype: str) -> Union[int, float]:
     return int(bound) if np.issubdtype(np.dtype(dtype), np.integer) else float(bound)
 
 
+def _masked_draw(rng: "np.random.Generator", mask: Any, shape: Tuple[int, ...], what: str) -> np.ndarray:
+    """A kind per cell of ``shape``, uniform among the kinds ``mask`` allows: ``mask`` has
+    ``KINDS`` entries per cell (bool or int, nonzero = allowed), shaped ``shape + (KINDS,)`` or
+    flat in the same order (as ``MaskedCells.action_masks()`` gives it). A cell that allows
+    nothing gets 0 (stay)."""
+    m = np.asarray(mask)
+    cells = int(np.prod(shape, dtype=np.int64))
+    if m.dtype.kind not in "biu" or m.size != cells * KINDS:
+        raise ValueError(f"{what}: a mask of {cells} cells × {KINDS} kinds (bool or int, shaped "
+                         f"{shape + (KINDS,)} or flat ({cells * KINDS},)) expected, not an array of shape "
+                         f"{m.shape} and dtype {m.dtype}")
+    m = m.reshape(shape + (KINDS,))
+    # The largest of independent uniform draws over the legal kinds is uniform among them.
+    return (rng.random(m.shape) * (m != 0)).argmax(-1)
+
+
 class CellActions(spaces.Dict):
     """The action space: ``{"kind": MultiDiscrete(height × width of 10), "fraction": Box(0, 1)}``,
     a plain :class:`gymnasium.spaces.Dict` whose ``sample`` also takes the environment's action
-    mask (``info["action_mask"]``, ``height × width × 10``): each cell's kind is then drawn
-    uniformly among its legal kinds (what PettingZoo's ``api_test`` and masked random play do).
+    mask (``info["action_mask"]``, ``height × width × 10``, int8 or bool): each cell's kind is then
+    drawn uniformly among its legal kinds (what PettingZoo's ``api_test`` and masked random play
+    do). :class:`gbely.vector.VectorEnv`'s ``action_space`` is one too, batched (``n × height ×
+    width``), whose ``sample`` takes ``infos["action_mask"]`` or ``action_masks()`` (``n × height
+    × width × 10``).
 
     >>> space = _spaces(2, 2, 150)[1]
     >>> mask = np.zeros((2, 2, KINDS), np.int8); mask[..., 0] = 1; mask[0, 1, 9] = 1
@@ -197,14 +241,68 @@ class CellActions(spaces.Dict):
     """
 
     def sample(self, mask: Any = None, probability: Any = None) -> Dict[str, Any]:
-        if isinstance(mask, np.ndarray):
+        if mask is not None and not isinstance(mask, dict):
             kind = self.spaces["kind"]
-            if mask.shape != kind.shape + (KINDS,):
-                raise ValueError(f"an action mask of shape {mask.shape}: {kind.shape + (KINDS,)} expected")
-            # The largest of independent uniform draws over the legal kinds is uniform among them.
-            draws = kind.np_random.random(mask.shape) * (mask != 0)
-            return {"kind": draws.argmax(-1).astype(kind.dtype), "fraction": self.spaces["fraction"].sample()}
+            draw = _masked_draw(kind.np_random, mask, tuple(kind.shape or ()), "CellActions.sample")
+            return {"kind": draw.astype(kind.dtype), "fraction": self.spaces["fraction"].sample()}
         return super().sample(mask, probability)
+
+
+def batch_cell_actions(single: CellActions, n: int) -> CellActions:
+    """``n`` copies of ``single`` batched as Gymnasium's ``batch_space`` does (a ``kind``
+    ``MultiDiscrete`` and a ``fraction`` ``Box`` with a leading ``n`` axis), as a
+    :class:`CellActions` so that ``sample`` takes a batch of masks."""
+    from gymnasium.vector.utils import batch_space
+
+    batched = batch_space(spaces.Dict(single.spaces), n)
+    assert isinstance(batched, spaces.Dict)
+    return CellActions(dict(batched.spaces))
+
+
+class CellKinds(spaces.MultiDiscrete):
+    """:class:`~gbely.wrappers.MaskedCells`' action space: ``MultiDiscrete`` with ``KINDS`` per
+    cell (equal to the plain one), whose ``sample`` also takes the mask as ``action_masks()``
+    gives it (one flat bool array, cell-major then kind; a batch of them for the batched wrapper)
+    as well as gymnasium's tuple of per-cell masks.
+
+    >>> space = CellKinds(np.full(2, KINDS)); _ = space.seed(0)
+    >>> mask = np.zeros(2 * KINDS, bool); mask[[0, 10, 19]] = True   # cell 0: stay; cell 1: stay, fortify
+    >>> sorted({int(space.sample(mask)[1]) for _ in range(50)}), int(space.sample(mask)[0])
+    ([0, 9], 0)
+    """
+
+    def sample(self, mask: Any = None, probability: Any = None) -> np.ndarray:
+        if isinstance(mask, np.ndarray):
+            return _masked_draw(self.np_random, mask, self.shape, "CellKinds.sample").astype(self.dtype)
+        return super().sample(mask, probability)
+
+
+def cell_arrays(kind: Any, fraction: Any, shape: Tuple[int, ...], what: str) -> Tuple[np.ndarray, np.ndarray]:
+    """An action's arrays as the native core takes them (``kind`` int8, ``fraction`` float32, both
+    of ``shape``, contiguous); a ``fraction`` that broadcasts to ``shape`` (a number, say) is
+    broadcast. ``ValueError`` says what was expected and what came."""
+    k = np.asarray(kind)
+    dims = " × ".join(map(str, shape))
+    if k.shape != shape or k.dtype.kind not in "biuf":
+        hint = f" (reshape it: .reshape{shape})" if k.size == int(np.prod(shape)) and k.shape != shape else ""
+        raise ValueError(f"{what}: 'kind' is an int array of shape {shape} ({dims}), not an array of shape "
+                         f"{k.shape} and dtype {k.dtype}{hint}")
+    if k.dtype != np.int8:  # an int8 cast would wrap 266 round into a kind: such a kind is refused here
+        bad = np.argwhere((k < 0) | (k >= KINDS))
+        if len(bad):
+            at = tuple(int(x) for x in bad[0])
+            raise ValueError(f"{what}: action kind {k[at]} at index {at}: kinds are 0 to {KINDS - 1}")
+    f = np.asarray(fraction)
+    if f.dtype.kind not in "biuf":
+        raise ValueError(f"{what}: 'fraction' is a float array of shape {shape} ({dims}) or a number, not an "
+                         f"array of dtype {f.dtype}")
+    try:
+        f = np.broadcast_to(f, shape)
+    except ValueError:
+        hint = f" (reshape it: .reshape{shape})" if f.size == int(np.prod(shape)) else ""
+        raise ValueError(f"{what}: 'fraction' is a float array of shape {shape} ({dims}) or a number, not an "
+                         f"array of shape {f.shape}{hint}") from None
+    return np.ascontiguousarray(k, dtype=np.int8), np.ascontiguousarray(f, dtype=np.float32)
 
 
 #: What ``render()`` can give: a picture, or the viewer's page (the environment then records).

@@ -2,7 +2,7 @@
 
 Checked against the built module by ``python -m mypy.stubtest gbely._gbely`` (a test)."""
 from os import PathLike
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union, final
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union, final
 
 from typing_extensions import disjoint_base
 
@@ -60,6 +60,7 @@ def league(
     gauntlet: bool,
     memory_limit: Optional[int],
     sandbox: str,
+    progress: Optional[Callable[[int, int], Any]] = None,
 ) -> Dict[str, Any]: ...
 def ab(
     a: str,
@@ -85,6 +86,7 @@ def ab(
     sandbox: str,
     fill: Optional[str],
     size: int,
+    progress: Optional[Callable[[int, int, float, float, float], Any]] = None,
 ) -> Dict[str, Any]: ...
 def play_match(
     agents: Sequence[Any],

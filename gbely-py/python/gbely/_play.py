@@ -85,6 +85,27 @@ class Result:
         """Discarded commands per seat, by reason code."""
         return [s.discarded for s in self.sides]
 
+    _COLUMNS = ("seat", "name", "share", "cells", "tiebreak_round", "disqualified", "violations", "discarded")
+
+    def _rows(self) -> List[tuple]:
+        return [(s.seat, s.name, s.share, s.cells, s.tiebreak_round, s.disqualified, len(s.violations),
+                 sum(s.discarded.values())) for s in self.sides]
+
+    def _repr_html_(self) -> str:
+        """In a notebook: the sides as a table (share in %, cells, tie-break round, violations,
+        discarded commands)."""
+        from ._tables import table
+
+        return table(self._COLUMNS, self._rows(), f"{self.map}: {self.ended_by} after round {self.last_round}")
+
+    def to_pandas(self) -> Any:
+        """The sides as a ``pandas.DataFrame`` (needs pandas), one row per seat: ``seat``,
+        ``name``, ``share`` (%, ``None`` when disqualified), ``cells``, ``tiebreak_round``,
+        ``disqualified``, ``violations`` and ``discarded`` (counts)."""
+        from ._tables import pandas
+
+        return pandas().DataFrame(self._rows(), columns=list(self._COLUMNS))
+
     def __str__(self) -> str:
         lines = [f"{self.map}: {self.ended_by} after round {self.last_round}"]
         for s in self.sides:

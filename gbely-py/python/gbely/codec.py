@@ -49,12 +49,28 @@ no command. One command per own cell, in row-major order (the order of ``moje_po
 [{'typ': 'ATTACK', 'z': 'P01_00', 'na': 'P01_01', 'pocet': 45.4}]
 >>> command(stav["moje_pola"][0], 9, 0.5), command(stav["moje_pola"][0], 3, 1.0)  # west: off the map
 ({'typ': 'FORTIFY', 'pole': 'P01_00', 'investicia': 22.7}, None)
+
+**Training channels** (:func:`channels`, :func:`front_distance`): the features a policy trained on
+``gbely.wrappers.MaskedCells`` reads, in the standard library, so that one definition serves
+training (numpy, ``gbely.wrappers.channels`` / ``front_distance``) and the submission (these):
+the 14 channels of :data:`CHANNELS`, each a flat list of float32 values (as Python floats)
+equal to the numpy ones (``log_units`` within an ulp of float32: ``math.log1p`` and numpy's
+float32 ``log1p`` may round differently), and the steps from each own cell to the front.
+
+>>> ch = channels(obs, 2, 2)
+>>> [ch[CHANNELS.index(k)][2] for k in ("own", "luka", "units", "base", "round")]
+[1.0, 1.0, 4.5400004386901855, 1.0, 0.019999999552965164]
+>>> ch[CHANNELS.index("defence")][3]  # P01_01: (7.5 × 1.3 + 0.3) / 10 in float32
+1.0049999952316284
+>>> front_distance(obs, 2, 2)  # P01_00 touches foreign cells: 0; the rest is not own
+[-1, -1, 0, -1]
 """
+import math
 import struct
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-__all__ = ["KINDS", "TERRAIN", "observe", "commands", "command", "amount", "owner_code", "parse_id",
-           "cell_id", "neighbour", "float32"]
+__all__ = ["KINDS", "TERRAIN", "CHANNELS", "observe", "channels", "front_distance", "commands", "command", "amount",
+           "owner_code", "parse_id", "cell_id", "neighbour", "float32"]
 
 # The codes below are literals, as this module is standard-library only (it is inlined into
 # submissions); tests/test_package.py holds them to the environments' one table,
@@ -69,6 +85,15 @@ UNSEEN, OWN, COUNCIL = -1, 1, 2
 DIRECTIONS = ((-1, 0), (1, 0), (0, -1), (0, 1))
 
 _F32 = struct.Struct("<f")
+
+#: The channels of ``gbely.wrappers.MaskedCells`` (and :func:`channels`), in order; the table is
+#: in docs/learning.md. tests/test_codec.py holds this tuple, and every channel, to the numpy ones.
+CHANNELS = ("own", "neutral", "council", "armies", "visible", "luka", "vrch", "rieka", "units", "log_units",
+            "fortification", "defence", "base", "round")
+#: ``TERENNY_BONUS`` (rules §2) by terrain code, and ``POCET_KOL``: pravidla's values, as literals
+#: (held to pravidla by tests/test_codec.py).
+BONUS = (1.0, 1.5, 1.3)
+ROUNDS = 150
 
 
 def float32(x: float) -> float:
@@ -255,3 +280,82 @@ def observe(stav: Mapping[str, Any], height: int, width: int, final: bool = Fals
                 mask[m + 5 + d] = 1
     return {"terrain": terrain, "owner": owner, "units": units, "fortification": fortification,
             "visible": visible, "base": base, "round": stav["kolo"], "action_mask": mask}
+
+
+def channels(obs: Mapping[str, Any], height: int, width: int) -> List[List[float]]:
+    """The 14 channels of :data:`CHANNELS` (a list of flat row-major lists of ``height × width``
+    floats) from :func:`observe`'s arrays, computed as ``gbely.wrappers.channels`` computes them in
+    float32 (each operation rounded to float32): 0/1 indicators of the owner (``own``,
+    ``neutral``, ``council``, ``armies``), ``visible`` and the terrain; ``units`` / 10,
+    ``log(1 + units)``, ``fortification`` / 10; on visible foreign cells ``defence`` = (units ×
+    terrain bonus + fortification) / 10 (rules §6.4); ``base``; ``round`` = kolo / 150 on every
+    cell. An unseen (or padded) cell has every channel 0 but ``round``."""
+    n = height * width
+    owner, terrain, units, fort = obs["owner"], obs["terrain"], obs["units"], obs["fortification"]
+    tenth = float32(0.1)
+    f32 = float32
+    out = [[0.0] * n for _ in CHANNELS]
+    own, neutral, council, armies, vis, luka, vrch, rieka, u10, logu, f10, defence, base, rnd = out
+    for i in range(n):
+        o = owner[i]
+        u = units[i]
+        if o == OWN:
+            own[i] = 1.0
+        elif o == 0:
+            neutral[i] = 1.0
+        elif o == COUNCIL:
+            council[i] = 1.0
+        elif o > COUNCIL:
+            armies[i] = 1.0
+        vis[i] = float(obs["visible"][i])
+        t = terrain[i]
+        if t == 0:
+            luka[i] = 1.0
+        elif t == 1:
+            vrch[i] = 1.0
+        elif t == 2:
+            rieka[i] = 1.0
+        u10[i] = f32(u * tenth)
+        logu[i] = f32(math.log1p(u))
+        f10[i] = f32(fort[i] * tenth)
+        if o != OWN and o != UNSEEN:
+            defence[i] = f32(f32(f32(u * f32(BONUS[t])) + fort[i]) * tenth)
+        base[i] = float(obs["base"][i])
+    rnd[:] = [f32(obs["round"] / ROUNDS)] * n
+    return out
+
+
+def front_distance(obs: Mapping[str, Any], height: int, width: int) -> List[int]:
+    """For each cell (flat row-major), the steps through own cells from it to the front: 0 for an
+    own cell with a visible foreign neighbour (north, south, west or east), ``k + 1`` for an own
+    cell next to one at ``k``; -1 for a cell that is not own, or own with no path to the front.
+    From :func:`observe`'s arrays (``gbely.wrappers.front_distance`` is the numpy twin).
+
+    >>> o = {"owner": [1, 1, 1, -1, -1, 0]}  # 2 × 3: three own cells in a row, hbp below the last
+    >>> front_distance(o, 2, 3)
+    [2, 1, 0, -1, -1, -1]
+    """
+    owner = obs["owner"]
+    n = height * width
+    dist = [-1] * n
+    frontier = []
+
+    def near(i: int) -> List[int]:
+        r, c = divmod(i, width)
+        return [(r + dr) * width + c + dc for dr, dc in DIRECTIONS if 0 <= r + dr < height and 0 <= c + dc < width]
+
+    for i in range(n):
+        if owner[i] == OWN and any(owner[j] != OWN and owner[j] != UNSEEN for j in near(i)):
+            dist[i] = 0
+            frontier.append(i)
+    d = 0
+    while frontier:
+        d += 1
+        nxt = []
+        for i in frontier:
+            for j in near(i):
+                if owner[j] == OWN and dist[j] < 0:
+                    dist[j] = d
+                    nxt.append(j)
+        frontier = nxt
+    return dist

@@ -75,7 +75,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 # First: it says what to install when numpy or gymnasium is missing.
 from ._common import (BUILTIN, KINDS, RENDER_MODES, CellActions, Map, MapSampler, Maps, Opponent, Reward,
-                      _grid_of, _map, _render, _render_mode, _spaces, check_reward, opponents, reward_of)
+                      _grid_of, _map, _render, _render_mode, _spaces, cell_arrays, check_reward, opponents, reward_of)
 import numpy as np
 import gymnasium
 from gymnasium import spaces
@@ -84,17 +84,17 @@ from ._gbely import DEFAULT_ROUNDS, EnvCore, seating
 # The batched environment and the wrappers have modules of their own (gbely.vector,
 # gbely.wrappers); importable from here too, as they were.
 from .vector import VectorEnv
-from .wrappers import CHANNELS, MaskedCells, channels
+from .wrappers import CHANNELS, MaskedCells, MaskedCellsVector, channels
 
 __all__ = ["GbelyEnv", "GbelyParallelEnv", "parallel_env", "VectorEnv", "CellActions", "MapSampler", "KINDS",
-           "BUILTIN", "MaskedCells", "CHANNELS", "channels"]
+           "BUILTIN", "MaskedCells", "MaskedCellsVector", "CHANNELS", "channels"]
 
 
 def _is_commands(action: Any) -> bool:
     return isinstance(action, (list, tuple)) or (isinstance(action, dict) and "prikazy" in action)
 
 
-def _act(core: EnvCore, seat: int, action: Any) -> None:
+def _act(core: EnvCore, seat: int, action: Any, grid: Tuple[int, int]) -> None:
     if _is_commands(action):
         core.submit(seat, action)
         return
@@ -102,7 +102,7 @@ def _act(core: EnvCore, seat: int, action: Any) -> None:
         kind, fraction = action["kind"], action["fraction"]
     except (KeyError, TypeError, IndexError):
         raise ValueError("an action is {'kind': array, 'fraction': array} or a command list") from None
-    core.act(seat, np.ascontiguousarray(kind, dtype=np.int8), np.ascontiguousarray(fraction, dtype=np.float32))
+    core.act(seat, *cell_arrays(kind, fraction, grid, "an action"))
 
 
 def _observe(core: EnvCore, seat: int, with_dict: bool, share: bool = True) -> Tuple[dict, dict]:
@@ -119,7 +119,8 @@ def _observe(core: EnvCore, seat: int, with_dict: bool, share: bool = True) -> T
 class GbelyEnv(gymnasium.Env):
     """One seat of a match against an opponent, as a Gymnasium environment (see the module).
 
-    ``map``: a :class:`gbely.Map`, ``gbely``, ``seed:TEXT`` or a map file. ``opponent`` plays
+    ``map``: a :class:`gbely.Map`, ``gbely``, ``seed:TEXT``, ``final`` (the 90×90 final of
+    ``gbely/Final-v0``, ``final:gbely``), ``final:SEED`` or a map file. ``opponent`` plays
     every other seat: a built-in agent (``council``, the default, its levels ``council:easy`` and
     ``council:strong``, ``template``, ``expander``: in Rust), an agent file (imported and run in this process) or a callable ``decide(stav)``; on a
     final map the Council's seat is always the Council. ``seat``: the learner's seat.
@@ -181,7 +182,7 @@ class GbelyEnv(gymnasium.Env):
         core = self._core
         if core.is_over:
             raise RuntimeError("the match is over: call reset()")
-        _act(core, self.seat, action)
+        _act(core, self.seat, action, self.grid)
         for k, decide in self._python.items():
             if core.is_active(k):
                 core.submit(k, decide(core.observation_dict(k)))
@@ -283,7 +284,7 @@ def _parallel_class():
                 raise RuntimeError("the match is over: call reset()")
             for a, action in actions.items():
                 if a in self.agents:
-                    _act(core, self._seat(a), action)
+                    _act(core, self._seat(a), action, self.grid)
             core.advance()
             observations, rewards, terminations, truncations, infos = {}, {}, {}, {}, {}
             for a in self.agents:
@@ -323,7 +324,8 @@ def parallel_env(map: Any = "gbely", council: Optional[bool] = None, rounds: int
                  grid: Optional[Tuple[int, int]] = None, info_share: bool = True,
                  render_mode: Optional[str] = None, render_scale: int = 8):
     """The PettingZoo Parallel environment (needs ``pettingzoo``): every seat but the Council's
-    (``council=True``, the default on a final map) is an agent ``seat_K``. ``grid``, ``reward``
+    (``council=True``, the default on a final map) is an agent ``seat_K``; ``map="final"`` plays
+    the final of ``gbely/Final-v0`` (eight agents). ``grid``, ``reward``
     and ``info_share`` as for :class:`GbelyEnv`.
 
     >>> env = parallel_env("gbely", council=False, rounds=2)

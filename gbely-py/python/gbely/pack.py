@@ -7,9 +7,11 @@ installed; a trained policy goes in as weights embedded in the code. ``pack`` wr
   object of name → number or nested lists of numbers.
 * ``AGENT.py`` is the agent (``decide(stav)`` with pure-Python inference, standard library and
   ``pravidla`` only) with one line ``WEIGHTS = None``. Packing replaces that line with the
-  weights, quantised to int8 per array (scale = largest magnitude / 127), compressed with zlib
-  and written in base64, and the few lines that decode them at import into ``WEIGHTS``: a dict
-  of name → float (a scalar), list (1-D) or list of lists (2-D and up, row-major).
+  weights, quantised to int8 per array (scale = largest magnitude / 127; or, with
+  ``dtype="float16"`` / ``--dtype float16``, IEEE half floats: twice the bytes, about 3
+  significant digits at every magnitude), compressed with zlib and written in base64, and the
+  few lines that decode them at import into ``WEIGHTS``: a dict of name → float (a scalar),
+  list (1-D) or list of lists (2-D and up, row-major).
 * The agent may use :mod:`gbely.codec` (the environments' observation and action coding):
   ``from gbely import codec``, ``from gbely import codec as NAME``, ``import gbely.codec as
   NAME`` or ``from gbely.codec import NAMES`` (one statement on its own lines). Packing inlines
@@ -73,8 +75,10 @@ class PackReport:
 
     output: Path
     bytes: int
-    #: Per array: name, shape, scale of the int8 steps.
+    #: Per array: name, shape, scale of the int8 steps (1.0 for float16).
     arrays: List[Tuple[str, List[int], float]]
+    #: How the weights are stored: ``int8`` or ``float16``.
+    dtype: str = "int8"
     #: Slowest decision in seconds per map (``gbely`` and the final map), when timed.
     slowest: Dict[str, float] = field(default_factory=dict)
     #: Rounds timed per map.
@@ -82,7 +86,7 @@ class PackReport:
 
     def __str__(self) -> str:
         lines = [f"packed {self.output}: {self.bytes} bytes of {LIMIT_BYTES} allowed, "
-                 f"{sum(_size(s) for _, s, _ in self.arrays)} weights in {len(self.arrays)} arrays (int8)"]
+                 f"{sum(_size(s) for _, s, _ in self.arrays)} weights in {len(self.arrays)} arrays ({self.dtype})"]
         for name, secs in self.slowest.items():
             lines.append(f"  slowest decision on {name}: {secs:.3f} s over {self.rounds[name]} rounds "
                          f"(limit {LIMIT_S:.0f} s)")
@@ -204,10 +208,23 @@ def _quantise(values: List[float]) -> Tuple[float, bytes]:
     return scale, bytes((max(-127, min(127, round(x / scale))) + 256) % 256 for x in values)
 
 
+def _half(values: List[float]) -> bytes:
+    """IEEE half floats, little-endian (``struct``'s ``e``), as the decoder reads them."""
+    import struct
+
+    try:
+        return struct.pack(f"<{len(values)}e", *values)
+    except (OverflowError, struct.error):
+        raise PackError("weights beyond float16's range (±65504) or not finite: pack them as int8") from None
+
+
+DTYPES = ("int8", "float16")
+
 _DECODER = '''\
-# --- weights packed by `gbely pack` (int8 per array, zlib, base64); do not edit by hand ---
+# --- weights packed by `gbely pack` (%(dtype)s per array, zlib, base64); do not edit by hand ---
 def _gbely_weights():
     import base64
+    import struct
     import zlib
 
     raw = zlib.decompress(base64.b64decode(_GBELY_BLOB))
@@ -221,8 +238,12 @@ def _gbely_weights():
         return [shaped(flat[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
 
     out = {}
-    for name, shape, scale, start, size in _GBELY_INDEX:
-        out[name] = shaped([(b - 256 if b > 127 else b) * scale for b in raw[start:start + size]], shape)
+    for name, shape, scale, start, size, half in _GBELY_INDEX:
+        if half:
+            flat = list(struct.unpack_from("<" + str(size) + "e", raw, start))
+        else:
+            flat = [(b - 256 if b > 127 else b) * scale for b in raw[start:start + size]]
+        out[name] = shaped(flat, shape)
     return out
 
 
@@ -343,8 +364,11 @@ def _inline_codec(source: str, where: str) -> str:
 
 
 def pack(policy: PathArg, agent: PathArg, output: PathArg, timing: bool = True,
-         rounds: int = 150) -> PackReport:
-    """Packs ``policy`` into ``agent`` as ``output`` and checks it (see the module)."""
+         rounds: int = 150, dtype: str = "int8") -> PackReport:
+    """Packs ``policy`` into ``agent`` as ``output`` and checks it (see the module). ``dtype``:
+    ``"int8"`` (per-array scale) or ``"float16"``."""
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype={dtype!r}: 'int8' or 'float16'")
     policy, agent, output = Path(policy), Path(agent), Path(output)
     arrays = _load_policy(policy)
     source = _read_bounded(agent, LIMIT_SOURCE_BYTES, "an agent source").decode("utf-8")
@@ -356,20 +380,23 @@ def pack(policy: PathArg, agent: PathArg, output: PathArg, timing: bool = True,
     for name, (shape, values) in arrays.items():
         if not name.isidentifier():
             raise PackError(f"weights `{name}`: names are Python identifiers")
-        scale, q = _quantise(values)
-        index.append((name, shape, scale, len(blob), len(q)))
+        if dtype == "float16":
+            scale, q = 1.0, _half(values)
+        else:
+            scale, q = _quantise(values)
+        index.append((name, shape, scale, len(blob), len(values), dtype == "float16"))
         described.append((name, shape, scale))
         blob += q
     text = base64.b64encode(zlib.compress(bytes(blob), 9)).decode("ascii")
     lines = "\n".join(f'    "{text[i:i + 96]}"' for i in range(0, len(text), 96)) or '    ""'
-    block = _DECODER % {"index": repr(index), "blob": lines}
+    block = _DECODER % {"index": repr(index), "blob": lines, "dtype": dtype}
     packed = _MARKER.sub(lambda _: block, source, count=1)
     data = packed.encode("utf-8")
     if len(data) > LIMIT_BYTES:
         raise PackError(f"the packed file would have {len(data)} bytes; the limit is {LIMIT_BYTES} (512 KiB): "
                         f"fewer or smaller weights")
     output.write_bytes(data)
-    report = PackReport(output=output, bytes=len(data), arrays=described)
+    report = PackReport(output=output, bytes=len(data), arrays=described, dtype=dtype)
     if timing:
         _time(output, rounds, report)
     return report
@@ -426,9 +453,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("-o", "--output", required=True, help="the submission file to write")
     ap.add_argument("--rounds", type=int, default=150, help="rounds of each timing match (default 150)")
     ap.add_argument("--no-timing", action="store_true", help="skip the timing matches")
+    ap.add_argument("--dtype", choices=DTYPES, default="int8",
+                    help="how weights are stored: int8 with a scale per array (default) or float16")
     a = ap.parse_args(argv)
     try:
-        report = pack(a.policy, a.agent, a.output, timing=not a.no_timing, rounds=a.rounds)
+        report = pack(a.policy, a.agent, a.output, timing=not a.no_timing, rounds=a.rounds, dtype=a.dtype)
     except (PackError, OSError, ValueError) as e:
         print(f"gbely pack: {e}", file=sys.stderr)
         return 1

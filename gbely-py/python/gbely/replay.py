@@ -13,6 +13,7 @@ from ._errors import ReplayError
 
 if TYPE_CHECKING:
     from ._gbely import ReplayCore
+    from ._progress import ProgressArg
     from .types import Stav
 
 Seat = Union[int, str]
@@ -92,11 +93,36 @@ class Replay:
                         "discarded": len(t.get("discarded", []))})
         return out
 
-    def to_html(self, path: Union[str, "os.PathLike[str]"]) -> str:
-        """Writes the viewer: one self-contained HTML file (no network). Returns its path."""
+    def viewer_html(self) -> str:
+        """The viewer's page of this replay: one self-contained HTML text (what :meth:`to_html`
+        writes)."""
         from ._gbely import replay_html
 
-        html = replay_html(json.dumps(self.doc))
+        return str(replay_html(json.dumps(self.doc)))
+
+    def _repr_html_(self) -> str:
+        """In a notebook, the viewer itself, inline (an ``iframe`` whose ``srcdoc`` is the page:
+        nothing is fetched)."""
+        import html
+
+        return (f'<iframe title="{html.escape(repr(self))}" srcdoc="{html.escape(self.viewer_html(), quote=True)}" '
+                'style="width:100%;height:640px;border:1px solid #ccc"></iframe>')
+
+    def to_pandas(self) -> Any:
+        """:meth:`figures` as a ``pandas.DataFrame`` (needs pandas), one row per round and seat:
+        ``round``, ``seat``, ``name``, ``cells``, ``units`` (at the end of the round) and
+        ``discarded`` (the round's discarded commands, all seats together, on each of its rows)."""
+        from ._tables import pandas
+
+        pd = pandas()
+        names = [s["name"] for s in self.seats]
+        rows = [(f["round"], k, names[k], c, u, f["discarded"])
+                for f in self.figures() for k, (c, u) in enumerate(zip(f["cells"], f["units"]))]
+        return pd.DataFrame(rows, columns=["round", "seat", "name", "cells", "units", "discarded"])
+
+    def to_html(self, path: Union[str, "os.PathLike[str]"]) -> str:
+        """Writes the viewer: one self-contained HTML file (no network). Returns its path."""
+        html = self.viewer_html()
         with open(path, "w", encoding="utf-8") as f:
             f.write(html)
         return os.fspath(path)
@@ -250,6 +276,34 @@ class ReplayData(NamedTuple):
     data: Dict[str, Any]
     """The arrays of :meth:`Replay.dataset`."""
 
+    def to_pandas(self, cells: str = "own") -> Any:
+        """The dataset as a ``pandas.DataFrame`` (needs pandas), one row per round and cell:
+        ``round``, ``row``, ``col``, the observation arrays (``terrain``, ``owner``, ``units``,
+        ``fortification``, ``visible``, ``base``), the labels (``kind``, ``fraction``,
+        ``inexpressible``) and the mask as ``legal_0`` … ``legal_9`` (bool). ``cells="own"`` keeps
+        the seat's own cells (the ones a command can come from), ``"visible"`` own and visible
+        ones, ``"all"`` every cell of the grid."""
+        from ._tables import pandas
+
+        pd = pandas()
+        d = self.data
+        if cells == "own":
+            keep = d["owner"] == 1
+        elif cells == "visible":
+            keep = d["visible"] == 1
+        elif cells == "all":
+            keep = d["owner"] == d["owner"]
+        else:
+            raise ValueError(f"cells={cells!r}: 'own', 'visible' or 'all'")
+        t, r, c = keep.nonzero()
+        cols: Dict[str, Any] = {"round": d["round"][t, 0], "row": r, "col": c}
+        for k in ("terrain", "owner", "units", "fortification", "visible", "base", "kind", "fraction", "inexpressible"):
+            cols[k] = d[k][keep]
+        mask = d["action_mask"][keep] != 0
+        for kind in range(mask.shape[1]):
+            cols[f"legal_{kind}"] = mask[:, kind]
+        return pd.DataFrame(cols)
+
 
 def _replay_files(source: Union[str, "os.PathLike[str]", Iterable[Union[str, "os.PathLike[str]"]]]) -> Iterator[str]:
     if isinstance(source, (str, os.PathLike)):
@@ -273,6 +327,7 @@ def replay_dataset(
     seat: Optional[Seat] = None,
     grid: Optional[Tuple[int, int]] = None,
     skip_broken: bool = False,
+    progress: "ProgressArg" = None,
 ) -> Iterator[ReplayData]:
     """Replays as one stream of datasets: for each replay of ``source`` (a folder, such as a
     league's ``replays/``, whose ``.json`` and ``.json.gz`` files are read in name order, or any
@@ -286,6 +341,10 @@ def replay_dataset(
     A file that cannot be read as a replay raises :class:`gbely.ReplayError` (``OSError`` when it
     cannot be read at all) naming it; with ``skip_broken=True`` it is left out with a warning.
 
+    ``progress``: a bar of the replays read (of a folder or a sized list of paths): ``None``
+    shows it when stderr is a terminal or in a notebook (silent otherwise), ``True`` / ``False``
+    always / never, or a function ``progress(done, total)`` called after each replay.
+
     >>> import gbely, tempfile, os
     >>> folder = tempfile.mkdtemp()
     >>> for k in range(2):
@@ -295,22 +354,36 @@ def replay_dataset(
     [('m0.json.gz', 1, 3), ('m1.json.gz', 1, 3)]
     """
     from ._gbely import ReplayCore
+    from ._progress import Bar
 
     g = _grid(grid)
-    for path in _replay_files(source):
-        try:
-            core = ReplayCore.load(path)
-        except (OSError, ReplayError) as e:
-            if not skip_broken:
-                raise
-            warnings.warn(f"replay_dataset: left out {path}: {e}", stacklevel=2)
-            continue
-        names = core.names
-        if seat is None:
-            seats = list(range(core.seats))
-        elif isinstance(seat, str):
-            seats = [k for k, n in enumerate(names) if n == seat]
-        else:
-            seats = [seat]
-        for k in seats:
-            yield ReplayData(path, k, names[k], core.dataset(k, g))
+    bar = Bar(progress, "replays", "replays")
+    files: Iterable[str] = _replay_files(source)
+    total: Optional[int] = None
+    if bar.active and (isinstance(source, (str, os.PathLike)) or hasattr(source, "__len__")):
+        files = list(files)
+        total = len(files)
+    try:
+        for done, path in enumerate(files, 1):
+            try:
+                core = ReplayCore.load(path)
+            except (OSError, ReplayError) as e:
+                if not skip_broken:
+                    raise
+                warnings.warn(f"replay_dataset: left out {path}: {e}", stacklevel=2)
+                if total is not None:
+                    bar.update(done, total)
+                continue
+            names = core.names
+            if seat is None:
+                seats = list(range(core.seats))
+            elif isinstance(seat, str):
+                seats = [k for k, n in enumerate(names) if n == seat]
+            else:
+                seats = [seat]
+            for k in seats:
+                yield ReplayData(path, k, names[k], core.dataset(k, g))
+            if total is not None:
+                bar.update(done, total)
+    finally:
+        bar.close()

@@ -15,6 +15,7 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Union
 from ._gbely import DEFAULT_MEMORY_LIMIT, DEFAULT_ROUNDS, DEFAULT_TIME_LIMIT
 from ._gbely import ab as _ab
 from ._gbely import league as _league
+from ._progress import Bar, ProgressArg
 
 __all__ = ["league", "ab", "Standings", "Standing", "Verdict"]
 
@@ -111,6 +112,26 @@ class Standings(_Document):
         """The HTML report's path."""
         return str(self._doc["report"])
 
+    def _repr_html_(self) -> str:
+        """In a notebook: the standings as a table."""
+        from ._tables import table
+
+        cols = list(Standing.__dataclass_fields__)
+        rows = [[s[c] for c in cols] for s in self._doc["standings"]]
+        run = self._doc.get("run", {})
+        caption = f"{len(rows)} entries, {run.get('total', '?')} matches" if isinstance(run, dict) else ""
+        return table(cols, rows, caption)
+
+    def to_pandas(self) -> Any:
+        """The standings as a ``pandas.DataFrame`` (needs pandas), one row per entry in rank order,
+        the columns of :class:`Standing` (``rank``, ``id``, ``name``, ``played``, ``wins``,
+        ``draws``, ``losses``, ``mean_share``, ``rating``, ``uncertainty``, ``violations``,
+        ``disqualified``)."""
+        from ._tables import pandas
+
+        cols = list(Standing.__dataclass_fields__)
+        return pandas().DataFrame([[s[c] for c in cols] for s in self._doc["standings"]], columns=cols)
+
     def __repr__(self) -> str:
         names = ", ".join(f"{s['rank']}. {s['name']} ({s['rating']:+.0f})" for s in self._doc["standings"])
         return f"Standings({names})"
@@ -160,6 +181,27 @@ class Verdict(_Document):
         """Every pair's outcome, in order."""
         return list(self._doc["outcomes"])
 
+    def _repr_html_(self) -> str:
+        """In a notebook: the verdict and its figures as a table."""
+        from ._tables import table
+
+        e = self.estimate
+        rows = [("verdict", self.verdict), ("pairs", self.pairs), ("LLR", self.llr),
+                ("bounds", " … ".join(f"{b:.2f}" for b in self._doc.get("bounds", []))), ("LOS", self.los)]
+        rows += [(k, v) for k, v in e.items() if k != "los" and isinstance(v, (int, float, str))]
+        return table(("", ""), rows, self.text)
+
+    def to_pandas(self) -> Any:
+        """Every pair's outcome as a ``pandas.DataFrame`` (needs pandas): ``pair`` (from 0),
+        ``map`` and ``outcome`` (head to head: B's mean game score in the pair, 0…1; against an
+        opponent: B's share minus A's)."""
+        from ._tables import pandas
+
+        outcomes = self.outcomes
+        maps = {p["k"]: p["map"] for p in self._doc.get("pair_maps") or []}
+        return pandas().DataFrame({"pair": range(len(outcomes)), "map": [maps.get(k) for k in range(len(outcomes))],
+                                   "outcome": outcomes})
+
     def __repr__(self) -> str:
         return f"Verdict({self.text!r}, pairs={self.pairs})"
 
@@ -186,6 +228,7 @@ def league(
     gauntlet: bool = False,
     memory_limit: Optional[int] = DEFAULT_MEMORY_LIMIT,
     sandbox: str = "auto",
+    progress: ProgressArg = None,
 ) -> Standings:
     """A league (``gbely league``): every agent against every other on every map, both seat
     orders, on all cores; resumable, as the results are kept in ``db`` (docs/league.md).
@@ -211,6 +254,9 @@ def league(
         gauntlet: the first agent against each of the others only (``gbely league
             --gauntlet``); the result then has ``gauntlet``: the first agent's Elo against the
             field, each opponent and each map.
+        progress: a bar of the matches played (tqdm's when installed): ``None`` shows it when
+            stderr is a terminal or in a notebook (silent otherwise), ``True`` / ``False``
+            always / never, or a function ``progress(done, total)`` called after each match.
 
     Returns :class:`Standings`; as a mapping, the document of ``gbely league --json``:
     ``standings`` (rank, name, wins, draws, losses, mean share, ``rating`` in Elo from a fit over
@@ -233,24 +279,30 @@ def league(
         raise ValueError(f"backend must be 'local' or 'ray', not {backend!r}")
     if backend == "local" and address is not None:
         raise ValueError("address is for backend='ray'")
-    return Standings(_league(
-        [os.fspath(a) for a in agents],
-        maps=str(maps),
-        council=council,
-        games=games,
-        rounds=rounds,
-        time_limit=time_limit,
-        jobs=jobs,
-        db=os.fspath(db),
-        seed=seed,
-        python=_python(python),
-        ray=(address or "auto") if backend == "ray" else None,
-        replays=replays,
-        thinking=thinking,
-        gauntlet=gauntlet,
-        memory_limit=memory_limit,
-        sandbox=sandbox,
-    ))
+    bar = Bar(progress, "league", "matches")
+    try:
+        doc = _league(
+            [os.fspath(a) for a in agents],
+            maps=str(maps),
+            council=council,
+            games=games,
+            rounds=rounds,
+            time_limit=time_limit,
+            jobs=jobs,
+            db=os.fspath(db),
+            seed=seed,
+            python=_python(python),
+            ray=(address or "auto") if backend == "ray" else None,
+            replays=replays,
+            thinking=thinking,
+            gauntlet=gauntlet,
+            memory_limit=memory_limit,
+            sandbox=sandbox,
+            progress=bar.update if bar.active else None,
+        )
+    finally:
+        bar.close()
+    return Standings(doc)
 
 
 def ab(
@@ -274,6 +326,7 @@ def ab(
     maps: Optional[Sequence[str]] = None,
     memory_limit: Optional[int] = DEFAULT_MEMORY_LIMIT,
     sandbox: str = "auto",
+    progress: ProgressArg = None,
 ) -> Union[Verdict, Dict[str, Verdict]]:
     """Is B better than A? (``gbely ab``, docs/ab.md): pairs of matches with the seats swapped
     (or each against ``against``) and a sequential test that stops when the evidence is enough.
@@ -287,32 +340,44 @@ def ab(
     pair's outcome and map. ``against="both"`` runs two tests (head to head, then each against
     the Council) and returns ``{"head_to_head": Verdict, "against_council": Verdict}``.
 
+    ``progress``: a bar of the pairs read out of ``max_pairs`` with the LLR and its bounds, as
+    :func:`league`'s (a function is called as ``progress(pairs, max_pairs)``).
+
     Raises as :func:`league` does; the pairs played are kept in ``db``'s journal.
     """
-    doc = _ab(
-        os.fspath(a),
-        os.fspath(b),
-        against=against,
-        maps=list(maps or []),
-        elo0=float(elo0),
-        elo1=float(elo1),
-        elo_model=elo_model,
-        share0=float(share0),
-        share1=float(share1),
-        alpha=float(alpha),
-        beta=float(beta),
-        max_pairs=max_pairs,
-        rounds=rounds,
-        time_limit=time_limit,
-        jobs=jobs,
-        db=os.fspath(db),
-        seed=seed,
-        python=_python(python),
-        memory_limit=memory_limit,
-        sandbox=sandbox,
-        fill=None,
-        size=90,
-    )
+    bar = Bar(progress, "ab", "pairs")
+
+    def tick(pairs: int, most: int, llr: float, lower: float, upper: float) -> None:
+        bar.update(pairs, most, f"LLR {llr:+.2f} in [{lower:.2f}, {upper:.2f}]")
+
+    try:
+        doc = _ab(
+            os.fspath(a),
+            os.fspath(b),
+            against=against,
+            maps=list(maps or []),
+            elo0=float(elo0),
+            elo1=float(elo1),
+            elo_model=elo_model,
+            share0=float(share0),
+            share1=float(share1),
+            alpha=float(alpha),
+            beta=float(beta),
+            max_pairs=max_pairs,
+            rounds=rounds,
+            time_limit=time_limit,
+            jobs=jobs,
+            db=os.fspath(db),
+            seed=seed,
+            python=_python(python),
+            memory_limit=memory_limit,
+            sandbox=sandbox,
+            fill=None,
+            size=90,
+            progress=tick if bar.active else None,
+        )
+    finally:
+        bar.close()
     if against == "both":
         return {k: Verdict(v) for k, v in doc.items()}
     return Verdict(doc)

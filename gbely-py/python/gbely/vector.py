@@ -6,7 +6,7 @@ import os
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 # First: it says what to install when numpy or gymnasium is missing.
-from ._common import OBS_KEYS, MapSampler, _grid_of, _map, _spaces, opponents
+from ._common import OBS_KEYS, MapSampler, _grid_of, _map, _spaces, batch_cell_actions, cell_arrays, opponents
 import numpy as np
 import gymnasium
 from gymnasium.utils import seeding
@@ -96,7 +96,8 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         self._masked: Sequence[int] = ()
         self.single_observation_space, self.single_action_space = _spaces(*self.grid, rounds)
         self.observation_space = batch_space(self.single_observation_space, n)
-        self.action_space = batch_space(self.single_action_space, n)
+        # Gymnasium's batch_space, as a CellActions: its sample takes action_masks().
+        self.action_space = batch_cell_actions(self.single_action_space, n)
 
     @property
     def threads(self) -> int:
@@ -159,7 +160,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
             for i in range(self.num_envs):
                 if core.is_active(i, k):
                     core.submit(i, k, decide(core.observation_dict(i, k)))
-        core.step(np.ascontiguousarray(kind, dtype=np.int8), np.ascontiguousarray(fraction, dtype=np.float32))
+        core.step(*cell_arrays(kind, fraction, (self.num_envs,) + self.grid, "actions"))
         b = self._bufs
         terminations = b["terminated"]
         infos = dict(self._infos)  # a new dict (wrappers add keys), of the same arrays
@@ -196,6 +197,12 @@ class VectorEnv(gymnasium.vector.VectorEnv):
             info = self._add_info(info, rest, i)
         self._masked = ended
         return obs, info
+
+    def action_masks(self) -> np.ndarray:
+        """The legal kinds of every cell of every match now, ``n × height × width × 10`` bools
+        (``infos["action_mask"]`` of the last ``reset`` or ``step`` as ``bool``, a new array):
+        ``action_space.sample(venv.action_masks())`` is masked random play."""
+        return self._bufs["action_mask"] != 0
 
     def close_extras(self, **kwargs: Any) -> None:
         self._core.threads = 1  # the worker threads end

@@ -339,6 +339,9 @@ struct PackArgs {
     /// Skip the timing matches.
     #[arg(long)]
     no_timing: bool,
+    /// How the weights are stored: int8 with a scale per array, or float16 (twice the bytes).
+    #[arg(long, default_value = "int8", value_parser = ["int8", "float16"])]
+    dtype: String,
     /// The Python interpreter with the gbely package (default: $GBELY_PYTHON or python3).
     #[arg(long)]
     python: Option<String>,

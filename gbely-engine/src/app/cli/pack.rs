@@ -30,6 +30,7 @@ pub(super) fn cmd_pack(a: PackArgs) -> Result<u8> {
         .arg("-o")
         .arg(here.join(&a.output));
     cmd.args(["--rounds", &a.rounds.to_string()]);
+    cmd.args(["--dtype", &a.dtype]);
     if a.no_timing {
         cmd.arg("--no-timing");
     }
