@@ -433,9 +433,15 @@ def test_three_rounds_played_by_clicking_as_the_human_seat(work, pages):
                      {"typ": "FORTIFY", "pole": src["id"], "investicia": 1}])
         if rnd == 2:
             shot(p, "human-seat-desktop.png")
+        if rnd == 0:
+            # A zoom while playing (regression: the finished page then opened at round "start").
+            p.page.mouse.move(5, 5)
+            p.page.keyboard.press("+")
         p.page.locator("#endturn").click()
-    # After the match the page shows the whole match and its result.
+    # After the match the page shows the whole match and its result, at its last round.
     p.page.wait_for_function("() => !document.getElementById('resultbox').hidden", timeout=60000)
+    p.page.wait_for_function("() => window.gbely.state().round === 2", timeout=10000)
+    assert p.page.locator("#roundlabel").inner_text() == "round 2 / 2"
     m.wait()
     assert m.proc.returncode == 0
     replay = work / "human-run" / "replay.json.gz"
@@ -909,7 +915,7 @@ def test_a_final_watched_with_projection_opens_in_the_projection_layout(work, pa
     p.page.wait_for_function("() => window.gbely.frames() > 3", timeout=30000)
     assert p.page.evaluate("document.body.classList.contains('proj')")
     assert p.page.locator("#board .row").count() == 9
-    assert re.fullmatch(r"round \d+ / \d+ · live", p.page.locator("#biground").inner_text())
+    assert re.fullmatch(r"round \d+( of \d+ so far)? · live", p.page.locator("#biground").inner_text())
     p.page.wait_for_function("() => !document.getElementById('resultbox').hidden", timeout=60000)
     assert p.page.locator("#biground").inner_text() == "round 11 / 11"
     m.wait()
@@ -981,3 +987,222 @@ def test_agent_notes_show_at_their_round_on_their_cells_and_are_searchable(noted
     # A replay without notes shows no notes panel.
     q = pages().open(duel.as_uri()).wait_ready()
     assert not q.page.is_visible("#notesbox")
+
+
+# An agent whose every round has ATTACKs, MOVEs, a FORTIFY and a discarded command (a MOVE from a
+# cell it does not own: source_not_owned).
+ARROWS_AGENT = """
+AGENT_NAME = {name!r}
+
+def decide(stav):
+    own = {{c["id"] for c in stav["moje_pola"]}}
+    prikazy = []
+    for c in stav["moje_pola"]:
+        if c["jednotky"] < 2:
+            continue
+        others = [n for n in c["susedia"] if n not in own]
+        mine = [n for n in c["susedia"] if n in own]
+        if others:
+            prikazy.append({{"typ": "ATTACK", "z": c["id"], "na": others[0], "pocet": round(c["jednotky"] * 0.6, 1)}})
+        elif mine:
+            prikazy.append({{"typ": "MOVE", "z": c["id"], "na": mine[0], "pocet": round(c["jednotky"] * 0.3, 1)}})
+    prikazy.append({{"typ": "FORTIFY", "pole": stav["moja_zakladna"], "investicia": 0.5}})
+    seen = [c["id"] for c in stav["viditelne_susedne_pola"]]
+    if seen:
+        prikazy.append({{"typ": "MOVE", "z": seen[0], "na": stav["moja_zakladna"], "pocet": 1}})
+    return {{"prikazy": prikazy}}
+"""
+
+
+@pytest.fixture(scope="session")
+def commanded(work) -> Path:
+    (work / "arrows_a.py").write_text(ARROWS_AGENT.format(name="north"))
+    (work / "arrows_b.py").write_text(ARROWS_AGENT.format(name="south"))
+    gbely("play", "arrows_a.py", "--opponent", "arrows_b.py", "--map", "seed:arrows", "--size", "16", "--rounds", "12",
+          "--replay", "arrows.json.gz", "--run-dir", "arrows-run", "-q", cwd=work)
+    gbely("replay", "view", "arrows.json.gz", "-o", "arrows.html", cwd=work)
+    return work / "arrows.html"
+
+
+def replay_commands(path: Path, rnd: int) -> list[tuple]:
+    """Every seat's commands of round `rnd` as the replay file holds them (format version 2's
+    columns, docs/replay-format.md), with the discard reasons of its `discarded`."""
+    replay = json.loads(gzip.decompress(path.read_bytes()))
+    width = replay["map"]["width"]
+    cell = lambda i: f"P{i // width:02d}_{i % width:02d}"
+    turn = replay["turns"][rnd]
+    why = {(d["seat"], d["index"]): d["reason"] for d in turn.get("discarded", [])}
+    out = []
+    for seat, answer in enumerate(turn["answers"]):
+        k = answer["compact"]
+        cells, amounts = iter(k["c"]), iter(k["n"])
+        for index, letter in enumerate(k["k"]):
+            if letter == "r":
+                continue
+            a = next(cells)
+            b = a if letter == "F" else next(cells)
+            kind = {"M": "MOVE", "A": "ATTACK", "F": "FORTIFY"}[letter]
+            out.append((seat, index, kind, cell(a), cell(b), next(amounts), why.get((seat, index))))
+    return sorted(out)
+
+
+def attack_pixels(p: Page) -> int:
+    """How many pixels of the map are the ATTACK arrows' red (#ff5252)."""
+    return p.page.evaluate("""(() => { const c = document.getElementById('map'), d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        let n = 0; for (let k = 0; k < d.length; k += 4) n += d[k] === 0xff && d[k + 1] === 0x52 && d[k + 2] === 0x52; return n; })()""")
+
+
+def test_every_seats_commands_are_arrows_on_the_map_with_their_amounts(commanded, duel, work, pages):
+    p = pages(1366, 768).open(commanded.as_uri() + "#round=6").wait_ready()
+    want = replay_commands(work / "arrows.json.gz", 6)
+    assert {w[0] for w in want} == {0, 1} and any(w[6] == "source_not_owned" for w in want), want
+    drawn = sorted((a["seat"], a["index"], a["kind"], a["from"], a["to"], a["amount"], a["discarded"]) for a in p.page.evaluate("window.gbely.arrows()"))
+    assert drawn == want
+    # Labelled with their amounts (a cell of 30 px or more has room for them).
+    labels = {(a["seat"], a["index"]): a["label"] for a in p.page.evaluate("window.gbely.arrows()")}
+    for seat, index, kind, a, b, amount, reason in want:
+        if reason is None:
+            assert labels[(seat, index)] == f"{amount:g}", (seat, index, labels[(seat, index)], amount)
+    assert attack_pixels(p) > 100
+    # A discarded command's tip says why.
+    gone = next(w for w in want if w[6] == "source_not_owned")
+    st = p.state()
+    src = int(gone[3][1:3]) * st["canvas"]["w"] + int(gone[3][4:])
+    x, y = cell_centre(p, src)
+    p.page.mouse.move(x, y)
+    tip = p.page.locator("#tip")
+    tip.wait_for(state="visible")
+    name = ["north", "south"][gone[0]]
+    assert f"{name}: MOVE {gone[3]} → {gone[4]} 1 — discarded: source not owned" in tip.inner_text(), tip.inner_text()
+    # Toggled per seat: the panel's box, `c` for all of them, kept in the address.
+    p.page.locator("#cmdseats input[data-seat='1']").uncheck()
+    assert {a["seat"] for a in p.page.evaluate("window.gbely.arrows()")} == {0}
+    p.page.wait_for_function("() => location.hash.includes('cmds=0')")
+    p.page.mouse.move(5, 5)
+    p.page.keyboard.press("c")
+    assert p.page.evaluate("window.gbely.arrows()") == [] and attack_pixels(p) == 0
+    p.page.keyboard.press("c")
+    assert {a["seat"] for a in p.page.evaluate("window.gbely.arrows()")} == {0, 1}
+    # Another round, the replay's commands of that round.
+    p.page.keyboard.press("ArrowRight")
+    drawn = sorted((a["seat"], a["index"], a["kind"], a["from"], a["to"], a["amount"], a["discarded"]) for a in p.page.evaluate("window.gbely.arrows()"))
+    assert drawn == replay_commands(work / "arrows.json.gz", 7)
+    # The Council's commands are not in the file (a built-in seat's are regenerated): drawn as
+    # `gbely replay show --observation` prints its answer of the round.
+    out = gbely("replay", "show", "duel.json.gz", "--round", "30", "--seat", "1", "--observation", "--color", "never", cwd=work).stdout
+    answer = json.loads(out.split("# its answer\n")[1].splitlines()[0])["prikazy"]
+    council = [(c["typ"], c.get("z", c.get("pole")), c.get("na", c.get("pole")), c.get("pocet", c.get("investicia"))) for c in answer]
+    q = pages(1366, 768).open(duel.as_uri() + "#round=30").wait_ready()
+    arrows = q.page.evaluate("window.gbely.arrows()")
+    assert council and sorted(council) == sorted((a["kind"], a["from"], a["to"], a["amount"]) for a in arrows if a["seat"] == 1)
+    assert any(a["seat"] == 0 for a in arrows)
+
+
+# Takes cells for 25 rounds, then waits: after 2500 rounds its cells hold thousands of units and
+# its base tens of thousands (numbers of four and five digits).
+GROWER = """
+def decide(stav):
+    if stav["kolo"] >= 25:
+        return {"prikazy": []}
+    own = {c["id"] for c in stav["moje_pola"]}
+    prikazy = []
+    for c in stav["moje_pola"]:
+        others = [n for n in c["susedia"] if n not in own]
+        if others and c["jednotky"] >= 2:
+            prikazy.append({"typ": "ATTACK", "z": c["id"], "na": others[0], "pocet": c["jednotky"]})
+    return {"prikazy": prikazy}
+"""
+
+
+@pytest.fixture(scope="session")
+def crowded(work) -> Path:
+    (work / "grower.py").write_text(GROWER)
+    gbely("play", "grower.py", "--opponent", "grower.py", "--map", "seed:spill", "--size", "20", "--rounds", "2500",
+          "--replay", "crowded.json.gz", "--run-dir", "crowded-run", "-q", cwd=work)
+    gbely("replay", "view", "crowded.json.gz", "-o", "crowded.html", cwd=work)
+    return work / "crowded.html"
+
+
+def test_unit_numbers_stay_inside_their_cells_at_30px(crowded, pages):
+    # Regression: "64609.4" ran over into the cells beside it at 30 px a cell.
+    p = pages(1366, 768).open(crowded.as_uri() + "#round=2499&zoom=30").wait_ready()
+    st = p.state()
+    assert p.page.evaluate("window.gbely.view.s") == 30
+    assert max(st["units100"]) >= 1_000_000, "a number of five digits before the point"
+    # The numbers of half the cells (a checkerboard) drawn, then none: every pixel they change
+    # is in a cell of theirs; then the other half.
+    got = p.page.evaluate("""(() => {
+        const g = window.gbely, W = g.state().canvas.w, v = g.view, c = document.getElementById('map');
+        const ctx = c.getContext('2d'), k = c.width / c.getBoundingClientRect().width;
+        const image = () => ctx.getImageData(0, 0, c.width, c.height).data;
+        const out = [];
+        for (const parity of [0, 1]) {
+          g.numbers.only = () => false; g.redraw(); const none = image();
+          g.numbers.only = (i) => (i % W + Math.floor(i / W)) % 2 === parity; g.redraw(); const half = image();
+          let inside = 0, outside = 0;
+          for (let y = 0; y < c.height; y++) for (let x = 0; x < c.width; x++) {
+            const n = (y * c.width + x) * 4;
+            if (none[n] === half[n] && none[n + 1] === half[n + 1] && none[n + 2] === half[n + 2]) continue;
+            const q = Math.floor((x / k - v.ox) / v.s), r = Math.floor((y / k - v.oy) / v.s);
+            if ((q + r) % 2 === parity) inside++; else outside++;
+          }
+          out.push([inside, outside]);
+        }
+        g.numbers.only = null; g.redraw();
+        return out;
+    })()""")
+    for inside, outside in got:
+        assert inside > 5000 and outside == 0, got
+
+
+LONG_NAME = "an agent whose AGENT_NAME runs to fifty-one letters"
+assert len(LONG_NAME) == 51
+
+
+@pytest.fixture(scope="session")
+def long_named(work) -> Path:
+    (work / "long.py").write_text(GROWER.replace("def decide", f"AGENT_NAME = {LONG_NAME!r}\n\ndef decide"))
+    gbely("play", "long.py", "--opponent", "council", "--map", "seed:browser", "--size", "30", "--rounds", "60",
+          "--replay", "long.json.gz", "--run-dir", "long-run", "-q", cwd=work)
+    gbely("replay", "view", "long.json.gz", "-o", "long.html", cwd=work)
+    return work / "long.html"
+
+
+def test_a_long_name_does_not_move_the_controls(long_named, duel, pages):
+    # Regression: a 51-character AGENT_NAME widened the seat-view selector to ~480 px, which
+    # wrapped the control bar, and the events' seat selector stuck out of its panel.
+    ids = ["first", "play", "last", "speed", "zoomfit", "seatview", "pngbtn", "webmbtn"]
+
+    def boxes(path):
+        p = pages(1366, 768).open(path.as_uri() + "#round=30").wait_ready()
+        got = {i: p.page.locator(f"#{i}").bounding_box() for i in ids}
+        got["bar"] = p.page.locator("#bar").bounding_box()
+        ev, panel = p.page.locator("#evseat").bounding_box(), p.page.locator("#eventsbox").bounding_box()
+        assert ev["x"] + ev["width"] <= panel["x"] + panel["width"] - 4, (ev, panel)
+        return p, got
+
+    p, long = boxes(long_named)
+    assert LONG_NAME in p.page.locator("#seatview").inner_text()
+    _, short = boxes(duel)
+    for i in ids + ["bar"]:
+        assert long[i] == short[i], (i, long[i], short[i])
+    # The controls are on one line.
+    assert len({round(long[i]["y"]) for i in ids}) == 1, long
+
+
+def test_a_note_clicked_brings_its_cell_into_view(noted, pages):
+    # Regression: on a phone, zoomed in, a click on a note below the map selected the cell
+    # somewhere out of sight.
+    p = pages(390, 844, 2).open(noted.as_uri() + "#round=10&zoom=40").wait_ready()
+    note = p.page.locator("#notes div[data-cell]").last
+    cell = int(note.get_attribute("data-cell"))
+    note.scroll_into_view_if_needed()
+    assert p.page.locator("#mapbox").bounding_box()["y"] + 40 < 0, "the map is above the window"
+    note.click()
+    p.page.wait_for_function("() => location.hash.includes('cell=')")
+    x, y = cell_centre(p, cell)
+    box = p.page.locator("#mapbox").bounding_box()
+    s = p.page.evaluate("window.gbely.view.s")
+    assert box["x"] <= x - s / 2 and x + s / 2 <= box["x"] + box["width"], (x, box)
+    assert box["y"] <= y - s / 2 and y + s / 2 <= box["y"] + box["height"], (y, box)
+    assert 0 <= y - s / 2 and y + s / 2 <= 844, "in the window"
