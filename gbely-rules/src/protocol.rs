@@ -323,7 +323,8 @@ impl<D: Decide + ?Sized> Decide for Box<D> {
 /// (`{"prikazy": […], "debug": {"text": "…", "cells": {"P12_07": "…"}}}`), an unknown key the
 /// judge ignores, so an agent that writes them runs unchanged there. Replays keep them within
 /// bounds ([`Notes::MAX_TEXT`], [`Notes::MAX_CELLS`], [`Notes::MAX_CELL_TEXT`] a round, and a
-/// budget per match); what is over is cut, with a mark.
+/// budget of 2 KiB a round, `gbely_engine::recorder::NOTE_BYTES_PER_ROUND`); what is over is
+/// cut, with a mark.
 ///
 /// ```
 /// use gbely_rules::{Cell, Command, Decide, Notes, Observation};

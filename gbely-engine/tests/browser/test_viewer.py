@@ -1206,3 +1206,28 @@ def test_a_note_clicked_brings_its_cell_into_view(noted, pages):
     assert box["x"] <= x - s / 2 and x + s / 2 <= box["x"] + box["width"], (x, box)
     assert box["y"] <= y - s / 2 and y + s / 2 <= box["y"] + box["height"], (y, box)
     assert 0 <= y - s / 2 and y + s / 2 <= 844, "in the window"
+
+
+# 1.5 KB of notes a round, every round (issue 35: the match's 64 KiB ran out at round 46).
+CHATTY = """
+AGENT_NAME = "chatty"
+
+def decide(stav):
+    return {"prikazy": [], "debug": {"text": "round %d: " % stav["kolo"] + "x" * 1520}}
+"""
+
+
+def test_an_agent_writing_1_5_kb_of_notes_a_round_keeps_notes_in_every_round_of_150(work, pages):
+    (work / "chatty.py").write_text(CHATTY)
+    # Against a side that waits too: nobody is eliminated, all 150 rounds are played.
+    (work / "idle.py").write_text("def decide(stav):\n    return []\n")
+    gbely("play", "chatty.py", "--opponent", "idle.py", "--map", "seed:chatty", "--size", "20", "--rounds", "150",
+          "--replay", "chatty.json.gz", "--run-dir", "chatty-run", "-q", cwd=work)
+    gbely("replay", "view", "chatty.json.gz", "-o", "chatty.html", cwd=work)
+    p = pages(1366, 768).open((work / "chatty.html").as_uri()).wait_ready()
+    shown = p.page.evaluate("""(() => { const out = [];
+        for (let k = 1; k <= 150; k++) { window.gbely.show(k); out.push(document.getElementById('notes').innerText); }
+        return out; })()""")
+    assert len(shown) == 150
+    for r, text in enumerate(shown):
+        assert text == f"chatty: round {r}: " + "x" * 1520, (r, text[:80])
