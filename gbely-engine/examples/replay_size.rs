@@ -45,7 +45,7 @@ impl Decide for Noted {
             })
             .take(5)
             .collect();
-        self.1 = Some(Notes { text, cells });
+        self.1 = Some(Notes { text, cells, draw: Vec::new() });
         cmds
     }
     fn notes(&mut self) -> Option<Notes> {

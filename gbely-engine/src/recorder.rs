@@ -87,10 +87,32 @@ pub const NOTE_BYTES_AT_START: usize = 16 << 10;
 /// after them, one mark says the notes were cut.
 pub const KEPT_NOTE_BYTES_PER_SEAT: usize = 1 << 20;
 
-/// The bytes a seat's notes take against its allowance: the text and each cell's note, 8 bytes
-/// for its cell.
+/// The bytes a seat's notes take against its allowance: the text, each cell's note and 8 bytes
+/// for its cell, and each drawing's 16 bytes and its label.
 fn note_bytes(n: &Notes) -> usize {
-    n.text.len() + n.cells.iter().map(|(_, t)| t.len() + 8).sum::<usize>()
+    let label = |d: &gbely_rules::Drawing| match &d.shape {
+        gbely_rules::Shape::Label(_, t) => t.len(),
+        _ => 0,
+    };
+    n.text.len()
+        + n.cells.iter().map(|(_, t)| t.len() + 8).sum::<usize>()
+        + n.draw.iter().map(|d| 16 + label(d)).sum::<usize>()
+}
+
+/// A drawing as the replay keeps it.
+fn drawn(d: &gbely_rules::Drawing) -> gbely_world::replay::Drawn {
+    use gbely_rules::Shape;
+    let mut out = gbely_world::replay::Drawn { color: d.color_text(), ..Default::default() };
+    match &d.shape {
+        Shape::Dot(c) => out.dot = Some(c.0),
+        Shape::Fill(c) => out.fill = Some(c.0),
+        Shape::Line(a, b) => out.line = Some([a.0, b.0]),
+        Shape::Label(c, t) => {
+            out.label = Some(c.0);
+            out.text = t.clone();
+        }
+    }
+    out
 }
 
 /// What a seat may still have recorded one by one of its discarded items in this match.
@@ -302,7 +324,7 @@ impl Recorder {
                 *done = true;
                 let text =
                     format!("[notes cut: the match's {} KiB for notes are used]", KEPT_NOTE_BYTES_PER_SEAT >> 10);
-                kept.push(SeatNotes { seat, text, cells: Vec::new() });
+                kept.push(SeatNotes { seat, text, ..SeatNotes::default() });
             } else if *spent + size > allowed {
                 let text = format!(
                     "[notes cut: {size} bytes, more than the {} left of {} KiB a round]",
@@ -310,11 +332,12 @@ impl Recorder {
                     NOTE_BYTES_PER_ROUND >> 10
                 );
                 *spent += text.len();
-                kept.push(SeatNotes { seat, text, cells: Vec::new() });
+                kept.push(SeatNotes { seat, text, ..SeatNotes::default() });
             } else {
                 *spent += size;
                 let cells = n.cells.into_iter().map(|(c, t)| (c.0, t)).collect();
-                kept.push(SeatNotes { seat, text: n.text, cells });
+                let draw = n.draw.iter().map(drawn).collect();
+                kept.push(SeatNotes { seat, text: n.text, cells, draw });
             }
         }
         kept

@@ -614,6 +614,7 @@ mod tests {
         fn notes(&mut self) -> Option<Notes> {
             let mut n = Notes::text(format!("round {}", self.round));
             n.cells.push((self.base, "home".into()));
+            n.draw.push(gbely_rules::Drawing { shape: gbely_rules::Shape::Dot(self.base), color: None });
             Some(n)
         }
     }
@@ -628,11 +629,13 @@ mod tests {
         let opts = PlayOptions { config: MatchConfig { rounds: 5 }, record: true };
         let replay = play(map, &mut players, opts, &mut ()).replay.unwrap();
         for (r, t) in replay.turns.iter().enumerate() {
-            // The agent numbered its base on its own grid; the replay has the map's cell.
+            // The agent numbered its base on its own grid; the replay has the map's cell, in its
+            // cell notes and its drawings.
             let want = gbely_world::replay::SeatNotes {
                 seat: 0,
                 text: format!("round {r}"),
                 cells: vec![(base.0, "home".into())],
+                draw: vec![gbely_world::replay::Drawn { dot: Some(base.0), ..Default::default() }],
             };
             assert_eq!(t.notes, [want]);
         }
@@ -644,7 +647,8 @@ mod tests {
     /// Notes at their bounds: 2 000 characters and 64 cell notes of 200, 2 000 + 64 × (200 + 8)
     /// = 15 312 bytes against the allowance.
     fn full_notes() -> Notes {
-        Notes { text: "n".repeat(Notes::MAX_TEXT), cells: (0..64).map(|k| (Cell(k), "c".repeat(200))).collect() }
+        let cells = (0..64).map(|k| (Cell(k), "c".repeat(200))).collect();
+        Notes { text: "n".repeat(Notes::MAX_TEXT), cells, draw: Vec::new() }
     }
 
     fn noted_match(rounds: u32, write: impl Fn(u32) -> Option<Notes>) -> Vec<Vec<gbely_world::replay::SeatNotes>> {
@@ -658,6 +662,43 @@ mod tests {
             s.advance();
         }
         s.finish().replay.unwrap().turns.into_iter().map(|t| t.notes).collect()
+    }
+
+    #[test]
+    fn drawings_are_in_the_replays_notes_and_a_bad_one_is_refused() {
+        use gbely_rules::{Drawing, Shape};
+        let draw = vec![
+            Drawing { shape: Shape::Dot(Cell(5)), color: Some([255, 0, 255]) },
+            Drawing { shape: Shape::Line(Cell(5), Cell(30)), color: None },
+            Drawing { shape: Shape::Label(Cell(30), "go".into()), color: None },
+        ];
+        let turns = noted_match(2, |_| Some(Notes { draw: draw.clone(), ..Notes::default() }));
+        let want = [
+            gbely_world::replay::Drawn { dot: Some(5), color: "#ff00ff".into(), ..Default::default() },
+            gbely_world::replay::Drawn { line: Some([5, 30]), ..Default::default() },
+            gbely_world::replay::Drawn { label: Some(30), text: "go".into(), ..Default::default() },
+        ];
+        assert!(turns.iter().all(|t| t.len() == 1 && t[0].draw == want && t[0].text.is_empty()), "{turns:?}");
+        let map = Arc::new(gbely_world::generate_duel("notes", 24, 18).unwrap());
+        let mut s = Session::new(map, MatchConfig { rounds: 1 }, vec!["a".into(), "b".into()]);
+        s.record();
+        s.note(0, Notes { draw, ..Notes::default() });
+        s.advance();
+        let text = serde_json::to_string(&s.finish().replay.unwrap()).unwrap();
+        assert!(
+            text.contains(r##""draw":[{"dot":5,"color":"#ff00ff"},{"line":[5,30]},{"label":30,"text":"go"}]"##),
+            "{text}"
+        );
+        gbely_world::Replay::from_json(&text).expect("read back");
+        for (from, to, why) in [
+            (r#""dot":5"#, r#""dot":432"#, "a drawing on cell #432, which is not on the 432-cell map"),
+            (r##""#ff00ff""##, r#""pink""#, "a drawing's colour \"pink\" is not #rrggbb"),
+            (r#"{"line":[5,30]}"#, r#"{"line":[5,30],"dot":1}"#, "a drawing is not one of dot, fill, line and label"),
+            (r#""text":"go""#, r#""text":"seventeen letters""#, "a drawing's text is over its bound"),
+        ] {
+            let err = gbely_world::Replay::from_json(&text.replacen(from, to, 1)).unwrap_err().to_string();
+            assert!(err.contains(why), "{err}");
+        }
     }
 
     /// Issue 35: 64 KiB a seat a match ran out at round 46 for an agent writing 1.5 KB a round.

@@ -62,7 +62,7 @@ pub fn viewer_header(map: &Map, names: &[String], mode: Mode) -> Value {
 /// (`[seat, cell, from]`), discarded commands (`[seat, index, reason, command]`), violations
 /// (`[seat, kind, detail]`) and the number of commands per seat; [`viewer_data`] adds each
 /// seat's commands (`cmd`, see [`drawn_commands`]) and the agents' notes (`notes`:
-/// `[seat, text, [[cell, note], …]]`) to rounds that have some.
+/// `[seat, text, [[cell, note], …], [drawing, …]]`) to rounds that have some.
 fn turn_value(
     mut changes: Vec<(u32, i8, f64, f64)>,
     cap: Vec<Value>,
@@ -176,9 +176,10 @@ pub fn viewer_data(replay: &Replay) -> Result<Value, String> {
             turn["cmd"] =
                 lists.iter().map(|l| json!(l.as_deref().map_or(Vec::new(), |l| drawn_commands(l, g)))).collect();
         }
-        // The agents' notes: `[seat, text, [[cell, note], …]]`, only in rounds that have some.
+        // The agents' notes: `[seat, text, [[cell, note], …], [drawing, …]]` (a drawing as the
+        // replay has it: `{"dot": cell, "color": "#rrggbb"}`, …), only in rounds that have some.
         if !t.notes.is_empty() {
-            turn["notes"] = t.notes.iter().map(|n| json!([n.seat, n.text, n.cells])).collect();
+            turn["notes"] = t.notes.iter().map(|n| json!([n.seat, n.text, n.cells, n.draw])).collect();
         }
         turns.push(turn);
     }

@@ -1231,3 +1231,69 @@ def test_an_agent_writing_1_5_kb_of_notes_a_round_keeps_notes_in_every_round_of_
     assert len(shown) == 150
     for r, text in enumerate(shown):
         assert text == f"chatty: round {r}: " + "x" * 1520, (r, text[:80])
+
+
+# Draws on the map every round (its answer's debug key's `draw`): a magenta dot on its base, a
+# green line to the cell three rows away, that cell coloured and labelled; and two drawings the
+# replay leaves out (a cell not on the map, a shape that is none).
+DRAWER = """
+AGENT_NAME = "drawer"
+
+def decide(stav):
+    base = stav["moja_zakladna"]
+    r, c = int(base[1:3]), int(base[4:6])
+    far = "P%02d_%02d" % (r - 3 if r >= 3 else r + 3, c)
+    return {"prikazy": [], "debug": {"text": "drawing", "draw": [
+        {"dot": base, "color": "#ff00ff"},
+        {"line": [base, far], "color": "#0f0"},
+        {"fill": far},
+        {"label": far, "text": "round %d" % stav["kolo"]},
+        {"dot": "P99_99"}, {"nonsense": 1},
+    ]}}
+"""
+
+
+def magenta_pixels(p: Page) -> int:
+    return p.page.evaluate("""(() => { const c = document.getElementById('map'), d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        let n = 0; for (let k = 0; k < d.length; k += 4) n += d[k] === 0xff && d[k + 1] === 0 && d[k + 2] === 0xff; return n; })()""")
+
+
+def test_an_agents_drawings_show_at_their_round_and_hide_with_their_toggle(work, pages):
+    (work / "drawer.py").write_text(DRAWER)
+    gbely("play", "drawer.py", "--opponent", "council", "--map", "seed:draw", "--size", "16", "--rounds", "8",
+          "--replay", "drawn.json.gz", "--run-dir", "drawn-run", "-q", cwd=work)
+    gbely("replay", "view", "drawn.json.gz", "-o", "drawn.html", cwd=work)
+    replay = json.loads(gzip.decompress((work / "drawn.json.gz").read_bytes()))
+    base = replay["seats"][0]["base"]
+    r, c = int(base[1:3]), int(base[4:6])
+    far = f"P{r - 3 if r >= 3 else r + 3:02d}_{c:02d}"
+    width = replay["map"]["width"]
+    index = lambda cell_id: int(cell_id[1:3]) * width + int(cell_id[4:6])
+    # The replay keeps them in its notes, on the map's cells, the colours as #rrggbb.
+    assert replay["turns"][5]["notes"][0]["draw"] == [
+        {"dot": index(base), "color": "#ff00ff"}, {"line": [index(base), index(far)], "color": "#00ff00"},
+        {"fill": index(far)}, {"label": index(far), "text": "round 5"}]
+    # `gbely replay show` prints them with the round's notes.
+    shown = gbely("replay", "show", "drawn.json.gz", "--round", "5", "--seat", "0", "--color", "never", cwd=work).stdout
+    assert (f"  drawing\n  drawn: dot {base} #ff00ff\n  drawn: line {base} {far} #00ff00\n  drawn: fill {far}\n"
+            f"  drawn: label {far} \"round 5\"\n") in shown, shown
+    p = pages(1366, 768).open((work / "drawn.html").as_uri() + "#round=5&cmds=none").wait_ready()
+    seat = p.page.evaluate("window.gbely.state().colors[0]")
+    got = sorted((d["kind"], tuple(d["cells"]), d["text"], d["color"]) for d in p.page.evaluate("window.gbely.drawings()"))
+    assert got == sorted([("dot", (base,), "", "#ff00ff"), ("line", (base, far), "", "#00ff00"),
+                          ("fill", (far,), "", seat), ("label", (far,), "round 5", seat)]), got
+    assert magenta_pixels(p) > 20
+    # At its round: round 2's label at round 2.
+    p.page.evaluate("window.gbely.show(3)")
+    assert ("label", (far,), "round 2") in [(d["kind"], tuple(d["cells"]), d["text"]) for d in p.page.evaluate("window.gbely.drawings()")]
+    # Hidden by its seat's toggle, and back with `d`.
+    p.page.locator("#drawseats input[data-seat='0']").uncheck()
+    assert p.page.evaluate("window.gbely.drawings()") == [] and magenta_pixels(p) == 0
+    p.page.mouse.move(5, 5)
+    p.page.keyboard.press("d")
+    assert len(p.page.evaluate("window.gbely.drawings()")) == 4 and magenta_pixels(p) > 20
+    # The tooltip of the labelled cell says who drew what.
+    x, y = cell_centre(p, index(far))
+    p.page.mouse.move(x, y)
+    p.page.locator("#tip").wait_for(state="visible")
+    assert 'drawn by drawer: "round 2"' in p.page.locator("#tip").inner_text()
