@@ -1153,6 +1153,26 @@ def test_unit_numbers_stay_inside_their_cells_at_30px(crowded, pages):
     })()""")
     for inside, outside in got:
         assert inside > 5000 and outside == 0, got
+    # Nothing of a hill's peak, a river's band or the base mark runs through a number: the middle
+    # of each owned hill's, river's and base's number (a third of the cell wide, 0.64–0.80 of its
+    # height) has no pixel of the terrain's colour, nor of the base mark's outline (black).
+    found = p.page.evaluate("""(() => {
+        const g = window.gbely, st = g.state(), W = st.canvas.w, v = g.view, c = document.getElementById('map');
+        const ctx = c.getContext('2d'), k = c.width / c.getBoundingClientRect().width, { t, bases } = g.terrain();
+        const hex = (h) => [1, 3, 5].map((i) => parseInt(h.slice(i, i + 2), 16));
+        let cells = 0, bad = 0;
+        for (let i = 0; i < W * st.canvas.h; i++) {
+          if (st.owners[i] === '.' || !(t[i] !== '.' || bases[i])) continue;
+          const x = v.ox + (i % W) * v.s, y = v.oy + Math.floor(i / W) * v.s;
+          if (x < 0 || y < 0 || x + v.s > c.width / k || y + v.s > c.height / k) continue;
+          const want = bases[i] ? [0, 0, 0] : hex(st.terrain[t[i]]);
+          const d = ctx.getImageData(Math.round((x + 0.35 * v.s) * k), Math.round((y + 0.64 * v.s) * k), Math.round(0.3 * v.s * k), Math.round(0.16 * v.s * k)).data;
+          cells++;
+          for (let n = 0; n < d.length; n += 4) bad += d[n] === want[0] && d[n + 1] === want[1] && d[n + 2] === want[2];
+        }
+        return [cells, bad];
+    })()""")
+    assert found[0] >= 20 and found[1] == 0, found
 
 
 LONG_NAME = "an agent whose AGENT_NAME runs to fifty-one letters"
