@@ -414,6 +414,13 @@ def test_three_rounds_played_by_clicking_as_the_human_seat(work, pages):
         # Attack a neutral neighbour: the page suggests floor(defence) + 1.
         visible = {c["id"]: c for c in obs["viditelne_susedne_pola"]}
         target = next(n for n in src["susedia"] if n in visible)
+        if rnd == 0:
+            # A notice of this round's (a cell not its own picked first)...
+            click(p, target)
+            assert p.page.locator("#toast").inner_text() == "pick one of your cells first"
+        if rnd == 1:
+            # ... does not outlive its round (it stayed 6 s, into the next rounds).
+            assert p.page.locator("#toast").is_hidden()
         click(p, src["id"])
         click(p, target)
         assert p.page.locator("#cmdtype").input_value() == "ATTACK"
@@ -482,6 +489,17 @@ def test_the_human_page_on_a_phone_and_a_script_speaking_its_protocol(work, page
     assert m.request("POST", f"/api/answer?t={m.token}", body="not json")[0] == 400
     p.page.wait_for_function("() => window.gbely.human.round === 3 && window.gbely.human.waiting", timeout=30000)
     assert p.page.locator("#map").bounding_box()["width"] >= 300
+    # A pick does not focus the amount field (a phone's keyboard covered the map at every pick),
+    # and "end turn" is in the window with the command's form open.
+    obs = p.page.evaluate("window.gbely.human.obs")
+    src = next(c for c in obs["moje_pola"] if any(n in {v["id"] for v in obs["viditelne_susedne_pola"]} for n in c["susedia"]))
+    click(p, src["id"])
+    click(p, next(n for n in src["susedia"] if n in {v["id"] for v in obs["viditelne_susedne_pola"]}))
+    assert p.page.locator("#cmdform").is_visible()
+    assert p.page.evaluate("document.activeElement.id") != "cmdamount"
+    end = p.page.locator("#endturn").bounding_box()
+    assert end["y"] >= 0 and end["y"] + end["height"] <= 844, end
+    p.page.locator("#cmdcancel").click()
     shot(p, "human-seat-phone.png")
     p.page.locator("#endturn").click()
     p.page.wait_for_function("() => !document.getElementById('resultbox').hidden", timeout=60000)
