@@ -966,6 +966,12 @@ def test_a_round_saves_as_a_png_and_rounds_as_a_video(final, duel, pages):
     assert v.suggested_filename == "gbely-seed-browser-round-54-to-59.webm", v.suggested_filename
     webm = Path(v.path()).read_bytes()
     assert webm[:4] == b"\x1a\x45\xdf\xa3" and len(webm) > 2000, len(webm)
+    # At the speed chosen: 6 frames at 16 a second, one every 62.5 ms (regression: a frame's
+    # time was waited after its drawing, 20 frames at "16/s" took 2.59 s).
+    times = q.page.evaluate("window.gbely.videoTimes()")
+    assert len(times) == 6
+    step = (times[-1] - times[0]) / 5
+    assert 56 <= step <= 75, (step, times)
 
 
 @pytest.fixture(scope="session")
