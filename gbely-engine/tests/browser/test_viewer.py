@@ -972,6 +972,19 @@ def test_a_round_saves_as_a_png_and_rounds_as_a_video(final, duel, pages):
     assert len(times) == 6
     step = (times[-1] - times[0]) / 5
     assert 56 <= step <= 75, (step, times)
+    # A shift-click on the timeline ends the video earlier (regression: always the last round).
+    box = q.page.locator("#timeline").bounding_box()
+    frames = q.page.evaluate("window.gbely.frames()")
+    # Frame 58 (round 57) at its place on the timeline (6 px margins, frames 0 … 60).
+    x = box["x"] + 6 + 58 / (frames - 1) * (box["width"] - 12)
+    q.page.keyboard.down("Shift")
+    q.page.mouse.click(x, box["y"] + box["height"] / 2)
+    q.page.keyboard.up("Shift")
+    assert q.state()["round"] == 54, "a shift-click does not move the round shown"
+    with q.page.expect_download(timeout=30000) as got:
+        q.page.locator("#webmbtn").click()
+    assert got.value.suggested_filename == "gbely-seed-browser-round-54-to-57.webm", got.value.suggested_filename
+    assert len(q.page.evaluate("window.gbely.videoTimes()")) == 4, "rounds 54 to 57"
 
 
 @pytest.fixture(scope="session")
