@@ -966,6 +966,50 @@ def test_a_round_saves_as_a_png_and_rounds_as_a_video(final, duel, pages):
     assert v.suggested_filename == "gbely-seed-browser-round-54-to-59.webm", v.suggested_filename
     webm = Path(v.path()).read_bytes()
     assert webm[:4] == b"\x1a\x45\xdf\xa3" and len(webm) > 2000, len(webm)
+    # Seekable, with its length (regression: no duration, no cues: a player could not jump in it).
+    # Played in a page of its own (the viewer's page allows no media).
+    import base64
+    blank = pages(800, 600).open("about:blank")
+    got_video = blank.page.evaluate("""async (b64) => { const v = document.createElement('video'); v.muted = true; v.src = 'data:video/webm;base64,' + b64;
+        await new Promise((res, rej) => { v.onloadedmetadata = res; v.onerror = () => rej(new Error(v.error && v.error.message)); });
+        const d = v.duration; v.currentTime = 0.2; await new Promise((res) => { v.onseeked = res; });
+        return { duration: d, seekable: v.seekable.length ? v.seekable.end(0) : null, now: v.currentTime }; }""", base64.b64encode(webm).decode())
+    # 6 frames at 16 a second: 0.375 s.
+    assert abs(got_video["duration"] - 0.375) < 0.01 and got_video["seekable"] == got_video["duration"], got_video
+    assert abs(got_video["now"] - 0.2) < 0.01, got_video
+    # What makes it seekable for any player: the segment and clusters of known sizes, a Duration
+    # in its Info, and Cues pointing at each cluster (EBML, read here by hand).
+    def vint(at, keep):
+        n = next(k for k in range(8) if webm[at] & (0x80 >> k)) + 1
+        v = webm[at] if keep else webm[at] & (0xFF >> n)
+        for k in range(1, n):
+            v = v * 256 + webm[at + k]
+        return v, n, all(b == 0xFF for b in webm[at + 1:at + n]) and (webm[at] & (0xFF >> n)) == 0xFF >> n
+
+    def children(start, end):
+        at = start
+        while at < end:
+            eid, n, _ = vint(at, True)
+            size, m, unknown = vint(at + n, False)
+            assert not unknown, f"an element {eid:x} of unknown size at {at}"
+            yield eid, at, at + n + m, size
+            at = at + n + m + size
+
+    (_, _, hdata, hsize), = [next(children(0, len(webm)))]
+    seg = next(children(hdata + hsize, len(webm)))
+    assert seg[0] == 0x18538067 and seg[2] + seg[3] == len(webm)
+    top = list(children(seg[2], seg[2] + seg[3]))
+    ids = [t[0] for t in top]
+    clusters = [t[1] - seg[2] for t in top if t[0] == 0x1F43B675]
+    info = next(t for t in top if t[0] == 0x1549A966)
+    assert 0x4489 in [c[0] for c in children(info[2], info[2] + info[3])], "a Duration"
+    cues = next(t for t in top if t[0] == 0x1C53BB6B)
+    positions = []
+    for point in children(cues[2], cues[2] + cues[3]):
+        for track in children(point[2], point[2] + point[3]):
+            if track[0] == 0xB7:
+                positions += [int.from_bytes(webm[c[2]:c[2] + c[3]], "big") for c in children(track[2], track[2] + track[3]) if c[0] == 0xF1]
+    assert clusters and positions == clusters, (positions, clusters, [hex(i) for i in ids])
     # At the speed chosen: 6 frames at 16 a second, one every 62.5 ms (regression: a frame's
     # time was waited after its drawing, 20 frames at "16/s" took 2.59 s).
     times = q.page.evaluate("window.gbely.videoTimes()")
