@@ -14,8 +14,44 @@ use gbely_engine::game::{play, play_to, PlayOptions};
 use gbely_engine::recorder::ReplayWriter;
 use gbely_engine::runner::player::{DecidePlayer, Player};
 use gbely_engine::sim::MatchConfig;
+use gbely_rules::{Command, Decide, Notes, Observation};
 
 type Make = dyn Fn() -> Box<dyn Player>;
+
+/// The expander writing about 2 KiB of notes a round (what a seat may keep every round,
+/// `recorder::NOTE_BYTES_PER_ROUND`): its cells and what it saw, numbers that change from round
+/// to round, and a note on each of its first five attacks' targets.
+#[derive(Default)]
+struct Noted(Expander, Option<Notes>);
+
+impl Decide for Noted {
+    fn decide(&mut self, obs: &Observation) -> Vec<Command> {
+        let cmds = self.0.decide(obs);
+        let mut text = format!("round {}: {} cells, {} seen;", obs.round, obs.own.len(), obs.visible.len());
+        let own = obs.own.iter().map(|c| (c.cell.0, c.units));
+        let seen = obs.visible.iter().map(|v| (v.cell.0, v.garrison + v.fortification));
+        for (k, (cell, units)) in own.chain(seen).cycle().enumerate() {
+            if text.len() > 1900 {
+                break;
+            }
+            text +=
+                &format!(" #{cell} {units:.1}/{:.2};", ((k * 7919 + obs.round as usize * 31) % 1000) as f64 / 100.0);
+        }
+        let cells = cmds
+            .iter()
+            .filter_map(|c| match *c {
+                Command::Attack { to, amount, .. } => Some((to, format!("target: sent {amount:.1}"))),
+                _ => None,
+            })
+            .take(5)
+            .collect();
+        self.1 = Some(Notes { text, cells, draw: Vec::new() });
+        cmds
+    }
+    fn notes(&mut self) -> Option<Notes> {
+        self.1.take()
+    }
+}
 
 fn players(a: &Make, b: &Make) -> (Box<dyn Player>, Box<dyn Player>) {
     (a(), b())
@@ -78,4 +114,8 @@ fn main() {
     let stored = || Box::new(DecidePlayer::new("expander", Expander::default())) as Box<dyn Player>;
     measure("expander (stored) vs council", &stored, &council);
     measure("expander (stored) × 2", &stored, &stored);
+    // Notes: the most a seat keeps every round (2 KiB), for one seat and for both.
+    let noted = || Box::new(DecidePlayer::new("expander", Noted::default())) as Box<dyn Player>;
+    measure("expander + 2 KiB notes vs council", &noted, &council);
+    measure("expander + 2 KiB notes × 2", &noted, &noted);
 }

@@ -74,9 +74,46 @@ pub const KEPT_DISCARDS_PER_SEAT: u32 = 20_000;
 pub const KEPT_RAW_BYTES_PER_ANSWER: usize = 64 << 10;
 /// Most JSON text of unparsable items of one seat a replay keeps over a whole match.
 pub const KEPT_RAW_BYTES_PER_SEAT: usize = 1 << 20;
-/// Most bytes of notes of one seat a replay keeps over a whole match (a round's notes are
-/// bounded by `gbely_rules::Notes`); after them, one mark says the notes were cut.
-pub const KEPT_NOTE_BYTES_PER_SEAT: usize = 64 << 10;
+/// Bytes of notes a seat's allowance grows by each round: an agent that writes up to this much
+/// every round keeps every round's notes, however long the match. What a round does not use is
+/// kept for later rounds.
+pub const NOTE_BYTES_PER_ROUND: usize = 2 << 10;
+/// A seat's allowance of notes before round 0: a round's notes at their bounds
+/// (`gbely_rules::Notes`: 2 000 characters and 64 cell notes of 200, 15 312 bytes in ASCII) fit
+/// it whole, in any round.
+pub const NOTE_BYTES_AT_START: usize = 16 << 10;
+/// Most bytes of notes of one seat a replay keeps over a whole match, however long (a 150-round
+/// match allows at most [`NOTE_BYTES_AT_START`] + 149 × [`NOTE_BYTES_PER_ROUND`], 314 KiB);
+/// after them, one mark says the notes were cut.
+pub const KEPT_NOTE_BYTES_PER_SEAT: usize = 1 << 20;
+
+/// The bytes a seat's notes take against its allowance: the text, each cell's note and 8 bytes
+/// for its cell, and each drawing's 16 bytes and its label.
+fn note_bytes(n: &Notes) -> usize {
+    let label = |d: &gbely_rules::Drawing| match &d.shape {
+        gbely_rules::Shape::Label(_, t) => t.len(),
+        _ => 0,
+    };
+    n.text.len()
+        + n.cells.iter().map(|(_, t)| t.len() + 8).sum::<usize>()
+        + n.draw.iter().map(|d| 16 + label(d)).sum::<usize>()
+}
+
+/// A drawing as the replay keeps it.
+fn drawn(d: &gbely_rules::Drawing) -> gbely_world::replay::Drawn {
+    use gbely_rules::Shape;
+    let mut out = gbely_world::replay::Drawn { color: d.color_text(), ..Default::default() };
+    match &d.shape {
+        Shape::Dot(c) => out.dot = Some(c.0),
+        Shape::Fill(c) => out.fill = Some(c.0),
+        Shape::Line(a, b) => out.line = Some([a.0, b.0]),
+        Shape::Label(c, t) => {
+            out.label = Some(c.0);
+            out.text = t.clone();
+        }
+    }
+    out
+}
 
 /// What a seat may still have recorded one by one of its discarded items in this match.
 #[derive(Clone, Copy, Debug)]
@@ -106,8 +143,9 @@ pub struct Recorder {
     changes: bool,
     /// Per seat, what is left of its match's allowance of discarded items recorded one by one.
     allowances: Vec<Allowance>,
-    /// Per seat, the bytes of notes it may still have recorded (`None`: not started).
-    note_budget: Vec<Option<usize>>,
+    /// Per seat, the bytes of notes recorded so far (marks included), and whether the match's
+    /// [`KEPT_NOTE_BYTES_PER_SEAT`] are used.
+    notes_spent: Vec<(usize, bool)>,
 }
 
 /// A replay being written to its file, and the first error writing it, if any (the match goes
@@ -129,7 +167,7 @@ impl Recorder {
             turns: Vec::new(),
             stream: None,
             allowances: Vec::new(),
-            note_budget: Vec::new(),
+            notes_spent: Vec::new(),
         }
     }
 
@@ -265,28 +303,41 @@ impl Recorder {
         f.extend_from_slice(m.all_fortifications());
     }
 
-    /// The notes a replay keeps of a round: each seat's within what is left of its match's
-    /// [`KEPT_NOTE_BYTES_PER_SEAT`]; the first that does not fit is replaced by a mark.
-    fn keep_notes(&mut self, notes: Vec<(u8, Notes)>) -> Vec<SeatNotes> {
+    /// The notes a replay keeps of round `round`: each seat's when they fit its allowance,
+    /// [`NOTE_BYTES_AT_START`] + [`NOTE_BYTES_PER_ROUND`] × `round` less what it has recorded, and
+    /// [`KEPT_NOTE_BYTES_PER_SEAT`] over the match. A round's notes that do not fit are replaced
+    /// by a mark (the seat's later rounds are kept again as its allowance grows); past the match's
+    /// bytes, one mark, and nothing more.
+    fn keep_notes(&mut self, round: u32, notes: Vec<(u8, Notes)>) -> Vec<SeatNotes> {
         let mut kept = Vec::new();
+        let allowed = NOTE_BYTES_AT_START.saturating_add(NOTE_BYTES_PER_ROUND.saturating_mul(round as usize));
         for (seat, n) in notes.into_iter().filter(|(_, n)| !n.is_empty()) {
-            if self.note_budget.len() <= seat as usize {
-                self.note_budget.resize(seat as usize + 1, None);
+            if self.notes_spent.len() <= seat as usize {
+                self.notes_spent.resize(seat as usize + 1, (0, false));
             }
-            let budget = self.note_budget[seat as usize].get_or_insert(KEPT_NOTE_BYTES_PER_SEAT);
-            if *budget == 0 {
+            let (spent, done) = &mut self.notes_spent[seat as usize];
+            if *done {
                 continue;
             }
-            let size = n.text.len() + n.cells.iter().map(|(_, t)| t.len() + 8).sum::<usize>();
-            if size <= *budget {
-                *budget -= size;
-                let cells = n.cells.into_iter().map(|(c, t)| (c.0, t)).collect();
-                kept.push(SeatNotes { seat, text: n.text, cells });
-            } else {
-                *budget = 0;
+            let size = note_bytes(&n);
+            if *spent + size > KEPT_NOTE_BYTES_PER_SEAT {
+                *done = true;
                 let text =
                     format!("[notes cut: the match's {} KiB for notes are used]", KEPT_NOTE_BYTES_PER_SEAT >> 10);
-                kept.push(SeatNotes { seat, text, cells: Vec::new() });
+                kept.push(SeatNotes { seat, text, ..SeatNotes::default() });
+            } else if *spent + size > allowed {
+                let text = format!(
+                    "[notes cut: {size} bytes, more than the {} left of {} KiB a round]",
+                    allowed.saturating_sub(*spent),
+                    NOTE_BYTES_PER_ROUND >> 10
+                );
+                *spent += text.len();
+                kept.push(SeatNotes { seat, text, ..SeatNotes::default() });
+            } else {
+                *spent += size;
+                let cells = n.cells.into_iter().map(|(c, t)| (c.0, t)).collect();
+                let draw = n.draw.iter().map(drawn).collect();
+                kept.push(SeatNotes { seat, text: n.text, cells, draw });
             }
         }
         kept
@@ -294,7 +345,7 @@ impl Recorder {
 
     /// Call after resolution with the answers as received and the seats' notes on the round.
     pub fn after_resolution(&mut self, m: &Match, answers: Vec<Answer>, notes: Vec<(u8, Notes)>, report: &RoundReport) {
-        let notes = self.keep_notes(notes);
+        let notes = self.keep_notes(report.round, notes);
         let (o, u, f) = &self.after_production;
         let mut changes = Vec::new();
         for i in (0..o.len()).filter(|_| self.changes) {

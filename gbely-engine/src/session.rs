@@ -614,6 +614,7 @@ mod tests {
         fn notes(&mut self) -> Option<Notes> {
             let mut n = Notes::text(format!("round {}", self.round));
             n.cells.push((self.base, "home".into()));
+            n.draw.push(gbely_rules::Drawing { shape: gbely_rules::Shape::Dot(self.base), color: None });
             Some(n)
         }
     }
@@ -628,11 +629,13 @@ mod tests {
         let opts = PlayOptions { config: MatchConfig { rounds: 5 }, record: true };
         let replay = play(map, &mut players, opts, &mut ()).replay.unwrap();
         for (r, t) in replay.turns.iter().enumerate() {
-            // The agent numbered its base on its own grid; the replay has the map's cell.
+            // The agent numbered its base on its own grid; the replay has the map's cell, in its
+            // cell notes and its drawings.
             let want = gbely_world::replay::SeatNotes {
                 seat: 0,
                 text: format!("round {r}"),
                 cells: vec![(base.0, "home".into())],
+                draw: vec![gbely_world::replay::Drawn { dot: Some(base.0), ..Default::default() }],
             };
             assert_eq!(t.notes, [want]);
         }
@@ -641,22 +644,117 @@ mod tests {
         assert_eq!(gbely_world::Replay::from_json(&text).unwrap(), replay, "notes read back");
     }
 
-    #[test]
-    fn a_seats_notes_over_the_matchs_budget_are_cut_with_one_mark() {
+    /// Notes at their bounds: 2 000 characters and 64 cell notes of 200, 2 000 + 64 × (200 + 8)
+    /// = 15 312 bytes against the allowance.
+    fn full_notes() -> Notes {
+        let cells = (0..64).map(|k| (Cell(k), "c".repeat(200))).collect();
+        Notes { text: "n".repeat(Notes::MAX_TEXT), cells, draw: Vec::new() }
+    }
+
+    fn noted_match(rounds: u32, write: impl Fn(u32) -> Option<Notes>) -> Vec<Vec<gbely_world::replay::SeatNotes>> {
         let map = Arc::new(gbely_world::generate_duel("notes", 24, 18).unwrap());
-        let mut s = Session::new(map, MatchConfig { rounds: 100 }, vec!["a".into(), "b".into()]);
+        let mut s = Session::new(map, MatchConfig { rounds }, vec!["a".into(), "b".into()]);
         s.record();
-        let big = "n".repeat(Notes::MAX_TEXT);
         while !s.is_over() {
-            s.note(0, Notes::text(big.clone()));
+            if let Some(n) = write(s.round()) {
+                s.note(0, n);
+            }
             s.advance();
         }
-        let replay = s.finish().replay.unwrap();
-        let kept: Vec<&str> = replay.turns.iter().flat_map(|t| &t.notes).map(|n| n.text.as_str()).collect();
-        let budget = crate::recorder::KEPT_NOTE_BYTES_PER_SEAT;
-        assert_eq!(kept.len(), budget / Notes::MAX_TEXT + 1, "those that fit, then the mark");
-        assert!(kept[..kept.len() - 1].iter().all(|t| *t == big));
-        assert_eq!(kept.last(), Some(&"[notes cut: the match's 64 KiB for notes are used]"));
-        assert!(replay.turns.iter().all(|t| t.notes.iter().all(|n| n.seat == 0)), "seat 1 wrote none");
+        s.finish().replay.unwrap().turns.into_iter().map(|t| t.notes).collect()
+    }
+
+    #[test]
+    fn drawings_are_in_the_replays_notes_and_a_bad_one_is_refused() {
+        use gbely_rules::{Drawing, Shape};
+        let draw = vec![
+            Drawing { shape: Shape::Dot(Cell(5)), color: Some([255, 0, 255]) },
+            Drawing { shape: Shape::Line(Cell(5), Cell(30)), color: None },
+            Drawing { shape: Shape::Label(Cell(30), "go".into()), color: None },
+        ];
+        let turns = noted_match(2, |_| Some(Notes { draw: draw.clone(), ..Notes::default() }));
+        let want = [
+            gbely_world::replay::Drawn { dot: Some(5), color: "#ff00ff".into(), ..Default::default() },
+            gbely_world::replay::Drawn { line: Some([5, 30]), ..Default::default() },
+            gbely_world::replay::Drawn { label: Some(30), text: "go".into(), ..Default::default() },
+        ];
+        assert!(turns.iter().all(|t| t.len() == 1 && t[0].draw == want && t[0].text.is_empty()), "{turns:?}");
+        let map = Arc::new(gbely_world::generate_duel("notes", 24, 18).unwrap());
+        let mut s = Session::new(map, MatchConfig { rounds: 1 }, vec!["a".into(), "b".into()]);
+        s.record();
+        s.note(0, Notes { draw, ..Notes::default() });
+        s.advance();
+        let text = serde_json::to_string(&s.finish().replay.unwrap()).unwrap();
+        assert!(
+            text.contains(r##""draw":[{"dot":5,"color":"#ff00ff"},{"line":[5,30]},{"label":30,"text":"go"}]"##),
+            "{text}"
+        );
+        gbely_world::Replay::from_json(&text).expect("read back");
+        for (from, to, why) in [
+            (r#""dot":5"#, r#""dot":432"#, "a drawing on cell #432, which is not on the 432-cell map"),
+            (r##""#ff00ff""##, r#""pink""#, "a drawing's colour \"pink\" is not #rrggbb"),
+            (r#"{"line":[5,30]}"#, r#"{"line":[5,30],"dot":1}"#, "a drawing is not one of dot, fill, line and label"),
+            (r#""text":"go""#, r#""text":"seventeen letters""#, "a drawing's text is over its bound"),
+        ] {
+            let err = gbely_world::Replay::from_json(&text.replacen(from, to, 1)).unwrap_err().to_string();
+            assert!(err.contains(why), "{err}");
+        }
+    }
+
+    /// Issue 35: 64 KiB a seat a match ran out at round 46 for an agent writing 1.5 KB a round.
+    #[test]
+    fn an_agent_writing_1_5_kb_of_notes_a_round_keeps_them_in_every_round_of_150() {
+        let text = "x".repeat(1536);
+        let turns = noted_match(150, |_| Some(Notes::text(text.clone())));
+        assert_eq!(turns.len(), 150);
+        for (r, notes) in turns.iter().enumerate() {
+            assert_eq!(notes.len(), 1, "round {r}");
+            assert_eq!(notes[0].text, text, "round {r}");
+        }
+    }
+
+    #[test]
+    fn a_round_over_the_allowance_is_cut_and_later_rounds_are_kept_again() {
+        // Round 0: 15 312 of the 16 KiB at the start. Round 1: 16 384 + 2 048 = 18 432 allowed,
+        // 3 120 left: cut, the mark (66 bytes) counted. Round 7: 16 384 + 7 × 2 048 = 30 720
+        // allowed, 15 312 + 66 spent: 15 342 left, the round's 15 312 fit.
+        let turns = noted_match(10, |r| [0, 1, 7].contains(&r).then(full_notes));
+        let full = full_notes();
+        let mark = "[notes cut: 15312 bytes, more than the 3120 left of 2 KiB a round]";
+        assert_eq!(mark.len(), 66);
+        for (r, notes) in turns.iter().enumerate() {
+            match r {
+                0 | 7 => {
+                    assert_eq!(notes.len(), 1, "round {r}");
+                    assert_eq!(notes[0].text, full.text);
+                    assert_eq!(notes[0].cells.len(), 64);
+                }
+                1 => assert_eq!(notes.iter().map(|n| n.text.as_str()).collect::<Vec<_>>(), [mark]),
+                _ => assert!(notes.is_empty(), "round {r}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_seats_notes_over_the_matchs_budget_are_cut_with_one_mark() {
+        // Notes at their bounds every round: kept when the allowance has grown enough (about one
+        // round in seven), until the match's 1 MiB, at about round 500, then one mark.
+        let turns = noted_match(800, |_| Some(full_notes()));
+        let kept: Vec<(usize, &gbely_world::replay::SeatNotes)> =
+            turns.iter().enumerate().flat_map(|(r, t)| t.iter().map(move |n| (r, n))).collect();
+        let last = "[notes cut: the match's 1024 KiB for notes are used]";
+        let ends: Vec<usize> = kept.iter().filter(|(_, n)| n.text == last).map(|(r, _)| *r).collect();
+        assert_eq!(ends.len(), 1, "one mark");
+        assert_eq!(kept.last().unwrap().0, ends[0], "nothing after it");
+        // The allowance reaches 1 MiB less a round's notes at 16 384 + 2 048 r ≥ 1 048 576 − 15 312:
+        // r ≥ 497.
+        assert!((497..520).contains(&ends[0]), "{}", ends[0]);
+        let bytes: usize =
+            kept.iter().map(|(_, n)| n.text.len() + n.cells.iter().map(|c| c.1.len() + 8).sum::<usize>()).sum();
+        let full = kept.iter().filter(|(_, n)| n.cells.len() == 64).count();
+        assert!(bytes - last.len() <= 1 << 20 && bytes - last.len() + 15_312 > 1 << 20, "{bytes}");
+        // At most ⌊1 MiB / 15 312⌋ = 68 rounds of notes at their bounds, fewer by the marks of the
+        // rounds cut in between (about 430 of 66 bytes: 28 KiB, two rounds' worth).
+        assert!((64..=68).contains(&full), "{full}");
     }
 }

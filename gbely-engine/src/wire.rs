@@ -178,10 +178,47 @@ fn notes_of_debug(debug: &Value, ids: &impl CellIds) -> Option<gbely_rules::Note
                     }
                 }
             }
+            if let Some(draw) = d.get("draw") {
+                notes.draw = drawings_of(draw, ids);
+            }
         }
         other => notes.text = text_of(other),
     }
     (!notes.is_empty()).then(|| notes.bounded())
+}
+
+/// The drawings of a `debug` object's `draw` list (see [`gbely_rules::Drawing`]): each
+/// `{"dot": ID}`, `{"fill": ID}`, `{"line": [ID, ID]}` or `{"label": ID, "text": "…"}`, with an
+/// optional `"color"` (`#rgb` or `#rrggbb`; none, or another text: the seat's colour). An item
+/// that is none of these, or names a cell not on the map, is left out.
+fn drawings_of(v: &Value, ids: &impl CellIds) -> Vec<gbely_rules::Drawing> {
+    use gbely_rules::{Drawing, Shape};
+    let Value::Array(items) = v else {
+        return Vec::new();
+    };
+    let one = |item: &Value| -> Option<Drawing> {
+        let o = item.as_object()?;
+        let cell = |k: &str| o.get(k).and_then(Value::as_str).and_then(|id| ids.cell(id));
+        let shape = if let Some(c) = cell("dot") {
+            Shape::Dot(c)
+        } else if let Some(c) = cell("fill") {
+            Shape::Fill(c)
+        } else if let Some(c) = cell("label") {
+            let text = match o.get("text") {
+                Some(Value::String(t)) => t.clone(),
+                Some(Value::Null) | None => String::new(),
+                Some(other) => other.to_string(),
+            };
+            Shape::Label(c, text)
+        } else {
+            match o.get("line")?.as_array()?.as_slice() {
+                [a, b] => Shape::Line(ids.cell(a.as_str()?)?, ids.cell(b.as_str()?)?),
+                _ => return None,
+            }
+        };
+        Some(Drawing { shape, color: o.get("color").and_then(Value::as_str).and_then(Drawing::parse_color) })
+    };
+    items.iter().filter_map(one).take(gbely_rules::Notes::MAX_DRAWINGS + 1).collect()
 }
 
 /// The `debug` key of a wire answer for typed notes (served agents).
@@ -194,6 +231,26 @@ pub fn notes_to_value(notes: &gbely_rules::Notes, ids: &impl CellIds) -> Value {
         let cells: JsonMap<String, Value> =
             notes.cells.iter().map(|(c, t)| (ids.id(*c), Value::from(t.as_str()))).collect();
         d.insert("cells".into(), Value::Object(cells));
+    }
+    if !notes.draw.is_empty() {
+        use gbely_rules::Shape;
+        let draw = notes.draw.iter().map(|dr| {
+            let mut o = JsonMap::new();
+            match &dr.shape {
+                Shape::Dot(c) => o.insert("dot".into(), Value::from(ids.id(*c))),
+                Shape::Fill(c) => o.insert("fill".into(), Value::from(ids.id(*c))),
+                Shape::Line(a, b) => o.insert("line".into(), Value::from(vec![ids.id(*a), ids.id(*b)])),
+                Shape::Label(c, t) => {
+                    o.insert("text".into(), Value::from(t.as_str()));
+                    o.insert("label".into(), Value::from(ids.id(*c)))
+                }
+            };
+            if dr.color.is_some() {
+                o.insert("color".into(), Value::from(dr.color_text()));
+            }
+            Value::Object(o)
+        });
+        d.insert("draw".into(), Value::Array(draw.collect()));
     }
     Value::Object(d)
 }
@@ -631,6 +688,13 @@ fn notes_of_raw(raw: &serde_json::value::RawValue, ids: &impl CellIds) -> Option
                     notes.cells.push((c, text_of(note)));
                 }
             }
+            // Drawings are read from a `draw` list of at most DEBUG_READ_WHOLE bytes; a larger
+            // one is passed over.
+            if let Some(draw) = parts.draw.filter(|r| r.get().len() <= DEBUG_READ_WHOLE) {
+                if let Ok(v) = serde_json::from_str::<Value>(draw.get()) {
+                    notes.draw = drawings_of(&v, ids);
+                }
+            }
         }
         _ => notes.text = text_of(raw),
     }
@@ -644,6 +708,7 @@ struct LeanDebug<'a> {
     text: Option<&'a serde_json::value::RawValue>,
     log: Option<&'a serde_json::value::RawValue>,
     cells: FirstCells<'a>,
+    draw: Option<&'a serde_json::value::RawValue>,
 }
 
 impl<'de> serde::Deserialize<'de> for LeanDebug<'de> {
@@ -661,6 +726,7 @@ impl<'de> serde::Deserialize<'de> for LeanDebug<'de> {
                         "text" => d.text = Some(map.next_value()?),
                         "log" => d.log = Some(map.next_value()?),
                         "cells" => d.cells = map.next_value()?,
+                        "draw" => d.draw = Some(map.next_value()?),
                         _ => {
                             map.next_value::<serde::de::IgnoredAny>()?;
                         }
@@ -788,5 +854,47 @@ mod tests {
         );
         let read = read_answer(line.as_bytes(), &grid()).unwrap();
         assert_eq!(read.notes, whole(&line).unwrap().1);
+    }
+
+    #[test]
+    fn drawings_are_read_from_the_debug_keys_draw_within_their_bounds() {
+        use gbely_rules::{Cell, Drawing, Shape};
+        let line = r##"{"prikazy":[],"debug":{"draw":[
+            {"dot":"P01_02","color":"#FF00ff"},{"fill":"P00_00","color":"red"},{"line":["P00_00","P15_15"],"color":"#0f8"},
+            {"label":"P02_03","text":"seventeen letters"},{"label":"P02_04","text":5},
+            {"dot":"P16_00"},{"line":["P00_00"]},{"dot":7},{"circle":"P00_00"},"dot"]}}"##;
+        let notes = whole(line).unwrap().1.unwrap();
+        // Cell ids on the 16 × 16 grid: P01_02 is 1 × 16 + 2. Colours #rgb and #rrggbb; another
+        // text is the seat's colour. The label cut to 16 characters (the last one "…"); the
+        // drawings off the grid, incomplete or of no shape left out.
+        assert_eq!(
+            notes.draw,
+            [
+                Drawing { shape: Shape::Dot(Cell(18)), color: Some([255, 0, 255]) },
+                Drawing { shape: Shape::Fill(Cell(0)), color: None },
+                Drawing { shape: Shape::Line(Cell(0), Cell(255)), color: Some([0, 255, 136]) },
+                Drawing { shape: Shape::Label(Cell(35), "seventeen lette…".into()), color: None },
+                Drawing { shape: Shape::Label(Cell(36), "5".into()), color: None },
+            ]
+        );
+        assert_eq!(notes.text, "");
+        assert_eq!(notes.draw[2].color_text(), "#00ff88");
+        // Typed notes go back to the same wire form (a served agent's answer).
+        let back = serde_json::json!({ "debug": notes_to_value(&notes, &grid()) });
+        assert_eq!(notes_from_value(&back, &grid()).unwrap(), notes);
+        // At most 64 a round, the rest counted in the text.
+        let many: Vec<String> = (0..70).map(|k| format!("{{\"dot\":\"P00_{:02}\"}}", k % 16)).collect();
+        let line = format!("{{\"prikazy\":[],\"debug\":{{\"text\":\"t\",\"draw\":[{}]}}}}", many.join(","));
+        let notes = whole(&line).unwrap().1.unwrap();
+        assert_eq!(notes.draw.len(), 64);
+        assert_eq!(notes.text, "t [1 more drawings cut]", "the 65th is counted, no more are read");
+        // A large debug value (read in parts) gives the same drawings.
+        let big = format!(
+            "{{\"prikazy\":[],\"debug\":{{\"text\":\"{}\",\"draw\":[{{\"dot\":\"P01_02\"}}]}}}}",
+            "x".repeat(DEBUG_READ_WHOLE)
+        );
+        let read = read_answer(big.as_bytes(), &grid()).unwrap();
+        assert_eq!(read.notes, whole(&big).unwrap().1);
+        assert_eq!(read.notes.unwrap().draw, [Drawing { shape: Shape::Dot(Cell(18)), color: None }]);
     }
 }

@@ -407,3 +407,19 @@ def test_a_callables_notes_reach_the_replay(tmp_path):
     assert [t["notes"] for t in doc["turns"]] == [
         [{"seat": 0, "text": "round %d" % r, "cells": [[base, "home"]]}] for r in range(3)
     ]
+
+
+def test_a_callables_drawings_reach_the_replay(tmp_path):
+    # The debug key's `draw` (issue 35): drawn on the map by the viewer, kept in the notes.
+    def decide(stav):
+        return {"prikazy": [], "debug": {"draw": [{"dot": stav["moja_zakladna"], "color": "#f0f"},
+                                                  {"line": [stav["moja_zakladna"], "P56_02"]},
+                                                  {"label": "P56_02", "text": "next"}, {"dot": "P99_99"}]}}
+
+    gbely.play(decide, rounds=2, replay=tmp_path / "r.json")
+    doc = json.loads((tmp_path / "r.json").read_text())
+    base, north = 57 * 60 + 2, 56 * 60 + 2  # P57_02 and P56_02 on the 60-wide reference map
+    assert [t["notes"] for t in doc["turns"]] == [
+        [{"seat": 0, "draw": [{"dot": base, "color": "#ff00ff"}, {"line": [base, north]},
+                              {"label": north, "text": "next"}]}] for _ in range(2)
+    ]

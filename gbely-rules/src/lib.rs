@@ -27,7 +27,8 @@ mod vocab;
 pub use grid::{format_cell_id, parse_cell_id, Cell, Grid, Neighbours, AGENT_GRID_WIDTH};
 pub use lookup::{defence, sure_win, CellLookup, Frontier, Slot};
 pub use protocol::{
-    round_half_away, round_tenth, Command, Decide, DiscardReason, Notes, Observation, OwnCell, Owner, VisibleCell,
+    round_half_away, round_tenth, Command, Decide, DiscardReason, Drawing, Notes, Observation, OwnCell, Owner, Shape,
+    VisibleCell,
 };
 pub use terrain::Terrain;
 pub use vocab::{EndReason, Mode, SeatRole, ViolationKind};

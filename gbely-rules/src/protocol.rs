@@ -323,7 +323,8 @@ impl<D: Decide + ?Sized> Decide for Box<D> {
 /// (`{"prikazy": […], "debug": {"text": "…", "cells": {"P12_07": "…"}}}`), an unknown key the
 /// judge ignores, so an agent that writes them runs unchanged there. Replays keep them within
 /// bounds ([`Notes::MAX_TEXT`], [`Notes::MAX_CELLS`], [`Notes::MAX_CELL_TEXT`] a round, and a
-/// budget per match); what is over is cut, with a mark.
+/// budget of 2 KiB a round, `gbely_engine::recorder::NOTE_BYTES_PER_ROUND`); what is over is
+/// cut, with a mark.
 ///
 /// ```
 /// use gbely_rules::{Cell, Command, Decide, Notes, Observation};
@@ -349,6 +350,53 @@ pub struct Notes {
     pub text: String,
     /// About cells: each cell and its note.
     pub cells: Vec<(Cell, String)>,
+    /// Drawn on the map by the viewer: dots, colours, lines and labels on cells.
+    pub draw: Vec<Drawing>,
+}
+
+/// What an agent draws on the map for the viewer (the answer's `debug` key's `draw`): a dot on a
+/// cell, the cell coloured, a line between two cells, or a short label; in a colour of its own
+/// or (`None`) its seat's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Drawing {
+    /// What and where.
+    pub shape: Shape,
+    /// `#rrggbb`, as red, green and blue; `None`: the seat's colour.
+    pub color: Option<[u8; 3]>,
+}
+
+/// The shape of a [`Drawing`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// A dot in the middle of the cell.
+    Dot(Cell),
+    /// The cell coloured (half see-through, so that the owner's colour shows).
+    Fill(Cell),
+    /// A line from the middle of one cell to the middle of another.
+    Line(Cell, Cell),
+    /// A label of at most [`Notes::MAX_LABEL`] characters on the cell.
+    Label(Cell, String),
+}
+
+impl Drawing {
+    /// Parses `#rgb` or `#rrggbb` (any case); `None` for anything else.
+    pub fn parse_color(text: &str) -> Option<[u8; 3]> {
+        let hex = text.strip_prefix('#')?;
+        if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        let digit = |k: usize| u8::from_str_radix(&hex[k..k + 1], 16).ok();
+        match hex.len() {
+            3 => Some([digit(0)? * 17, digit(1)? * 17, digit(2)? * 17]),
+            6 => Some([0, 2, 4].map(|k| u8::from_str_radix(&hex[k..k + 2], 16).unwrap_or(0))),
+            _ => None,
+        }
+    }
+
+    /// The colour as `#rrggbb`, or the empty string for the seat's.
+    pub fn color_text(&self) -> String {
+        self.color.map_or(String::new(), |[r, g, b]| format!("#{r:02x}{g:02x}{b:02x}"))
+    }
 }
 
 impl Notes {
@@ -358,15 +406,19 @@ impl Notes {
     pub const MAX_CELLS: usize = 64;
     /// Most characters of one cell's note a replay keeps.
     pub const MAX_CELL_TEXT: usize = 200;
+    /// Most drawings of a round a replay keeps.
+    pub const MAX_DRAWINGS: usize = 64;
+    /// Most characters of a drawn label a replay keeps.
+    pub const MAX_LABEL: usize = 16;
 
     /// Notes with only a text.
     pub fn text(text: impl Into<String>) -> Notes {
-        Notes { text: text.into(), cells: Vec::new() }
+        Notes { text: text.into(), ..Notes::default() }
     }
 
-    /// Whether there is nothing in them: no text and no cell notes.
+    /// Whether there is nothing in them: no text, no cell notes, no drawings.
     pub fn is_empty(&self) -> bool {
-        self.text.is_empty() && self.cells.is_empty()
+        self.text.is_empty() && self.cells.is_empty() && self.draw.is_empty()
     }
 
     /// These notes within a round's bounds: the text and each cell's note cut to their most
@@ -383,6 +435,18 @@ impl Notes {
         }
         for (_, note) in &mut self.cells {
             cut_chars(note, Notes::MAX_CELL_TEXT);
+        }
+        if self.draw.len() > Notes::MAX_DRAWINGS {
+            let left = self.draw.len() - Notes::MAX_DRAWINGS;
+            self.draw.truncate(Notes::MAX_DRAWINGS);
+            let mark = format!(" [{left} more drawings cut]");
+            cut_chars(&mut self.text, Notes::MAX_TEXT - mark.chars().count());
+            self.text.push_str(&mark);
+        }
+        for d in &mut self.draw {
+            if let Shape::Label(_, text) = &mut d.shape {
+                cut_chars(text, Notes::MAX_LABEL);
+            }
         }
         self
     }
@@ -404,7 +468,7 @@ mod tests {
     fn notes_are_cut_to_their_bounds_with_a_mark() {
         let long = "x".repeat(Notes::MAX_TEXT + 10);
         let cells: Vec<(Cell, String)> = (0..70).map(|k| (Cell(k), "y".repeat(300))).collect();
-        let n = Notes { text: long, cells }.bounded();
+        let n = Notes { text: long, cells, ..Notes::default() }.bounded();
         assert_eq!(n.text.chars().count(), Notes::MAX_TEXT);
         assert!(n.text.ends_with(" [6 more cell notes cut]"), "{}", &n.text[n.text.len() - 40..]);
         assert_eq!(n.cells.len(), Notes::MAX_CELLS);

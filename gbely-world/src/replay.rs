@@ -266,6 +266,56 @@ pub struct SeatNotes {
     /// About cells: the cell (row-major index on the map) and its note.
     #[serde(deserialize_with = "held_notes", default, skip_serializing_if = "Vec::is_empty")]
     pub cells: Vec<(u32, String)>,
+    /// Drawn on the map by the viewer (`gbely_rules::Drawing`).
+    #[serde(deserialize_with = "held_drawings", default, skip_serializing_if = "Vec::is_empty")]
+    pub draw: Vec<Drawn>,
+}
+
+/// A drawing as a replay keeps it: `{"dot": 12}`, `{"fill": 12}`, `{"line": [12, 40]}` or
+/// `{"label": 12, "text": "go"}`, each with an optional `"color": "#rrggbb"` (none: the seat's).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Drawn {
+    /// A dot in the middle of the cell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dot: Option<u32>,
+    /// The cell coloured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fill: Option<u32>,
+    /// A line between the middles of two cells.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<[u32; 2]>,
+    /// A label on the cell: `text`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<u32>,
+    /// The label's text.
+    #[serde(deserialize_with = "held_string", default, skip_serializing_if = "String::is_empty")]
+    pub text: String,
+    /// `#rrggbb`; empty: the seat's colour.
+    #[serde(deserialize_with = "held_string", default, skip_serializing_if = "String::is_empty")]
+    pub color: String,
+}
+
+impl Drawn {
+    /// What is wrong with this drawing on a map of `cells` cells, if anything.
+    fn fault(&self, cells: usize) -> Option<String> {
+        let shapes = [self.dot.is_some(), self.fill.is_some(), self.line.is_some(), self.label.is_some()];
+        if shapes.iter().filter(|&&x| x).count() != 1 {
+            return Some("a drawing is not one of dot, fill, line and label".into());
+        }
+        let on = [self.dot, self.fill, self.label].into_iter().flatten().chain(self.line.into_iter().flatten());
+        if let Some(c) = on.into_iter().find(|&c| c as usize >= cells) {
+            return Some(format!("a drawing on cell #{c}, which is not on the {cells}-cell map"));
+        }
+        if (self.label.is_none() && !self.text.is_empty()) || self.text.chars().count() > gbely_rules::Notes::MAX_LABEL
+        {
+            return Some("a drawing's text is over its bound or not a label's".into());
+        }
+        if !self.color.is_empty() && (self.color.len() != 7 || gbely_rules::Drawing::parse_color(&self.color).is_none())
+        {
+            return Some(format!("a drawing's colour {:?} is not #rrggbb", self.color));
+        }
+        None
+    }
 }
 
 impl SeatNotes {
@@ -275,8 +325,14 @@ impl SeatNotes {
         if self.seat as usize >= seats {
             return Some(format!("notes of seat {}, which does not exist ({seats} seats)", self.seat));
         }
-        if self.text.chars().count() > Notes::MAX_TEXT || self.cells.len() > Notes::MAX_CELLS {
+        if self.text.chars().count() > Notes::MAX_TEXT
+            || self.cells.len() > Notes::MAX_CELLS
+            || self.draw.len() > Notes::MAX_DRAWINGS
+        {
             return Some(format!("seat {}'s notes are over their bounds", self.seat));
+        }
+        if let Some(why) = self.draw.iter().find_map(|d| d.fault(cells)) {
+            return Some(format!("seat {}'s notes: {why}", self.seat));
         }
         self.cells.iter().find_map(|(c, note)| {
             if *c as usize >= cells {
@@ -587,6 +643,12 @@ fn held_notes<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<(u32, String)>, D::
     Ok(notes)
 }
 
+/// A seat's drawings of a round: at most as many as it may draw (their strings are counted as
+/// they are read).
+fn held_drawings<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Drawn>, D::Error> {
+    at_most(d, gbely_rules::Notes::MAX_DRAWINGS, "drawings")
+}
+
 /// Most rounds a replay may be configured for; the `gbely` command line allows as many.
 ///
 /// A reader sizes work by the rounds a file claims only after checking them against this.
@@ -712,7 +774,13 @@ impl Replay {
             n += t
                 .notes
                 .iter()
-                .map(|x| x.text.capacity() + vec(&x.cells) + x.cells.iter().map(|c| c.1.capacity()).sum::<usize>())
+                .map(|x| {
+                    x.text.capacity()
+                        + vec(&x.cells)
+                        + x.cells.iter().map(|c| c.1.capacity()).sum::<usize>()
+                        + vec(&x.draw)
+                        + x.draw.iter().map(|d| d.text.capacity() + d.color.capacity()).sum::<usize>()
+                })
                 .sum::<usize>();
             for a in &t.answers {
                 n += match a {

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use crate::replays::{resimulate_regenerating, seat_colors, terrain_color, Frame};
 use crate::sim::{Match, RoundReport};
-use crate::wire::command_to_value;
+use crate::wire::{command_to_value, parse_command};
 
 const TEMPLATE: &str = include_str!("viewer.html");
 
@@ -60,8 +60,9 @@ pub fn viewer_header(map: &Map, names: &[String], mode: Mode) -> Value {
 /// One round for the page: the cells whose state differs from production alone (a flat list of
 /// cell delta, owner, units and fortification in hundredths), captures and failed attacks
 /// (`[seat, cell, from]`), discarded commands (`[seat, index, reason, command]`), violations
-/// (`[seat, kind, detail]`) and the number of commands per seat; [`viewer_data`] adds the
-/// agents' notes (`notes`: `[seat, text, [[cell, note], …]]`) to rounds that have some.
+/// (`[seat, kind, detail]`) and the number of commands per seat; [`viewer_data`] adds each
+/// seat's commands (`cmd`, see [`drawn_commands`]) and the agents' notes (`notes`:
+/// `[seat, text, [[cell, note], …], [drawing, …]]`) to rounds that have some.
 fn turn_value(
     mut changes: Vec<(u32, i8, f64, f64)>,
     cap: Vec<Value>,
@@ -84,6 +85,24 @@ fn events_of(report: &RoundReport) -> (Vec<Value>, Vec<Value>) {
     let cap = report.captures.iter().map(|c| json!([c.seat, c.cell.0, owner_code(c.from)])).collect();
     let fail = report.failed.iter().map(|c| json!([c.seat, c.cell.0, owner_code(c.from)])).collect();
     (cap, fail)
+}
+
+/// A seat's commands of a round as the page draws them: `[index, kind, from, to, amount]` for
+/// each item of the list that is a command (`kind` `M`, `A` or `F`; a FORTIFY's `to` is its
+/// cell), by its index in the list, which the round's `disc` entries name. Items that are not
+/// commands (unparsable) are left out: the events list them.
+fn drawn_commands(list: &[Value], grid: &gbely_rules::Grid) -> Vec<Value> {
+    use gbely_rules::Command;
+    list.iter()
+        .enumerate()
+        .filter_map(|(k, v)| {
+            Some(match parse_command(v, grid).ok()? {
+                Command::Move { from, to, amount } => json!([k, "M", from.0, to.0, amount]),
+                Command::Attack { from, to, amount } => json!([k, "A", from.0, to.0, amount]),
+                Command::Fortify { cell, amount } => json!([k, "F", cell.0, cell.0, amount]),
+            })
+        })
+        .collect()
 }
 
 /// The data the page needs, as compact JSON. Units are carried in hundredths: the page shows
@@ -152,9 +171,15 @@ pub fn viewer_data(replay: &Replay) -> Result<Value, String> {
         let ncmd: Vec<usize> = lists.iter().map(|l| l.as_ref().map_or(0, Vec::len)).collect();
         let (cap, fail) = events.get(r).cloned().unwrap_or_default();
         let mut turn = turn_value(changes, cap, fail, disc, viol, ncmd);
-        // The agents' notes: `[seat, text, [[cell, note], …]]`, only in rounds that have some.
+        // Each seat's commands, for the map's arrows: `[[index, kind, from, to, amount], …]` a seat.
+        if lists.iter().any(|l| l.as_ref().is_some_and(|l| !l.is_empty())) {
+            turn["cmd"] =
+                lists.iter().map(|l| json!(l.as_deref().map_or(Vec::new(), |l| drawn_commands(l, g)))).collect();
+        }
+        // The agents' notes: `[seat, text, [[cell, note], …], [drawing, …]]` (a drawing as the
+        // replay has it: `{"dot": cell, "color": "#rrggbb"}`, …), only in rounds that have some.
         if !t.notes.is_empty() {
-            turn["notes"] = t.notes.iter().map(|n| json!([n.seat, n.text, n.cells])).collect();
+            turn["notes"] = t.notes.iter().map(|n| json!([n.seat, n.text, n.cells, n.draw])).collect();
         }
         turns.push(turn);
     }

@@ -268,6 +268,21 @@ impl<D: Decide> Player for DecidePlayer<D> {
             if agent_grid {
                 n.cells =
                     n.cells.into_iter().map(|(c, t)| (map_cell(c, grid), t)).filter(|(c, _)| c.0 != u32::MAX).collect();
+                // Drawings too: one on a cell not on the map is left out.
+                let on_map = |c: Cell| Some(map_cell(c, grid)).filter(|c| c.0 != u32::MAX);
+                n.draw = std::mem::take(&mut n.draw)
+                    .into_iter()
+                    .filter_map(|mut d| {
+                        use gbely_rules::Shape;
+                        d.shape = match d.shape {
+                            Shape::Dot(c) => Shape::Dot(on_map(c)?),
+                            Shape::Fill(c) => Shape::Fill(on_map(c)?),
+                            Shape::Line(a, b) => Shape::Line(on_map(a)?, on_map(b)?),
+                            Shape::Label(c, t) => Shape::Label(on_map(c)?, t),
+                        };
+                        Some(d)
+                    })
+                    .collect();
             }
             n
         });

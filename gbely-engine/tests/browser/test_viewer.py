@@ -438,6 +438,13 @@ def test_three_rounds_played_by_clicking_as_the_human_seat(work, pages):
         # Attack a neutral neighbour: the page suggests floor(defence) + 1.
         visible = {c["id"]: c for c in obs["viditelne_susedne_pola"]}
         target = next(n for n in src["susedia"] if n in visible)
+        if rnd == 0:
+            # A notice of this round's (a cell not its own picked first)...
+            click(p, target)
+            assert p.page.locator("#toast").inner_text() == "pick one of your cells first"
+        if rnd == 1:
+            # ... does not outlive its round (it stayed 6 s, into the next rounds).
+            assert p.page.locator("#toast").is_hidden()
         click(p, src["id"])
         click(p, target)
         assert p.page.locator("#cmdtype").input_value() == "ATTACK"
@@ -457,9 +464,15 @@ def test_three_rounds_played_by_clicking_as_the_human_seat(work, pages):
                      {"typ": "FORTIFY", "pole": src["id"], "investicia": 1}])
         if rnd == 2:
             shot(p, "human-seat-desktop.png")
+        if rnd == 0:
+            # A zoom while playing (regression: the finished page then opened at round "start").
+            p.page.mouse.move(5, 5)
+            p.page.keyboard.press("+")
         p.page.locator("#endturn").click()
-    # After the match the page shows the whole match and its result.
+    # After the match the page shows the whole match and its result, at its last round.
     p.page.wait_for_function("() => !document.getElementById('resultbox').hidden", timeout=60000)
+    p.page.wait_for_function("() => window.gbely.state().round === 2", timeout=10000)
+    assert p.page.locator("#roundlabel").inner_text() == "round 2 / 2"
     m.wait()
     assert m.proc.returncode == 0
     replay = work / "human-run" / "replay.json.gz"
@@ -500,6 +513,17 @@ def test_the_human_page_on_a_phone_and_a_script_speaking_its_protocol(work, page
     assert m.request("POST", f"/api/answer?t={m.token}", body="not json")[0] == 400
     p.page.wait_for_function("() => window.gbely.human.round === 3 && window.gbely.human.waiting", timeout=30000)
     assert p.page.locator("#map").bounding_box()["width"] >= 300
+    # A pick does not focus the amount field (a phone's keyboard covered the map at every pick),
+    # and "end turn" is in the window with the command's form open.
+    obs = p.page.evaluate("window.gbely.human.obs")
+    src = next(c for c in obs["moje_pola"] if any(n in {v["id"] for v in obs["viditelne_susedne_pola"]} for n in c["susedia"]))
+    click(p, src["id"])
+    click(p, next(n for n in src["susedia"] if n in {v["id"] for v in obs["viditelne_susedne_pola"]}))
+    assert p.page.locator("#cmdform").is_visible()
+    assert p.page.evaluate("document.activeElement.id") != "cmdamount"
+    end = p.page.locator("#endturn").bounding_box()
+    assert end["y"] >= 0 and end["y"] + end["height"] <= 844, end
+    p.page.locator("#cmdcancel").click()
     shot(p, "human-seat-phone.png")
     p.page.locator("#endturn").click()
     p.page.wait_for_function("() => !document.getElementById('resultbox').hidden", timeout=60000)
@@ -933,7 +957,7 @@ def test_a_final_watched_with_projection_opens_in_the_projection_layout(work, pa
     p.page.wait_for_function("() => window.gbely.frames() > 3", timeout=30000)
     assert p.page.evaluate("document.body.classList.contains('proj')")
     assert p.page.locator("#board .row").count() == 9
-    assert re.fullmatch(r"round \d+ / \d+ · live", p.page.locator("#biground").inner_text())
+    assert re.fullmatch(r"round \d+( of \d+ so far)? · live", p.page.locator("#biground").inner_text())
     p.page.wait_for_function("() => !document.getElementById('resultbox').hidden", timeout=60000)
     assert p.page.locator("#biground").inner_text() == "round 11 / 11"
     m.wait()
@@ -966,6 +990,69 @@ def test_a_round_saves_as_a_png_and_rounds_as_a_video(final, duel, pages):
     assert v.suggested_filename == "gbely-seed-browser-round-54-to-59.webm", v.suggested_filename
     webm = Path(v.path()).read_bytes()
     assert webm[:4] == b"\x1a\x45\xdf\xa3" and len(webm) > 2000, len(webm)
+    # Seekable, with its length (regression: no duration, no cues: a player could not jump in it).
+    # Played in a page of its own (the viewer's page allows no media).
+    import base64
+    blank = pages(800, 600).open("about:blank")
+    got_video = blank.page.evaluate("""async (b64) => { const v = document.createElement('video'); v.muted = true; v.src = 'data:video/webm;base64,' + b64;
+        await new Promise((res, rej) => { v.onloadedmetadata = res; v.onerror = () => rej(new Error(v.error && v.error.message)); });
+        const d = v.duration; v.currentTime = 0.2; await new Promise((res) => { v.onseeked = res; });
+        return { duration: d, seekable: v.seekable.length ? v.seekable.end(0) : null, now: v.currentTime }; }""", base64.b64encode(webm).decode())
+    # 6 frames at 16 a second: 0.375 s.
+    assert abs(got_video["duration"] - 0.375) < 0.01 and got_video["seekable"] == got_video["duration"], got_video
+    assert abs(got_video["now"] - 0.2) < 0.01, got_video
+    # What makes it seekable for any player: the segment and clusters of known sizes, a Duration
+    # in its Info, and Cues pointing at each cluster (EBML, read here by hand).
+    def vint(at, keep):
+        n = next(k for k in range(8) if webm[at] & (0x80 >> k)) + 1
+        v = webm[at] if keep else webm[at] & (0xFF >> n)
+        for k in range(1, n):
+            v = v * 256 + webm[at + k]
+        return v, n, all(b == 0xFF for b in webm[at + 1:at + n]) and (webm[at] & (0xFF >> n)) == 0xFF >> n
+
+    def children(start, end):
+        at = start
+        while at < end:
+            eid, n, _ = vint(at, True)
+            size, m, unknown = vint(at + n, False)
+            assert not unknown, f"an element {eid:x} of unknown size at {at}"
+            yield eid, at, at + n + m, size
+            at = at + n + m + size
+
+    (_, _, hdata, hsize), = [next(children(0, len(webm)))]
+    seg = next(children(hdata + hsize, len(webm)))
+    assert seg[0] == 0x18538067 and seg[2] + seg[3] == len(webm)
+    top = list(children(seg[2], seg[2] + seg[3]))
+    ids = [t[0] for t in top]
+    clusters = [t[1] - seg[2] for t in top if t[0] == 0x1F43B675]
+    info = next(t for t in top if t[0] == 0x1549A966)
+    assert 0x4489 in [c[0] for c in children(info[2], info[2] + info[3])], "a Duration"
+    cues = next(t for t in top if t[0] == 0x1C53BB6B)
+    positions = []
+    for point in children(cues[2], cues[2] + cues[3]):
+        for track in children(point[2], point[2] + point[3]):
+            if track[0] == 0xB7:
+                positions += [int.from_bytes(webm[c[2]:c[2] + c[3]], "big") for c in children(track[2], track[2] + track[3]) if c[0] == 0xF1]
+    assert clusters and positions == clusters, (positions, clusters, [hex(i) for i in ids])
+    # At the speed chosen: 6 frames at 16 a second, one every 62.5 ms (regression: a frame's
+    # time was waited after its drawing, 20 frames at "16/s" took 2.59 s).
+    times = q.page.evaluate("window.gbely.videoTimes()")
+    assert len(times) == 6
+    step = (times[-1] - times[0]) / 5
+    assert 56 <= step <= 75, (step, times)
+    # A shift-click on the timeline ends the video earlier (regression: always the last round).
+    box = q.page.locator("#timeline").bounding_box()
+    frames = q.page.evaluate("window.gbely.frames()")
+    # Frame 58 (round 57) at its place on the timeline (6 px margins, frames 0 … 60).
+    x = box["x"] + 6 + 58 / (frames - 1) * (box["width"] - 12)
+    q.page.keyboard.down("Shift")
+    q.page.mouse.click(x, box["y"] + box["height"] / 2)
+    q.page.keyboard.up("Shift")
+    assert q.state()["round"] == 54, "a shift-click does not move the round shown"
+    with q.page.expect_download(timeout=30000) as got:
+        q.page.locator("#webmbtn").click()
+    assert got.value.suggested_filename == "gbely-seed-browser-round-54-to-57.webm", got.value.suggested_filename
+    assert len(q.page.evaluate("window.gbely.videoTimes()")) == 4, "rounds 54 to 57"
 
 
 @pytest.fixture(scope="session")
@@ -1005,3 +1092,333 @@ def test_agent_notes_show_at_their_round_on_their_cells_and_are_searchable(noted
     # A replay without notes shows no notes panel.
     q = pages().open(duel.as_uri()).wait_ready()
     assert not q.page.is_visible("#notesbox")
+
+
+# An agent whose every round has ATTACKs, MOVEs, a FORTIFY and a discarded command (a MOVE from a
+# cell it does not own: source_not_owned).
+ARROWS_AGENT = """
+AGENT_NAME = {name!r}
+
+def decide(stav):
+    own = {{c["id"] for c in stav["moje_pola"]}}
+    prikazy = []
+    for c in stav["moje_pola"]:
+        if c["jednotky"] < 2:
+            continue
+        others = [n for n in c["susedia"] if n not in own]
+        mine = [n for n in c["susedia"] if n in own]
+        if others:
+            prikazy.append({{"typ": "ATTACK", "z": c["id"], "na": others[0], "pocet": round(c["jednotky"] * 0.6, 1)}})
+        elif mine:
+            prikazy.append({{"typ": "MOVE", "z": c["id"], "na": mine[0], "pocet": round(c["jednotky"] * 0.3, 1)}})
+    prikazy.append({{"typ": "FORTIFY", "pole": stav["moja_zakladna"], "investicia": 0.5}})
+    seen = [c["id"] for c in stav["viditelne_susedne_pola"]]
+    if seen:
+        prikazy.append({{"typ": "MOVE", "z": seen[0], "na": stav["moja_zakladna"], "pocet": 1}})
+    return {{"prikazy": prikazy}}
+"""
+
+
+@pytest.fixture(scope="session")
+def commanded(work) -> Path:
+    (work / "arrows_a.py").write_text(ARROWS_AGENT.format(name="north"))
+    (work / "arrows_b.py").write_text(ARROWS_AGENT.format(name="south"))
+    gbely("play", "arrows_a.py", "--opponent", "arrows_b.py", "--map", "seed:arrows", "--size", "16", "--rounds", "12",
+          "--replay", "arrows.json.gz", "--run-dir", "arrows-run", "-q", cwd=work)
+    gbely("replay", "view", "arrows.json.gz", "-o", "arrows.html", cwd=work)
+    return work / "arrows.html"
+
+
+def replay_commands(path: Path, rnd: int) -> list[tuple]:
+    """Every seat's commands of round `rnd` as the replay file holds them (format version 2's
+    columns, docs/replay-format.md), with the discard reasons of its `discarded`."""
+    replay = json.loads(gzip.decompress(path.read_bytes()))
+    width = replay["map"]["width"]
+    cell = lambda i: f"P{i // width:02d}_{i % width:02d}"
+    turn = replay["turns"][rnd]
+    why = {(d["seat"], d["index"]): d["reason"] for d in turn.get("discarded", [])}
+    out = []
+    for seat, answer in enumerate(turn["answers"]):
+        k = answer["compact"]
+        cells, amounts = iter(k["c"]), iter(k["n"])
+        for index, letter in enumerate(k["k"]):
+            if letter == "r":
+                continue
+            a = next(cells)
+            b = a if letter == "F" else next(cells)
+            kind = {"M": "MOVE", "A": "ATTACK", "F": "FORTIFY"}[letter]
+            out.append((seat, index, kind, cell(a), cell(b), next(amounts), why.get((seat, index))))
+    return sorted(out)
+
+
+def attack_pixels(p: Page) -> int:
+    """How many pixels of the map are the ATTACK arrows' red (#ff5252)."""
+    return p.page.evaluate("""(() => { const c = document.getElementById('map'), d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        let n = 0; for (let k = 0; k < d.length; k += 4) n += d[k] === 0xff && d[k + 1] === 0x52 && d[k + 2] === 0x52; return n; })()""")
+
+
+def test_every_seats_commands_are_arrows_on_the_map_with_their_amounts(commanded, duel, work, pages):
+    p = pages(1366, 768).open(commanded.as_uri() + "#round=6").wait_ready()
+    want = replay_commands(work / "arrows.json.gz", 6)
+    assert {w[0] for w in want} == {0, 1} and any(w[6] == "source_not_owned" for w in want), want
+    drawn = sorted((a["seat"], a["index"], a["kind"], a["from"], a["to"], a["amount"], a["discarded"]) for a in p.page.evaluate("window.gbely.arrows()"))
+    assert drawn == want
+    # Labelled with their amounts (a cell of 30 px or more has room for them).
+    labels = {(a["seat"], a["index"]): a["label"] for a in p.page.evaluate("window.gbely.arrows()")}
+    for seat, index, kind, a, b, amount, reason in want:
+        if reason is None:
+            assert labels[(seat, index)] == f"{amount:g}", (seat, index, labels[(seat, index)], amount)
+    assert attack_pixels(p) > 100
+    # A discarded command's tip says why.
+    gone = next(w for w in want if w[6] == "source_not_owned")
+    st = p.state()
+    src = int(gone[3][1:3]) * st["canvas"]["w"] + int(gone[3][4:])
+    x, y = cell_centre(p, src)
+    p.page.mouse.move(x, y)
+    tip = p.page.locator("#tip")
+    tip.wait_for(state="visible")
+    name = ["north", "south"][gone[0]]
+    assert f"{name}: MOVE {gone[3]} → {gone[4]} 1 — discarded: source not owned" in tip.inner_text(), tip.inner_text()
+    # Toggled per seat: the panel's box, `c` for all of them, kept in the address.
+    p.page.locator("#cmdseats input[data-seat='1']").uncheck()
+    assert {a["seat"] for a in p.page.evaluate("window.gbely.arrows()")} == {0}
+    p.page.wait_for_function("() => location.hash.includes('cmds=0')")
+    p.page.mouse.move(5, 5)
+    p.page.keyboard.press("c")
+    assert p.page.evaluate("window.gbely.arrows()") == [] and attack_pixels(p) == 0
+    p.page.keyboard.press("c")
+    assert {a["seat"] for a in p.page.evaluate("window.gbely.arrows()")} == {0, 1}
+    # Another round, the replay's commands of that round.
+    p.page.keyboard.press("ArrowRight")
+    drawn = sorted((a["seat"], a["index"], a["kind"], a["from"], a["to"], a["amount"], a["discarded"]) for a in p.page.evaluate("window.gbely.arrows()"))
+    assert drawn == replay_commands(work / "arrows.json.gz", 7)
+    # The Council's commands are not in the file (a built-in seat's are regenerated): drawn as
+    # `gbely replay show --observation` prints its answer of the round.
+    out = gbely("replay", "show", "duel.json.gz", "--round", "30", "--seat", "1", "--observation", "--color", "never", cwd=work).stdout
+    answer = json.loads(out.split("# its answer\n")[1].splitlines()[0])["prikazy"]
+    council = [(c["typ"], c.get("z", c.get("pole")), c.get("na", c.get("pole")), c.get("pocet", c.get("investicia"))) for c in answer]
+    q = pages(1366, 768).open(duel.as_uri() + "#round=30").wait_ready()
+    arrows = q.page.evaluate("window.gbely.arrows()")
+    assert council and sorted(council) == sorted((a["kind"], a["from"], a["to"], a["amount"]) for a in arrows if a["seat"] == 1)
+    assert any(a["seat"] == 0 for a in arrows)
+
+
+# Takes cells for 25 rounds, then waits: after 2500 rounds its cells hold thousands of units and
+# its base tens of thousands (numbers of four and five digits).
+GROWER = """
+def decide(stav):
+    if stav["kolo"] >= 25:
+        return {"prikazy": []}
+    own = {c["id"] for c in stav["moje_pola"]}
+    prikazy = []
+    for c in stav["moje_pola"]:
+        others = [n for n in c["susedia"] if n not in own]
+        if others and c["jednotky"] >= 2:
+            prikazy.append({"typ": "ATTACK", "z": c["id"], "na": others[0], "pocet": c["jednotky"]})
+    return {"prikazy": prikazy}
+"""
+
+
+@pytest.fixture(scope="session")
+def crowded(work) -> Path:
+    (work / "grower.py").write_text(GROWER)
+    gbely("play", "grower.py", "--opponent", "grower.py", "--map", "seed:spill", "--size", "20", "--rounds", "2500",
+          "--replay", "crowded.json.gz", "--run-dir", "crowded-run", "-q", cwd=work)
+    gbely("replay", "view", "crowded.json.gz", "-o", "crowded.html", cwd=work)
+    return work / "crowded.html"
+
+
+def test_unit_numbers_stay_inside_their_cells_at_30px(crowded, pages):
+    # Regression: "64609.4" ran over into the cells beside it at 30 px a cell.
+    p = pages(1366, 768).open(crowded.as_uri() + "#round=2499&zoom=30").wait_ready()
+    st = p.state()
+    assert p.page.evaluate("window.gbely.view.s") == 30
+    assert max(st["units100"]) >= 1_000_000, "a number of five digits before the point"
+    # The numbers of half the cells (a checkerboard) drawn, then none: every pixel they change
+    # is in a cell of theirs; then the other half.
+    got = p.page.evaluate("""(() => {
+        const g = window.gbely, W = g.state().canvas.w, v = g.view, c = document.getElementById('map');
+        const ctx = c.getContext('2d'), k = c.width / c.getBoundingClientRect().width;
+        const image = () => ctx.getImageData(0, 0, c.width, c.height).data;
+        const out = [];
+        for (const parity of [0, 1]) {
+          g.numbers.only = () => false; g.redraw(); const none = image();
+          g.numbers.only = (i) => (i % W + Math.floor(i / W)) % 2 === parity; g.redraw(); const half = image();
+          let inside = 0, outside = 0;
+          for (let y = 0; y < c.height; y++) for (let x = 0; x < c.width; x++) {
+            const n = (y * c.width + x) * 4;
+            if (none[n] === half[n] && none[n + 1] === half[n + 1] && none[n + 2] === half[n + 2]) continue;
+            const q = Math.floor((x / k - v.ox) / v.s), r = Math.floor((y / k - v.oy) / v.s);
+            if ((q + r) % 2 === parity) inside++; else outside++;
+          }
+          out.push([inside, outside]);
+        }
+        g.numbers.only = null; g.redraw();
+        return out;
+    })()""")
+    for inside, outside in got:
+        assert inside > 5000 and outside == 0, got
+    # Nothing of a hill's peak, a river's band or the base mark runs through a number: the middle
+    # of each owned hill's, river's and base's number (a third of the cell wide, 0.64–0.80 of its
+    # height) has no pixel of the terrain's colour, nor of the base mark's outline (black).
+    found = p.page.evaluate("""(() => {
+        const g = window.gbely, st = g.state(), W = st.canvas.w, v = g.view, c = document.getElementById('map');
+        const ctx = c.getContext('2d'), k = c.width / c.getBoundingClientRect().width, { t, bases } = g.terrain();
+        const hex = (h) => [1, 3, 5].map((i) => parseInt(h.slice(i, i + 2), 16));
+        let cells = 0, bad = 0;
+        for (let i = 0; i < W * st.canvas.h; i++) {
+          if (st.owners[i] === '.' || !(t[i] !== '.' || bases[i])) continue;
+          const x = v.ox + (i % W) * v.s, y = v.oy + Math.floor(i / W) * v.s;
+          if (x < 0 || y < 0 || x + v.s > c.width / k || y + v.s > c.height / k) continue;
+          const want = bases[i] ? [0, 0, 0] : hex(st.terrain[t[i]]);
+          const d = ctx.getImageData(Math.round((x + 0.35 * v.s) * k), Math.round((y + 0.64 * v.s) * k), Math.round(0.3 * v.s * k), Math.round(0.16 * v.s * k)).data;
+          cells++;
+          for (let n = 0; n < d.length; n += 4) bad += d[n] === want[0] && d[n + 1] === want[1] && d[n + 2] === want[2];
+        }
+        return [cells, bad];
+    })()""")
+    assert found[0] >= 20 and found[1] == 0, found
+
+
+LONG_NAME = "an agent whose AGENT_NAME runs to fifty-one letters"
+assert len(LONG_NAME) == 51
+
+
+@pytest.fixture(scope="session")
+def long_named(work) -> Path:
+    (work / "long.py").write_text(GROWER.replace("def decide", f"AGENT_NAME = {LONG_NAME!r}\n\ndef decide"))
+    gbely("play", "long.py", "--opponent", "council", "--map", "seed:browser", "--size", "30", "--rounds", "60",
+          "--replay", "long.json.gz", "--run-dir", "long-run", "-q", cwd=work)
+    gbely("replay", "view", "long.json.gz", "-o", "long.html", cwd=work)
+    return work / "long.html"
+
+
+def test_a_long_name_does_not_move_the_controls(long_named, duel, pages):
+    # Regression: a 51-character AGENT_NAME widened the seat-view selector to ~480 px, which
+    # wrapped the control bar, and the events' seat selector stuck out of its panel.
+    ids = ["first", "play", "last", "speed", "zoomfit", "seatview", "pngbtn", "webmbtn"]
+
+    def boxes(path):
+        p = pages(1366, 768).open(path.as_uri() + "#round=30").wait_ready()
+        got = {i: p.page.locator(f"#{i}").bounding_box() for i in ids}
+        got["bar"] = p.page.locator("#bar").bounding_box()
+        ev, panel = p.page.locator("#evseat").bounding_box(), p.page.locator("#eventsbox").bounding_box()
+        assert ev["x"] + ev["width"] <= panel["x"] + panel["width"] - 4, (ev, panel)
+        return p, got
+
+    p, long = boxes(long_named)
+    assert LONG_NAME in p.page.locator("#seatview").inner_text()
+    _, short = boxes(duel)
+    for i in ids + ["bar"]:
+        assert long[i] == short[i], (i, long[i], short[i])
+    # The controls are on one line.
+    assert len({round(long[i]["y"]) for i in ids}) == 1, long
+
+
+def test_a_note_clicked_brings_its_cell_into_view(noted, pages):
+    # Regression: on a phone, zoomed in, a click on a note below the map selected the cell
+    # somewhere out of sight.
+    p = pages(390, 844, 2).open(noted.as_uri() + "#round=10&zoom=40").wait_ready()
+    note = p.page.locator("#notes div[data-cell]").last
+    cell = int(note.get_attribute("data-cell"))
+    note.scroll_into_view_if_needed()
+    assert p.page.locator("#mapbox").bounding_box()["y"] + 40 < 0, "the map is above the window"
+    note.click()
+    p.page.wait_for_function("() => location.hash.includes('cell=')")
+    x, y = cell_centre(p, cell)
+    box = p.page.locator("#mapbox").bounding_box()
+    s = p.page.evaluate("window.gbely.view.s")
+    assert box["x"] <= x - s / 2 and x + s / 2 <= box["x"] + box["width"], (x, box)
+    assert box["y"] <= y - s / 2 and y + s / 2 <= box["y"] + box["height"], (y, box)
+    assert 0 <= y - s / 2 and y + s / 2 <= 844, "in the window"
+
+
+# 1.5 KB of notes a round, every round (issue 35: the match's 64 KiB ran out at round 46).
+CHATTY = """
+AGENT_NAME = "chatty"
+
+def decide(stav):
+    return {"prikazy": [], "debug": {"text": "round %d: " % stav["kolo"] + "x" * 1520}}
+"""
+
+
+def test_an_agent_writing_1_5_kb_of_notes_a_round_keeps_notes_in_every_round_of_150(work, pages):
+    (work / "chatty.py").write_text(CHATTY)
+    # Against a side that waits too: nobody is eliminated, all 150 rounds are played.
+    (work / "idle.py").write_text("def decide(stav):\n    return []\n")
+    gbely("play", "chatty.py", "--opponent", "idle.py", "--map", "seed:chatty", "--size", "20", "--rounds", "150",
+          "--replay", "chatty.json.gz", "--run-dir", "chatty-run", "-q", cwd=work)
+    gbely("replay", "view", "chatty.json.gz", "-o", "chatty.html", cwd=work)
+    p = pages(1366, 768).open((work / "chatty.html").as_uri()).wait_ready()
+    shown = p.page.evaluate("""(() => { const out = [];
+        for (let k = 1; k <= 150; k++) { window.gbely.show(k); out.push(document.getElementById('notes').innerText); }
+        return out; })()""")
+    assert len(shown) == 150
+    for r, text in enumerate(shown):
+        assert text == f"chatty: round {r}: " + "x" * 1520, (r, text[:80])
+
+
+# Draws on the map every round (its answer's debug key's `draw`): a magenta dot on its base, a
+# green line to the cell three rows away, that cell coloured and labelled; and two drawings the
+# replay leaves out (a cell not on the map, a shape that is none).
+DRAWER = """
+AGENT_NAME = "drawer"
+
+def decide(stav):
+    base = stav["moja_zakladna"]
+    r, c = int(base[1:3]), int(base[4:6])
+    far = "P%02d_%02d" % (r - 3 if r >= 3 else r + 3, c)
+    return {"prikazy": [], "debug": {"text": "drawing", "draw": [
+        {"dot": base, "color": "#ff00ff"},
+        {"line": [base, far], "color": "#0f0"},
+        {"fill": far},
+        {"label": far, "text": "round %d" % stav["kolo"]},
+        {"dot": "P99_99"}, {"nonsense": 1},
+    ]}}
+"""
+
+
+def magenta_pixels(p: Page) -> int:
+    return p.page.evaluate("""(() => { const c = document.getElementById('map'), d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        let n = 0; for (let k = 0; k < d.length; k += 4) n += d[k] === 0xff && d[k + 1] === 0 && d[k + 2] === 0xff; return n; })()""")
+
+
+def test_an_agents_drawings_show_at_their_round_and_hide_with_their_toggle(work, pages):
+    (work / "drawer.py").write_text(DRAWER)
+    gbely("play", "drawer.py", "--opponent", "council", "--map", "seed:draw", "--size", "16", "--rounds", "8",
+          "--replay", "drawn.json.gz", "--run-dir", "drawn-run", "-q", cwd=work)
+    gbely("replay", "view", "drawn.json.gz", "-o", "drawn.html", cwd=work)
+    replay = json.loads(gzip.decompress((work / "drawn.json.gz").read_bytes()))
+    base = replay["seats"][0]["base"]
+    r, c = int(base[1:3]), int(base[4:6])
+    far = f"P{r - 3 if r >= 3 else r + 3:02d}_{c:02d}"
+    width = replay["map"]["width"]
+    index = lambda cell_id: int(cell_id[1:3]) * width + int(cell_id[4:6])
+    # The replay keeps them in its notes, on the map's cells, the colours as #rrggbb.
+    assert replay["turns"][5]["notes"][0]["draw"] == [
+        {"dot": index(base), "color": "#ff00ff"}, {"line": [index(base), index(far)], "color": "#00ff00"},
+        {"fill": index(far)}, {"label": index(far), "text": "round 5"}]
+    # `gbely replay show` prints them with the round's notes.
+    shown = gbely("replay", "show", "drawn.json.gz", "--round", "5", "--seat", "0", "--color", "never", cwd=work).stdout
+    assert (f"  drawing\n  drawn: dot {base} #ff00ff\n  drawn: line {base} {far} #00ff00\n  drawn: fill {far}\n"
+            f"  drawn: label {far} \"round 5\"\n") in shown, shown
+    p = pages(1366, 768).open((work / "drawn.html").as_uri() + "#round=5&cmds=none").wait_ready()
+    seat = p.page.evaluate("window.gbely.state().colors[0]")
+    got = sorted((d["kind"], tuple(d["cells"]), d["text"], d["color"]) for d in p.page.evaluate("window.gbely.drawings()"))
+    assert got == sorted([("dot", (base,), "", "#ff00ff"), ("line", (base, far), "", "#00ff00"),
+                          ("fill", (far,), "", seat), ("label", (far,), "round 5", seat)]), got
+    assert magenta_pixels(p) > 20
+    # At its round: round 2's label at round 2.
+    p.page.evaluate("window.gbely.show(3)")
+    assert ("label", (far,), "round 2") in [(d["kind"], tuple(d["cells"]), d["text"]) for d in p.page.evaluate("window.gbely.drawings()")]
+    # Hidden by its seat's toggle, and back with `d`.
+    p.page.locator("#drawseats input[data-seat='0']").uncheck()
+    assert p.page.evaluate("window.gbely.drawings()") == [] and magenta_pixels(p) == 0
+    p.page.mouse.move(5, 5)
+    p.page.keyboard.press("d")
+    assert len(p.page.evaluate("window.gbely.drawings()")) == 4 and magenta_pixels(p) > 20
+    # The tooltip of the labelled cell says who drew what.
+    x, y = cell_centre(p, index(far))
+    p.page.mouse.move(x, y)
+    p.page.locator("#tip").wait_for(state="visible")
+    assert 'drawn by drawer: "round 2"' in p.page.locator("#tip").inner_text()

@@ -40,6 +40,7 @@ fn printed_lines_and_cell_notes_reach_the_replay_and_replay_show() {
             seat: 0,
             text: format!("plan: wait\nthinking about round {r}"),
             cells: vec![(base, "home".into())],
+            draw: Vec::new(),
         };
         assert_eq!(t.notes, [want], "round {r}: the cell off the map is left out");
     }

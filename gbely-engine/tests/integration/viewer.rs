@@ -147,7 +147,8 @@ fn the_map_is_drawn_with_the_owners_colours_where_the_replay_says() {
     let (path, replay) = make_replay(&dir);
     let html = view(&dir, &path);
     let round = 30u32;
-    let url = format!("file://{}#round={round}&zoom=12", html.display());
+    // The cells alone: no commands drawn over them.
+    let url = format!("file://{}#round={round}&zoom=12&cmds=none", html.display());
     let (dom, _) = browse(&["--dump-dom", "--window-size=1400,1000"], &url, &dir);
     let st = state_of(&dom);
     let shot = dir.join("shot.png");

@@ -103,6 +103,19 @@ fn write_notes(out: &mut impl Write, replay: &gbely_world::Replay, round: u32, s
             let id = gbely_rules::format_cell_id(cell / width, cell % width);
             writeln!(out, "  {id}: {}", printable(note))?;
         }
+        // Drawings: `drawn: dot P12_07 #ff00ff`, `drawn: line P12_07 P20_07`, `drawn: label P20_07 "go"`.
+        let id = |cell: u32| gbely_rules::format_cell_id(cell / width, cell % width);
+        for d in &n.draw {
+            let shape = match (d.dot, d.fill, d.line, d.label) {
+                (Some(c), ..) => format!("dot {}", id(c)),
+                (_, Some(c), ..) => format!("fill {}", id(c)),
+                (_, _, Some([a, b]), _) => format!("line {} {}", id(a), id(b)),
+                (.., Some(c)) => format!("label {} \"{}\"", id(c), printable(&d.text)),
+                _ => continue,
+            };
+            let color = if d.color.is_empty() { String::new() } else { format!(" {}", d.color) };
+            writeln!(out, "  drawn: {shape}{color}")?;
+        }
     }
     Ok(())
 }
