@@ -38,6 +38,42 @@ def test_python_m_gbely_plays_the_template():
     assert doc["sides"][0]["violations"] == 0 and doc["sides"][0]["details"]["violations"] == []
 
 
+def test_python_m_gbely_stand_serves_the_stand_until_ctrl_c(tmp_path):
+    """`python -m gbely stand`: the stand of a folder, its address on stderr, its state over HTTP
+    with the token, Ctrl-C stops it with exit 0."""
+    import http.client
+    import re
+    import signal
+    import shutil
+    import time
+
+    (tmp_path / "bots").mkdir()
+    shutil.copy(TEMPLATE, tmp_path / "bots" / "mine.py")
+    err = open(tmp_path / "stand.err", "w+")
+    proc = subprocess.Popen([sys.executable, "-m", "gbely", "stand", "bots", "--no-open", "--data", "d"],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
+    try:
+        deadline = time.monotonic() + 60
+        while not (m := re.search(r"is at http://127\.0\.0\.1:(\d+)/\?t=(\w+)", (err.seek(0), err.read())[1])):
+            assert proc.poll() is None and time.monotonic() < deadline, "no address"
+            time.sleep(0.05)
+        port, token = int(m.group(1)), m.group(2)
+        while True:
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            c.request("GET", f"/api/state?t={token}", headers={"Host": f"127.0.0.1:{port}"})
+            state = json.loads(c.getresponse().read())
+            if state["agents"] or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert [a["file"] for a in state["agents"]] == ["mine.py"]
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        c.request("GET", "/api/state", headers={"Host": f"127.0.0.1:{port}"})
+        assert c.getresponse().status == 403, "no token, no answer"
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) == 0
+
+
 def test_the_console_script_is_the_same_cli():
     exe = Path(sys.executable).with_name("gbely")
     out = subprocess.run([str(exe), "map", "stats", "--map", "seed:py", "--size", "20"], capture_output=True, text=True)
