@@ -22,7 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from test_viewer import ROOT, Page, browser, click, gbely, gbely_bin, pages, shot  # noqa: F401 (fixtures)
+from conftest import Page
+from test_viewer import ROOT, click, gbely, gbely_bin, shot
 
 # Each round takes 0.3 s: a match long enough to be stopped while it runs.
 SLOW = "import time\nAGENT_NAME = 'slowpoke_stand'\ndef decide(stav):\n    time.sleep(0.3)\n    return []\n"

@@ -23,7 +23,7 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import sync_playwright
+from conftest import Page
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -85,56 +85,6 @@ def final(work) -> Path:
           "-q", cwd=work)
     gbely("replay", "view", "final.json.gz", "-o", "final.html", cwd=work)
     return work / "final.html"
-
-
-@pytest.fixture(scope="session")
-def browser():
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    assert chromium, "the browser tests need Debian's chromium (./run-tests installs it)"
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
-        yield b
-        b.close()
-
-
-class Page:
-    """A browser page that records console errors and uncaught exceptions."""
-
-    def __init__(self, browser, width: int, height: int, scale: float = 1):
-        self.context = browser.new_context(viewport={"width": width, "height": height}, device_scale_factor=scale)
-        self.page = self.context.new_page()
-        self.errors: list[str] = []
-        self.page.on("console", lambda m: self.errors.append(f"console.{m.type}: {m.text}") if m.type == "error" else None)
-        self.page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
-
-    def open(self, url: str):
-        self.page.goto(url)
-        return self
-
-    def wait_ready(self):
-        self.page.wait_for_function("() => document.body.dataset.ready === '1'", timeout=30000)
-        return self
-
-    def state(self) -> dict:
-        return self.page.evaluate("window.gbely.state()")
-
-    def close(self):
-        self.context.close()
-        assert not self.errors, self.errors
-
-
-@pytest.fixture
-def pages(browser):
-    made: list[Page] = []
-
-    def make(width=1366, height=768, scale=1):
-        p = Page(browser, width, height, scale)
-        made.append(p)
-        return p
-
-    yield make
-    for p in made:
-        p.close()
 
 
 def shot(page: Page, name: str):
@@ -949,12 +899,58 @@ def test_the_layout_switches_with_p_and_a_button_and_stays_in_the_address(duel, 
     assert "layout=poster" in q.page.locator("#toast").inner_text()
 
 
+def test_a_projected_final_waits_for_its_start_plays_a_round_a_second_pauses_and_says_when_the_server_stops(work, pages):
+    m = Match(work, "final", "expander-rs", "--fill", "template-rs", "--size", "40", "--rounds", "60", "--watch",
+              "--projection", "--run-dir", "show-run")
+    # A 4:3 projector.
+    p = pages(1024, 768).open(m.url)
+    p.page.wait_for_function("() => !document.getElementById('startcard').hidden", timeout=30000)
+    # The intro card: the nine seats by name.
+    assert p.page.locator("#startarmies div").count() == 9
+    time.sleep(2.5)
+    assert p.page.evaluate("window.gbely.frames()") == 1, "no round before the start"
+    assert p.page.evaluate("window.gbely.arrivals().length") == 0
+    p.page.keyboard.press("s")
+    p.page.wait_for_function("() => window.gbely.arrivals().length >= 22", timeout=60000)
+    assert p.page.locator("#startcard").is_hidden()
+    t = p.page.evaluate("window.gbely.arrivals()")
+    gaps = [(b - a) / 1000 for a, b in zip(t[1:21], t[2:22])]
+    print(f"projection rhythm over 20 rounds: {min(gaps):.3f}–{max(gaps):.3f} s, mean {sum(gaps) / 20:.3f} s")
+    # One round a second (the default of a projection), each within 0.1 s.
+    assert all(abs(g - 1.0) <= 0.1 for g in gaps), gaps
+    # Every army's name whole on the 4:3 screen's standings.
+    cut = p.page.evaluate("""[...document.querySelectorAll('#board .row .who')].filter((e) =>
+        e.scrollWidth > e.clientWidth + 1 || e.scrollHeight > e.clientHeight + 1).map((e) => e.textContent)""")
+    assert cut == [], cut
+    # Paused from the page: no round arrives; resumed: they come again.
+    p.page.click("#pausebtn")
+    time.sleep(1.5)
+    n = p.page.evaluate("window.gbely.arrivals().length")
+    time.sleep(2.5)
+    assert p.page.evaluate("window.gbely.arrivals().length") == n, "paused"
+    assert p.page.locator("#pausebtn").inner_text() == "resume"
+    p.page.click("#pausebtn")
+    p.page.wait_for_function(f"() => window.gbely.arrivals().length > {n + 1}", timeout=10000)
+    # The server goes away mid-match: the projection says so on the screen.
+    before = len(p.errors)
+    m.proc.kill()
+    m.proc.wait()
+    p.page.wait_for_function("() => !document.getElementById('stopbanner').hidden", timeout=30000)
+    assert "stopped" in p.page.locator("#stopbanner").inner_text()
+    # The browser logs the stream cut by the kill and each refused reconnection; nothing else may
+    # have gone wrong.
+    killed = ("ERR_CONNECTION_REFUSED", "ERR_INCOMPLETE_CHUNKED_ENCODING")
+    p.errors[before:] = [e for e in p.errors[before:] if not any(k in e for k in killed)]
+
+
 def test_a_final_watched_with_projection_opens_in_the_projection_layout(work, pages):
+    # --start-when-ready: started by the page's watching, not by its button (for scripts).
     m = Match(work, "final", "expander-rs", "--fill", "template-rs", "--size", "40", "--rounds", "12", "--watch",
-              "--watch-speed", "8", "--projection", "--run-dir", "proj-run")
+              "--watch-speed", "8", "--projection", "--start-when-ready", "--run-dir", "proj-run")
     assert m.url.endswith("#layout=projection"), m.url
     p = pages(1920, 1080).open(m.url)
     p.page.wait_for_function("() => window.gbely.frames() > 3", timeout=30000)
+    assert p.page.locator("#startcard").is_hidden()
     assert p.page.evaluate("document.body.classList.contains('proj')")
     assert p.page.locator("#board .row").count() == 9
     assert re.fullmatch(r"round \d+( of \d+ so far)? · live", p.page.locator("#biground").inner_text())

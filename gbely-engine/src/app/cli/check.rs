@@ -8,6 +8,8 @@ pub(super) fn cmd_check(a: CheckArgs) -> Result<u8> {
     let py = resolve_python(&python(a.python.as_deref()))?;
     let path = &a.agent;
     std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
+    // A named pipe or a device (a link to /dev/zero) would hang the check: refused unopened.
+    crate::files::check_regular(path).with_context(|| format!("cannot check {}", path.display()))?;
     let r = check_agent(path, &py, a.rounds, a.sandbox.mode(), Path::new(Defaults::RUNS_FOLDER))?;
     let ok = r.ok();
     let (problems, notes, warnings, timing, startup) = (&r.problems, &r.notes, &r.warnings, r.timing, r.startup);

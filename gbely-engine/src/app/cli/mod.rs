@@ -247,7 +247,7 @@ struct WatchArgs {
     /// private address (a random token in it); a seat named `human` implies it.
     #[arg(long)]
     watch: bool,
-    /// With --watch: at most RATE rounds per second (1 for a projection of a final).
+    /// With --watch: at most RATE rounds per second (default with --projection: 1).
     #[arg(long, value_name = "RATE", value_parser = parse_watch_speed)]
     watch_speed: Option<f64>,
     /// With --watch: the port on 127.0.0.1 (default: a free one).
@@ -258,9 +258,14 @@ struct WatchArgs {
     no_open: bool,
     /// With --watch: open the page in its projection layout, for a hall's screen (the map as
     /// large as it goes, the standings by share in large type, the round and the key moments as
-    /// they happen); `P` on the page switches layouts.
+    /// they happen); `P` on the page switches layouts. The match waits for the page's start
+    /// button (or S) and plays one round a second unless --watch-speed says otherwise.
     #[arg(long, requires = "watch")]
     projection: bool,
+    /// With --watch: start the match once a page is watching it (for scripts; with --projection,
+    /// instead of waiting for the start button).
+    #[arg(long, requires = "watch")]
+    start_when_ready: bool,
     /// With --watch: after the match keep serving the page (the finished match, reloadable)
     /// until Ctrl-C; the default when gbely runs in a terminal.
     #[arg(long)]

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::app::service::{unique_names, AgentLimits, MatchPlan, Played, Recording, Seat};
-use crate::app::web::live::{HumanPlayer, Live, Served, WatchObserver, HUMAN};
+use crate::app::web::live::{HumanPlayer, Live, Served, Start, WatchObserver, HUMAN};
 
 /// Plays a match of the given seats (`(spec, display name)` each) through the match service
 /// ([`crate::app::service::run`]) with the progress bar, the per-round log and the live page,
@@ -76,12 +76,30 @@ pub(super) fn run_seats(
     };
     let show = !run.quiet && !run.json && humans.is_empty();
     let mut progress = Progress { bar: progress_bar(run.game.rounds, show), verbose: run.verbose };
+    let speed = run.watch.watch_speed.or(run.watch.projection.then_some(1.0));
     let mut observer = Watched {
         progress: &mut progress,
-        watch: served.as_ref().map(|s| WatchObserver::new(s.live.clone(), map.clone(), run.watch.watch_speed)),
+        watch: served.as_ref().map(|s| WatchObserver::new(s.live.clone(), map.clone(), speed)),
     };
     let guard = stop_guard()?;
     adopt_orphans();
+    // A projected match waits for the screen (a human seat's page is there: it does not wait).
+    let start = match (&served, humans.is_empty()) {
+        (Some(_), true) if run.watch.start_when_ready => Some(Start::Watched),
+        (Some(_), true) if run.watch.projection => Some(Start::Page),
+        _ => None,
+    };
+    if let (Some(how), Some(served)) = (start, &served) {
+        eprintln!(
+            "gbely: the match starts {}",
+            if how == Start::Page {
+                "when the page's start button (or S) is pressed"
+            } else {
+                "once a page is watching"
+            }
+        );
+        served.live.wait_for_start(how);
+    }
     let played = crate::app::service::run(plan, &mut observer);
     drop(observer);
     kill_leftovers();

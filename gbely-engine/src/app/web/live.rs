@@ -64,6 +64,21 @@ struct State {
     /// The human seat's answer to `asking`.
     answer: Option<Vec<Value>>,
     stop: bool,
+    /// The match waits for its start: the page's (`Start::Page`) or a watcher's.
+    waiting: Option<Start>,
+    /// Paused from the page: no round is resolved until it is resumed.
+    paused: bool,
+    /// Pages reading the rounds now.
+    watchers: usize,
+}
+
+/// What a watched match waits for before its first round.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Start {
+    /// Someone at the screen presses start (`POST api/start`): a projected final.
+    Page,
+    /// A page is watching (`--start-when-ready`, for scripts).
+    Watched,
 }
 
 /// The live feed of one match.
@@ -196,6 +211,27 @@ impl Live {
                     (None, None) => text(StatusCode::NOT_FOUND, "the match is not over, or its replay was not written"),
                 }
             }
+            (Method::POST, "/api/start") => {
+                let mut st = self.lock();
+                if st.waiting.is_none() {
+                    return text(StatusCode::CONFLICT, "the match is not waiting for its start");
+                }
+                st.waiting = None;
+                drop(st);
+                self.bump();
+                json_text(json!({"started": true}).to_string())
+            }
+            (Method::POST, "/api/pause") | (Method::POST, "/api/resume") => {
+                let pause = path == "/api/pause";
+                let mut st = self.lock();
+                if st.result.is_some() {
+                    return text(StatusCode::CONFLICT, "the match is over");
+                }
+                st.paused = pause;
+                drop(st);
+                self.bump();
+                json_text(json!({"paused": pause}).to_string())
+            }
             (Method::GET, "/api/observation") => {
                 let st = self.lock();
                 match (self.human, &st.asking) {
@@ -280,10 +316,27 @@ impl Live {
             seat: bool,
             asked: Option<u32>,
             done: bool,
+            /// The last `control` sent: (waiting for the page's start, paused).
+            control: Option<(bool, bool)>,
+            /// Counted among the watchers until the stream is dropped (held for its `Drop`).
+            _counted: Option<Watching>,
+        }
+        /// A watcher's count, given back when its stream ends.
+        struct Watching(Arc<Live>);
+        impl Drop for Watching {
+            fn drop(&mut self) {
+                let mut st = self.0.lock();
+                st.watchers = st.watchers.saturating_sub(1);
+            }
         }
         let rx = self.version.subscribe();
         let seat = seat && self.human.is_some();
-        let feed = Feed { live: self, rx, from, seat, asked: None, done: false };
+        let counted = (!seat).then(|| {
+            self.lock().watchers += 1;
+            self.bump();
+            Watching(Arc::clone(&self))
+        });
+        let feed = Feed { live: self, rx, from, seat, asked: None, done: false, control: None, _counted: counted };
         let stream = futures_util::stream::unfold(feed, |mut f| async move {
             if f.done {
                 return None;
@@ -308,6 +361,10 @@ impl Live {
                                 _ => None,
                             }
                         }
+                    } else if f.control != Some((st.waiting == Some(Start::Page), st.paused)) && st.result.is_none() {
+                        let c = (st.waiting == Some(Start::Page), st.paused);
+                        f.control = Some(c);
+                        Some(Event::default().event("control").data(json!({"waiting": c.0, "paused": c.1}).to_string()))
                     } else if f.live.hidden(&st) {
                         None
                     } else {
@@ -367,6 +424,38 @@ impl Live {
         self.bump();
     }
 
+    /// Waits before the first round until `how` says go (or a stop): a projected final waits
+    /// for the page's start, a script's for a page to watch.
+    pub fn wait_for_start(&self, how: Start) {
+        let mut st = self.lock();
+        st.waiting = Some(how);
+        drop(st);
+        self.bump();
+        let mut st = self.lock();
+        loop {
+            let go = match st.waiting {
+                None => true,
+                Some(Start::Watched) => st.watchers > 0,
+                Some(Start::Page) => false,
+            };
+            if go || st.stop || crate::runner::interrupt::requested() {
+                break;
+            }
+            st = self.changed.wait_timeout(st, crate::runner::interrupt::POLL).unwrap_or_else(|e| e.into_inner()).0;
+        }
+        st.waiting = None;
+        drop(st);
+        self.bump();
+    }
+
+    /// Waits while the page has paused the match (or until a stop).
+    fn wait_while_paused(&self) {
+        let mut st = self.lock();
+        while st.paused && !st.stop && !crate::runner::interrupt::requested() {
+            st = self.changed.wait_timeout(st, crate::runner::interrupt::POLL).unwrap_or_else(|e| e.into_inner()).0;
+        }
+    }
+
     /// Ends the human seat's wait: the match is being stopped.
     pub fn stop(&self) {
         self.lock().stop = true;
@@ -420,6 +509,7 @@ impl WatchObserver {
 
 impl Observer for WatchObserver {
     fn round_done(&mut self, m: &Match, report: &RoundReport) {
+        self.live.wait_while_paused();
         if let (Some(speed), Some(last)) = (self.speed, self.last) {
             let gap = Duration::from_secs_f64(1.0 / speed);
             let elapsed = last.elapsed();
