@@ -104,7 +104,9 @@ fn bounds(replay: &Replay, cells: usize) -> Bounds {
     Bounds { items: items_total, changes }
 }
 
-/// At most how many cell changes the replay's rounds have (see [`Bounds::changes`]).
+/// At most how many cell changes the replay's rounds have: a version 1 file's, as written; for
+/// version 2 (rebuilt by re-simulation) each round at most the cells its commands touch, all
+/// cells in a round with a violation, never more than the map's cells a round.
 pub fn changes_bound(replay: &Replay, cells: usize) -> usize {
     bounds(replay, cells).changes
 }

@@ -708,7 +708,7 @@ def test_key_moments_have_drawn_icons_and_plain_words(disqualified, duel, pages)
     box = rows.nth(3).locator("canvas.icon").bounding_box()
     assert box["width"] >= 10 and box["height"] >= 10, box
     # The key help names them.
-    assert p.page.locator("#legend .marks canvas.icon").count() == 6
+    assert p.page.locator("#legend .marks canvas.icon").count() == 7
     # One command, not "1 commands"; many commands in the plural.
     q = pages().open(duel.as_uri()).wait_ready()
     counts = q.page.evaluate("""(() => { const out = []; for (let k = 1; k < window.gbely.frames(); k++) {
@@ -1418,3 +1418,37 @@ def test_an_agents_drawings_show_at_their_round_and_hide_with_their_toggle(work,
     p.page.mouse.move(x, y)
     p.page.locator("#tip").wait_for(state="visible")
     assert 'drawn by drawer: "round 2"' in p.page.locator("#tip").inner_text()
+
+
+def test_a_finals_moments_are_its_leader_changes_and_record_swings_and_it_ends_on_a_podium(final, work, pages):
+    doc = json.loads(gzip.open(work / "final.json.gz").read())
+    council = next(s["seat"] for s in doc["seats"] if s["role"] == "council")
+    armies = [s["seat"] for s in doc["seats"] if s["seat"] != council]
+    # The leader of the armies after each round: the one army with strictly the most cells.
+    want, leader = [], None
+    for turn in doc["turns"]:
+        cells = turn["cells"]
+        best = max(cells[s] for s in armies)
+        top = [s for s in armies if cells[s] == best]
+        now = top[0] if len(top) == 1 else None
+        if now is not None and leader is not None and now != leader:
+            want.append((turn["round"], now))
+        if now is not None:
+            leader = now
+    p = pages(1920, 1080).open(final.as_uri() + "#layout=projection").wait_ready()
+    markers = p.page.evaluate("window.gbely.markers()")
+    got = [(m["r"], m["seat"]) for m in markers if m["kind"] == "lead"]
+    assert got == want, (got, want)
+    # Big swings are records of the armies, never the Council's (the backdrop of a final).
+    swings = [m for m in markers if m["kind"] == "swing"]
+    assert all(m["seat"] != council for m in swings), swings
+    assert all(a["n"] < b["n"] for a, b in zip(swings, swings[1:])), swings
+    # The end: the podium, second, first and third, as the rules rank the armies (§10: share,
+    # then the earlier tie-break round).
+    p.page.keyboard.press("End")
+    p.page.locator("#podium").wait_for(timeout=5000)
+    sides = sorted((s for s in doc["result"]["sides"] if s["seat"] != council and s["score"] is not None),
+                   key=lambda s: (-s["score"], s["tiebreak_round"] if s["tiebreak_round"] is not None else 10**9))
+    names = p.page.locator("#podium .who").all_inner_texts()
+    assert names == [sides[1]["name"], sides[0]["name"], sides[2]["name"]], names
+    assert p.page.locator("#podium .place").all_inner_texts() == ["2.", "1.", "3."]
