@@ -11,8 +11,15 @@ def main() -> int:
         from gbely.pack import main as pack_main
 
         return pack_main(sys.argv[2:])
+    import signal
+
     from gbely._gbely import cli_main
 
+    # Ctrl-C as for the Rust binary: while a command plays, the CLI stops it cleanly (agents
+    # killed, the replay kept) and says how it ended in its exit code; otherwise it ends the
+    # process. Python's own handler would raise KeyboardInterrupt after the CLI has returned,
+    # and the exit code would be lost.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
     return cli_main(["gbely", *sys.argv[1:]])
 
 
