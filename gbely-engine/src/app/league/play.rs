@@ -82,9 +82,15 @@ impl Entry {
             }
             s => std::fs::read(s).map_err(|error| LeagueError::Agent { spec: s.to_string(), error })?,
         };
-        let hash = format!("{:016x}", fnv1a(&content));
+        let hash = content_id(&content);
         Ok(Entry { id: format!("{name}@{}", &hash[..8]), name, spec: spec.to_string(), hash })
     }
+}
+
+/// The identity of what an entry runs, as its results are stored under: FNV-1a 64 of the bytes,
+/// in hex (the stand names agent files' versions by it too).
+pub fn content_id(bytes: &[u8]) -> String {
+    format!("{:016x}", fnv1a(bytes))
 }
 
 fn fnv1a(bytes: &[u8]) -> u64 {
@@ -203,7 +209,7 @@ pub fn play_one(
 /// The file name (without extension) of a match's replay and viewer page: a hash of its key, so
 /// that the report finds them from the stored results.
 pub fn replay_stem(key: &str) -> String {
-    format!("{:016x}", fnv1a(key.as_bytes()))
+    content_id(key.as_bytes())
 }
 
 impl MatchRow {

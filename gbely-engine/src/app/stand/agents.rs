@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 
 use crate::app::check::CheckReport;
 use crate::app::inspect::Listed;
+use crate::app::league::play::content_id;
 
 /// Why a name from the page is not a file of the folder.
 pub fn refusal(name: &str) -> Option<&'static str> {
@@ -61,7 +62,7 @@ pub struct AgentFile {
     pub file: String,
     pub bytes: u64,
     pub modified: Option<SystemTime>,
-    /// The content's identity: FNV-1a 64 of its bytes, as a league's entry.
+    /// The content's identity, as a league's entry ([`content_id`]).
     pub hash: String,
     /// `gbely agents`' line of it, or why it could not be read or is refused.
     pub listed: Result<Listed, String>,
@@ -107,12 +108,6 @@ pub struct Folder {
     pub maps: Vec<String>,
 }
 
-/// FNV-1a 64, as league entries are identified.
-pub fn content_hash(bytes: &[u8]) -> String {
-    let h = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3));
-    format!("{h:016x}")
-}
-
 /// What the folder holds now: `(agent files with size and time, map files)`, names sorted.
 pub fn look(folder: &Path) -> (Vec<(String, u64, Option<SystemTime>)>, Vec<String>) {
     let mut agents = Vec::new();
@@ -139,7 +134,7 @@ pub fn look(folder: &Path) -> (Vec<(String, u64, Option<SystemTime>)>, Vec<Strin
 pub fn read(folder: &Path, py: &str, name: &str, bytes: u64, modified: Option<SystemTime>) -> AgentFile {
     let path = resolve(folder, name);
     let content = path.as_ref().ok().and_then(|p| crate::files::read_bounded(p, 1 << 20).ok());
-    let hash = content.as_deref().map_or_else(String::new, content_hash);
+    let hash = content.as_deref().map_or_else(String::new, content_id);
     let listed = match &path {
         Err(e) => Err(e.clone()),
         Ok(p) => crate::app::inspect::list_agent(py, p).map_err(|e| e.to_string()),
@@ -187,7 +182,7 @@ mod tests {
     #[test]
     fn the_hash_is_fnv1a_64() {
         // FNV-1a 64 of "" and of "a" (the published test vectors).
-        assert_eq!(content_hash(b""), "cbf29ce484222325");
-        assert_eq!(content_hash(b"a"), "af63dc4c8601ec8c");
+        assert_eq!(content_id(b""), "cbf29ce484222325");
+        assert_eq!(content_id(b"a"), "af63dc4c8601ec8c");
     }
 }

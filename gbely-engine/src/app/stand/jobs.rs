@@ -10,7 +10,7 @@ use gbely_world::Map;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::agents::{content_hash, resolve};
+use super::agents::resolve;
 use crate::app::league::play::MatchRow;
 use crate::app::league::Entry;
 use crate::app::requests::{AbRequest, LeagueRequest, MatchSettings};
@@ -157,14 +157,16 @@ pub struct Context {
     pub python: String,
 }
 
-const BUILT_IN: [&str; 7] =
-    ["council", "council:easy", "council:strong", "template", "expander", "template-rs", "expander-rs"];
+/// The built-in agents the page offers: the engine's Rust ones and the example Python files.
+pub fn built_in() -> impl Iterator<Item = &'static str> {
+    crate::builtins::BUILTIN_AGENTS.into_iter().chain(["template", "expander"])
+}
 
 impl Context {
     /// The agent spec of a name from the page: a built-in agent, `human` (where `human_ok`), or an
     /// agent file of the folder (its path). Commands (`cmd:`) and paths are refused.
     pub fn spec(&self, name: &str, human_ok: bool) -> Result<String, String> {
-        if BUILT_IN.contains(&name) {
+        if built_in().any(|b| b == name) {
             return Ok(name.to_string());
         }
         if name == HUMAN {
@@ -207,9 +209,10 @@ impl Context {
         let mut v = serde_json::Map::new();
         for s in specs {
             let key = Path::new(s).file_name().map_or(s.clone(), |f| f.to_string_lossy().into_owned());
-            let hash = match s.ends_with(".py") {
-                true => std::fs::read(s).map_or_else(|_| String::new(), |b| content_hash(&b)),
-                false => format!("{s} gbely-engine {}", env!("CARGO_PKG_VERSION")),
+            // The identity a league's entry has (a person has none).
+            let hash = match s.as_str() {
+                HUMAN => String::new(),
+                _ => Entry::from_spec(s, key.clone()).map_or_else(|_| String::new(), |e| e.hash),
             };
             v.insert(key, json!(hash));
         }

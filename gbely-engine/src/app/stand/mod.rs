@@ -140,7 +140,7 @@ impl Stand {
             "jobs": self.config.jobs,
             "agents": folder.agents.values().map(|a| a.to_json()).collect::<Vec<_>>(),
             "maps": folder.maps,
-            "builtins": ["council", "council:easy", "council:strong", "template", "expander", "template-rs", "expander-rs"],
+            "builtins": jobs::built_in().collect::<Vec<_>>(),
             "runs": runs.values().rev().map(Run::to_json).collect::<Vec<_>>(),
         })
     }
