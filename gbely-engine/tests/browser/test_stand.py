@@ -103,6 +103,26 @@ def processes_with(marker: str) -> int:
     return len([p for p in out.stdout.split() if p.strip()])
 
 
+def start_duel(p, seat0: str, rounds: int, seed: str | None = None, size: int = 0):
+    """Starts a duel of `seat0` against the Council from the page's form (on a map of `seed` and
+    `size`, else the reference map); the live page it opens."""
+    p.page.wait_for_function(f"() => [...document.querySelectorAll('#seat0 option')].some(o => o.value === '{seat0}')",
+                             timeout=30000)
+    p.page.select_option("#mode", "duel")
+    p.page.select_option("#seat0", seat0)
+    p.page.select_option("#seat1", "council")
+    if seed is None:
+        p.page.select_option("#mapkind", "reference")
+    else:
+        p.page.select_option("#mapkind", "seed")
+        p.page.fill("#mapseed", seed)
+        p.page.fill("#mapsize", str(size))
+    p.page.fill("#rounds", str(rounds))
+    with p.context.expect_page() as opened:
+        p.page.click("#start")
+    return opened.value
+
+
 def test_an_agent_copied_into_the_folder_appears_with_its_check(stand, pages):
     p = pages(1366, 768).open(stand.url).wait_ready()
     shutil.copy(ROOT / "agents" / "my_agent.py", stand.folder / "my_agent.py")
@@ -131,18 +151,7 @@ def test_an_agent_copied_into_the_folder_appears_with_its_check(stand, pages):
 def test_a_duel_is_watched_live_to_its_end_and_kept_with_a_replay_that_verifies(stand, pages):
     shutil.copy(ROOT / "agents" / "my_agent.py", stand.folder / "my_agent.py")
     p = pages(1366, 768).open(stand.url).wait_ready()
-    p.page.wait_for_function("() => [...document.querySelectorAll('#seat0 option')].some(o => o.value === 'my_agent.py')",
-                             timeout=30000)
-    p.page.select_option("#mode", "duel")
-    p.page.select_option("#seat0", "my_agent.py")
-    p.page.select_option("#seat1", "council")
-    p.page.select_option("#mapkind", "seed")
-    p.page.fill("#mapseed", "stand-duel")
-    p.page.fill("#mapsize", "20")
-    p.page.fill("#rounds", "40")
-    with p.context.expect_page() as opened:
-        p.page.click("#start")
-    live = opened.value
+    live = start_duel(p, "my_agent.py", 40, "stand-duel", 20)
     live_errors: list[str] = []
     live.on("console", lambda m: live_errors.append(m.text) if m.type == "error" else None)
     # The live page follows the match to its end, then is the replay's page.
@@ -174,17 +183,8 @@ def test_a_duel_is_watched_live_to_its_end_and_kept_with_a_replay_that_verifies(
 
 def test_a_human_seat_is_played_by_clicking(stand, pages):
     p = pages(1366, 768).open(stand.url).wait_ready()
-    p.page.select_option("#mode", "duel")
-    p.page.select_option("#seat0", "human")
-    p.page.select_option("#seat1", "council")
-    p.page.select_option("#mapkind", "seed")
-    p.page.fill("#mapseed", "stand-human")
-    p.page.fill("#mapsize", "16")
-    p.page.fill("#rounds", "3")
-    with p.context.expect_page() as opened:
-        p.page.click("#start")
     human = Page.__new__(Page)
-    human.context, human.page, human.errors = p.context, opened.value, []
+    human.context, human.page, human.errors = p.context, start_duel(p, "human", 3, "stand-human", 16), []
     for rnd in range(3):
         human.page.wait_for_function(f"() => window.gbely && window.gbely.human.round === {rnd} && window.gbely.human.waiting",
                                      timeout=60000)
@@ -244,16 +244,7 @@ def test_a_league_of_three_shows_the_standings_gbely_league_gives(stand, pages):
 def test_a_running_match_is_stopped_its_agents_gone_its_replay_interrupted(stand, pages):
     (stand.folder / "slowpoke_stand.py").write_text(SLOW)
     p = pages(1366, 768).open(stand.url).wait_ready()
-    p.page.wait_for_function("() => [...document.querySelectorAll('#seat0 option')].some(o => o.value === 'slowpoke_stand.py')",
-                             timeout=30000)
-    p.page.select_option("#mode", "duel")
-    p.page.select_option("#seat0", "slowpoke_stand.py")
-    p.page.select_option("#seat1", "council")
-    p.page.select_option("#mapkind", "reference")
-    p.page.fill("#rounds", "150")
-    with p.context.expect_page() as opened:
-        p.page.click("#start")
-    opened.value.close()
+    start_duel(p, "slowpoke_stand.py", 150).close()
     rid = newest_run(stand)
     stand.wait_run(rid, {"running"})
     # A few rounds in: its process is there.
