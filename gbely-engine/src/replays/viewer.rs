@@ -277,9 +277,9 @@ fn fill(template: &str, slots: &[(&str, &str)]) -> String {
     out
 }
 
-/// Text for an HTML text node or attribute value.
-fn escape_html(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+/// Text for an HTML text node or attribute value (quoted either way).
+pub fn escape_html(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;").replace('\'', "&#39;")
 }
 
 /// The viewer page around `title` (the seats' names; escaped here, and the page itself only

@@ -15,6 +15,7 @@ mod pack;
 mod play;
 mod replay;
 mod stand;
+mod arena;
 
 use ab::{cmd_ab, AbArgs};
 use check::cmd_check;
@@ -26,6 +27,7 @@ use pack::cmd_pack;
 use play::cmd_play;
 use replay::cmd_replay;
 use stand::{cmd_stand, StandArgs};
+use arena::{cmd_arena, ArenaCmd};
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -125,6 +127,10 @@ enum Cmd {
     /// The stand: a page in the browser to pick agents from a folder and a mode (a duel, the
     /// final, a league, an A/B test; any seat human), play, watch live and keep the history.
     Stand(StandArgs),
+    /// The competition server: sign-in by e-mail, uploads, the judge, the leaderboard, the
+    /// organisers' pages and the live final (see docs/arena.md).
+    #[command(subcommand)]
+    Arena(ArenaCmd),
     /// Serve a built-in Rust agent over the line protocol on stdin/stdout (e.g. `council`).
     Serve {
         /// `council`, `council:easy`, `council:strong`, `template-rs` or `expander-rs`.
@@ -520,8 +526,8 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 
 /// `gbely my_agent.py` means `gbely play my_agent.py`.
 fn with_default_subcommand(mut args: Vec<OsString>) -> Vec<OsString> {
-    const KNOWN: [&str; 12] =
-        ["play", "check", "map", "serve", "help", "replay", "final", "league", "agents", "ab", "pack", "stand"];
+    const KNOWN: [&str; 13] =
+        ["play", "check", "map", "serve", "help", "replay", "final", "league", "agents", "ab", "pack", "stand", "arena"];
     if let Some(first) = args.get(1).and_then(|a| a.to_str()) {
         let a_file = !first.starts_with('-') && !KNOWN.contains(&first);
         let a_play_option = first == "--agent-cmd" || first == "--opponent" || first == "--map";
@@ -542,6 +548,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Cmd::League(a) => cmd_league(a),
         Cmd::Agents(a) => cmd_agents(a),
         Cmd::Stand(a) => cmd_stand(a),
+        Cmd::Arena(a) => cmd_arena(a),
         Cmd::Ab(a) => cmd_ab(a),
         Cmd::Pack(a) => cmd_pack(a),
         Cmd::Serve { name } => match crate::builtins::builtin_agent(&name) {

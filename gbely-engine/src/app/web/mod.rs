@@ -140,7 +140,7 @@ pub async fn guard(State(g): State<Guard>, req: Request, next: Next) -> Response
     with_safe_headers(next.run(req).await)
 }
 
-fn with_safe_headers(mut resp: Response) -> Response {
+pub fn with_safe_headers(mut resp: Response) -> Response {
     let h = resp.headers_mut();
     for (k, v) in [
         (header::CACHE_CONTROL, "no-store"),

@@ -1,0 +1,456 @@
+//! The competition's configuration: one TOML file (`gbely arena example` prints a commented one).
+//!
+//! Paths in it are relative to the file's folder. Times are wall-clock times of the competition's
+//! time zone (`2026-11-15 23:59:59`), turned into instants once, at load, by the zone's rules
+//! (daylight saving included): an upload is accepted from the second `testing` names through the
+//! second `deadline` names, both included.
+
+use std::path::{Path, PathBuf};
+
+use jiff::civil::DateTime;
+use jiff::tz::TimeZone;
+use jiff::Timestamp;
+use serde::Deserialize;
+
+/// The file as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    name: String,
+    time_zone: String,
+    /// The address participants reach the site at: the links of e-mails; `https://` makes the
+    /// session cookie `Secure`.
+    public_url: String,
+    #[serde(default)]
+    organisers: Vec<String>,
+    #[serde(default = "default_data")]
+    data: PathBuf,
+    /// `sqlite` (a file in the data folder) or a `postgres://` URL.
+    #[serde(default = "default_database")]
+    database: String,
+    #[serde(default = "default_port")]
+    port: u16,
+    phases: Phases,
+    #[serde(default)]
+    leaderboard: Leaderboard,
+    #[serde(rename = "final", default)]
+    final_: Final,
+    #[serde(default)]
+    judge: Judge,
+    #[serde(default)]
+    limits: Limits,
+    mail: MailFile,
+}
+
+fn default_data() -> PathBuf {
+    PathBuf::from("arena-data")
+}
+fn default_database() -> String {
+    "sqlite".into()
+}
+fn default_port() -> u16 {
+    8080
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Phases {
+    /// Sign-in opens (the rules and the SDK are out).
+    registration: String,
+    /// Uploads are accepted and judged from this second on.
+    testing: String,
+    /// The last second an upload is accepted.
+    deadline: String,
+    /// The live final (shown on the site; the organiser starts it).
+    #[serde(rename = "final")]
+    final_: String,
+}
+
+/// The leaderboard's match: one submission against `opponent` on `map`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Leaderboard {
+    /// `gbely` (the reference map), `seed:TEXT` or a `.map` file.
+    pub map: String,
+    /// `council`, an agent file or a `cmd:` program.
+    pub opponent: String,
+    pub rounds: u32,
+}
+
+impl Default for Leaderboard {
+    fn default() -> Leaderboard {
+        Leaderboard { map: "gbely".into(), opponent: "council".into(), rounds: gbely_rules::constants::ROUNDS }
+    }
+}
+
+/// The final: the top eight on a hidden map against the Council's final form.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Final {
+    /// A final `.map` file (its centre: the reinforcements) or `seed:TEXT`; never published.
+    pub map: String,
+    /// The side of a generated map.
+    pub size: u32,
+    /// The Council's seat: `council`, an agent file or a `cmd:` program; never published.
+    pub opponent: String,
+    /// Rounds a second on the projection.
+    pub rate: f64,
+    /// Who takes the seats the leaderboard cannot fill (fewer than eight scored).
+    pub fill: String,
+    pub rounds: u32,
+}
+
+impl Default for Final {
+    fn default() -> Final {
+        Final {
+            map: "seed:final".into(),
+            size: 90,
+            opponent: "council".into(),
+            rate: 1.0,
+            fill: "template".into(),
+            rounds: gbely_rules::constants::ROUNDS,
+        }
+    }
+}
+
+/// How submissions are judged.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Judge {
+    /// Matches judged at once in the server's process (0: only by `gbely arena worker`).
+    pub workers: usize,
+    /// Seconds a round (SPEC §8: 2).
+    pub time_limit: f64,
+    /// `require` (the default: an agent never runs outside the sandbox), `auto` or `off`.
+    pub sandbox: String,
+    /// Rounds of the check's test match.
+    pub check_rounds: u32,
+    /// Seconds a worker holds a job without renewing it; a job whose worker died is judged again
+    /// after it.
+    pub lease_seconds: u64,
+    pub python: Option<String>,
+}
+
+impl Default for Judge {
+    fn default() -> Judge {
+        Judge {
+            workers: 1,
+            time_limit: gbely_rules::constants::ROUND_TIME_LIMIT_S,
+            sandbox: "require".into(),
+            check_rounds: 10,
+            lease_seconds: 60,
+            python: None,
+        }
+    }
+}
+
+/// Limits on what users send.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Limits {
+    pub upload_bytes: u64,
+    /// Uploads an identity may make in an hour.
+    pub uploads_per_hour: u32,
+    /// Sign-in e-mails an address may be sent in an hour.
+    pub signin_emails_per_hour: u32,
+    /// Sign-in e-mails the whole site sends in an hour.
+    pub signin_emails_per_hour_total: u32,
+    /// Minutes a sign-in link holds.
+    pub signin_minutes: u32,
+    /// Days a session holds.
+    pub session_days: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            upload_bytes: gbely_rules::constants::MAX_SUBMISSION_BYTES,
+            uploads_per_hour: 30,
+            signin_emails_per_hour: 5,
+            signin_emails_per_hour_total: 1000,
+            signin_minutes: 20,
+            session_days: 30,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MailFile {
+    /// `smtp://host:port` (plain, for a local relay), `smtp://host:587?tls=required` (STARTTLS),
+    /// `smtps://host:465`, with `user@` where the server wants a login; or `log`: e-mails are
+    /// printed to the server's output (a rehearsal).
+    url: String,
+    from: String,
+    /// The environment variable holding the SMTP password (never the file).
+    #[serde(default)]
+    password_env: Option<String>,
+}
+
+/// Where e-mails go.
+#[derive(Clone, Debug)]
+pub struct Mail {
+    pub url: String,
+    pub from: String,
+    pub password: Option<String>,
+}
+
+/// The competition's phases as instants.
+#[derive(Clone, Copy, Debug)]
+pub struct Schedule {
+    pub registration: Timestamp,
+    pub testing: Timestamp,
+    pub deadline: Timestamp,
+    pub final_: Timestamp,
+}
+
+/// Where the competition is in its phases.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    BeforeRegistration,
+    Registration,
+    Testing,
+    Closed,
+    Final,
+}
+
+impl Schedule {
+    pub fn phase(&self, now: Timestamp) -> Phase {
+        // Seconds count: an instant within the deadline's second is still that second.
+        let s = now.as_second();
+        if s < self.registration.as_second() {
+            Phase::BeforeRegistration
+        } else if s < self.testing.as_second() {
+            Phase::Registration
+        } else if s <= self.deadline.as_second() {
+            Phase::Testing
+        } else if s < self.final_.as_second() {
+            Phase::Closed
+        } else {
+            Phase::Final
+        }
+    }
+}
+
+/// A loaded, checked configuration.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub file: PathBuf,
+    pub name: String,
+    pub tz: TimeZone,
+    pub tz_name: String,
+    pub public_url: String,
+    pub organisers: Vec<String>,
+    pub data: PathBuf,
+    pub database: String,
+    pub port: u16,
+    pub schedule: Schedule,
+    pub leaderboard: Leaderboard,
+    pub final_: Final,
+    pub judge: Judge,
+    pub limits: Limits,
+    pub mail: Mail,
+}
+
+/// What is wrong with a configuration file.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read the configuration {path}: {error}")]
+    Read { path: String, error: std::io::Error },
+    #[error("the configuration {path}: {why}")]
+    Invalid { path: String, why: String },
+}
+
+impl Config {
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let shown = path.display().to_string();
+        let text =
+            std::fs::read_to_string(path).map_err(|error| ConfigError::Read { path: shown.clone(), error })?;
+        let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        Config::parse(&text, dir, path).map_err(|why| ConfigError::Invalid { path: shown, why })
+    }
+
+    /// Parses `text`, its relative paths taken from `dir`.
+    pub fn parse(text: &str, dir: &Path, file: &Path) -> Result<Config, String> {
+        let f: File = toml::from_str(text).map_err(|e| e.to_string())?;
+        let tz = TimeZone::get(&f.time_zone).map_err(|e| format!("time_zone `{}`: {e}", f.time_zone))?;
+        let at = |key: &str, v: &str| -> Result<Timestamp, String> {
+            let civil: DateTime = v
+                .trim()
+                .parse()
+                .map_err(|e| format!("phases.{key} `{v}`: {e} (write it as 2026-11-15 23:59:59, in the time zone)"))?;
+            tz.to_ambiguous_zoned(civil)
+                .compatible()
+                .map(|z| z.timestamp())
+                .map_err(|e| format!("phases.{key} `{v}`: {e}"))
+        };
+        let schedule = Schedule {
+            registration: at("registration", &f.phases.registration)?,
+            testing: at("testing", &f.phases.testing)?,
+            deadline: at("deadline", &f.phases.deadline)?,
+            final_: at("final", &f.phases.final_)?,
+        };
+        if !(schedule.registration <= schedule.testing
+            && schedule.testing <= schedule.deadline
+            && schedule.deadline < schedule.final_)
+        {
+            return Err("phases: registration ≤ testing ≤ deadline < final, in that order".into());
+        }
+        let url = f.public_url.trim_end_matches('/').to_string();
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(format!("public_url `{url}`: an http:// or https:// address"));
+        }
+        let organisers: Vec<String> = f.organisers.iter().map(|o| normal_email(o)).collect::<Result<_, _>>()?;
+        let rel = |p: &Path| if p.is_absolute() { p.to_path_buf() } else { dir.join(p) };
+        let file_spec = |key: &str, spec: &str| -> Result<String, String> {
+            // A file named relative to the configuration; built-ins, seeds and programs as they are.
+            if spec.ends_with(".py") || spec.ends_with(".map") {
+                let p = rel(Path::new(spec));
+                if !p.is_file() {
+                    return Err(format!("{key} `{spec}`: no such file ({})", p.display()));
+                }
+                return Ok(p.display().to_string());
+            }
+            Ok(spec.to_string())
+        };
+        let mut leaderboard = f.leaderboard;
+        leaderboard.map = file_spec("leaderboard.map", &leaderboard.map)?;
+        leaderboard.opponent = file_spec("leaderboard.opponent", &leaderboard.opponent)?;
+        let mut final_ = f.final_;
+        final_.map = file_spec("final.map", &final_.map)?;
+        final_.opponent = file_spec("final.opponent", &final_.opponent)?;
+        final_.fill = file_spec("final.fill", &final_.fill)?;
+        if !(final_.rate > 0.0 && final_.rate.is_finite()) {
+            return Err(format!("final.rate {}: rounds a second, above 0", final_.rate));
+        }
+        for (key, r) in [("leaderboard.rounds", leaderboard.rounds), ("final.rounds", final_.rounds)] {
+            if !(1..=crate::app::runs::MAX_ROUNDS).contains(&r) {
+                return Err(format!("{key} {r}: out of range"));
+            }
+        }
+        let judge = f.judge;
+        judge.sandbox.parse::<crate::runner::sandbox::SandboxMode>().map_err(|e| format!("judge.sandbox: {e}"))?;
+        if !(judge.time_limit > 0.0) {
+            return Err("judge.time_limit: seconds a round, above 0".into());
+        }
+        if judge.lease_seconds < 2 {
+            return Err("judge.lease_seconds: at least 2".into());
+        }
+        let password = match &f.mail.password_env {
+            Some(var) => Some(std::env::var(var).map_err(|_| format!("mail.password_env: ${var} is not set"))?),
+            None => None,
+        };
+        let database = match f.database.as_str() {
+            "sqlite" => "sqlite".to_string(),
+            u if u.starts_with("postgres://") || u.starts_with("postgresql://") => u.to_string(),
+            u => return Err(format!("database `{u}`: `sqlite` or a postgres:// URL")),
+        };
+        Ok(Config {
+            file: file.to_path_buf(),
+            name: f.name,
+            tz,
+            tz_name: f.time_zone,
+            public_url: url,
+            organisers,
+            data: rel(&f.data),
+            database,
+            port: f.port,
+            schedule,
+            leaderboard,
+            final_,
+            judge,
+            limits: f.limits,
+            mail: Mail { url: f.mail.url, from: f.mail.from, password },
+        })
+    }
+
+    /// An instant as the competition's wall clock shows it.
+    pub fn local(&self, t: Timestamp) -> String {
+        t.to_zoned(self.tz.clone()).strftime("%Y-%m-%d %H:%M:%S %Z").to_string()
+    }
+
+    pub fn is_organiser(&self, email: &str) -> bool {
+        self.organisers.iter().any(|o| o == email)
+    }
+}
+
+/// An e-mail address as the identity: trimmed, lower-cased; refused when it cannot be one.
+pub fn normal_email(raw: &str) -> Result<String, String> {
+    let e = raw.trim().to_lowercase();
+    let ok = e.len() <= 254
+        && e.split_once('@').is_some_and(|(local, domain)| {
+            !local.is_empty()
+                && domain.contains('.')
+                && !domain.starts_with('.')
+                && !domain.ends_with('.')
+                && !e[1..].contains("@@")
+        })
+        && e.matches('@').count() == 1
+        && e.chars().all(|c| c.is_ascii_alphanumeric() || "@.+-_".contains(c));
+    if ok {
+        Ok(e)
+    } else {
+        Err(format!("`{}` is not an e-mail address this site accepts (letters, digits and @.+-_)", raw.trim()))
+    }
+}
+
+/// The commented example `gbely arena example` prints.
+pub const EXAMPLE: &str = include_str!("example.toml");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(phases: &str) -> Result<Config, String> {
+        let text = EXAMPLE.replace("mail.example", "mail.example");
+        let start = text.find("[phases]").unwrap();
+        let end = text[start..].find("\n\n").map(|e| start + e).unwrap();
+        let text = format!("{}[phases]\n{phases}{}", &text[..start], &text[end..]);
+        Config::parse(&text, Path::new("."), Path::new("arena.toml"))
+    }
+
+    const PHASES: &str = "registration = \"2026-10-05 00:00:00\"\ntesting = \"2026-10-19 00:00:00\"\n\
+        deadline = \"2026-11-15 23:59:59\"\nfinal = \"2026-11-27 18:00:00\"\n";
+
+    #[test]
+    fn the_example_loads() {
+        let c = config(PHASES).unwrap();
+        assert_eq!(c.tz_name, "Europe/Bratislava");
+        assert_eq!(c.judge.time_limit, 2.0);
+        assert_eq!(c.limits.upload_bytes, 512 * 1024);
+    }
+
+    #[test]
+    fn phases_turn_at_the_second_in_the_competitions_time_zone() {
+        let c = config(PHASES).unwrap();
+        // 15 November is winter time in Bratislava: UTC+1, so 23:59:59 there is 22:59:59 UTC.
+        let t = |s: &str| s.parse::<Timestamp>().unwrap();
+        let s = c.schedule;
+        assert_eq!(s.phase(t("2026-11-15T22:59:59Z")), Phase::Testing);
+        assert_eq!(s.phase(t("2026-11-15T22:59:59.999Z")), Phase::Testing);
+        assert_eq!(s.phase(t("2026-11-15T23:00:00Z")), Phase::Closed);
+        // 19 October is summer time (UTC+2): testing opens at 22:00 UTC the day before.
+        assert_eq!(s.phase(t("2026-10-18T21:59:59Z")), Phase::Registration);
+        assert_eq!(s.phase(t("2026-10-18T22:00:00Z")), Phase::Testing);
+        assert_eq!(s.phase(t("2026-10-04T21:59:59Z")), Phase::BeforeRegistration);
+        assert_eq!(s.phase(t("2026-11-27T17:00:00Z")), Phase::Final);
+        assert_eq!(s.phase(t("2026-11-27T16:59:59Z")), Phase::Closed);
+    }
+
+    #[test]
+    fn phases_out_of_order_or_unreadable_are_refused_with_the_key() {
+        let e = config(&PHASES.replace("2026-11-15 23:59:59", "2026-10-01 00:00:00")).unwrap_err();
+        assert!(e.contains("in that order"), "{e}");
+        let e = config(&PHASES.replace("2026-11-15 23:59:59", "15.11.2026")).unwrap_err();
+        assert!(e.contains("phases.deadline"), "{e}");
+    }
+
+    #[test]
+    fn identities_are_addresses_lower_cased() {
+        assert_eq!(normal_email(" Ana@Example.COM ").unwrap(), "ana@example.com");
+        for bad in ["ana", "ana@", "@example.com", "a@b", "a@@b.c", "a b@c.d", "a@b.c\r\nBcc: x@y.z", "<a@b.c>"] {
+            assert!(normal_email(bad).is_err(), "{bad}");
+        }
+    }
+}

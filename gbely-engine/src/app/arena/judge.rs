@@ -1,0 +1,232 @@
+//! The judge: takes a submission's job from the database's queue, checks the file as `gbely
+//! check` does, plays the leaderboard's match in the sandbox with the judge's limits (SPEC §8:
+//! the 2 s round, violations, restarts, disqualification at the fourth), keeps the replay and the
+//! agent's log in the data folder and ends the job with its result — then e-mails the
+//! participant a link to the status page.
+//!
+//! The same loop runs in the server's process (`judge.workers`) and in `gbely arena worker`
+//! processes (on this or another machine sharing the data folder and the database). While it
+//! judges, a thread renews the job's lease; a worker that loses it (its lease lapsed and another
+//! worker took the job) stops its match and writes nothing.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::config::Config;
+use super::mail::Mailer;
+use super::store::{Job, Outcome, Store, Submission, Verdict};
+use crate::app::check::check_agent;
+use crate::app::service::{AgentLimits, MatchPlan, Recording, Seat};
+use crate::limits::{Defaults, TimeLimit};
+use crate::runner::sandbox::SandboxMode;
+
+/// What a judge needs.
+#[derive(Clone, Debug)]
+pub struct Judging {
+    pub config: Arc<Config>,
+    pub store: Store,
+    pub mailer: Mailer,
+    pub rt: tokio::runtime::Handle,
+    /// The interpreter of agent files (resolved).
+    pub python: String,
+    pub closing: Arc<AtomicBool>,
+    /// This worker's name in the jobs it holds.
+    pub worker: String,
+}
+
+/// Unix seconds now (leases: the machine's clock, not the competition's).
+pub fn unix_now() -> i64 {
+    jiff::Timestamp::now().as_second()
+}
+
+impl Judging {
+    /// Judges jobs until `closing`.
+    pub fn run(&self) {
+        while !self.closing.load(Ordering::Relaxed) {
+            let lease = self.config.judge.lease_seconds as i64;
+            match self.rt.block_on(self.store.claim(&self.worker, unix_now(), lease)) {
+                Ok(Some(job)) => self.judge(&job),
+                Ok(None) => std::thread::sleep(Duration::from_millis(400)),
+                Err(e) => {
+                    eprintln!("gbely arena: {}: the queue: {e}", self.worker);
+                    std::thread::sleep(Duration::from_secs(2));
+                }
+            }
+        }
+    }
+
+    fn judge(&self, job: &Job) {
+        let sub = match self.rt.block_on(self.store.submission(job.submission)) {
+            Ok(Some(s)) => s,
+            Ok(None) => return,
+            Err(e) => {
+                eprintln!("gbely arena: {}: submission {}: {e}", self.worker, job.submission);
+                return;
+            }
+        };
+        // The lease is renewed while the job runs; losing it (or the server closing) stops it.
+        let stop = Arc::new(AtomicBool::new(false));
+        let lost = Arc::new(AtomicBool::new(false));
+        let done = Arc::new(AtomicBool::new(false));
+        let renewer = {
+            let (store, rt, job, stop, lost, done, closing) = (
+                self.store.clone(),
+                self.rt.clone(),
+                job.clone(),
+                Arc::clone(&stop),
+                Arc::clone(&lost),
+                Arc::clone(&done),
+                Arc::clone(&self.closing),
+            );
+            let lease = self.config.judge.lease_seconds;
+            std::thread::spawn(move || {
+                let every = Duration::from_millis(lease * 1000 / 3);
+                let mut last = std::time::Instant::now();
+                while !done.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(100));
+                    if closing.load(Ordering::Relaxed) {
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                    if last.elapsed() >= every {
+                        last = std::time::Instant::now();
+                        if let Ok(false) = rt.block_on(store.renew(&job, unix_now() + lease as i64)) {
+                            lost.store(true, Ordering::Relaxed);
+                            stop.store(true, Ordering::Relaxed);
+                        }
+                    }
+                }
+            })
+        };
+        let verdict = crate::runner::interrupt::within(Some(Arc::clone(&stop)), || self.verdict(job, &sub));
+        done.store(true, Ordering::Relaxed);
+        let _ = renewer.join();
+        let Some(verdict) = verdict else {
+            if !lost.load(Ordering::Relaxed) {
+                // Stopped with the server: the job goes back to the queue for the next start.
+                let _ = self.rt.block_on(self.store.release(job));
+            }
+            return;
+        };
+        match self.rt.block_on(self.store.finish(job, &verdict, unix_now())) {
+            Ok(true) => self.tell(&sub, &verdict),
+            Ok(false) => {} // Another worker has it now.
+            Err(e) => eprintln!("gbely arena: {}: submission {}: the result: {e}", self.worker, sub.id),
+        }
+    }
+
+    /// Checks and plays a submission; `None` when stopped before its end.
+    fn verdict(&self, job: &Job, sub: &Submission) -> Option<Verdict> {
+        let data = &self.config.data;
+        let file = data.join("submissions").join(&sub.stored);
+        let rel = format!("judging/{}-{}", sub.id, job.attempt);
+        let dir = data.join(&rel);
+        if let Err(e) = std::fs::create_dir_all(&dir) {
+            return Some(Verdict::Error { reason: format!("cannot create {}: {e}", dir.display()) });
+        }
+        let sandbox: SandboxMode = self.config.judge.sandbox.parse().unwrap_or(SandboxMode::Require);
+        let _ = self.rt.block_on(self.store.set_state(sub.id, "checking"));
+        let report = match check_agent(&file, &self.python, self.config.judge.check_rounds, sandbox, &dir) {
+            Ok(r) => r,
+            Err(e) => return Some(Verdict::Error { reason: format!("the check could not run: {e}") }),
+        };
+        if crate::runner::interrupt::requested() {
+            return None;
+        }
+        let mut doc = report.to_json();
+        // The participant's view: the file as they named it, no paths of the server.
+        doc["file"] = json!(sub.file_name);
+        if let Some(notes) = doc["notes"].as_array_mut() {
+            notes.retain(|n| !n.as_str().is_some_and(|n| n.starts_with("log: ")));
+        }
+        let check = doc.to_string();
+        if !report.ok() {
+            return Some(Verdict::CheckFailed { reason: report.problems.join("; "), check });
+        }
+        let _ = self.rt.block_on(self.store.set_state(sub.id, "running"));
+        let lb = &self.config.leaderboard;
+        let map = match crate::app::runs::maps::load_map(&lb.map, None) {
+            Ok(m) => Arc::new(m),
+            Err(e) => return Some(Verdict::Error { reason: format!("the leaderboard's map: {e}") }),
+        };
+        let spec = file.display().to_string();
+        let seats = vec![Seat::spec(&spec, &sub.agent_name), Seat::spec(&lb.opponent, "council")];
+        let mut plan = MatchPlan::new(map, seats);
+        plan.rounds = lb.rounds;
+        plan.limits = AgentLimits {
+            time: TimeLimit::from_option(Some(self.config.judge.time_limit)).unwrap_or(Defaults::TIME_LIMIT),
+            memory: Defaults::MEMORY_LIMIT,
+            sandbox,
+            cores: None,
+        };
+        plan.python = self.python.clone();
+        plan.run_dir = Some(dir.join("match"));
+        plan.recording = Recording::File(dir.join("replay.json.gz"));
+        let played = match crate::app::service::run(plan, &mut ()) {
+            Ok(p) => p,
+            Err(e) => return Some(Verdict::Error { reason: format!("the match could not be played: {e}") }),
+        };
+        let rec = &played.record;
+        if rec.interrupted() {
+            return None;
+        }
+        let o = &rec.outcome[0];
+        let relative = |p: &Path| p.strip_prefix(data).map_or_else(|_| p.display().to_string(), |r| r.display().to_string());
+        let reason = match o.disqualified {
+            Some(round) => match rec.violations[0].last() {
+                Some((_, kind, detail)) => {
+                    format!("disqualified in round {round}: the fourth violation ({}: {detail})", kind.wire())
+                }
+                None => format!("disqualified in round {round}"),
+            },
+            None => String::new(),
+        };
+        let outcome = Outcome {
+            submission: sub.id,
+            share: o.score,
+            cells: o.cells as i64,
+            tiebreak: o.tiebreak_round.map(i64::from),
+            violations: o.violations as i64,
+            disqualified: o.disqualified.map(i64::from),
+            council_fell: rec.council_fell.map(i64::from),
+            rounds: rec.rounds_played() as i64,
+            replay: played.replay.as_deref().map(relative).unwrap_or_default(),
+            log: played.logs[0].as_deref().map(relative).unwrap_or_default(),
+            judged: unix_now(),
+        };
+        Some(Verdict::Judged { outcome, reason, check })
+    }
+
+    /// The e-mail with the result and the status page's link.
+    fn tell(&self, sub: &Submission, verdict: &Verdict) {
+        let link = format!("{}/me/{}", self.config.public_url, sub.id);
+        let what = match verdict {
+            Verdict::Judged { outcome, reason, .. } => match outcome.share {
+                Some(share) => format!(
+                    "scored {share:.2} % of the map (tie-break round {}, {} violation(s))",
+                    outcome.tiebreak.map_or("-".into(), |t| t.to_string()),
+                    outcome.violations
+                ),
+                None => reason.clone(),
+            },
+            Verdict::CheckFailed { reason, .. } => format!("failed the check: {reason}"),
+            Verdict::Error { reason } => format!("could not be judged: {reason}"),
+        };
+        let body = format!(
+            "Your submission {} ({}) to {} {what}.\n\nIts status page: {link}\n",
+            sub.file_name, sub.agent_name, self.config.name
+        );
+        let subject = format!("{}: your submission {}", self.config.name, sub.id);
+        if let Err(e) = self.mailer.send(&sub.email, &subject, &body) {
+            eprintln!("gbely arena: the result e-mail of submission {}: {e}", sub.id);
+        }
+    }
+}
+
+/// Where a submission's files lie.
+pub fn submission_file(data: &Path, sub: &Submission) -> PathBuf {
+    data.join("submissions").join(&sub.stored)
+}

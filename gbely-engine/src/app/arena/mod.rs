@@ -1,0 +1,955 @@
+//! The competition server (`gbely arena`): the Gbely competition from sign-in to the live final,
+//! on the tournament core and the stand's web stack.
+//!
+//! * [`config`]: the competition in one TOML file — phases in its time zone, the leaderboard's
+//!   and the final's maps and opponents, the judge's and users' limits, mail.
+//! * [`store`]: the data layer (sqlx over SQLite or PostgreSQL, with migrations) and the judges'
+//!   job queue in the database.
+//! * [`judge`]: a submission checked as `gbely check` checks it and played against the
+//!   leaderboard's opponent in the sandbox; in the server and in `gbely arena worker` processes.
+//! * [`mail`]: sign-in links and results by SMTP (lettre).
+//! * [`pages`]: the site's HTML, every user's text escaped.
+//!
+//! Identity is a verified e-mail address: a sign-in link (a random code, stored hashed, used
+//! once, valid for minutes) is mailed; opening it and confirming sets a session cookie
+//! (`HttpOnly`, `SameSite=Lax`, `Secure` behind https; stored hashed). Forms carry the session's
+//! token, and a request that changes something is refused when the browser says it comes from
+//! another site. Uploaded files are stored under names the server draws; a user's file name is
+//! only ever shown, as text.
+
+pub mod config;
+pub mod judge;
+pub mod mail;
+pub mod pages;
+pub mod store;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::{DefaultBodyLimit, Multipart, Path as UrlPath, Query, Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get, post};
+use axum::{Form, Router};
+use jiff::Timestamp;
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+
+use self::config::{normal_email, Config, Phase};
+use self::judge::{unix_now, Judging};
+use self::mail::Mailer;
+use self::store::{Store, Submission};
+use crate::app::web::live::{parts, Live, Start, WatchObserver};
+use crate::app::web::{random_token, same_secret, text, with_safe_headers};
+
+/// The session cookie's name.
+const COOKIE: &str = "gbely_arena";
+
+/// Why the arena did not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ArenaError {
+    #[error(transparent)]
+    Config(#[from] config::ConfigError),
+    #[error("the data folder {path}: {error}")]
+    Data { path: String, error: std::io::Error },
+    #[error("the database ({what}): {error}")]
+    Database { what: String, error: sqlx::Error },
+    #[error("mail: {0}")]
+    Mail(String),
+    #[error("cannot listen on {addr}: {error}")]
+    Listen { addr: String, error: std::io::Error },
+    #[error("{0}")]
+    Other(String),
+}
+
+/// The competition's clock: the machine's, or (rehearsals and tests) the instant written in the
+/// file `$GBELY_ARENA_CLOCK` names, read at every look.
+#[derive(Clone, Debug)]
+pub struct Clock {
+    file: Option<PathBuf>,
+}
+
+impl Clock {
+    pub fn from_env() -> Clock {
+        Clock { file: std::env::var_os("GBELY_ARENA_CLOCK").map(PathBuf::from) }
+    }
+
+    pub fn now(&self) -> Timestamp {
+        let Some(file) = &self.file else { return Timestamp::now() };
+        match std::fs::read_to_string(file).ok().and_then(|t| t.trim().parse::<Timestamp>().ok()) {
+            Some(t) => t,
+            None => {
+                eprintln!("gbely arena: $GBELY_ARENA_CLOCK {}: no RFC 3339 instant in it; the machine's clock", file.display());
+                Timestamp::now()
+            }
+        }
+    }
+}
+
+/// The live final, while this process has it.
+#[derive(Debug)]
+struct Final {
+    id: i64,
+    live: Arc<Live>,
+}
+
+/// The site's state, shared by the handlers.
+#[derive(Debug)]
+pub struct Arena {
+    pub config: Arc<Config>,
+    pub store: Store,
+    mailer: Mailer,
+    clock: Clock,
+    python: String,
+    version: tokio::sync::watch::Sender<i64>,
+    final_: Mutex<Option<Final>>,
+    closing: Arc<AtomicBool>,
+    threads: Mutex<Vec<std::thread::JoinHandle<()>>>,
+    /// The authority (`host:port`) of `public_url`: requests for another are refused.
+    authority: String,
+    origin: String,
+    secure: bool,
+}
+
+/// A signed-in user.
+#[derive(Clone, Debug)]
+pub struct User {
+    pub email: String,
+    pub csrf: String,
+    pub organiser: bool,
+    session: String,
+}
+
+fn hashed(secret: &str) -> String {
+    Sha256::digest(secret.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Opens what the site and its workers share: the configuration's data folder and database.
+pub fn open(config: &Config, rt: &tokio::runtime::Runtime) -> Result<Store, ArenaError> {
+    let data_error = |error| ArenaError::Data { path: config.data.display().to_string(), error };
+    for sub in ["", "submissions", "judging", "finals"] {
+        std::fs::create_dir_all(config.data.join(sub)).map_err(data_error)?;
+    }
+    let what = if config.database == "sqlite" {
+        config.data.join("arena.sqlite").display().to_string()
+    } else {
+        // The URL without its password.
+        redact(&config.database)
+    };
+    rt.block_on(Store::open(&config.database, &config.data)).map_err(|error| ArenaError::Database { what, error })
+}
+
+fn redact(url: &str) -> String {
+    match (url.split_once("://"), url.rfind('@')) {
+        (Some((scheme, rest)), Some(_)) => {
+            let (cred, host) = rest.rsplit_once('@').unwrap_or(("", rest));
+            let user = cred.split(':').next().unwrap_or("");
+            format!("{scheme}://{user}:…@{host}")
+        }
+        _ => url.to_string(),
+    }
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, ArenaError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("gbely-arena")
+        .enable_all()
+        .build()
+        .map_err(|e| ArenaError::Other(format!("cannot start the server's runtime: {e}")))
+}
+
+/// A running site.
+#[derive(Debug)]
+pub struct Running {
+    pub url: String,
+    pub arena: Arc<Arena>,
+    stop: Option<tokio::sync::watch::Sender<bool>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Running {
+    /// Stops the judges (their jobs go back to the queue) and the server.
+    pub fn close(mut self) {
+        self.arena.closing.store(true, Ordering::Relaxed);
+        if let Some(f) = self.arena.final_.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            f.live.stop();
+        }
+        let threads: Vec<_> = std::mem::take(&mut *self.arena.threads.lock().unwrap_or_else(|e| e.into_inner()));
+        for t in threads {
+            let _ = t.join();
+        }
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(true);
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Starts the site: the server on `config.listen`, `judge.workers` judges beside it.
+pub fn serve(config: Config, python: String, listen: SocketAddr) -> Result<Running, ArenaError> {
+    let rt = runtime()?;
+    let store = open(&config, &rt)?;
+    let mailer = Mailer::new(&config.mail).map_err(ArenaError::Mail)?;
+    let authority = config.public_url.split_once("://").map_or("", |(_, r)| r).split('/').next().unwrap_or("").to_string();
+    let origin = config.public_url.split('/').take(3).collect::<Vec<_>>().join("/");
+    let secure = config.public_url.starts_with("https://");
+    let config = Arc::new(config);
+    let arena = Arc::new(Arena {
+        config: Arc::clone(&config),
+        store: store.clone(),
+        mailer: mailer.clone(),
+        clock: Clock::from_env(),
+        python: python.clone(),
+        version: tokio::sync::watch::Sender::new(0),
+        final_: Mutex::new(None),
+        closing: Arc::new(AtomicBool::new(false)),
+        threads: Mutex::new(Vec::new()),
+        authority,
+        origin,
+        secure,
+    });
+    let listener = rt
+        .block_on(tokio::net::TcpListener::bind(listen))
+        .map_err(|error| ArenaError::Listen { addr: listen.to_string(), error })?;
+    let port = listener.local_addr().map(|a| a.port()).unwrap_or(listen.port());
+    for k in 0..config.judge.workers {
+        let j = Judging {
+            config: Arc::clone(&config),
+            store: store.clone(),
+            mailer: mailer.clone(),
+            rt: rt.handle().clone(),
+            python: python.clone(),
+            closing: Arc::clone(&arena.closing),
+            worker: format!("{}:server:{}:{k}", hostname(), std::process::id()),
+        };
+        let t = std::thread::Builder::new()
+            .name(format!("gbely-judge-{k}"))
+            .spawn(move || j.run())
+            .map_err(|e| ArenaError::Other(e.to_string()))?;
+        arena.threads.lock().unwrap_or_else(|e| e.into_inner()).push(t);
+    }
+    // Pages hear of every change, also those of workers in other processes: the database's
+    // change counter, looked at three times a second.
+    {
+        let a = Arc::clone(&arena);
+        rt.spawn(async move {
+            while !a.closing.load(Ordering::Relaxed) {
+                if let Ok(v) = a.store.version().await {
+                    a.version.send_if_modified(|old| std::mem::replace(old, v) != v);
+                }
+                tokio::time::sleep(Duration::from_millis(300)).await;
+            }
+        });
+    }
+    let app = routes(Arc::clone(&arena))
+        .layer(axum::middleware::from_fn_with_state(Arc::clone(&arena), site_guard));
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let thread = std::thread::Builder::new()
+        .name("gbely-arena-web".into())
+        .spawn(move || {
+            rt.block_on(async move {
+                let mut graceful = stopped.clone();
+                let mut grace = stopped;
+                let serve = axum::serve(listener, app).with_graceful_shutdown(async move {
+                    let _ = graceful.wait_for(|s| *s).await;
+                });
+                tokio::select! {
+                    _ = serve => {}
+                    _ = async move {
+                        let _ = grace.wait_for(|s| *s).await;
+                        tokio::time::sleep(Duration::from_millis(500)).await;
+                    } => {}
+                }
+                store.close().await;
+            });
+            rt.shutdown_timeout(Duration::from_millis(200));
+        })
+        .map_err(|e| ArenaError::Other(e.to_string()))?;
+    let url = format!("http://{}:{port}/", listen.ip());
+    Ok(Running { url, arena, stop: Some(stop), thread: Some(thread) })
+}
+
+/// Judges jobs of the shared queue until Ctrl-C (`gbely arena worker`): `jobs` at once.
+pub fn work(config: Config, python: String, jobs: usize) -> Result<(), ArenaError> {
+    let rt = runtime()?;
+    let store = open(&config, &rt)?;
+    let mailer = Mailer::new(&config.mail).map_err(ArenaError::Mail)?;
+    let config = Arc::new(config);
+    let closing = Arc::new(AtomicBool::new(false));
+    let mut threads = Vec::new();
+    for k in 0..jobs.max(1) {
+        let j = Judging {
+            config: Arc::clone(&config),
+            store: store.clone(),
+            mailer: mailer.clone(),
+            rt: rt.handle().clone(),
+            python: python.clone(),
+            closing: Arc::clone(&closing),
+            worker: format!("{}:worker:{}:{k}", hostname(), std::process::id()),
+        };
+        threads.push(std::thread::spawn(move || j.run()));
+    }
+    while !crate::runner::interrupt::requested() {
+        std::thread::sleep(crate::runner::interrupt::POLL);
+    }
+    closing.store(true, Ordering::Relaxed);
+    for t in threads {
+        let _ = t.join();
+    }
+    rt.block_on(store.close());
+    Ok(())
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname").map(|h| h.trim().to_string()).unwrap_or_else(|_| "host".into())
+}
+
+// — Requests —
+
+/// Refuses requests for another host and cross-site requests that change something; adds the
+/// safe headers.
+async fn site_guard(State(a): State<Arc<Arena>>, req: Request, next: Next) -> Response {
+    if let Some(refused) = a.refusal(req.method(), req.headers()) {
+        return with_safe_headers(refused);
+    }
+    with_safe_headers(next.run(req).await)
+}
+
+impl Arena {
+    fn refusal(&self, method: &Method, headers: &HeaderMap) -> Option<Response> {
+        let value = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_ascii_lowercase);
+        if value(header::HOST.as_str()).as_deref() != Some(self.authority.to_ascii_lowercase().as_str()) {
+            return Some(text(StatusCode::MISDIRECTED_REQUEST, format!("this site is {}", self.config.public_url)));
+        }
+        if method != Method::GET && method != Method::HEAD {
+            let cross_origin = value(header::ORIGIN.as_str()).is_some_and(|o| o != self.origin.to_ascii_lowercase());
+            let cross_site = value("sec-fetch-site").is_some_and(|s| s != "same-origin" && s != "none");
+            if cross_origin || cross_site {
+                return Some(text(StatusCode::FORBIDDEN, "forbidden: a request from another site"));
+            }
+        }
+        None
+    }
+
+    fn now(&self) -> Timestamp {
+        self.clock.now()
+    }
+
+    fn phase(&self) -> Phase {
+        self.config.schedule.phase(self.now())
+    }
+
+    async fn user(&self, headers: &HeaderMap) -> Option<User> {
+        let cookie = headers.get_all(header::COOKIE).iter().filter_map(|v| v.to_str().ok()).find_map(|c| {
+            c.split(';').find_map(|kv| kv.trim().strip_prefix(COOKIE).and_then(|r| r.strip_prefix('=')).map(str::to_string))
+        })?;
+        let (email, csrf) = self.store.session(&hashed(&cookie), unix_now()).await.ok()??;
+        let organiser = self.config.is_organiser(&email);
+        Some(User { email, csrf, organiser, session: cookie })
+    }
+
+    fn cookie(&self, value: &str, max_age: i64) -> HeaderValue {
+        let secure = if self.secure { "; Secure" } else { "" };
+        HeaderValue::from_str(&format!("{COOKIE}={value}; Path=/; HttpOnly; SameSite=Lax; Max-Age={max_age}{secure}"))
+            .expect("a cookie of hex digits")
+    }
+
+    fn page(&self, user: Option<&User>, title: &str, body: &str) -> Response {
+        crate::app::web::html(pages::layout(self, user, title, body))
+    }
+
+    fn refuse(&self, user: Option<&User>, status: StatusCode, why: &str) -> Response {
+        let mut r = self.page(user, "Refused", &format!("<p class=refused>{}</p>", pages::esc(why)));
+        *r.status_mut() = status;
+        r
+    }
+}
+
+type Shared = State<Arc<Arena>>;
+
+fn redirect(to: &str) -> Response {
+    (StatusCode::SEE_OTHER, [(header::LOCATION, to.to_string())]).into_response()
+}
+
+fn routes(arena: Arc<Arena>) -> Router<()> {
+    let upload_limit = arena.config.limits.upload_bytes as usize + 64 * 1024;
+    Router::new()
+        .route("/", get(home))
+        .route("/signin", get(signin_form).post(signin_send))
+        .route("/signin/{code}", get(signin_confirm).post(signin_done))
+        .route("/signout", post(signout))
+        .route("/me", get(me))
+        .route("/me/{id}", get(status))
+        .route("/me/{id}/log", get(own_log))
+        .route("/upload", post(upload).layer(DefaultBodyLimit::max(upload_limit)))
+        .route("/board", get(board))
+        .route("/replay/{id}", get(replay))
+        .route("/events", get(events))
+        .route("/org", get(organiser))
+        .route("/org/rejudge", post(rejudge))
+        .route("/org/file/{id}", get(download))
+        .route("/org/final", post(run_final))
+        .route("/final", get(final_page))
+        .route("/final/replay", get(final_replay))
+        .route("/final/live", get(|| async { redirect("/final/live/") }))
+        .route("/final/live/", any(final_live))
+        .route("/final/live/{*rest}", any(final_live))
+        .route("/health", get(|| async { "ok" }))
+        .with_state(arena)
+}
+
+#[derive(Deserialize)]
+struct PartQuery {
+    #[serde(default)]
+    part: Option<String>,
+}
+
+async fn home(State(a): Shared, headers: HeaderMap) -> Response {
+    let user = a.user(&headers).await;
+    let body = pages::home(&a, user.as_ref(), a.phase());
+    a.page(user.as_ref(), &a.config.name, &body)
+}
+
+async fn signin_form(State(a): Shared, headers: HeaderMap) -> Response {
+    let user = a.user(&headers).await;
+    a.page(user.as_ref(), "Sign in", &pages::signin_form(None))
+}
+
+#[derive(Deserialize)]
+struct SigninForm {
+    email: String,
+}
+
+async fn signin_send(State(a): Shared, Form(f): Form<SigninForm>) -> Response {
+    let email = match normal_email(&f.email) {
+        Ok(e) => e,
+        Err(why) => return a.page(None, "Sign in", &pages::signin_form(Some(&why))),
+    };
+    if a.phase() == Phase::BeforeRegistration {
+        let why = format!("sign-in opens at {}", a.config.local(a.config.schedule.registration));
+        return a.refuse(None, StatusCode::FORBIDDEN, &why);
+    }
+    let now = unix_now();
+    let limits = &a.config.limits;
+    match a.store.signins_since(&email, now - 3600).await {
+        Ok((mine, all)) if mine >= limits.signin_emails_per_hour as i64 || all >= limits.signin_emails_per_hour_total as i64 => {
+            let why = "too many sign-in e-mails in the last hour: use the last one sent, or try again later";
+            return a.refuse(None, StatusCode::TOO_MANY_REQUESTS, why);
+        }
+        Ok(_) => {}
+        Err(e) => return a.refuse(None, StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    }
+    let code = match random_token() {
+        Ok(c) => c,
+        Err(e) => return a.refuse(None, StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    };
+    let minutes = limits.signin_minutes as i64;
+    if let Err(e) = a.store.add_signin(&hashed(&code), &email, now, now + minutes * 60).await {
+        return a.refuse(None, StatusCode::INTERNAL_SERVER_ERROR, &e.to_string());
+    }
+    let link = format!("{}/signin/{code}", a.config.public_url);
+    let body = format!(
+        "To sign in to {} as {email}, open this link within {minutes} minutes:\n\n{link}\n\n\
+         If you did not ask to sign in, ignore this e-mail.\n",
+        a.config.name
+    );
+    let subject = format!("{}: your sign-in link", a.config.name);
+    let (mailer, to) = (a.mailer.clone(), email.clone());
+    let sent = tokio::task::spawn_blocking(move || mailer.send(&to, &subject, &body)).await;
+    match sent {
+        Ok(Ok(())) => a.page(None, "Sign in", &pages::signin_sent(&email)),
+        Ok(Err(e)) => a.refuse(None, StatusCode::BAD_GATEWAY, &format!("the e-mail could not be sent: {e}")),
+        Err(e) => a.refuse(None, StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    }
+}
+
+fn plausible_code(code: &str) -> bool {
+    code.len() == 32 && code.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+async fn signin_confirm(State(a): Shared, UrlPath(code): UrlPath<String>) -> Response {
+    // Opening the link signs nobody in (mail scanners open links): a button does.
+    let email = if plausible_code(&code) { a.store.peek_signin(&hashed(&code), unix_now()).await.ok().flatten() } else { None };
+    match email {
+        Some(email) => a.page(None, "Sign in", &pages::signin_confirm(&code, &email)),
+        None => a.refuse(None, StatusCode::NOT_FOUND, "this sign-in link is unknown, used or expired: ask for a new one"),
+    }
+}
+
+async fn signin_done(State(a): Shared, UrlPath(code): UrlPath<String>) -> Response {
+    let now = unix_now();
+    let email = if plausible_code(&code) { a.store.take_signin(&hashed(&code), now).await.ok().flatten() } else { None };
+    let Some(email) = email else {
+        return a.refuse(None, StatusCode::NOT_FOUND, "this sign-in link is unknown, used or expired: ask for a new one");
+    };
+    let (Ok(session), Ok(csrf)) = (random_token(), random_token()) else {
+        return a.refuse(None, StatusCode::INTERNAL_SERVER_ERROR, "no randomness");
+    };
+    let age = a.config.limits.session_days as i64 * 86_400;
+    if let Err(e) = a.store.add_session(&hashed(&session), &email, &csrf, now, now + age).await {
+        return a.refuse(None, StatusCode::INTERNAL_SERVER_ERROR, &e.to_string());
+    }
+    let mut r = redirect(if a.config.is_organiser(&email) { "/org" } else { "/me" });
+    r.headers_mut().insert(header::SET_COOKIE, a.cookie(&session, age));
+    r
+}
+
+#[derive(Deserialize)]
+struct CsrfForm {
+    csrf: String,
+}
+
+fn csrf_ok(user: &User, given: &str) -> bool {
+    same_secret(&user.csrf, given)
+}
+
+async fn signout(State(a): Shared, headers: HeaderMap, Form(f): Form<CsrfForm>) -> Response {
+    if let Some(user) = a.user(&headers).await {
+        if csrf_ok(&user, &f.csrf) {
+            let _ = a.store.end_session(&hashed(&user.session)).await;
+        }
+    }
+    let mut r = redirect("/");
+    r.headers_mut().insert(header::SET_COOKIE, a.cookie("", 0));
+    r
+}
+
+async fn me(State(a): Shared, headers: HeaderMap, Query(q): Query<PartQuery>) -> Response {
+    let Some(user) = a.user(&headers).await else { return redirect("/signin") };
+    let subs = a.store.submissions_of(&user.email).await.unwrap_or_default();
+    let current = match subs.first() {
+        Some(s) => Some((s.clone(), a.store.outcome(s.id).await.ok().flatten())),
+        None => None,
+    };
+    let body = pages::me(&a, &user, a.phase(), current.as_ref(), &subs);
+    if q.part.is_some() {
+        return crate::app::web::html(body);
+    }
+    a.page(Some(&user), "Your submission", &body)
+}
+
+/// A submission of the signed-in user (`None`: not theirs, or none).
+async fn own(a: &Arena, user: &User, id: i64) -> Option<Submission> {
+    a.store.submission(id).await.ok().flatten().filter(|s| s.email == user.email)
+}
+
+async fn status(State(a): Shared, headers: HeaderMap, UrlPath(id): UrlPath<i64>, Query(q): Query<PartQuery>) -> Response {
+    let Some(user) = a.user(&headers).await else { return redirect("/signin") };
+    let Some(sub) = own(&a, &user, id).await else {
+        return a.refuse(Some(&user), StatusCode::NOT_FOUND, "no submission of yours has this number");
+    };
+    let outcome = a.store.outcome(id).await.ok().flatten();
+    let body = pages::status(&a, &sub, outcome.as_ref());
+    if q.part.is_some() {
+        return crate::app::web::html(body);
+    }
+    a.page(Some(&user), &format!("Submission {id}"), &body)
+}
+
+async fn own_log(State(a): Shared, headers: HeaderMap, UrlPath(id): UrlPath<i64>) -> Response {
+    let Some(user) = a.user(&headers).await else { return redirect("/signin") };
+    let Some(sub) = own(&a, &user, id).await else {
+        return a.refuse(Some(&user), StatusCode::NOT_FOUND, "no submission of yours has this number");
+    };
+    let log = a.store.outcome(sub.id).await.ok().flatten().map(|o| o.log).filter(|l| !l.is_empty());
+    let Some(log) = log else { return text(StatusCode::NOT_FOUND, "this submission has no log (yet)") };
+    match tokio::fs::read(a.config.data.join(log)).await {
+        Ok(bytes) => text(StatusCode::OK, String::from_utf8_lossy(&bytes).into_owned()),
+        Err(e) => text(StatusCode::NOT_FOUND, format!("the log: {e}")),
+    }
+}
+
+async fn upload(State(a): Shared, headers: HeaderMap, mut form: Multipart) -> Response {
+    let Some(user) = a.user(&headers).await else { return redirect("/signin") };
+    let now = a.now();
+    let s = &a.config.schedule;
+    match a.config.schedule.phase(now) {
+        Phase::Testing => {}
+        Phase::BeforeRegistration | Phase::Registration => {
+            let why = format!("uploads open at {}", a.config.local(s.testing));
+            return a.refuse(Some(&user), StatusCode::FORBIDDEN, &why);
+        }
+        Phase::Closed | Phase::Final => {
+            let why = format!(
+                "the deadline passed at {}: no upload is accepted after it; what you had submitted then counts",
+                a.config.local(s.deadline)
+            );
+            return a.refuse(Some(&user), StatusCode::FORBIDDEN, &why);
+        }
+    }
+    let limit = a.config.limits.upload_bytes as usize;
+    let mut csrf = None;
+    let mut file: Option<(String, Vec<u8>)> = None;
+    loop {
+        let field = match form.next_field().await {
+            Ok(Some(f)) => f,
+            Ok(None) => break,
+            Err(e) => return a.refuse(Some(&user), StatusCode::BAD_REQUEST, &format!("the upload: {e}")),
+        };
+        match field.name() {
+            Some("csrf") => csrf = field.text().await.ok(),
+            Some("file") => {
+                let name = field.file_name().unwrap_or("").to_string();
+                let mut field = field;
+                let mut bytes = Vec::new();
+                loop {
+                    match field.chunk().await {
+                        Ok(Some(c)) => {
+                            bytes.extend_from_slice(&c);
+                            if bytes.len() > limit {
+                                let why = format!("the file is over {limit} bytes (512 KiB): the submission is one .py file of at most that");
+                                return a.refuse(Some(&user), StatusCode::PAYLOAD_TOO_LARGE, &why);
+                            }
+                        }
+                        Ok(None) => break,
+                        Err(e) => return a.refuse(Some(&user), StatusCode::BAD_REQUEST, &format!("the upload: {e}")),
+                    }
+                }
+                file = Some((name, bytes));
+            }
+            _ => {}
+        }
+    }
+    if !csrf.as_deref().is_some_and(|c| csrf_ok(&user, c)) {
+        return a.refuse(Some(&user), StatusCode::FORBIDDEN, "the form is stale or from elsewhere: reload the page and upload again");
+    }
+    let Some((name, bytes)) = file else {
+        return a.refuse(Some(&user), StatusCode::BAD_REQUEST, "no file was chosen");
+    };
+    // Shown only, as text: the last component, printable, at most 100 characters.
+    let shown: String = name.rsplit(['/', '\\']).next().unwrap_or("").chars().filter(|c| !c.is_control()).take(100).collect();
+    if !shown.to_ascii_lowercase().ends_with(".py") {
+        return a.refuse(Some(&user), StatusCode::BAD_REQUEST, "the submission is one Python file (*.py)");
+    }
+    if bytes.is_empty() {
+        return a.refuse(Some(&user), StatusCode::BAD_REQUEST, "the file is empty");
+    }
+    let unix = unix_now();
+    match a.store.uploads_since(&user.email, unix - 3600).await {
+        Ok(n) if n >= a.config.limits.uploads_per_hour as i64 => {
+            let why = format!("{n} uploads in the last hour: the limit is {}; try again later", a.config.limits.uploads_per_hour);
+            return a.refuse(Some(&user), StatusCode::TOO_MANY_REQUESTS, &why);
+        }
+        Ok(_) => {}
+        Err(e) => return a.refuse(Some(&user), StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    }
+    let Ok(token) = random_token() else { return a.refuse(Some(&user), StatusCode::INTERNAL_SERVER_ERROR, "no randomness") };
+    let stored = format!("{token}.py");
+    let path = a.config.data.join("submissions").join(&stored);
+    let version = crate::app::league::play::content_id(&bytes);
+    let size = bytes.len() as i64;
+    let python = a.python.clone();
+    let written = tokio::task::spawn_blocking(move || -> std::io::Result<String> {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&path)?;
+        f.write_all(&bytes)?;
+        f.sync_all()?;
+        Ok(crate::app::inspect::display_name(&path.display().to_string(), &python).0)
+    })
+    .await;
+    let agent_name = match written {
+        Ok(Ok(n)) if n.len() < 32 || !n.starts_with(&token) => n,
+        Ok(Ok(_)) => shown.trim_end_matches(".py").to_string(),
+        Ok(Err(e)) => return a.refuse(Some(&user), StatusCode::INTERNAL_SERVER_ERROR, &format!("storing the file: {e}")),
+        Err(e) => return a.refuse(Some(&user), StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    };
+    // A file without AGENT_NAME is named by its stem: the one the participant gave, not ours.
+    let agent_name = if agent_name.starts_with(&token) { shown.trim_end_matches(".py").to_string() } else { agent_name };
+    let sub = Submission {
+        id: 0,
+        email: user.email.clone(),
+        uploaded: now.as_second(),
+        file_name: shown,
+        bytes: size,
+        version,
+        agent_name: agent_name.chars().take(80).collect(),
+        state: "queued".into(),
+        reason: String::new(),
+        check: String::new(),
+        stored,
+    };
+    match a.store.add_submission(&sub).await {
+        Ok(id) => redirect(&format!("/me/{id}")),
+        Err(e) => a.refuse(Some(&user), StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    }
+}
+
+async fn board(State(a): Shared, headers: HeaderMap, Query(q): Query<PartQuery>) -> Response {
+    let rows = a.store.board().await.unwrap_or_default();
+    let flash = a.store.flash().await.unwrap_or_default();
+    let body = pages::board(&a, &rows, &flash);
+    if q.part.is_some() {
+        return crate::app::web::html(body);
+    }
+    let user = a.user(&headers).await;
+    a.page(user.as_ref(), "Leaderboard", &body)
+}
+
+/// A replay in the viewer: public for what the leaderboard and the flash table show, else its
+/// owner's and the organisers'.
+async fn replay(State(a): Shared, headers: HeaderMap, UrlPath(id): UrlPath<i64>) -> Response {
+    let user = a.user(&headers).await;
+    let Ok(Some(sub)) = a.store.submission(id).await else { return text(StatusCode::NOT_FOUND, "no such submission") };
+    let public = a.store.board().await.unwrap_or_default().iter().any(|r| r.submission.id == id)
+        || a.store.flash().await.unwrap_or_default().iter().any(|(s, _)| s.id == id);
+    let allowed = public || user.as_ref().is_some_and(|u| u.email == sub.email || u.organiser);
+    let outcome = a.store.outcome(id).await.ok().flatten().filter(|o| !o.replay.is_empty());
+    match (allowed, outcome) {
+        (true, Some(o)) => viewer(a.config.data.join(o.replay)).await,
+        (true, None) => text(StatusCode::NOT_FOUND, "this submission has no replay (yet)"),
+        (false, _) => text(StatusCode::FORBIDDEN, "this replay is its author's until it is on the leaderboard"),
+    }
+}
+
+async fn viewer(path: PathBuf) -> Response {
+    let page = tokio::task::spawn_blocking(move || {
+        crate::replays::read_replay(&path).map_err(|e| e.to_string()).and_then(|r| crate::replays::viewer::viewer_html(&r))
+    })
+    .await;
+    match page {
+        Ok(Ok(page)) => crate::app::web::html(page),
+        Ok(Err(e)) => text(StatusCode::INTERNAL_SERVER_ERROR, format!("the replay: {e}")),
+        Err(e) => text(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+    }
+}
+
+/// `changed` at every change of what the pages show.
+async fn events(State(a): Shared) -> Sse<impl futures_util::Stream<Item = Result<Event, std::convert::Infallible>>> {
+    let rx = a.version.subscribe();
+    let stream = futures_util::stream::unfold((rx, true), |(mut rx, first)| async move {
+        if !first {
+            rx.changed().await.ok()?;
+        }
+        let v = *rx.borrow_and_update();
+        Some((Ok(Event::default().event("changed").data(v.to_string())), (rx, false)))
+    });
+    Sse::new(stream).keep_alive(KeepAlive::default())
+}
+
+async fn organiser_of(a: &Arena, headers: &HeaderMap) -> Result<User, Response> {
+    match a.user(headers).await {
+        Some(u) if u.organiser => Ok(u),
+        Some(u) => Err(a.refuse(Some(&u), StatusCode::FORBIDDEN, "the organisers' pages need an organiser's address")),
+        None => Err(redirect("/signin")),
+    }
+}
+
+async fn organiser(State(a): Shared, headers: HeaderMap, Query(q): Query<PartQuery>) -> Response {
+    let user = match organiser_of(&a, &headers).await {
+        Ok(u) => u,
+        Err(r) => return r,
+    };
+    let subs = a.store.all_submissions().await.unwrap_or_default();
+    let outcomes = a.store.all_outcomes().await.unwrap_or_default();
+    let board = a.store.board().await.unwrap_or_default();
+    let jobs = a.store.job_counts().await.unwrap_or_default();
+    let fin = a.store.last_final().await.ok().flatten();
+    let body = pages::organiser(&a, &user, a.phase(), &subs, &outcomes, &board, &jobs, fin.as_ref());
+    if q.part.is_some() {
+        return crate::app::web::html(body);
+    }
+    a.page(Some(&user), "Organisers", &body)
+}
+
+#[derive(Deserialize)]
+struct RejudgeForm {
+    csrf: String,
+    /// A submission's number, or `all`.
+    what: String,
+}
+
+async fn rejudge(State(a): Shared, headers: HeaderMap, Form(f): Form<RejudgeForm>) -> Response {
+    let user = match organiser_of(&a, &headers).await {
+        Ok(u) => u,
+        Err(r) => return r,
+    };
+    if !csrf_ok(&user, &f.csrf) {
+        return a.refuse(Some(&user), StatusCode::FORBIDDEN, "the form is stale or from elsewhere: reload the page");
+    }
+    let ids: Option<Vec<i64>> = match f.what.as_str() {
+        "all" => None,
+        n => match n.parse::<i64>() {
+            Ok(id) => Some(vec![id]),
+            Err(_) => return a.refuse(Some(&user), StatusCode::BAD_REQUEST, "re-judge a submission's number or all"),
+        },
+    };
+    match a.store.rejudge(ids.as_deref(), unix_now()).await {
+        Ok(_) => redirect("/org"),
+        Err(e) => a.refuse(Some(&user), StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    }
+}
+
+async fn download(State(a): Shared, headers: HeaderMap, UrlPath(id): UrlPath<i64>) -> Response {
+    if let Err(r) = organiser_of(&a, &headers).await {
+        return r;
+    }
+    let Ok(Some(sub)) = a.store.submission(id).await else { return text(StatusCode::NOT_FOUND, "no such submission") };
+    match tokio::fs::read(judge::submission_file(&a.config.data, &sub)).await {
+        Ok(bytes) => {
+            // The name the server gives the download: the number and the address, no user text.
+            let name = format!("submission-{id}-{}.py", sub.email.replace(['@', '.'], "_"));
+            (
+                StatusCode::OK,
+                [
+                    (header::CONTENT_TYPE, "text/x-python; charset=utf-8".to_string()),
+                    (header::CONTENT_DISPOSITION, format!("attachment; filename=\"{name}\"")),
+                ],
+                bytes,
+            )
+                .into_response()
+        }
+        Err(e) => text(StatusCode::NOT_FOUND, format!("the file: {e}")),
+    }
+}
+
+async fn run_final(State(a): Shared, headers: HeaderMap, Form(f): Form<CsrfForm>) -> Response {
+    let user = match organiser_of(&a, &headers).await {
+        Ok(u) => u,
+        Err(r) => return r,
+    };
+    if !csrf_ok(&user, &f.csrf) {
+        return a.refuse(Some(&user), StatusCode::FORBIDDEN, "the form is stale or from elsewhere: reload the page");
+    }
+    if matches!(a.phase(), Phase::BeforeRegistration | Phase::Registration | Phase::Testing) {
+        let why = format!(
+            "the final is played after the deadline ({}): until then uploads can change the top eight",
+            a.config.local(a.config.schedule.deadline)
+        );
+        return a.refuse(Some(&user), StatusCode::FORBIDDEN, &why);
+    }
+    let busy = a.final_.lock().unwrap_or_else(|e| e.into_inner()).as_ref().is_some_and(|f| !f.live.told_over() && f.live.rounds() < a.config.final_.rounds as usize);
+    if busy && matches!(a.store.last_final().await, Ok(Some(ref f)) if f.state == "running") {
+        return redirect("/final/live/#layout=projection");
+    }
+    let board = a.store.board().await.unwrap_or_default();
+    match start_final(&a, &board).await {
+        Ok(()) => redirect("/final/live/#layout=projection"),
+        Err(e) => a.refuse(Some(&user), StatusCode::INTERNAL_SERVER_ERROR, &e),
+    }
+}
+
+/// Seats the top eight (filled up by `final.fill`) on the final map, the final opponent in the
+/// Council's seat, and plays it in a thread once the projection page starts it.
+async fn start_final(a: &Arc<Arena>, board: &[store::BoardRow]) -> Result<(), String> {
+    let fc = a.config.final_.clone();
+    let map = Arc::new(crate::app::runs::maps::load_final_map(&fc.map, fc.size).map_err(|e| format!("the final's map: {e}"))?);
+    let finalists = map.seats().len() - 1;
+    let mut entries: Vec<(String, String)> = board
+        .iter()
+        .take(finalists)
+        .map(|r| (judge::submission_file(&a.config.data, &r.submission).display().to_string(), r.submission.agent_name.clone()))
+        .collect();
+    let fill_name = crate::app::inspect::display_name(&fc.fill, &a.python).0;
+    while entries.len() < finalists {
+        entries.push((fc.fill.clone(), fill_name.clone()));
+    }
+    let entry_of = crate::app::runs::final_match::final_seating(&map, &[]).map_err(|e| e.to_string())?;
+    let mut specs: Vec<String> = (0..finalists).map(|s| entries[entry_of[s]].0.clone()).collect();
+    let mut names: Vec<String> = (0..finalists).map(|s| entries[entry_of[s]].1.clone()).collect();
+    specs.push(fc.opponent.clone());
+    names.push("council".into());
+    crate::app::service::unique_names(&mut names);
+    let id = a.store.start_final(unix_now()).await.map_err(|e| e.to_string())?;
+    let live = Live::new(&map, &names, None);
+    *a.final_.lock().unwrap_or_else(|e| e.into_inner()) = Some(Final { id, live: Arc::clone(&live) });
+    let arena = Arc::clone(a);
+    let rt = tokio::runtime::Handle::current();
+    std::thread::Builder::new()
+        .name("gbely-final".into())
+        .spawn(move || {
+            let stop = Arc::clone(&arena.closing);
+            crate::runner::interrupt::within(Some(stop), || play_final(&arena, &rt, id, map, specs, names, live));
+        })
+        .map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+fn play_final(
+    a: &Arena,
+    rt: &tokio::runtime::Handle,
+    id: i64,
+    map: Arc<gbely_world::Map>,
+    specs: Vec<String>,
+    names: Vec<String>,
+    live: Arc<Live>,
+) {
+    let fc = &a.config.final_;
+    live.wait_for_start(Start::Page);
+    let dir = a.config.data.join("finals").join(id.to_string());
+    let seats = specs.iter().zip(&names).map(|(s, n)| crate::app::service::Seat::spec(s, n)).collect();
+    let mut plan = crate::app::service::MatchPlan::new(map.clone(), seats);
+    plan.rounds = fc.rounds;
+    plan.limits = crate::app::service::AgentLimits {
+        time: crate::limits::TimeLimit::from_option(Some(a.config.judge.time_limit)).unwrap_or(crate::limits::Defaults::TIME_LIMIT),
+        memory: crate::limits::Defaults::MEMORY_LIMIT,
+        sandbox: a.config.judge.sandbox.parse().unwrap_or(crate::runner::sandbox::SandboxMode::Require),
+        cores: None,
+    };
+    plan.python = a.python.clone();
+    plan.run_dir = Some(dir.clone());
+    plan.recording = crate::app::service::Recording::File(dir.join("replay.json.gz"));
+    let mut observer = WatchObserver::new(Arc::clone(&live), map.clone(), Some(fc.rate));
+    match crate::app::service::run(plan, &mut observer) {
+        Ok(played) => {
+            let result = played.result_json();
+            let rows = crate::app::runs::final_match::final_table(&map, &played.record);
+            let table: Vec<serde_json::Value> = rows
+                .iter()
+                .map(|r| serde_json::json!({"rank": r.rank, "name": r.name, "seat": r.seat, "share": r.share, "cells": r.cells, "tiebreak": r.tiebreak, "violations": r.violations, "disqualified": r.disqualified}))
+                .collect();
+            let doc = serde_json::json!({"table": table, "council_fell": played.record.council_fell, "rounds": played.record.rounds_played()});
+            let replay = played.replay.as_deref().and_then(|p| p.strip_prefix(&a.config.data).ok()).map(|p| p.display().to_string()).unwrap_or_default();
+            live.finish_from_file(result, played.replay.clone());
+            let state = if played.record.interrupted() { "interrupted" } else { "finished" };
+            let _ = rt.block_on(a.store.end_final(id, state, &doc.to_string(), &replay));
+        }
+        Err(e) => {
+            live.finish(serde_json::json!({"error": e.to_string()}), None, None);
+            let _ = rt.block_on(a.store.end_final(id, "failed", &serde_json::json!({"error": e.to_string()}).to_string(), ""));
+        }
+    }
+}
+
+async fn final_page(State(a): Shared, headers: HeaderMap, Query(q): Query<PartQuery>) -> Response {
+    let user = a.user(&headers).await;
+    let fin = a.store.last_final().await.ok().flatten();
+    let live = a.final_.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(|f| f.id);
+    let body = pages::final_results(&a, fin.as_ref(), live);
+    if q.part.is_some() {
+        return crate::app::web::html(body);
+    }
+    a.page(user.as_ref(), "The final", &body)
+}
+
+async fn final_replay(State(a): Shared) -> Response {
+    match a.store.last_final().await {
+        Ok(Some(f)) if f.state == "finished" && !f.replay.is_empty() => viewer(a.config.data.join(f.replay)).await,
+        _ => text(StatusCode::NOT_FOUND, "the final has not been played"),
+    }
+}
+
+/// The final's live page and its calls: anyone watches; only an organiser starts or pauses it.
+async fn final_live(State(a): Shared, req: Request) -> Response {
+    let (method, path, query) = parts(&req);
+    if method != Method::GET && method != Method::HEAD {
+        match a.user(req.headers()).await {
+            Some(u) if u.organiser => {}
+            _ => return text(StatusCode::FORBIDDEN, "only an organiser starts or pauses the final"),
+        }
+    }
+    let live = a.final_.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(|f| Arc::clone(&f.live));
+    let Some(live) = live else { return text(StatusCode::NOT_FOUND, "the final is not being played now (see /final)") };
+    let sub = path.strip_prefix("/final/live").unwrap_or("/").to_string();
+    let sub = if sub.is_empty() { "/".to_string() } else { sub };
+    let body: Body = req.into_body();
+    live.respond(method, &sub, &query, body).await
+}

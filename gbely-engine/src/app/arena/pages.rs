@@ -1,0 +1,415 @@
+//! The site's pages, rendered on the server. Every text a user gave (addresses, file and agent
+//! names, logs, reports) goes through [`esc`]; the pages' only script re-reads a page's live
+//! part when the server says something changed (server-sent events), and puts it in as the
+//! server rendered it.
+
+use serde_json::Value;
+
+use super::config::Phase;
+use super::store::{BoardRow, FinalRecord, Outcome, Submission};
+use super::{Arena, User};
+
+pub use crate::replays::viewer::escape_html as esc;
+
+const STYLE: &str = r#"
+:root { color-scheme: light dark; --accent: #b5651d; --muted: #888; }
+body { font: 16px/1.45 system-ui, sans-serif; margin: 0; }
+header { display: flex; flex-wrap: wrap; gap: .4em 1.2em; align-items: center; padding: .6em 1em; border-bottom: 1px solid #8884; }
+header .name { font-weight: 700; margin-right: auto; }
+header a { color: inherit; }
+header form { display: inline; margin: 0; }
+main { max-width: 64em; margin: 0 auto; padding: 1em; }
+table { border-collapse: collapse; width: 100%; margin: .6em 0 1.2em; }
+th, td { text-align: left; padding: .3em .5em; border-bottom: 1px solid #8883; vertical-align: top; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+.state { font-weight: 600; }
+.state.scored { color: #2e7d32; } .state.disqualified, .state.check_failed, .state.error { color: #c62828; }
+.refused { color: #c62828; font-weight: 600; }
+.muted { color: var(--muted); }
+pre { white-space: pre-wrap; word-break: break-word; background: #8881; padding: .6em; max-height: 30em; overflow: auto; }
+button, input[type=submit] { font: inherit; padding: .35em .9em; cursor: pointer; }
+input[type=email] { font: inherit; padding: .3em; width: min(24em, 90%); }
+.cols { display: grid; grid-template-columns: 2fr 1fr; gap: 1.5em; }
+@media (max-width: 700px) { .cols { grid-template-columns: 1fr; } main { padding: .6em; } }
+"#;
+
+/// Re-reads `#live` from `?part=1` at each `changed` event.
+const SCRIPT: &str = r#"
+(function () {
+  var live = document.getElementById('live');
+  if (!live || !window.EventSource) return;
+  var busy = false, again = false;
+  function reload() {
+    if (busy) { again = true; return; }
+    busy = true;
+    fetch(live.dataset.part, {credentials: 'same-origin'}).then(function (r) { return r.ok ? r.text() : null; })
+      .then(function (t) { if (t !== null) live.innerHTML = t; })
+      .finally(function () { busy = false; if (again) { again = false; reload(); } });
+  }
+  var first = true;
+  new EventSource('/events').addEventListener('changed', function () { if (first) { first = false; return; } reload(); });
+})();
+"#;
+
+/// A whole page.
+pub fn layout(a: &Arena, user: Option<&User>, title: &str, body: &str) -> String {
+    let who = match user {
+        Some(u) => format!(
+            "<a href=/me>your submission</a>{}<span class=muted>{}</span>\
+             <form method=post action=/signout><input type=hidden name=csrf value=\"{}\"><button>sign out</button></form>",
+            if u.organiser { " <a href=/org>organisers</a>" } else { "" },
+            esc(&u.email),
+            esc(&u.csrf)
+        ),
+        None => "<a href=/signin>sign in</a>".to_string(),
+    };
+    format!(
+        "<!doctype html><html lang=en><head><meta charset=utf-8>\
+         <meta name=viewport content=\"width=device-width, initial-scale=1\">\
+         <title>{title} · {name}</title><style>{STYLE}</style></head><body>\
+         <header><a class=name href=/>{name}</a><a href=/board>leaderboard</a><a href=/final>final</a>{who}</header>\
+         <main>{body}</main><script>{SCRIPT}</script></body></html>",
+        title = esc(title),
+        name = esc(&a.config.name),
+    )
+}
+
+fn live(part: &str, inner: &str) -> String {
+    format!("<div id=live data-part=\"{}\">{inner}</div>", esc(part))
+}
+
+fn when(a: &Arena, unix: i64) -> String {
+    jiff::Timestamp::from_second(unix).map(|t| a.config.local(t)).unwrap_or_default()
+}
+
+fn phase_line(a: &Arena, phase: Phase) -> String {
+    let s = &a.config.schedule;
+    match phase {
+        Phase::BeforeRegistration => format!("Sign-in opens at {}.", a.config.local(s.registration)),
+        Phase::Registration => format!("Registration: uploads open at {}.", a.config.local(s.testing)),
+        Phase::Testing => format!("Testing: upload until {} (the last upload counts).", a.config.local(s.deadline)),
+        Phase::Closed => format!("The deadline has passed ({}); the final is at {}.", a.config.local(s.deadline), a.config.local(s.final_)),
+        Phase::Final => "The final.".to_string(),
+    }
+}
+
+pub fn home(a: &Arena, user: Option<&User>, phase: Phase) -> String {
+    let s = &a.config.schedule;
+    let rows = [
+        ("Registration", s.registration),
+        ("Testing opens", s.testing),
+        ("Deadline (last upload)", s.deadline),
+        ("Live final", s.final_),
+    ]
+    .iter()
+    .map(|(what, t)| format!("<tr><td>{what}</td><td>{}</td></tr>", esc(&a.config.local(*t))))
+    .collect::<String>();
+    let next = match user {
+        Some(_) => "<p><a href=/me>Your submission</a> · <a href=/board>the leaderboard</a></p>".to_string(),
+        None => "<p><a href=/signin>Sign in with your e-mail address</a> to upload an agent.</p>".to_string(),
+    };
+    format!(
+        "<h1>{}</h1><p id=phase>{}</p>{next}<h2>Phases</h2><table>{rows}</table>\
+         <p class=muted>Times in {}. The leaderboard plays each submission once against the Council on the \
+         reference map; the top eight meet in the live final.</p>",
+        esc(&a.config.name),
+        esc(&phase_line(a, phase)),
+        esc(&a.config.tz_name)
+    )
+}
+
+pub fn signin_form(error: Option<&str>) -> String {
+    let error = error.map_or(String::new(), |e| format!("<p class=refused>{}</p>", esc(e)));
+    format!(
+        "<h1>Sign in</h1>{error}<p>Your e-mail address is your identity: a link to sign in is sent to it.</p>\
+         <form method=post action=/signin><label>E-mail address <input type=email name=email required autocomplete=email></label> \
+         <button>Send the link</button></form>"
+    )
+}
+
+pub fn signin_sent(email: &str) -> String {
+    format!("<h1>Check your e-mail</h1><p id=sent>A sign-in link was sent to <b>{}</b>. Open it in this browser.</p>", esc(email))
+}
+
+pub fn signin_confirm(code: &str, email: &str) -> String {
+    format!(
+        "<h1>Sign in</h1><form method=post action=\"/signin/{}\"><p>Sign in as <b>{}</b>?</p><button id=confirm>Sign in</button></form>",
+        esc(code),
+        esc(email)
+    )
+}
+
+fn state_label(s: &str) -> &str {
+    match s {
+        "queued" => "queued",
+        "checking" => "checking",
+        "running" => "running the match",
+        "scored" => "scored",
+        "disqualified" => "disqualified",
+        "check_failed" => "check failed",
+        "error" => "not judged (the judge's error)",
+        other => other,
+    }
+}
+
+fn share(o: &Outcome) -> String {
+    o.share.map_or("—".into(), |s| format!("{s:.2} %"))
+}
+
+fn upload_form(a: &Arena, user: &User, phase: Phase) -> String {
+    if phase != Phase::Testing {
+        return format!("<p class=muted id=closed>{}</p>", esc(&phase_line(a, phase)));
+    }
+    format!(
+        "<form method=post action=/upload enctype=multipart/form-data id=upload>\
+         <input type=hidden name=csrf value=\"{}\"><input type=file name=file accept=\".py\" required> \
+         <button>Upload</button> <span class=muted>one .py file, at most {} KiB; it replaces your last one</span></form>",
+        esc(&user.csrf),
+        a.config.limits.upload_bytes / 1024
+    )
+}
+
+pub fn me(a: &Arena, user: &User, phase: Phase, current: Option<&(Submission, Option<Outcome>)>, subs: &[Submission]) -> String {
+    let cur = match current {
+        Some((s, o)) => status_inner(a, s, o.as_ref()),
+        None => "<p>No submission yet.</p>".to_string(),
+    };
+    format!(
+        "<h1>Your submission</h1><p class=muted>{}</p>{}{}",
+        esc(&phase_line(a, phase)),
+        upload_form(a, user, phase),
+        live("/me?part=1", &format!("{cur}{}", history(a, subs)))
+    )
+}
+
+fn history(a: &Arena, subs: &[Submission]) -> String {
+    if subs.len() < 2 {
+        return String::new();
+    }
+    let rows: String = subs
+        .iter()
+        .map(|s| {
+            format!(
+                "<tr><td><a href=/me/{id}>{id}</a></td><td>{}</td><td>{}</td><td class=\"state {st}\">{}</td></tr>",
+                esc(&when(a, s.uploaded)),
+                esc(&s.file_name),
+                esc(state_label(&s.state)),
+                id = s.id,
+                st = esc(&s.state)
+            )
+        })
+        .collect();
+    format!("<h2>Your uploads</h2><p class=muted>The last one counts.</p><table id=history><tr><th>#</th><th>uploaded</th><th>file</th><th>state</th></tr>{rows}</table>")
+}
+
+pub fn status(a: &Arena, s: &Submission, o: Option<&Outcome>) -> String {
+    live(&format!("/me/{}?part=1", s.id), &status_inner(a, s, o))
+}
+
+fn status_inner(a: &Arena, s: &Submission, o: Option<&Outcome>) -> String {
+    let mut out = format!(
+        "<h2>Submission {id}: <span class=\"state {st}\" id=state>{label}</span></h2>\
+         <p>{file} · {name} · version {ver} · {bytes} bytes · uploaded {at}</p>",
+        id = s.id,
+        st = esc(&s.state),
+        label = esc(state_label(&s.state)),
+        file = esc(&s.file_name),
+        name = esc(&s.agent_name),
+        ver = esc(&s.version),
+        bytes = s.bytes,
+        at = esc(&when(a, s.uploaded)),
+    );
+    if !s.reason.is_empty() {
+        out += &format!("<p id=reason class=refused>{}</p>", esc(&s.reason));
+    }
+    if let Some(o) = o {
+        out += &format!(
+            "<table id=result><tr><th>share</th><th>tie-break round</th><th>cells</th><th>violations</th><th>rounds</th><th>the Council fell</th></tr>\
+             <tr><td class=num>{}</td><td class=num>{}</td><td class=num>{}</td><td class=num>{}</td><td class=num>{}</td><td>{}</td></tr></table>",
+            share(o),
+            o.tiebreak.map_or("—".into(), |t| t.to_string()),
+            o.cells,
+            o.violations,
+            o.rounds,
+            o.council_fell.map_or("no".into(), |r| format!("in round {r}")),
+        );
+        out += &format!("<p><a href=/replay/{id}>the replay</a> · <a href=/me/{id}/log>your agent's log</a></p>", id = s.id);
+    }
+    if !s.check.is_empty() {
+        out += &check_report(&s.check);
+    }
+    if matches!(s.state.as_str(), "queued" | "checking" | "running") {
+        out += "<p class=muted>This page updates by itself.</p>";
+    }
+    out
+}
+
+fn check_report(doc: &str) -> String {
+    let Ok(v) = serde_json::from_str::<Value>(doc) else { return String::new() };
+    let list = |key: &str| -> String {
+        v[key].as_array().map_or(String::new(), |l| l.iter().filter_map(|x| x.as_str()).map(|x| format!("<li>{}</li>", esc(x))).collect())
+    };
+    let verdict = if v["ok"] == true { "passes" } else { "fails" };
+    format!(
+        "<h3>The check (as <code>gbely check</code>): {verdict}</h3><ul id=problems class=refused>{}</ul><ul class=muted>{}{}</ul>",
+        list("problems"),
+        list("warnings"),
+        list("notes")
+    )
+}
+
+pub fn board(a: &Arena, rows: &[BoardRow], flash: &[(Submission, Outcome)]) -> String {
+    let lines: String = rows
+        .iter()
+        .map(|r| {
+            let (s, o) = (&r.submission, &r.outcome);
+            format!(
+                "<tr><td class=num>{}</td><td class=agent>{}</td><td>{}</td><td class=num>{}</td><td class=num>{}</td><td class=num>{}</td><td><a href=/replay/{}>replay</a></td></tr>",
+                r.rank,
+                esc(&s.agent_name),
+                esc(&s.version),
+                share(o),
+                o.tiebreak.map_or("—".into(), |t| t.to_string()),
+                o.violations,
+                s.id
+            )
+        })
+        .collect();
+    let flash_lines: String = flash
+        .iter()
+        .enumerate()
+        .map(|(k, (s, o))| {
+            format!(
+                "<tr><td class=num>{}</td><td>{}</td><td class=num>{}</td><td>{}</td><td><a href=/replay/{}>replay</a></td></tr>",
+                k + 1,
+                esc(&s.agent_name),
+                o.council_fell.unwrap_or_default(),
+                esc(&when(a, s.uploaded)),
+                s.id
+            )
+        })
+        .collect();
+    let empty = |n: usize, what: &str| if n == 0 { format!("<p class=muted>{what}</p>") } else { String::new() };
+    live(
+        "/board?part=1",
+        &format!(
+            "<div class=cols><section><h1>Leaderboard</h1><p class=muted>Each participant's last upload against the Council on the \
+             reference map: share of the map, then the round the share was first reached (lower is better). A disqualified \
+             submission is not on it.</p><table id=board><tr><th class=num>#</th><th>agent</th><th>version</th><th class=num>share</th>\
+             <th class=num>tie-break round</th><th class=num>violations</th><th></th></tr>{lines}</table>{}</section>\
+             <section><h2>Flash victory</h2><p class=muted>The Council eliminated, the lowest round first (any upload of the testing period).</p>\
+             <table id=flash><tr><th class=num>#</th><th>agent</th><th class=num>round</th><th>uploaded</th><th></th></tr>{flash_lines}</table>{}</section></div>",
+            empty(rows.len(), "Nobody is on the leaderboard yet."),
+            empty(flash.len(), "The Council has not fallen yet."),
+        ),
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+pub fn organiser(
+    a: &Arena,
+    user: &User,
+    phase: Phase,
+    subs: &[Submission],
+    outcomes: &[Outcome],
+    board: &[BoardRow],
+    jobs: &[(String, i64)],
+    fin: Option<&FinalRecord>,
+) -> String {
+    let csrf = esc(&user.csrf);
+    let rows: String = subs
+        .iter()
+        .map(|s| {
+            let o = outcomes.iter().find(|o| o.submission == s.id);
+            format!(
+                "<tr><td>{id}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"state {st}\">{}</td><td class=num>{}</td><td>{}</td>\
+                 <td><a href=/org/file/{id}>file</a> <a href=/replay/{id}>replay</a> <form method=post action=/org/rejudge style=display:inline>\
+                 <input type=hidden name=csrf value=\"{csrf}\"><input type=hidden name=what value={id}><button>re-judge</button></form></td></tr>",
+                esc(&s.email),
+                esc(&when(a, s.uploaded)),
+                esc(&s.agent_name),
+                esc(state_label(&s.state)),
+                o.map_or(String::new(), share),
+                esc(&s.reason),
+                id = s.id,
+                st = esc(&s.state),
+            )
+        })
+        .collect();
+    let finalists: String = board
+        .iter()
+        .take(8)
+        .map(|r| {
+            format!(
+                "<li>{} — {} ({}) <a href=/org/file/{}>download for the review</a></li>",
+                share(&r.outcome),
+                esc(&r.submission.agent_name),
+                esc(&r.submission.email),
+                r.submission.id
+            )
+        })
+        .collect();
+    let jobs: String = jobs.iter().map(|(s, n)| format!("{} {n} · ", esc(s))).collect();
+    let final_state = match fin {
+        Some(f) => format!("<p>The final (run {}): {}.</p>", f.id, esc(&f.state)),
+        None => String::new(),
+    };
+    let final_form = if matches!(phase, Phase::Closed | Phase::Final) {
+        format!(
+            "<form method=post action=/org/final><input type=hidden name=csrf value=\"{csrf}\">\
+             <button id=run-final>Run the final</button> <span class=muted>the top eight on the final map against the final opponent; \
+             the projection page opens and waits for its start</span></form>"
+        )
+    } else {
+        "<p class=muted>The final can be run once the deadline has passed.</p>".to_string()
+    };
+    live(
+        "/org?part=1",
+        &format!(
+            "<h1>Organisers</h1><p>{}</p><p class=muted>jobs: {jobs} database: {}</p>\
+             <h2>The finalists</h2><ol id=finalists>{finalists}</ol>{final_state}{final_form}\
+             <h2>Submissions</h2><form method=post action=/org/rejudge><input type=hidden name=csrf value=\"{csrf}\">\
+             <input type=hidden name=what value=all><button>Re-judge every current submission</button></form>\
+             <table id=submissions><tr><th>#</th><th>address</th><th>uploaded</th><th>agent</th><th>state</th><th>share</th><th>reason</th><th></th></tr>{rows}</table>",
+            esc(&phase_line(a, phase)),
+            a.store.backend_name()
+        ),
+    )
+}
+
+pub fn final_results(a: &Arena, fin: Option<&FinalRecord>, live_here: Option<i64>) -> String {
+    let inner = match fin {
+        None => format!("<p>The final is at {}.</p>", esc(&a.config.local(a.config.schedule.final_))),
+        Some(f) if f.state == "running" => {
+            let watch = if live_here == Some(f.id) { "<p><a href=\"/final/live/#layout=projection\">Watch it live</a></p>" } else { "" };
+            format!("<p id=final-state>The final is being played.</p>{watch}")
+        }
+        Some(f) => {
+            let doc: Value = serde_json::from_str(&f.result).unwrap_or(Value::Null);
+            if let Some(e) = doc["error"].as_str() {
+                return live("/final?part=1", &format!("<p class=refused>The final failed: {}</p>", esc(e)));
+            }
+            let rows: String = doc["table"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|r| {
+                    let place = r["rank"].as_u64().map_or("DQ".to_string(), |k| k.to_string());
+                    format!(
+                        "<tr><td class=num>{place}</td><td>{}</td><td class=num>{}</td><td class=num>{}</td><td class=num>{}</td></tr>",
+                        esc(r["name"].as_str().unwrap_or("")),
+                        r["share"].as_f64().map_or("—".into(), |s| format!("{s:.2} %")),
+                        r["tiebreak"].as_u64().map_or("—".into(), |t| t.to_string()),
+                        r["violations"],
+                    )
+                })
+                .collect();
+            let fell = doc["council_fell"].as_u64().map_or("The Council held out.".to_string(), |r| format!("The Council fell in round {r}."));
+            format!(
+                "<h2>Results</h2><table id=results><tr><th class=num>place</th><th>agent</th><th class=num>share</th><th class=num>tie-break round</th>\
+                 <th class=num>violations</th></tr>{rows}</table><p>{fell} <a href=/final/replay>The replay</a>.</p>"
+            )
+        }
+    };
+    live("/final?part=1", &format!("<h1>The final</h1>{inner}"))
+}

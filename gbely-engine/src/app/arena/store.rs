@@ -1,0 +1,624 @@
+//! The competition's data: one data layer over SQLite (a file, the default) or PostgreSQL (a URL),
+//! through sqlx's `Any` driver with the same SQL for both and a migration set for each
+//! (`migrations/sqlite`, `migrations/postgres`; sqlx records what ran in `_sqlx_migrations`).
+//!
+//! Judging is a job queue in the database itself: a worker claims a job by one `UPDATE` that
+//! only a queued job, or a running one whose lease has lapsed, satisfies (PostgreSQL re-checks
+//! that condition on the locked row; SQLite writes one at a time), renews the lease while it
+//! judges, and finishes it in one transaction that writes the result only while the job is
+//! still its own attempt. A worker that died leaves a lapsed lease: the job is judged again,
+//! and its late result, if it ever comes, is dropped. A submission has at most one result row
+//! (the primary key), replaced by a re-judging.
+
+use std::borrow::Cow;
+use std::path::Path;
+
+use sqlx::any::{AnyPoolOptions, AnyRow};
+use sqlx::migrate::{Migration, MigrationType, Migrator};
+use sqlx::{AnyPool, Row};
+
+/// A submission as stored.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Submission {
+    pub id: i64,
+    pub email: String,
+    /// Unix seconds.
+    pub uploaded: i64,
+    /// The file's name as uploaded: shown, never a path.
+    pub file_name: String,
+    pub bytes: i64,
+    /// The content identity (as a league's entry has).
+    pub version: String,
+    /// `AGENT_NAME` (or the file's stem).
+    pub agent_name: String,
+    /// `queued`, `checking`, `running`, `scored`, `disqualified`, `check_failed` or `error`.
+    pub state: String,
+    pub reason: String,
+    /// The check's report (JSON), once checked.
+    pub check: String,
+    /// The file's name in the data folder's `submissions/`, chosen by the server (random), and
+    /// written before the row.
+    #[serde(skip)]
+    pub stored: String,
+}
+
+/// A submission's result.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Outcome {
+    pub submission: i64,
+    /// Percent of the map; `None`: disqualified.
+    pub share: Option<f64>,
+    pub cells: i64,
+    pub tiebreak: Option<i64>,
+    pub violations: i64,
+    pub disqualified: Option<i64>,
+    pub council_fell: Option<i64>,
+    pub rounds: i64,
+    /// Relative to the data folder.
+    pub replay: String,
+    pub log: String,
+    pub judged: i64,
+}
+
+/// A claimed job.
+#[derive(Clone, Debug)]
+pub struct Job {
+    pub id: i64,
+    pub submission: i64,
+    pub attempt: i64,
+}
+
+/// How a job ended.
+#[derive(Debug)]
+pub enum Verdict {
+    /// Judged: scored or disqualified (the state follows from the outcome).
+    Judged { outcome: Outcome, reason: String, check: String },
+    /// The check failed: no match was played.
+    CheckFailed { reason: String, check: String },
+    /// The judge could not play it (not the agent's fault: e.g. no sandbox).
+    Error { reason: String },
+}
+
+/// A line of the leaderboard.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct BoardRow {
+    pub rank: usize,
+    pub submission: Submission,
+    pub outcome: Outcome,
+}
+
+/// A final as played.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct FinalRecord {
+    pub id: i64,
+    pub state: String,
+    pub started: i64,
+    /// The results table (JSON) once played.
+    pub result: String,
+    pub replay: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// The data layer.
+#[derive(Clone, Debug)]
+pub struct Store {
+    pool: AnyPool,
+    backend: Backend,
+}
+
+const SUBMISSION_COLUMNS: &str =
+    "id, email, uploaded, file_name, bytes, version, agent_name, state, reason, check_report, stored";
+const OUTCOME_COLUMNS: &str =
+    "submission, share, cells, tiebreak, violations, disqualified, council_fell, rounds, replay, log, judged";
+
+fn submission(r: &AnyRow) -> Result<Submission, sqlx::Error> {
+    Ok(Submission {
+        id: r.try_get(0)?,
+        email: r.try_get(1)?,
+        uploaded: r.try_get(2)?,
+        file_name: r.try_get(3)?,
+        bytes: r.try_get(4)?,
+        version: r.try_get(5)?,
+        agent_name: r.try_get(6)?,
+        state: r.try_get(7)?,
+        reason: r.try_get(8)?,
+        check: r.try_get(9)?,
+        stored: r.try_get(10)?,
+    })
+}
+
+fn outcome(r: &AnyRow, at: usize) -> Result<Outcome, sqlx::Error> {
+    Ok(Outcome {
+        submission: r.try_get(at)?,
+        share: r.try_get(at + 1)?,
+        cells: r.try_get(at + 2)?,
+        tiebreak: r.try_get(at + 3)?,
+        violations: r.try_get(at + 4)?,
+        disqualified: r.try_get(at + 5)?,
+        council_fell: r.try_get(at + 6)?,
+        rounds: r.try_get(at + 7)?,
+        replay: r.try_get(at + 8)?,
+        log: r.try_get(at + 9)?,
+        judged: r.try_get(at + 10)?,
+    })
+}
+
+fn migrator(backend: Backend) -> Migrator {
+    let files: &[(i64, &str, &str)] = match backend {
+        Backend::Sqlite => &[(1, "arena", include_str!("migrations/sqlite/0001_arena.sql"))],
+        Backend::Postgres => &[(1, "arena", include_str!("migrations/postgres/0001_arena.sql"))],
+    };
+    let migrations: Vec<Migration> = files
+        .iter()
+        .map(|&(v, d, sql)| Migration::new(v, Cow::Borrowed(d), MigrationType::Simple, Cow::Borrowed(sql), false))
+        .collect();
+    Migrator { migrations: Cow::Owned(migrations), ignore_missing: false, locking: true, no_tx: false }
+}
+
+impl Store {
+    /// Opens (and migrates) the database: `sqlite` is `arena.sqlite` in `data`.
+    pub async fn open(database: &str, data: &Path) -> Result<Store, sqlx::Error> {
+        sqlx::any::install_default_drivers();
+        let (url, backend) = if database == "sqlite" {
+            (format!("sqlite://{}?mode=rwc", data.join("arena.sqlite").display()), Backend::Sqlite)
+        } else {
+            (database.to_string(), Backend::Postgres)
+        };
+        let pool = AnyPoolOptions::new()
+            .max_connections(if backend == Backend::Sqlite { 4 } else { 8 })
+            .after_connect(move |conn, _| {
+                Box::pin(async move {
+                    if backend == Backend::Sqlite {
+                        // Readers beside one writer; a writer waits for another (server and
+                        // workers share the file) instead of failing.
+                        sqlx::query("PRAGMA journal_mode = WAL").execute(&mut *conn).await?;
+                        sqlx::query("PRAGMA busy_timeout = 10000").execute(&mut *conn).await?;
+                        sqlx::query("PRAGMA synchronous = NORMAL").execute(&mut *conn).await?;
+                    }
+                    Ok(())
+                })
+            })
+            .connect(&url)
+            .await?;
+        migrator(backend).run(&pool).await?;
+        Ok(Store { pool, backend })
+    }
+
+    pub fn backend_name(&self) -> &'static str {
+        match self.backend {
+            Backend::Sqlite => "SQLite",
+            Backend::Postgres => "PostgreSQL",
+        }
+    }
+
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+
+    /// The change counter: bumped by every write that a page shows.
+    pub async fn version(&self) -> Result<i64, sqlx::Error> {
+        sqlx::query("SELECT v FROM meta WHERE k = 'version'").fetch_one(&self.pool).await?.try_get(0)
+    }
+
+    async fn bump<'e, E: sqlx::Executor<'e, Database = sqlx::Any>>(e: E) -> Result<(), sqlx::Error> {
+        sqlx::query("UPDATE meta SET v = v + 1 WHERE k = 'version'").execute(e).await.map(|_| ())
+    }
+
+    // — Sign-in —
+
+    /// Sign-in e-mails sent since `since`: to `email`, and to anyone.
+    pub async fn signins_since(&self, email: &str, since: i64) -> Result<(i64, i64), sqlx::Error> {
+        let mine: i64 = sqlx::query("SELECT COUNT(*) FROM signins WHERE email = $1 AND created >= $2")
+            .bind(email)
+            .bind(since)
+            .fetch_one(&self.pool)
+            .await?
+            .try_get(0)?;
+        let all: i64 = sqlx::query("SELECT COUNT(*) FROM signins WHERE created >= $1")
+            .bind(since)
+            .fetch_one(&self.pool)
+            .await?
+            .try_get(0)?;
+        Ok((mine, all))
+    }
+
+    pub async fn add_signin(&self, code_hash: &str, email: &str, now: i64, expires: i64) -> Result<(), sqlx::Error> {
+        sqlx::query("INSERT INTO signins (code_hash, email, created, expires, used) VALUES ($1, $2, $3, $4, 0)")
+            .bind(code_hash)
+            .bind(email)
+            .bind(now)
+            .bind(expires)
+            .execute(&self.pool)
+            .await
+            .map(|_| ())
+    }
+
+    /// The address a sign-in code was sent to, if the code is unused and unexpired (it is used
+    /// up now: one code, one session).
+    pub async fn take_signin(&self, code_hash: &str, now: i64) -> Result<Option<String>, sqlx::Error> {
+        let row = sqlx::query(
+            "UPDATE signins SET used = $2 WHERE code_hash = $1 AND used = 0 AND expires > $2 RETURNING email",
+        )
+        .bind(code_hash)
+        .bind(now)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.map(|r| r.try_get(0)).transpose()
+    }
+
+    /// The address of an unused, unexpired code, without using it.
+    pub async fn peek_signin(&self, code_hash: &str, now: i64) -> Result<Option<String>, sqlx::Error> {
+        let row = sqlx::query("SELECT email FROM signins WHERE code_hash = $1 AND used = 0 AND expires > $2")
+            .bind(code_hash)
+            .bind(now)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|r| r.try_get(0)).transpose()
+    }
+
+    pub async fn add_session(
+        &self,
+        id_hash: &str,
+        email: &str,
+        csrf: &str,
+        now: i64,
+        expires: i64,
+    ) -> Result<(), sqlx::Error> {
+        sqlx::query("INSERT INTO sessions (id_hash, email, csrf, created, expires) VALUES ($1, $2, $3, $4, $5)")
+            .bind(id_hash)
+            .bind(email)
+            .bind(csrf)
+            .bind(now)
+            .bind(expires)
+            .execute(&self.pool)
+            .await
+            .map(|_| ())
+    }
+
+    /// A session's address and form token.
+    pub async fn session(&self, id_hash: &str, now: i64) -> Result<Option<(String, String)>, sqlx::Error> {
+        let row = sqlx::query("SELECT email, csrf FROM sessions WHERE id_hash = $1 AND expires > $2")
+            .bind(id_hash)
+            .bind(now)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).transpose()
+    }
+
+    pub async fn end_session(&self, id_hash: &str) -> Result<(), sqlx::Error> {
+        sqlx::query("DELETE FROM sessions WHERE id_hash = $1").bind(id_hash).execute(&self.pool).await.map(|_| ())
+    }
+
+    // — Submissions —
+
+    pub async fn uploads_since(&self, email: &str, since: i64) -> Result<i64, sqlx::Error> {
+        sqlx::query("SELECT COUNT(*) FROM submissions WHERE email = $1 AND uploaded >= $2")
+            .bind(email)
+            .bind(since)
+            .fetch_one(&self.pool)
+            .await?
+            .try_get(0)
+    }
+
+    /// Records an upload (its file is written by the caller under the id) and queues its
+    /// judging, in one transaction.
+    pub async fn add_submission(&self, s: &Submission) -> Result<i64, sqlx::Error> {
+        let mut tx = self.pool.begin().await?;
+        let id: i64 = sqlx::query(
+            "INSERT INTO submissions (email, uploaded, file_name, bytes, version, agent_name, state, reason, check_report, stored) \
+             VALUES ($1, $2, $3, $4, $5, $6, 'queued', '', '', $7) RETURNING id",
+        )
+        .bind(&s.email)
+        .bind(s.uploaded)
+        .bind(&s.file_name)
+        .bind(s.bytes)
+        .bind(&s.version)
+        .bind(&s.agent_name)
+        .bind(&s.stored)
+        .fetch_one(&mut *tx)
+        .await?
+        .try_get(0)?;
+        Self::queue(&mut tx, id, s.uploaded).await?;
+        Self::bump(&mut *tx).await?;
+        tx.commit().await?;
+        Ok(id)
+    }
+
+    async fn queue(tx: &mut sqlx::Transaction<'_, sqlx::Any>, submission: i64, now: i64) -> Result<(), sqlx::Error> {
+        // One open job a submission: a re-judging of a queued one adds nothing.
+        let open: i64 = sqlx::query("SELECT COUNT(*) FROM jobs WHERE submission = $1 AND state <> 'done'")
+            .bind(submission)
+            .fetch_one(&mut **tx)
+            .await?
+            .try_get(0)?;
+        if open == 0 {
+            sqlx::query(
+                "INSERT INTO jobs (submission, state, attempt, worker, lease_until, created) VALUES ($1, 'queued', 0, '', 0, $2)",
+            )
+            .bind(submission)
+            .bind(now)
+            .execute(&mut **tx)
+            .await?;
+        }
+        Ok(())
+    }
+
+    pub async fn submission(&self, id: i64) -> Result<Option<Submission>, sqlx::Error> {
+        let q = format!("SELECT {SUBMISSION_COLUMNS} FROM submissions WHERE id = $1");
+        sqlx::query(&q).bind(id).fetch_optional(&self.pool).await?.map(|r| submission(&r)).transpose()
+    }
+
+    pub async fn submissions_of(&self, email: &str) -> Result<Vec<Submission>, sqlx::Error> {
+        let q = format!("SELECT {SUBMISSION_COLUMNS} FROM submissions WHERE email = $1 ORDER BY id DESC");
+        sqlx::query(&q).bind(email).fetch_all(&self.pool).await?.iter().map(submission).collect()
+    }
+
+    pub async fn all_submissions(&self) -> Result<Vec<Submission>, sqlx::Error> {
+        let q = format!("SELECT {SUBMISSION_COLUMNS} FROM submissions ORDER BY id DESC");
+        sqlx::query(&q).fetch_all(&self.pool).await?.iter().map(submission).collect()
+    }
+
+    /// The latest submission of each identity (the one that counts).
+    pub async fn current_ids(&self) -> Result<Vec<i64>, sqlx::Error> {
+        sqlx::query("SELECT MAX(id) FROM submissions GROUP BY email")
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(|r| r.try_get(0))
+            .collect()
+    }
+
+    pub async fn outcome(&self, submission: i64) -> Result<Option<Outcome>, sqlx::Error> {
+        let q = format!("SELECT {OUTCOME_COLUMNS} FROM results WHERE submission = $1");
+        sqlx::query(&q).bind(submission).fetch_optional(&self.pool).await?.map(|r| outcome(&r, 0)).transpose()
+    }
+
+    /// Every result row (a test's and the organiser's view: one a submission at most).
+    pub async fn all_outcomes(&self) -> Result<Vec<Outcome>, sqlx::Error> {
+        let q = format!("SELECT {OUTCOME_COLUMNS} FROM results ORDER BY submission");
+        sqlx::query(&q).fetch_all(&self.pool).await?.iter().map(|r| outcome(r, 0)).collect()
+    }
+
+    pub async fn set_state(&self, id: i64, state: &str) -> Result<(), sqlx::Error> {
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("UPDATE submissions SET state = $2 WHERE id = $1").bind(id).bind(state).execute(&mut *tx).await?;
+        Self::bump(&mut *tx).await?;
+        tx.commit().await
+    }
+
+    /// Judges submissions again (`None`: every identity's current one).
+    pub async fn rejudge(&self, ids: Option<&[i64]>, now: i64) -> Result<usize, sqlx::Error> {
+        let ids = match ids {
+            Some(ids) => ids.to_vec(),
+            None => self.current_ids().await?,
+        };
+        let mut tx = self.pool.begin().await?;
+        for &id in &ids {
+            sqlx::query("UPDATE submissions SET state = 'queued', reason = '' WHERE id = $1")
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+            Self::queue(&mut tx, id, now).await?;
+        }
+        Self::bump(&mut *tx).await?;
+        tx.commit().await?;
+        Ok(ids.len())
+    }
+
+    // — The judges' queue —
+
+    /// Takes the oldest job that is queued or whose lease lapsed, for `lease` seconds.
+    pub async fn claim(&self, worker: &str, now: i64, lease: i64) -> Result<Option<Job>, sqlx::Error> {
+        let free = "(state = 'queued' OR (state = 'running' AND lease_until < $3))";
+        let q = format!(
+            "UPDATE jobs SET state = 'running', worker = $1, lease_until = $2, attempt = attempt + 1 \
+             WHERE id = (SELECT id FROM jobs WHERE {free} ORDER BY id LIMIT 1) AND {free} \
+             RETURNING id, submission, attempt"
+        );
+        let row = sqlx::query(&q).bind(worker).bind(now + lease).bind(now).fetch_optional(&self.pool).await?;
+        row.map(|r| Ok(Job { id: r.try_get(0)?, submission: r.try_get(1)?, attempt: r.try_get(2)? })).transpose()
+    }
+
+    /// Renews a job's lease; `false`: it is no longer this attempt's (another worker took it).
+    pub async fn renew(&self, job: &Job, until: i64) -> Result<bool, sqlx::Error> {
+        let done = sqlx::query("UPDATE jobs SET lease_until = $3 WHERE id = $1 AND attempt = $2 AND state = 'running'")
+            .bind(job.id)
+            .bind(job.attempt)
+            .bind(until)
+            .execute(&self.pool)
+            .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Gives a job back to the queue (its worker is stopping).
+    pub async fn release(&self, job: &Job) -> Result<(), sqlx::Error> {
+        let mut tx = self.pool.begin().await?;
+        let mine = sqlx::query(
+            "UPDATE jobs SET state = 'queued', lease_until = 0 WHERE id = $1 AND attempt = $2 AND state = 'running'",
+        )
+        .bind(job.id)
+        .bind(job.attempt)
+        .execute(&mut *tx)
+        .await?;
+        if mine.rows_affected() == 1 {
+            sqlx::query("UPDATE submissions SET state = 'queued' WHERE id = $1")
+                .bind(job.submission)
+                .execute(&mut *tx)
+                .await?;
+            Self::bump(&mut *tx).await?;
+        }
+        tx.commit().await
+    }
+
+    /// Ends a job with its verdict, in one transaction; `false` (and nothing written) when the
+    /// job is no longer this attempt's.
+    pub async fn finish(&self, job: &Job, verdict: &Verdict, now: i64) -> Result<bool, sqlx::Error> {
+        let mut tx = self.pool.begin().await?;
+        let mine = sqlx::query(
+            "UPDATE jobs SET state = 'done', lease_until = $3 WHERE id = $1 AND attempt = $2 AND state = 'running'",
+        )
+        .bind(job.id)
+        .bind(job.attempt)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        if mine.rows_affected() != 1 {
+            tx.rollback().await?;
+            return Ok(false);
+        }
+        let (state, reason, check) = match verdict {
+            Verdict::Judged { outcome, reason, check } => {
+                let q = format!(
+                    "INSERT INTO results ({OUTCOME_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
+                     ON CONFLICT (submission) DO UPDATE SET share = excluded.share, cells = excluded.cells, \
+                     tiebreak = excluded.tiebreak, violations = excluded.violations, \
+                     disqualified = excluded.disqualified, council_fell = excluded.council_fell, \
+                     rounds = excluded.rounds, replay = excluded.replay, log = excluded.log, judged = excluded.judged"
+                );
+                sqlx::query(&q)
+                    .bind(job.submission)
+                    .bind(outcome.share)
+                    .bind(outcome.cells)
+                    .bind(outcome.tiebreak)
+                    .bind(outcome.violations)
+                    .bind(outcome.disqualified)
+                    .bind(outcome.council_fell)
+                    .bind(outcome.rounds)
+                    .bind(&outcome.replay)
+                    .bind(&outcome.log)
+                    .bind(now)
+                    .execute(&mut *tx)
+                    .await?;
+                let state = if outcome.disqualified.is_some() { "disqualified" } else { "scored" };
+                (state, reason.as_str(), check.as_str())
+            }
+            Verdict::CheckFailed { reason, check } => {
+                sqlx::query("DELETE FROM results WHERE submission = $1").bind(job.submission).execute(&mut *tx).await?;
+                ("check_failed", reason.as_str(), check.as_str())
+            }
+            Verdict::Error { reason } => ("error", reason.as_str(), ""),
+        };
+        sqlx::query("UPDATE submissions SET state = $2, reason = $3, check_report = $4 WHERE id = $1")
+            .bind(job.submission)
+            .bind(state)
+            .bind(reason)
+            .bind(check)
+            .execute(&mut *tx)
+            .await?;
+        Self::bump(&mut *tx).await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    /// Jobs by state (the organiser's page, the tests).
+    pub async fn job_counts(&self) -> Result<Vec<(String, i64)>, sqlx::Error> {
+        sqlx::query("SELECT state, COUNT(*) FROM jobs GROUP BY state ORDER BY state")
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+            .collect()
+    }
+
+    // — The leaderboard —
+
+    /// Every identity's current submission that scored, with its result, best first (SPEC §10:
+    /// share, then the tie-break round; equal on both, equal rank).
+    pub async fn board(&self) -> Result<Vec<BoardRow>, sqlx::Error> {
+        let cols = SUBMISSION_COLUMNS.split(", ").map(|c| format!("s.{c}")).collect::<Vec<_>>().join(", ");
+        let rcols = OUTCOME_COLUMNS.split(", ").map(|c| format!("r.{c}")).collect::<Vec<_>>().join(", ");
+        let q = format!(
+            "SELECT {cols}, {rcols} FROM submissions s JOIN results r ON r.submission = s.id \
+             WHERE s.state = 'scored' AND s.id = (SELECT MAX(t.id) FROM submissions t WHERE t.email = s.email)"
+        );
+        let rows = sqlx::query(&q).fetch_all(&self.pool).await?;
+        let mut rows: Vec<(Submission, Outcome)> =
+            rows.iter().map(|r| Ok((submission(r)?, outcome(r, 11)?))).collect::<Result<_, sqlx::Error>>()?;
+        rows.sort_by(|(sa, a), (sb, b)| {
+            let key = |o: &Outcome| (o.share.unwrap_or(-1.0), o.tiebreak.unwrap_or(i64::MAX));
+            let (ka, kb) = (key(a), key(b));
+            kb.0.total_cmp(&ka.0).then(ka.1.cmp(&kb.1)).then(sa.uploaded.cmp(&sb.uploaded))
+        });
+        let mut out: Vec<BoardRow> = Vec::with_capacity(rows.len());
+        for (k, (s, o)) in rows.into_iter().enumerate() {
+            let rank = match out.last() {
+                Some(prev) if prev.outcome.share == o.share && prev.outcome.tiebreak == o.tiebreak => prev.rank,
+                _ => k + 1,
+            };
+            out.push(BoardRow { rank, submission: s, outcome: o });
+        }
+        Ok(out)
+    }
+
+    /// The flash victories: each identity's lowest round in which the Council fell, of any
+    /// submission judged, lowest first (earlier upload first on a tie).
+    pub async fn flash(&self) -> Result<Vec<(Submission, Outcome)>, sqlx::Error> {
+        let cols = SUBMISSION_COLUMNS.split(", ").map(|c| format!("s.{c}")).collect::<Vec<_>>().join(", ");
+        let rcols = OUTCOME_COLUMNS.split(", ").map(|c| format!("r.{c}")).collect::<Vec<_>>().join(", ");
+        let q = format!(
+            "SELECT {cols}, {rcols} FROM submissions s JOIN results r ON r.submission = s.id \
+             WHERE r.council_fell IS NOT NULL AND s.state = 'scored' ORDER BY r.council_fell, s.uploaded"
+        );
+        let rows = sqlx::query(&q).fetch_all(&self.pool).await?;
+        let mut seen = std::collections::HashSet::new();
+        let mut out = Vec::new();
+        for r in &rows {
+            let (s, o) = (submission(r)?, outcome(r, 11)?);
+            if seen.insert(s.email.clone()) {
+                out.push((s, o));
+            }
+        }
+        Ok(out)
+    }
+
+    // — The final —
+
+    pub async fn start_final(&self, now: i64) -> Result<i64, sqlx::Error> {
+        let mut tx = self.pool.begin().await?;
+        let id = sqlx::query(
+            "INSERT INTO finals (state, started, result, replay) VALUES ('running', $1, '', '') RETURNING id",
+        )
+        .bind(now)
+        .fetch_one(&mut *tx)
+        .await?
+        .try_get(0)?;
+        Self::bump(&mut *tx).await?;
+        tx.commit().await?;
+        Ok(id)
+    }
+
+    pub async fn end_final(&self, id: i64, state: &str, result: &str, replay: &str) -> Result<(), sqlx::Error> {
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("UPDATE finals SET state = $2, result = $3, replay = $4 WHERE id = $1")
+            .bind(id)
+            .bind(state)
+            .bind(result)
+            .bind(replay)
+            .execute(&mut *tx)
+            .await?;
+        Self::bump(&mut *tx).await?;
+        tx.commit().await
+    }
+
+    /// The latest final run.
+    pub async fn last_final(&self) -> Result<Option<FinalRecord>, sqlx::Error> {
+        let row = sqlx::query("SELECT id, state, started, result, replay FROM finals ORDER BY id DESC LIMIT 1")
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|r| {
+            Ok(FinalRecord {
+                id: r.try_get(0)?,
+                state: r.try_get(1)?,
+                started: r.try_get(2)?,
+                result: r.try_get(3)?,
+                replay: r.try_get(4)?,
+            })
+        })
+        .transpose()
+    }
+}
