@@ -265,8 +265,7 @@ pub enum ConfigError {
 impl Config {
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
         let shown = path.display().to_string();
-        let text =
-            std::fs::read_to_string(path).map_err(|error| ConfigError::Read { path: shown.clone(), error })?;
+        let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Read { path: shown.clone(), error })?;
         let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
         Config::parse(&text, dir, path).map_err(|why| ConfigError::Invalid { path: shown, why })
     }

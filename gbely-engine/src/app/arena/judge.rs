@@ -174,7 +174,8 @@ impl Judging {
             return None;
         }
         let o = &rec.outcome[0];
-        let relative = |p: &Path| p.strip_prefix(data).map_or_else(|_| p.display().to_string(), |r| r.display().to_string());
+        let relative =
+            |p: &Path| p.strip_prefix(data).map_or_else(|_| p.display().to_string(), |r| r.display().to_string());
         let reason = match o.disqualified {
             Some(round) => match rec.violations[0].last() {
                 Some((_, kind, detail)) => {

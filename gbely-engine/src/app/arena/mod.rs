@@ -85,7 +85,10 @@ impl Clock {
         match std::fs::read_to_string(file).ok().and_then(|t| t.trim().parse::<Timestamp>().ok()) {
             Some(t) => t,
             None => {
-                eprintln!("gbely arena: $GBELY_ARENA_CLOCK {}: no RFC 3339 instant in it; the machine's clock", file.display());
+                eprintln!(
+                    "gbely arena: $GBELY_ARENA_CLOCK {}: no RFC 3339 instant in it; the machine's clock",
+                    file.display()
+                );
                 Timestamp::now()
             }
         }
@@ -199,7 +202,8 @@ pub fn serve(config: Config, python: String, listen: SocketAddr) -> Result<Runni
     let rt = runtime()?;
     let store = open(&config, &rt)?;
     let mailer = Mailer::new(&config.mail).map_err(ArenaError::Mail)?;
-    let authority = config.public_url.split_once("://").map_or("", |(_, r)| r).split('/').next().unwrap_or("").to_string();
+    let authority =
+        config.public_url.split_once("://").map_or("", |(_, r)| r).split('/').next().unwrap_or("").to_string();
     let origin = config.public_url.split('/').take(3).collect::<Vec<_>>().join("/");
     let secure = config.public_url.starts_with("https://");
     let config = Arc::new(config);
@@ -250,8 +254,7 @@ pub fn serve(config: Config, python: String, listen: SocketAddr) -> Result<Runni
             }
         });
     }
-    let app = routes(Arc::clone(&arena))
-        .layer(axum::middleware::from_fn_with_state(Arc::clone(&arena), site_guard));
+    let app = routes(Arc::clone(&arena)).layer(axum::middleware::from_fn_with_state(Arc::clone(&arena), site_guard));
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let thread = std::thread::Builder::new()
         .name("gbely-arena-web".into())
@@ -321,7 +324,11 @@ async fn site_guard(State(a): State<Arc<Arena>>, req: Request, next: Next) -> Re
     if let Some(refused) = a.refusal(req.method(), req.headers()) {
         return with_safe_headers(refused);
     }
-    with_safe_headers(next.run(req).await)
+    let mut resp = next.run(req).await;
+    // Links to other sites carry no address of ours; the site's own forms keep their `Origin`
+    // (under `no-referrer` a browser sends `Origin: null`, which the check above refuses).
+    resp.headers_mut().insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
+    with_safe_headers(resp)
 }
 
 impl Arena {
@@ -350,7 +357,8 @@ impl Arena {
 
     async fn user(&self, headers: &HeaderMap) -> Option<User> {
         let cookie = headers.get_all(header::COOKIE).iter().filter_map(|v| v.to_str().ok()).find_map(|c| {
-            c.split(';').find_map(|kv| kv.trim().strip_prefix(COOKIE).and_then(|r| r.strip_prefix('=')).map(str::to_string))
+            c.split(';')
+                .find_map(|kv| kv.trim().strip_prefix(COOKIE).and_then(|r| r.strip_prefix('=')).map(str::to_string))
         })?;
         let (email, csrf) = self.store.session(&hashed(&cookie), unix_now()).await.ok()??;
         let organiser = self.config.is_organiser(&email);
@@ -404,6 +412,7 @@ fn routes(arena: Arc<Arena>) -> Router<()> {
         .route("/final/live/", any(final_live))
         .route("/final/live/{*rest}", any(final_live))
         .route("/health", get(|| async { "ok" }))
+        .route("/favicon.ico", get(|| async { ([(header::CONTENT_TYPE, "image/svg+xml")], pages::ICON) }))
         .with_state(arena)
 }
 
@@ -441,7 +450,9 @@ async fn signin_send(State(a): Shared, Form(f): Form<SigninForm>) -> Response {
     let now = unix_now();
     let limits = &a.config.limits;
     match a.store.signins_since(&email, now - 3600).await {
-        Ok((mine, all)) if mine >= limits.signin_emails_per_hour as i64 || all >= limits.signin_emails_per_hour_total as i64 => {
+        Ok((mine, all))
+            if mine >= limits.signin_emails_per_hour as i64 || all >= limits.signin_emails_per_hour_total as i64 =>
+        {
             let why = "too many sign-in e-mails in the last hour: use the last one sent, or try again later";
             return a.refuse(None, StatusCode::TOO_MANY_REQUESTS, why);
         }
@@ -478,18 +489,26 @@ fn plausible_code(code: &str) -> bool {
 
 async fn signin_confirm(State(a): Shared, UrlPath(code): UrlPath<String>) -> Response {
     // Opening the link signs nobody in (mail scanners open links): a button does.
-    let email = if plausible_code(&code) { a.store.peek_signin(&hashed(&code), unix_now()).await.ok().flatten() } else { None };
+    let email =
+        if plausible_code(&code) { a.store.peek_signin(&hashed(&code), unix_now()).await.ok().flatten() } else { None };
     match email {
         Some(email) => a.page(None, "Sign in", &pages::signin_confirm(&code, &email)),
-        None => a.refuse(None, StatusCode::NOT_FOUND, "this sign-in link is unknown, used or expired: ask for a new one"),
+        None => {
+            a.refuse(None, StatusCode::NOT_FOUND, "this sign-in link is unknown, used or expired: ask for a new one")
+        }
     }
 }
 
 async fn signin_done(State(a): Shared, UrlPath(code): UrlPath<String>) -> Response {
     let now = unix_now();
-    let email = if plausible_code(&code) { a.store.take_signin(&hashed(&code), now).await.ok().flatten() } else { None };
+    let email =
+        if plausible_code(&code) { a.store.take_signin(&hashed(&code), now).await.ok().flatten() } else { None };
     let Some(email) = email else {
-        return a.refuse(None, StatusCode::NOT_FOUND, "this sign-in link is unknown, used or expired: ask for a new one");
+        return a.refuse(
+            None,
+            StatusCode::NOT_FOUND,
+            "this sign-in link is unknown, used or expired: ask for a new one",
+        );
     };
     let (Ok(session), Ok(csrf)) = (random_token(), random_token()) else {
         return a.refuse(None, StatusCode::INTERNAL_SERVER_ERROR, "no randomness");
@@ -530,11 +549,11 @@ async fn me(State(a): Shared, headers: HeaderMap, Query(q): Query<PartQuery>) ->
         Some(s) => Some((s.clone(), a.store.outcome(s.id).await.ok().flatten())),
         None => None,
     };
-    let body = pages::me(&a, &user, a.phase(), current.as_ref(), &subs);
+    let (head, inner) = pages::me(&a, &user, a.phase(), current.as_ref(), &subs);
     if q.part.is_some() {
-        return crate::app::web::html(body);
+        return crate::app::web::html(inner);
     }
-    a.page(Some(&user), "Your submission", &body)
+    a.page(Some(&user), "Your submission", &format!("{head}{}", pages::live("/me?part=1", &inner)))
 }
 
 /// A submission of the signed-in user (`None`: not theirs, or none).
@@ -542,7 +561,12 @@ async fn own(a: &Arena, user: &User, id: i64) -> Option<Submission> {
     a.store.submission(id).await.ok().flatten().filter(|s| s.email == user.email)
 }
 
-async fn status(State(a): Shared, headers: HeaderMap, UrlPath(id): UrlPath<i64>, Query(q): Query<PartQuery>) -> Response {
+async fn status(
+    State(a): Shared,
+    headers: HeaderMap,
+    UrlPath(id): UrlPath<i64>,
+    Query(q): Query<PartQuery>,
+) -> Response {
     let Some(user) = a.user(&headers).await else { return redirect("/signin") };
     let Some(sub) = own(&a, &user, id).await else {
         return a.refuse(Some(&user), StatusCode::NOT_FOUND, "no submission of yours has this number");
@@ -552,7 +576,7 @@ async fn status(State(a): Shared, headers: HeaderMap, UrlPath(id): UrlPath<i64>,
     if q.part.is_some() {
         return crate::app::web::html(body);
     }
-    a.page(Some(&user), &format!("Submission {id}"), &body)
+    a.page(Some(&user), &format!("Submission {id}"), &pages::live(&format!("/me/{id}?part=1"), &body))
 }
 
 async fn own_log(State(a): Shared, headers: HeaderMap, UrlPath(id): UrlPath<i64>) -> Response {
@@ -620,13 +644,18 @@ async fn upload(State(a): Shared, headers: HeaderMap, mut form: Multipart) -> Re
         }
     }
     if !csrf.as_deref().is_some_and(|c| csrf_ok(&user, c)) {
-        return a.refuse(Some(&user), StatusCode::FORBIDDEN, "the form is stale or from elsewhere: reload the page and upload again");
+        return a.refuse(
+            Some(&user),
+            StatusCode::FORBIDDEN,
+            "the form is stale or from elsewhere: reload the page and upload again",
+        );
     }
     let Some((name, bytes)) = file else {
         return a.refuse(Some(&user), StatusCode::BAD_REQUEST, "no file was chosen");
     };
     // Shown only, as text: the last component, printable, at most 100 characters.
-    let shown: String = name.rsplit(['/', '\\']).next().unwrap_or("").chars().filter(|c| !c.is_control()).take(100).collect();
+    let shown: String =
+        name.rsplit(['/', '\\']).next().unwrap_or("").chars().filter(|c| !c.is_control()).take(100).collect();
     if !shown.to_ascii_lowercase().ends_with(".py") {
         return a.refuse(Some(&user), StatusCode::BAD_REQUEST, "the submission is one Python file (*.py)");
     }
@@ -636,13 +665,18 @@ async fn upload(State(a): Shared, headers: HeaderMap, mut form: Multipart) -> Re
     let unix = unix_now();
     match a.store.uploads_since(&user.email, unix - 3600).await {
         Ok(n) if n >= a.config.limits.uploads_per_hour as i64 => {
-            let why = format!("{n} uploads in the last hour: the limit is {}; try again later", a.config.limits.uploads_per_hour);
+            let why = format!(
+                "{n} uploads in the last hour: the limit is {}; try again later",
+                a.config.limits.uploads_per_hour
+            );
             return a.refuse(Some(&user), StatusCode::TOO_MANY_REQUESTS, &why);
         }
         Ok(_) => {}
         Err(e) => return a.refuse(Some(&user), StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
     }
-    let Ok(token) = random_token() else { return a.refuse(Some(&user), StatusCode::INTERNAL_SERVER_ERROR, "no randomness") };
+    let Ok(token) = random_token() else {
+        return a.refuse(Some(&user), StatusCode::INTERNAL_SERVER_ERROR, "no randomness");
+    };
     let stored = format!("{token}.py");
     let path = a.config.data.join("submissions").join(&stored);
     let version = crate::app::league::play::content_id(&bytes);
@@ -659,11 +693,14 @@ async fn upload(State(a): Shared, headers: HeaderMap, mut form: Multipart) -> Re
     let agent_name = match written {
         Ok(Ok(n)) if n.len() < 32 || !n.starts_with(&token) => n,
         Ok(Ok(_)) => shown.trim_end_matches(".py").to_string(),
-        Ok(Err(e)) => return a.refuse(Some(&user), StatusCode::INTERNAL_SERVER_ERROR, &format!("storing the file: {e}")),
+        Ok(Err(e)) => {
+            return a.refuse(Some(&user), StatusCode::INTERNAL_SERVER_ERROR, &format!("storing the file: {e}"))
+        }
         Err(e) => return a.refuse(Some(&user), StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
     };
     // A file without AGENT_NAME is named by its stem: the one the participant gave, not ours.
-    let agent_name = if agent_name.starts_with(&token) { shown.trim_end_matches(".py").to_string() } else { agent_name };
+    let agent_name =
+        if agent_name.starts_with(&token) { shown.trim_end_matches(".py").to_string() } else { agent_name };
     let sub = Submission {
         id: 0,
         email: user.email.clone(),
@@ -691,7 +728,7 @@ async fn board(State(a): Shared, headers: HeaderMap, Query(q): Query<PartQuery>)
         return crate::app::web::html(body);
     }
     let user = a.user(&headers).await;
-    a.page(user.as_ref(), "Leaderboard", &body)
+    a.page(user.as_ref(), "Leaderboard", &pages::live("/board?part=1", &body))
 }
 
 /// A replay in the viewer: public for what the leaderboard and the flash table show, else its
@@ -712,7 +749,9 @@ async fn replay(State(a): Shared, headers: HeaderMap, UrlPath(id): UrlPath<i64>)
 
 async fn viewer(path: PathBuf) -> Response {
     let page = tokio::task::spawn_blocking(move || {
-        crate::replays::read_replay(&path).map_err(|e| e.to_string()).and_then(|r| crate::replays::viewer::viewer_html(&r))
+        crate::replays::read_replay(&path)
+            .map_err(|e| e.to_string())
+            .and_then(|r| crate::replays::viewer::viewer_html(&r))
     })
     .await;
     match page {
@@ -757,7 +796,7 @@ async fn organiser(State(a): Shared, headers: HeaderMap, Query(q): Query<PartQue
     if q.part.is_some() {
         return crate::app::web::html(body);
     }
-    a.page(Some(&user), "Organisers", &body)
+    a.page(Some(&user), "Organisers", &pages::live("/org?part=1", &body))
 }
 
 #[derive(Deserialize)]
@@ -826,7 +865,12 @@ async fn run_final(State(a): Shared, headers: HeaderMap, Form(f): Form<CsrfForm>
         );
         return a.refuse(Some(&user), StatusCode::FORBIDDEN, &why);
     }
-    let busy = a.final_.lock().unwrap_or_else(|e| e.into_inner()).as_ref().is_some_and(|f| !f.live.told_over() && f.live.rounds() < a.config.final_.rounds as usize);
+    let busy = a
+        .final_
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_ref()
+        .is_some_and(|f| !f.live.told_over() && f.live.rounds() < a.config.final_.rounds as usize);
     if busy && matches!(a.store.last_final().await, Ok(Some(ref f)) if f.state == "running") {
         return redirect("/final/live/#layout=projection");
     }
@@ -841,12 +885,19 @@ async fn run_final(State(a): Shared, headers: HeaderMap, Form(f): Form<CsrfForm>
 /// Council's seat, and plays it in a thread once the projection page starts it.
 async fn start_final(a: &Arc<Arena>, board: &[store::BoardRow]) -> Result<(), String> {
     let fc = a.config.final_.clone();
-    let map = Arc::new(crate::app::runs::maps::load_final_map(&fc.map, fc.size).map_err(|e| format!("the final's map: {e}"))?);
+    let map = Arc::new(
+        crate::app::runs::maps::load_final_map(&fc.map, fc.size).map_err(|e| format!("the final's map: {e}"))?,
+    );
     let finalists = map.seats().len() - 1;
     let mut entries: Vec<(String, String)> = board
         .iter()
         .take(finalists)
-        .map(|r| (judge::submission_file(&a.config.data, &r.submission).display().to_string(), r.submission.agent_name.clone()))
+        .map(|r| {
+            (
+                judge::submission_file(&a.config.data, &r.submission).display().to_string(),
+                r.submission.agent_name.clone(),
+            )
+        })
         .collect();
     let fill_name = crate::app::inspect::display_name(&fc.fill, &a.python).0;
     while entries.len() < finalists {
@@ -889,7 +940,8 @@ fn play_final(
     let mut plan = crate::app::service::MatchPlan::new(map.clone(), seats);
     plan.rounds = fc.rounds;
     plan.limits = crate::app::service::AgentLimits {
-        time: crate::limits::TimeLimit::from_option(Some(a.config.judge.time_limit)).unwrap_or(crate::limits::Defaults::TIME_LIMIT),
+        time: crate::limits::TimeLimit::from_option(Some(a.config.judge.time_limit))
+            .unwrap_or(crate::limits::Defaults::TIME_LIMIT),
         memory: crate::limits::Defaults::MEMORY_LIMIT,
         sandbox: a.config.judge.sandbox.parse().unwrap_or(crate::runner::sandbox::SandboxMode::Require),
         cores: None,
@@ -907,14 +959,24 @@ fn play_final(
                 .map(|r| serde_json::json!({"rank": r.rank, "name": r.name, "seat": r.seat, "share": r.share, "cells": r.cells, "tiebreak": r.tiebreak, "violations": r.violations, "disqualified": r.disqualified}))
                 .collect();
             let doc = serde_json::json!({"table": table, "council_fell": played.record.council_fell, "rounds": played.record.rounds_played()});
-            let replay = played.replay.as_deref().and_then(|p| p.strip_prefix(&a.config.data).ok()).map(|p| p.display().to_string()).unwrap_or_default();
+            let replay = played
+                .replay
+                .as_deref()
+                .and_then(|p| p.strip_prefix(&a.config.data).ok())
+                .map(|p| p.display().to_string())
+                .unwrap_or_default();
             live.finish_from_file(result, played.replay.clone());
             let state = if played.record.interrupted() { "interrupted" } else { "finished" };
             let _ = rt.block_on(a.store.end_final(id, state, &doc.to_string(), &replay));
         }
         Err(e) => {
             live.finish(serde_json::json!({"error": e.to_string()}), None, None);
-            let _ = rt.block_on(a.store.end_final(id, "failed", &serde_json::json!({"error": e.to_string()}).to_string(), ""));
+            let _ = rt.block_on(a.store.end_final(
+                id,
+                "failed",
+                &serde_json::json!({"error": e.to_string()}).to_string(),
+                "",
+            ));
         }
     }
 }
@@ -927,7 +989,7 @@ async fn final_page(State(a): Shared, headers: HeaderMap, Query(q): Query<PartQu
     if q.part.is_some() {
         return crate::app::web::html(body);
     }
-    a.page(user.as_ref(), "The final", &body)
+    a.page(user.as_ref(), "The final", &pages::live("/final?part=1", &body))
 }
 
 async fn final_replay(State(a): Shared) -> Response {

@@ -11,6 +11,9 @@ use super::{Arena, User};
 
 pub use crate::replays::viewer::escape_html as esc;
 
+/// The site's icon: an oil drop.
+pub const ICON: &str = "<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'><path d='M8 1C8 1 3 7 3 10a5 5 0 0 0 10 0C13 7 8 1 8 1z' fill='#3b2a1a'/></svg>";
+
 const STYLE: &str = r#"
 :root { color-scheme: light dark; --accent: #b5651d; --muted: #888; }
 body { font: 16px/1.45 system-ui, sans-serif; margin: 0; }
@@ -33,7 +36,7 @@ input[type=email] { font: inherit; padding: .3em; width: min(24em, 90%); }
 @media (max-width: 700px) { .cols { grid-template-columns: 1fr; } main { padding: .6em; } }
 "#;
 
-/// Re-reads `#live` from `?part=1` at each `changed` event.
+/// Re-reads `#live` from `?part=1` at each `changed` event (the first, on connecting, included).
 const SCRIPT: &str = r#"
 (function () {
   var live = document.getElementById('live');
@@ -46,8 +49,8 @@ const SCRIPT: &str = r#"
       .then(function (t) { if (t !== null) live.innerHTML = t; })
       .finally(function () { busy = false; if (again) { again = false; reload(); } });
   }
-  var first = true;
-  new EventSource('/events').addEventListener('changed', function () { if (first) { first = false; return; } reload(); });
+  // The first event too: a change between the page's rendering and the stream's start is not missed.
+  new EventSource('/events').addEventListener('changed', reload);
 })();
 "#;
 
@@ -74,7 +77,8 @@ pub fn layout(a: &Arena, user: Option<&User>, title: &str, body: &str) -> String
     )
 }
 
-fn live(part: &str, inner: &str) -> String {
+/// A page's part that follows the server's changes: `part` renders `inner` again.
+pub fn live(part: &str, inner: &str) -> String {
     format!("<div id=live data-part=\"{}\">{inner}</div>", esc(part))
 }
 
@@ -88,7 +92,11 @@ fn phase_line(a: &Arena, phase: Phase) -> String {
         Phase::BeforeRegistration => format!("Sign-in opens at {}.", a.config.local(s.registration)),
         Phase::Registration => format!("Registration: uploads open at {}.", a.config.local(s.testing)),
         Phase::Testing => format!("Testing: upload until {} (the last upload counts).", a.config.local(s.deadline)),
-        Phase::Closed => format!("The deadline has passed ({}); the final is at {}.", a.config.local(s.deadline), a.config.local(s.final_)),
+        Phase::Closed => format!(
+            "The deadline has passed ({}); the final is at {}.",
+            a.config.local(s.deadline),
+            a.config.local(s.final_)
+        ),
         Phase::Final => "The final.".to_string(),
     }
 }
@@ -128,7 +136,10 @@ pub fn signin_form(error: Option<&str>) -> String {
 }
 
 pub fn signin_sent(email: &str) -> String {
-    format!("<h1>Check your e-mail</h1><p id=sent>A sign-in link was sent to <b>{}</b>. Open it in this browser.</p>", esc(email))
+    format!(
+        "<h1>Check your e-mail</h1><p id=sent>A sign-in link was sent to <b>{}</b>. Open it in this browser.</p>",
+        esc(email)
+    )
 }
 
 pub fn signin_confirm(code: &str, email: &str) -> String {
@@ -169,17 +180,24 @@ fn upload_form(a: &Arena, user: &User, phase: Phase) -> String {
     )
 }
 
-pub fn me(a: &Arena, user: &User, phase: Phase, current: Option<&(Submission, Option<Outcome>)>, subs: &[Submission]) -> String {
+/// The page of one's submissions: what stays (the upload form) and what follows the changes.
+pub fn me(
+    a: &Arena,
+    user: &User,
+    phase: Phase,
+    current: Option<&(Submission, Option<Outcome>)>,
+    subs: &[Submission],
+) -> (String, String) {
     let cur = match current {
-        Some((s, o)) => status_inner(a, s, o.as_ref()),
+        Some((s, o)) => status(a, s, o.as_ref()),
         None => "<p>No submission yet.</p>".to_string(),
     };
-    format!(
-        "<h1>Your submission</h1><p class=muted>{}</p>{}{}",
+    let head = format!(
+        "<h1>Your submission</h1><p class=muted>{}</p>{}",
         esc(&phase_line(a, phase)),
-        upload_form(a, user, phase),
-        live("/me?part=1", &format!("{cur}{}", history(a, subs)))
-    )
+        upload_form(a, user, phase)
+    );
+    (head, format!("{cur}{}", history(a, subs)))
 }
 
 fn history(a: &Arena, subs: &[Submission]) -> String {
@@ -203,10 +221,6 @@ fn history(a: &Arena, subs: &[Submission]) -> String {
 }
 
 pub fn status(a: &Arena, s: &Submission, o: Option<&Outcome>) -> String {
-    live(&format!("/me/{}?part=1", s.id), &status_inner(a, s, o))
-}
-
-fn status_inner(a: &Arena, s: &Submission, o: Option<&Outcome>) -> String {
     let mut out = format!(
         "<h2>Submission {id}: <span class=\"state {st}\" id=state>{label}</span></h2>\
          <p>{file} · {name} · version {ver} · {bytes} bytes · uploaded {at}</p>",
@@ -233,7 +247,10 @@ fn status_inner(a: &Arena, s: &Submission, o: Option<&Outcome>) -> String {
             o.rounds,
             o.council_fell.map_or("no".into(), |r| format!("in round {r}")),
         );
-        out += &format!("<p><a href=/replay/{id}>the replay</a> · <a href=/me/{id}/log>your agent's log</a></p>", id = s.id);
+        out += &format!(
+            "<p><a href=/replay/{id}>the replay</a> · <a href=/me/{id}/log>your agent's log</a></p>",
+            id = s.id
+        );
     }
     if !s.check.is_empty() {
         out += &check_report(&s.check);
@@ -247,7 +264,9 @@ fn status_inner(a: &Arena, s: &Submission, o: Option<&Outcome>) -> String {
 fn check_report(doc: &str) -> String {
     let Ok(v) = serde_json::from_str::<Value>(doc) else { return String::new() };
     let list = |key: &str| -> String {
-        v[key].as_array().map_or(String::new(), |l| l.iter().filter_map(|x| x.as_str()).map(|x| format!("<li>{}</li>", esc(x))).collect())
+        v[key].as_array().map_or(String::new(), |l| {
+            l.iter().filter_map(|x| x.as_str()).map(|x| format!("<li>{}</li>", esc(x))).collect()
+        })
     };
     let verdict = if v["ok"] == true { "passes" } else { "fails" };
     format!(
@@ -290,9 +309,7 @@ pub fn board(a: &Arena, rows: &[BoardRow], flash: &[(Submission, Outcome)]) -> S
         })
         .collect();
     let empty = |n: usize, what: &str| if n == 0 { format!("<p class=muted>{what}</p>") } else { String::new() };
-    live(
-        "/board?part=1",
-        &format!(
+    format!(
             "<div class=cols><section><h1>Leaderboard</h1><p class=muted>Each participant's last upload against the Council on the \
              reference map: share of the map, then the round the share was first reached (lower is better). A disqualified \
              submission is not on it.</p><table id=board><tr><th class=num>#</th><th>agent</th><th>version</th><th class=num>share</th>\
@@ -301,8 +318,7 @@ pub fn board(a: &Arena, rows: &[BoardRow], flash: &[(Submission, Outcome)]) -> S
              <table id=flash><tr><th class=num>#</th><th>agent</th><th class=num>round</th><th>uploaded</th><th></th></tr>{flash_lines}</table>{}</section></div>",
             empty(rows.len(), "Nobody is on the leaderboard yet."),
             empty(flash.len(), "The Council has not fallen yet."),
-        ),
-    )
+        )
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -363,9 +379,7 @@ pub fn organiser(
     } else {
         "<p class=muted>The final can be run once the deadline has passed.</p>".to_string()
     };
-    live(
-        "/org?part=1",
-        &format!(
+    format!(
             "<h1>Organisers</h1><p>{}</p><p class=muted>jobs: {jobs} database: {}</p>\
              <h2>The finalists</h2><ol id=finalists>{finalists}</ol>{final_state}{final_form}\
              <h2>Submissions</h2><form method=post action=/org/rejudge><input type=hidden name=csrf value=\"{csrf}\">\
@@ -373,21 +387,24 @@ pub fn organiser(
              <table id=submissions><tr><th>#</th><th>address</th><th>uploaded</th><th>agent</th><th>state</th><th>share</th><th>reason</th><th></th></tr>{rows}</table>",
             esc(&phase_line(a, phase)),
             a.store.backend_name()
-        ),
-    )
+        )
 }
 
 pub fn final_results(a: &Arena, fin: Option<&FinalRecord>, live_here: Option<i64>) -> String {
     let inner = match fin {
         None => format!("<p>The final is at {}.</p>", esc(&a.config.local(a.config.schedule.final_))),
         Some(f) if f.state == "running" => {
-            let watch = if live_here == Some(f.id) { "<p><a href=\"/final/live/#layout=projection\">Watch it live</a></p>" } else { "" };
+            let watch = if live_here == Some(f.id) {
+                "<p><a href=\"/final/live/#layout=projection\">Watch it live</a></p>"
+            } else {
+                ""
+            };
             format!("<p id=final-state>The final is being played.</p>{watch}")
         }
         Some(f) => {
             let doc: Value = serde_json::from_str(&f.result).unwrap_or(Value::Null);
             if let Some(e) = doc["error"].as_str() {
-                return live("/final?part=1", &format!("<p class=refused>The final failed: {}</p>", esc(e)));
+                return format!("<h1>The final</h1><p class=refused>The final failed: {}</p>", esc(e));
             }
             let rows: String = doc["table"]
                 .as_array()
@@ -404,12 +421,14 @@ pub fn final_results(a: &Arena, fin: Option<&FinalRecord>, live_here: Option<i64
                     )
                 })
                 .collect();
-            let fell = doc["council_fell"].as_u64().map_or("The Council held out.".to_string(), |r| format!("The Council fell in round {r}."));
+            let fell = doc["council_fell"]
+                .as_u64()
+                .map_or("The Council held out.".to_string(), |r| format!("The Council fell in round {r}."));
             format!(
                 "<h2>Results</h2><table id=results><tr><th class=num>place</th><th>agent</th><th class=num>share</th><th class=num>tie-break round</th>\
                  <th class=num>violations</th></tr>{rows}</table><p>{fell} <a href=/final/replay>The replay</a>.</p>"
             )
         }
     };
-    live("/final?part=1", &format!("<h1>The final</h1>{inner}"))
+    format!("<h1>The final</h1>{inner}")
 }

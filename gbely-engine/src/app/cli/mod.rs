@@ -9,15 +9,16 @@ mod check;
 mod final_mode;
 mod league;
 // `gbely agents`; not named `agents`, which would hide the `agents` crate in this module.
+mod arena;
 mod list_agents;
 mod maps;
 mod pack;
 mod play;
 mod replay;
 mod stand;
-mod arena;
 
 use ab::{cmd_ab, AbArgs};
+use arena::{cmd_arena, ArenaCmd};
 use check::cmd_check;
 use final_mode::cmd_final;
 use league::{cmd_league, LeagueArgs};
@@ -27,7 +28,6 @@ use pack::cmd_pack;
 use play::cmd_play;
 use replay::cmd_replay;
 use stand::{cmd_stand, StandArgs};
-use arena::{cmd_arena, ArenaCmd};
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -526,8 +526,9 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 
 /// `gbely my_agent.py` means `gbely play my_agent.py`.
 fn with_default_subcommand(mut args: Vec<OsString>) -> Vec<OsString> {
-    const KNOWN: [&str; 13] =
-        ["play", "check", "map", "serve", "help", "replay", "final", "league", "agents", "ab", "pack", "stand", "arena"];
+    const KNOWN: [&str; 13] = [
+        "play", "check", "map", "serve", "help", "replay", "final", "league", "agents", "ab", "pack", "stand", "arena",
+    ];
     if let Some(first) = args.get(1).and_then(|a| a.to_str()) {
         let a_file = !first.starts_with('-') && !KNOWN.contains(&first);
         let a_play_option = first == "--agent-cmd" || first == "--opponent" || first == "--map";

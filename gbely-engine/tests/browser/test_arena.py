@@ -1,0 +1,142 @@
+"""The competition server (`gbely arena`) played through in Chromium, once on SQLite and once on
+PostgreSQL: two participants sign in through e-mails caught by an SMTP sink, upload agents (one
+good, one that fails the check, one that the judge disqualifies), see their status pages and the
+leaderboard update by itself; the deadline passes on a clock the test sets and uploads are
+refused; the organiser runs the final of the top entries, the projection page shows it, and the
+results are published."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from arena_kit import (AFTER_DEADLINE, AT_DEADLINE, LATE_NONSENSE, SYNTAX_ERROR, Arena, Postgres, Sink, agent_file,
+                       body_of, good_agent, sign_in)
+
+
+@pytest.fixture
+def sink():
+    s = Sink()
+    yield s
+    s.stop()
+
+
+def upload(page, path) -> int:
+    """Uploads a file from /me; the submission's number (the status page it lands on)."""
+    page.goto(page.url.split("/me")[0] + "/me")
+    page.set_input_files("#upload input[type=file]", str(path))
+    page.click("#upload button")
+    page.wait_for_url(re.compile(r"/me/\d+$"))
+    return int(page.url.rsplit("/", 1)[1])
+
+
+def wait_state(page, state: str, timeout: float = 120_000):
+    """The status page shows `state` — without a reload: it is pushed."""
+    page.wait_for_function("s => document.getElementById('state')?.textContent === s", arg=state, timeout=timeout)
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_a_whole_competition(backend, sink, pages, tmp_path):
+    pg = Postgres(tmp_path) if backend == "postgres" else None
+    arena = Arena(tmp_path, sink, database=pg.url if pg else "sqlite")
+    arena.start()
+    try:
+        ana, bob, org, public = pages(), pages(), pages(), pages(390, 844, 3)
+        good = agent_file(tmp_path, "ana_agent.py", good_agent("Ana's expander"))
+        broken = agent_file(tmp_path, "broken.py", SYNTAX_ERROR)
+        late = agent_file(tmp_path, "late.py", LATE_NONSENSE)
+
+        # The leaderboard, open on a phone before anything is judged, fills by itself.
+        public.open(arena.url + "/board")
+        assert public.page.locator("#board tr").count() == 1
+
+        sign_in(ana.page, arena, sink, "Ana@Mail.Example")
+        assert ana.page.url.endswith("/me")
+        ana_id = upload(ana.page, good)
+        wait_state(ana.page, "scored")
+        share = ana.page.locator("#result td").first.inner_text()
+        assert share.endswith(" %") and float(share[:-2]) > 0
+        # The result e-mail links to the status page.
+        mail = sink.wait_for("ana@mail.example", f"submission {ana_id}")
+        assert f"{arena.url}/me/{ana_id}" in body_of(mail) and "scored" in body_of(mail)
+        public.page.wait_for_function("() => document.querySelectorAll('#board tr').length === 2")
+        assert public.page.locator("#board td.agent").inner_text() == "Ana's expander"
+        assert public.page.locator("#board td").nth(3).inner_text() == share
+
+        sign_in(bob.page, arena, sink, "bob@mail.example")
+        broken_id = upload(bob.page, broken)
+        wait_state(bob.page, "check failed")
+        assert "does not parse" in bob.page.locator("#reason").inner_text()
+        assert "does not parse" in bob.page.locator("#problems").inner_text()
+        late_id = upload(bob.page, late)
+        wait_state(bob.page, "disqualified")
+        reason = bob.page.locator("#reason").inner_text()
+        assert "disqualified in round 13" in reason, reason
+        # Bob's own log and replay are his; the disqualified agent is not on the leaderboard.
+        bob.page.goto(f"{arena.url}/me/{late_id}/log")
+        assert bob.page.locator("body").inner_text() != ""
+        bob.page.goto(f"{arena.url}/me")
+        assert bob.page.locator("#history tr").count() == 3
+        public.page.reload()
+        assert [t.inner_text() for t in public.page.locator("#board td.agent").all()] == ["Ana's expander"]
+
+        # A participant sees only their own: Ana's status, log and file are not Bob's to see.
+        for path in [f"/me/{ana_id}", f"/me/{ana_id}/log", f"/org", f"/org/file/{ana_id}"]:
+            r = bob.context.request.get(arena.url + path, max_redirects=0)
+            assert r.status in (403, 404), (path, r.status)
+            assert "Ana" not in r.text() or path == "/org", path
+        assert bob.context.request.get(f"{arena.url}/replay/{broken_id}").status == 404
+        assert public.context.request.get(f"{arena.url}/replay/{late_id}").status == 403
+        assert public.context.request.get(f"{arena.url}/replay/{ana_id}").status == 200
+        # A form posted from another site is refused, also with a valid session.
+        r = bob.context.request.post(arena.url + "/org/rejudge", form={"csrf": "x", "what": "all"},
+                                     headers={"Origin": "http://evil.example"})
+        assert r.status == 403
+
+        # At the deadline's last second an upload is accepted; one second later it is refused.
+        arena.set_clock(AT_DEADLINE)
+        last_id = upload(ana.page, good)
+        wait_state(ana.page, "scored")
+        arena.set_clock(AFTER_DEADLINE)
+        ana.page.goto(arena.url + "/me")
+        assert "deadline has passed" in ana.page.locator("#closed").inner_text()
+        r = ana.context.request.post(arena.url + "/upload", multipart={
+            "csrf": ana.page.locator("input[name=csrf]").first.input_value(),
+            "file": {"name": "x.py", "mimeType": "text/x-python", "buffer": good.read_bytes()}})
+        assert r.status == 403 and "deadline passed" in r.text()
+        assert arena_count(arena, pg, "submissions") == 4
+
+        # The organiser: every submission, the finalists, the final.
+        sign_in(org.page, arena, sink, "org@mail.example")
+        assert org.page.url.endswith("/org")
+        assert org.page.locator("#submissions tr").count() == 5
+        assert [li.inner_text().split(" — ")[1].split(" (")[0] for li in org.page.locator("#finalists li").all()] == ["Ana's expander"]
+        download = org.context.request.get(f"{arena.url}/org/file/{last_id}")
+        assert download.status == 200 and download.body() == good.read_bytes()
+        org.page.click("#run-final")
+        org.page.wait_for_url(re.compile(r"/final/live/#layout=projection$"))
+        # It waits for the screen: the intro card, no round before the start.
+        org.page.wait_for_function("() => !document.getElementById('startcard').hidden", timeout=60_000)
+        org.page.wait_for_timeout(1500)
+        assert org.page.evaluate("window.gbely.frames()") == 1, "no round before the start"
+        # Only an organiser starts it.
+        assert public.context.request.post(f"{arena.url}/final/live/api/start").status == 403
+        org.page.keyboard.press("s")
+        org.page.wait_for_function("() => window.gbely.arrivals().length >= 20", timeout=120_000)
+        public.page.goto(arena.url + "/final")
+        public.page.wait_for_selector("#results")
+        places = [r.inner_text() for r in public.page.locator("#results tr td:first-child").all()]
+        assert places[:3] == ["1", "2", "3"], places
+        names = public.page.locator("#results").inner_text()
+        assert "Ana's expander" in names
+        ana.close(), bob.close(), org.close(), public.close()
+    finally:
+        arena.stop()
+        if pg:
+            pg.stop()
+
+
+def arena_count(arena: Arena, pg, table: str) -> int:
+    sql = f"SELECT COUNT(*) FROM {table}"
+    return int(pg.query(sql)) if pg else arena.sqlite(sql)[0][0]
