@@ -1,0 +1,144 @@
+"""The arena under faults and attack: `kill -9` of the server and of a worker in the middle of
+judging leaves every submission with exactly one result once judging resumes, and a submission
+that tries to read another's file, the database or the server's configuration from inside the
+sandbox gets nothing."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from arena_kit import Arena, Sink, agent_file, good_agent, sign_in
+
+
+@pytest.fixture
+def sink():
+    s = Sink()
+    yield s
+    s.stop()
+
+
+def csrf_of(page) -> str:
+    page.goto(page.url.split("/me")[0].split("/org")[0] + "/me")
+    return page.locator("#upload input[name=csrf]").input_value()
+
+
+def post_upload(page, arena: Arena, name: str, source: str) -> int:
+    r = page.context.request.post(arena.url + "/upload", max_redirects=0, multipart={
+        "csrf": csrf_of(page), "file": {"name": name, "mimeType": "text/x-python", "buffer": source.encode()}})
+    assert r.status == 303, (r.status, r.text())
+    return int(r.headers["location"].rsplit("/", 1)[1])
+
+
+def wait_until(what, timeout=180):
+    end = time.time() + timeout
+    while time.time() < end:
+        got = what()
+        if got:
+            return got
+        time.sleep(0.2)
+    raise AssertionError("timed out")
+
+
+def test_kill_9_of_the_server_and_of_a_worker_mid_judging_leaves_one_result_a_submission(sink, pages, tmp_path):
+    # Judged by a worker process only at first; leases of 3 s, so a dead worker's job comes back soon.
+    arena = Arena(tmp_path, sink, workers=0, lease=3, rounds=150)
+    arena.start()
+    try:
+        p = pages()
+        sign_in(p.page, arena, sink, "ana@mail.example")
+        ids = [post_upload(p.page, arena, f"a{k}.py", good_agent(f"agent {k}")) for k in range(4)]
+        # (Closed before the kills: its event stream would be cut.)
+        p.close()
+        worker = arena.start_worker()
+        running = lambda: arena.sqlite("SELECT submission FROM jobs WHERE state = 'running'")
+        first = wait_until(running)[0][0]
+        time.sleep(1.0)
+        arena.kill9(worker)
+        assert arena.sqlite(f"SELECT COUNT(*) FROM results WHERE submission = {first}")[0][0] == 0, "killed mid-match"
+        # The server judges now; it is killed in the middle of a match too, and started again.
+        arena.stop()
+        text = arena.config.read_text().replace("workers = 0", "workers = 1")
+        arena.config.write_text(text)
+        arena.workers = []
+        arena.start()
+        wait_until(running)
+        time.sleep(1.0)
+        arena.kill9(arena.proc)
+        arena.start()
+        done = lambda: arena.sqlite("SELECT COUNT(*) FROM jobs WHERE state <> 'done'")[0][0] == 0
+        wait_until(done, timeout=600)
+        results = arena.sqlite("SELECT submission, COUNT(*) FROM results GROUP BY submission ORDER BY submission")
+        assert results == [(i, 1) for i in ids], results
+        states = arena.sqlite("SELECT state FROM submissions ORDER BY id")
+        assert states == [("scored",)] * 4, states
+        # Each job ended once; the killed attempts were taken again (attempt above 1).
+        attempts = dict(arena.sqlite("SELECT submission, MAX(attempt) FROM jobs GROUP BY submission"))
+        assert attempts[first] >= 2, attempts
+        assert arena.sqlite("SELECT COUNT(*) FROM jobs")[0][0] == 4
+    finally:
+        arena.stop()
+
+
+HOSTILE = '''AGENT_NAME = "nosy"
+import os, sys
+
+TARGETS = {targets!r}
+
+def attempt(path):
+    try:
+        with open(path, "rb") as f:
+            data = f.read(200)
+        return "READ " + repr(data[:60])
+    except Exception as e:
+        return "refused " + type(e).__name__
+
+def decide(stav):
+    if stav["kolo"] == 0:
+        for t in TARGETS:
+            print("nosy:", t, attempt(t), file=sys.stderr)
+        listing = []
+        for d in {dirs!r}:
+            try:
+                listing.append(d + ": " + ",".join(os.listdir(d)))
+            except Exception as e:
+                listing.append(d + ": refused " + type(e).__name__)
+        print("nosy: dirs", listing, file=sys.stderr)
+        print("nosy: env", sorted(k for k in os.environ if "SMTP" in k or "ARENA" in k or k.startswith("PG")), file=sys.stderr)
+    return {{"prikazy": []}}
+'''
+
+
+def test_a_hostile_submission_reads_nothing_of_others_nor_the_database_nor_the_configuration(sink, pages, tmp_path):
+    arena = Arena(tmp_path, sink, rounds=20)
+    arena.start()
+    try:
+        ana, eve = pages(), pages()
+        sign_in(ana.page, arena, sink, "ana@mail.example")
+        secret = "SECRET-MARK-" + "7" * 8
+        ana_id = post_upload(ana.page, arena, "ana.py", good_agent("ana") + f"\n# {secret}\n")
+        stored = arena.sqlite(f"SELECT stored FROM submissions WHERE id = {ana_id}")[0][0]
+        targets = [str(arena.data / "submissions" / stored), str(arena.data / "arena.sqlite"), str(arena.config),
+                   str(arena.clock), "/etc/shadow", "/proc/1/environ"]
+        dirs = [str(arena.data / "submissions"), str(arena.data), str(tmp_path), "/"]
+        sign_in(eve.page, arena, sink, "eve@mail.example")
+        eve_id = post_upload(eve.page, arena, "nosy.py", HOSTILE.format(targets=targets, dirs=dirs))
+        wait_until(lambda: arena.sqlite(f"SELECT state FROM submissions WHERE id = {eve_id}")[0][0] in ("scored", "disqualified", "check_failed", "error"))
+        assert arena.sqlite(f"SELECT state, reason FROM submissions WHERE id = {eve_id}")[0] == ("scored", "")
+        r = eve.context.request.get(f"{arena.url}/me/{eve_id}/log")
+        assert r.status == 200
+        log = r.text()
+        lines = [l for l in log.splitlines() if l.startswith("nosy:")]
+        assert len([l for l in lines if l.split(" ")[1] in targets]) == len(targets), log
+        for t in targets:
+            line = next(l for l in lines if l.startswith(f"nosy: {t} "))
+            assert " refused " in line, line
+        assert secret not in log and "SQLite format" not in log and "smtp://" not in log
+        listing = next(l for l in lines if l.startswith("nosy: dirs"))
+        assert stored not in listing and "arena.sqlite" not in listing, listing
+        assert "nosy: env []" in log, log
+        ana.close(), eve.close()
+    finally:
+        arena.stop()
