@@ -1,0 +1,148 @@
+"""What the competition server bears on this machine: N participants signing in and uploading at
+once (none may be lost), the leaderboard page's latency (median, p99) while judging runs, and
+judged matches per minute against `gbely league`'s rate for the same agent against the Council
+(the same rounds, the same number of matches at once, the sandbox in both).
+
+    python3 gbely-engine/benches/arena.py [--participants 200] [--seconds 60] [--rounds 150] [--quick]
+
+Needs the `gbely` binary (GBELY_BIN, else target/debug/gbely; build the release one for figures
+that mean something: cargo build --release -p gbely-engine, GBELY_BIN=target/release/gbely),
+aiosmtpd (the e-mails are caught by an SMTP sink) and bubblewrap. Figures are printed (with the
+load average), never asserted — except that no upload is lost, which is the server's promise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import http.client
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "gbely-engine" / "tests" / "browser"))
+
+from arena_kit import GBELY, Arena, Sink, body_of, good_agent  # noqa: E402
+
+
+def request(arena: Arena, method: str, path: str, body: bytes | None = None, headers: dict | None = None):
+    c = http.client.HTTPConnection("127.0.0.1", arena.port, timeout=120)
+    c.request(method, path, body=body, headers={"Host": f"127.0.0.1:{arena.port}", **(headers or {})})
+    r = c.getresponse()
+    data = r.read()
+    c.close()
+    return r.status, dict(r.getheaders()), data
+
+
+def sign_in(arena: Arena, sink: Sink, address: str) -> tuple[str, str]:
+    """A session cookie and the form token of `address`."""
+    form = urllib.parse.urlencode({"email": address}).encode()
+    status, _, _ = request(arena, "POST", "/signin", form, {"Content-Type": "application/x-www-form-urlencoded"})
+    assert status == 200, status
+    code = re.search(r"/signin/([0-9a-f]{32})", body_of(sink.wait_for(address, "sign-in link"))).group(1)
+    status, headers, _ = request(arena, "POST", f"/signin/{code}")
+    assert status == 303, status
+    cookie = headers["set-cookie"].split(";")[0]
+    _, _, page = request(arena, "GET", "/me", headers={"Cookie": cookie})
+    csrf = re.search(rb'name=csrf value="([0-9a-f]+)"', page).group(1).decode()
+    return cookie, csrf
+
+
+def upload(arena: Arena, cookie: str, csrf: str, name: str, source: str) -> int:
+    boundary = "gbelybench" + os.urandom(8).hex()
+    parts = [
+        f'--{boundary}\r\nContent-Disposition: form-data; name="csrf"\r\n\r\n{csrf}\r\n',
+        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{name}"\r\nContent-Type: text/x-python\r\n\r\n{source}\r\n',
+        f"--{boundary}--\r\n",
+    ]
+    status, _, _ = request(arena, "POST", "/upload", "".join(parts).encode(),
+                           {"Cookie": cookie, "Content-Type": f"multipart/form-data; boundary={boundary}"})
+    return status
+
+
+def pct(xs: list[float], q: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--participants", type=int, default=200)
+    ap.add_argument("--seconds", type=float, default=60, help="how long the leaderboard is read while judging runs")
+    ap.add_argument("--rounds", type=int, default=150)
+    ap.add_argument("--judges", type=int, default=2, help="matches judged at once (and league jobs)")
+    ap.add_argument("--quick", action="store_true", help="10 participants, 5 s, 30 rounds: only that it runs")
+    a = ap.parse_args()
+    if a.quick:
+        a.participants, a.seconds, a.rounds = 10, 5, 30
+    print(f"gbely arena bench: {GBELY}; load average {os.getloadavg()[0]:.2f}")
+    folder = Path(tempfile.mkdtemp(prefix="gbely-arena-bench-"))
+    sink = Sink()
+    arena = Arena(folder, sink, rounds=a.rounds, workers=a.judges, uploads_per_hour=10_000)
+    arena.config.write_text(arena.config.read_text().replace("signin_emails_per_hour = 5",
+                                                             "signin_emails_per_hour = 5\nsignin_emails_per_hour_total = 100000"))
+    arena.start()
+    try:
+        source = good_agent("bench")
+        t0 = time.time()
+        with concurrent.futures.ThreadPoolExecutor(16) as pool:
+            sessions = list(pool.map(lambda k: sign_in(arena, sink, f"p{k}@mail.example"), range(a.participants)))
+        signed = time.time() - t0
+        t0 = time.time()
+        with concurrent.futures.ThreadPoolExecutor(32) as pool:
+            statuses = list(pool.map(lambda s: upload(arena, s[1][0], s[1][1], f"agent{s[0]}.py", source), enumerate(sessions)))
+        uploaded = time.time() - t0
+        stored = arena.sqlite("SELECT COUNT(*) FROM submissions")[0][0]
+        jobs = arena.sqlite("SELECT COUNT(*) FROM jobs")[0][0]
+        print(f"  {a.participants} participants signed in in {signed:.1f} s; their uploads at once in {uploaded:.2f} s "
+              f"({a.participants / uploaded * 60:.0f} a minute): {statuses.count(303)} accepted, {stored} stored, {jobs} jobs")
+        assert statuses.count(303) == a.participants == stored == jobs, "an upload was lost"
+        # The leaderboard read while the judges work.
+        latencies = []
+        done0 = 0
+        t0 = time.time()
+        # Until the window ends or every upload is judged (the rate counts the judging time only).
+        while time.time() - t0 < a.seconds:
+            if len(latencies) % 10 == 0 and arena.sqlite("SELECT COUNT(*) FROM jobs WHERE state <> 'done'")[0][0] == 0:
+                break
+            s = time.perf_counter()
+            status, _, _ = request(arena, "GET", "/board")
+            latencies.append((time.perf_counter() - s) * 1000)
+            assert status == 200
+            time.sleep(0.05)
+        window = time.time() - t0
+        judged = arena.sqlite("SELECT COUNT(*) FROM results")[0][0] - done0
+        # The first results may have come while the uploads were still being sent.
+        window += uploaded
+        print(f"  leaderboard while judging: {len(latencies)} reads, median {statistics.median(latencies):.1f} ms, "
+              f"p99 {pct(latencies, 0.99):.1f} ms, max {max(latencies):.1f} ms")
+        arena_rate = judged / window * 60
+        print(f"  judged: {judged} matches in {window:.1f} s = {arena_rate:.1f} a minute ({a.judges} at once, "
+              f"load average {os.getloadavg()[0]:.2f})")
+    finally:
+        arena.stop()
+        sink.stop()
+    # The same matches by `gbely league`: the agent against the Council, the same jobs.
+    agent = folder / "bench.py"
+    agent.write_text(source)
+    games = max(1, a.judges * 2)
+    t0 = time.time()
+    subprocess.run([GBELY, "league", str(agent), "--council", "--gauntlet", "--games", str(games), "--rounds", str(a.rounds),
+                    "-j", str(a.judges), "--sandbox", "require", "--quiet", "--db", str(folder / "league.sqlite"),
+                    "--report", str(folder / "report.html")], check=True, cwd=folder)
+    took = time.time() - t0
+    matches = games * 2
+    print(f"  gbely league: {matches} matches in {took:.1f} s = {matches / took * 60:.1f} a minute ({a.judges} at once, "
+          f"load average {os.getloadavg()[0]:.2f}); the arena judges at {arena_rate / (matches / took * 60):.2f}× "
+          f"its rate (each arena job also plays the check's {5}-round test match)")
+
+
+if __name__ == "__main__":
+    main()
