@@ -9,7 +9,7 @@ use gbely_world::Map;
 use crate::recorder::ReplayWriter;
 use crate::runner::interrupt;
 use crate::runner::player::{Player, PlayerAnswer};
-use crate::session::{MatchRecord, Session};
+use crate::session::{MatchRecord, RoundRecord, Session};
 use crate::sim::{Match, MatchConfig, RoundReport};
 
 /// Options of [`play`].
@@ -21,10 +21,21 @@ pub struct PlayOptions {
     pub record: bool,
 }
 
-/// Watches a match round by round (progress bars, logs).
+/// Watches a match round by round (progress bars, logs, the live page).
 pub trait Observer {
     /// Called after each round is resolved, with the match after it and what happened in it.
     fn round_done(&mut self, _m: &Match, _report: &RoundReport) {}
+
+    /// Whether to call [`Observer::round_recorded`]: the session then keeps each round's record,
+    /// also when the match is not recorded ([`Session::keep_rounds`]).
+    fn wants_records(&self) -> bool {
+        false
+    }
+
+    /// Called after [`Observer::round_done`] when [`Observer::wants_records`], with the round as
+    /// its replay records it: the seats' answers (what each commanded, its discards' items, its
+    /// violation), and their notes within the replay's budget.
+    fn round_recorded(&mut self, _m: &Match, _report: &RoundReport, _record: &RoundRecord<'_>) {}
 }
 
 impl Observer for () {}
@@ -71,6 +82,10 @@ fn run(mut session: Session, players: &mut [&mut dyn Player], observer: &mut dyn
     let seats = session.seats();
     assert_eq!(players.len(), seats, "one player per seat");
     let grid = session.grid().clone();
+    let records = observer.wants_records();
+    if records {
+        session.keep_rounds();
+    }
     let mut obs: Vec<Observation> = vec![Observation::default(); seats];
     'rounds: while !session.is_over() {
         if interrupt::requested() {
@@ -96,6 +111,9 @@ fn run(mut session: Session, players: &mut [&mut dyn Player], observer: &mut dyn
         }
         session.advance();
         observer.round_done(session.state(), session.report());
+        if let Some(record) = records.then(|| session.round_record()).flatten() {
+            observer.round_recorded(session.state(), session.report(), &record);
+        }
     }
     for p in players.iter_mut() {
         p.end();

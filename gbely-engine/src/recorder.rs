@@ -136,6 +136,10 @@ pub struct Recorder {
     end_state: FinalState,
     turns: Vec<Turn>,
     stream: Option<Stream>,
+    /// Records nothing: only the last round's turn is kept, for an observer ([`Recorder::observing`]).
+    observing: bool,
+    /// The last round's turn when it is streamed or only observed (in memory: the last of `turns`).
+    last: Option<Turn>,
     /// Per seat, the built-in agent whose commands are regenerated rather than stored.
     builtins: Vec<Option<String>>,
     /// Whether turns carry their cell changes (version 1's form; readers rebuilding a version 2
@@ -166,9 +170,32 @@ impl Recorder {
             end_state: FinalState { owner: Vec::new(), units: Vec::new(), fortification: Vec::new() },
             turns: Vec::new(),
             stream: None,
+            observing: false,
+            last: None,
             allowances: Vec::new(),
             notes_spent: Vec::new(),
         }
+    }
+
+    /// Records nothing but keeps each round's turn until the next (see [`Recorder::last_turn`]):
+    /// what a live page shows of a match that is not recorded, with the replay's bounds and
+    /// notes' budget. Call [`Recorder::start`] before round 0.
+    pub fn observing(builtins: &[Option<String>]) -> Recorder {
+        let mut r = Recorder::new();
+        r.builtins = builtins.to_vec();
+        r.observing = true;
+        r
+    }
+
+    /// Whether this recorder only keeps the last round for an observer ([`Recorder::observing`]).
+    pub fn is_observing(&self) -> bool {
+        self.observing
+    }
+
+    /// The turn of the last round recorded, as the replay has it (streamed, in memory or only
+    /// observed).
+    pub fn last_turn(&self) -> Option<&Turn> {
+        self.last.as_ref().or_else(|| self.turns.last())
     }
 
     /// The compact record (replay version 2) of a seat's answer, made after the round was
@@ -383,7 +410,9 @@ impl Recorder {
                 if s.error.is_none() {
                     s.error = s.writer.turn(&turn).err().map(|e| e.to_string());
                 }
+                self.last = Some(turn);
             }
+            None if self.observing => self.last = Some(turn),
             None => self.turns.push(turn),
         }
     }

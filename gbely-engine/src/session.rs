@@ -32,6 +32,18 @@ use crate::wire::{parse_command, parse_commands};
 /// Discarded commands of one seat by reason.
 pub type DiscardDigest = BTreeMap<DiscardReason, u32>;
 
+/// A round just advanced as its replay records it ([`Session::round_record`]): what an observer
+/// shows of it (the live page) is then what the replay's page shows.
+#[derive(Clone, Debug)]
+pub struct RoundRecord<'a> {
+    /// The round's turn: each seat's answer (a flood cut as the replay cuts it), the discarded
+    /// commands, the notes within the replay's budget.
+    pub turn: &'a gbely_world::replay::Turn,
+    /// Per seat, the commands it played, in its answer's order: those of a built-in agent, which
+    /// the turn leaves to readers to regenerate ([`Answer::Regen`]).
+    pub played: Vec<&'a [crate::sim::Order]>,
+}
+
 /// Everything a played match leaves behind ([`Session::finish`]).
 #[derive(Debug)]
 pub struct MatchRecord {
@@ -212,6 +224,32 @@ impl Session {
     /// Streams the replay to `writer` as rounds finish. Call before the first round.
     pub fn record_to(&mut self, writer: ReplayWriter) {
         self.recorder = Some(Recorder::streaming(writer, &self.m, &self.names, &self.builtins));
+    }
+
+    /// Keeps each round's record for an observer ([`Session::round_record`]) without recording
+    /// the match when it is not recorded otherwise (a live page of a match played without a
+    /// replay). Call before the first round.
+    pub fn keep_rounds(&mut self) {
+        if self.recorder.is_none() {
+            let mut r = Recorder::observing(&self.builtins);
+            r.start(&self.m);
+            self.recorder = Some(r);
+        }
+    }
+
+    /// The last round advanced as its replay records it, when the session records or keeps its
+    /// rounds ([`Session::keep_rounds`]); `None` before the first round.
+    pub fn round_record(&self) -> Option<RoundRecord<'_>> {
+        let turn = self.recorder.as_ref()?.last_turn()?;
+        let played = self
+            .inputs
+            .iter()
+            .map(|i| match i {
+                SideInput::Orders(orders) => orders.as_slice(),
+                SideInput::Violation | SideInput::Nothing => &[],
+            })
+            .collect();
+        Some(RoundRecord { turn, played })
     }
 
     /// The state of the match (read only: it changes through `submit` and `advance`).
@@ -400,7 +438,7 @@ impl Session {
 
     /// The replay of the rounds played so far, when recording in memory.
     pub fn replay_so_far(&self) -> Option<Replay> {
-        let r = self.recorder.as_ref()?;
+        let r = self.recorder.as_ref().filter(|r| !r.is_observing())?;
         Some(r.replay_so_far(&self.m, &self.names, match_result(&self.m, &self.names)))
     }
 
@@ -412,6 +450,7 @@ impl Session {
         let end_reason = result.ended_by;
         let m = &self.m;
         let (replay, replay_written) = match self.recorder {
+            Some(r) if r.is_observing() => (None, None),
             Some(r) if r.is_streaming() => (None, r.finish_stream(m, &result, interrupted)),
             Some(r) => (Some(r.finish(m, &self.names, result)), None),
             None => (None, None),
@@ -431,8 +470,8 @@ impl Session {
     }
 
     /// A copy of the session (for search: try a line of play on the copy), or `None` when it
-    /// records a replay (a recording belongs to one match). Answers already submitted this round
-    /// are copied too.
+    /// records a replay or keeps its rounds (a recording belongs to one match). Answers already
+    /// submitted this round are copied too.
     pub fn try_clone(&self) -> Option<Session> {
         if self.recorder.is_some() {
             return None;
@@ -452,7 +491,8 @@ impl Session {
     }
 
     /// The session between rounds, to restore with [`Session::restore`] (pickling); `None` when it
-    /// records a replay. Answers submitted for the round not yet advanced are not part of it.
+    /// records a replay or keeps its rounds. Answers submitted for the round not yet advanced are
+    /// not part of it.
     pub fn snapshot(&self) -> Option<SessionState> {
         if self.recorder.is_some() {
             return None;

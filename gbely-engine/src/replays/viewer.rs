@@ -6,11 +6,12 @@ use std::io::Write;
 use std::sync::Arc;
 
 use gbely_rules::{constants, Mode, Terrain};
-use gbely_world::replay::{owner_code, Answer};
+use gbely_world::replay::{owner_code, Answer, Turn};
 use gbely_world::{Map, Replay, SeatRole};
 use serde_json::{json, Value};
 
 use crate::replays::{resimulate_regenerating, seat_colors, terrain_color, Frame};
+use crate::session::RoundRecord;
 use crate::sim::{Match, RoundReport};
 use crate::wire::{command_to_value, parse_command};
 
@@ -58,19 +59,9 @@ pub fn viewer_header(map: &Map, names: &[String], mode: Mode) -> Value {
 }
 
 /// One round for the page: the cells whose state differs from production alone (a flat list of
-/// cell delta, owner, units and fortification in hundredths), captures and failed attacks
-/// (`[seat, cell, from]`), discarded commands (`[seat, index, reason, command]`), violations
-/// (`[seat, kind, detail]`) and the number of commands per seat; [`viewer_data`] adds each
-/// seat's commands (`cmd`, see [`drawn_commands`]) and the agents' notes (`notes`:
-/// `[seat, text, [[cell, note], …], [drawing, …]]`) to rounds that have some.
-fn turn_value(
-    mut changes: Vec<(u32, i8, f64, f64)>,
-    cap: Vec<Value>,
-    fail: Vec<Value>,
-    disc: Vec<Value>,
-    viol: Vec<Value>,
-    n: Vec<usize>,
-) -> Value {
+/// cell delta, owner, units and fortification in hundredths) and captures and failed attacks
+/// (`[seat, cell, from]`); [`recorded_turn_value`] adds what the seats did.
+fn turn_value(mut changes: Vec<(u32, i8, f64, f64)>, cap: Vec<Value>, fail: Vec<Value>) -> Value {
     let mut flat: Vec<i64> = Vec::with_capacity(changes.len() * 4);
     let mut last = 0i64;
     changes.sort_by_key(|c| c.0);
@@ -78,7 +69,52 @@ fn turn_value(
         flat.extend([c.0 as i64 - last, c.1 as i64, q(c.2), q(c.3)]);
         last = c.0 as i64;
     }
-    json!({"c": flat, "cap": cap, "fail": fail, "disc": disc, "viol": viol, "n": n})
+    json!({"c": flat, "cap": cap, "fail": fail})
+}
+
+/// Adds to a round's `turn` (see [`turn_value`]) what the seats did, from the replay's record of
+/// the round and each seat's commands as JSON items (`lists`, by index in its answer; `None`: no
+/// commands): discarded commands (`disc`: `[seat, index, reason, command]`), violations (`viol`:
+/// `[seat, kind, detail]`), the number of commands per seat (`n`), each seat's commands (`cmd`,
+/// see [`drawn_commands`]) and the agents' notes (`notes`: `[seat, text, [[cell, note], …],
+/// [drawing, …]]`), the last two only in rounds that have some. The replay's page and the live
+/// page both make their rounds here.
+fn recorded_turn_value(mut turn: Value, t: &Turn, lists: &[Option<Vec<Value>>], g: &gbely_rules::Grid) -> Value {
+    let disc: Vec<Value> = t
+        .discarded
+        .iter()
+        .map(|d| {
+            let cmd = lists
+                .get(d.seat as usize)
+                .and_then(|l| l.as_ref())
+                .and_then(|l| l.get(d.index as usize))
+                .map(|v| v.to_string())
+                .unwrap_or_default();
+            json!([d.seat, d.index, d.reason, cmd])
+        })
+        .collect();
+    let viol: Vec<Value> = t
+        .answers
+        .iter()
+        .enumerate()
+        .filter_map(|(s, a)| match a {
+            Answer::Violation(v) => Some(json!([s, v.kind, v.detail])),
+            _ => None,
+        })
+        .collect();
+    let ncmd: Vec<usize> = lists.iter().map(|l| l.as_ref().map_or(0, Vec::len)).collect();
+    turn["disc"] = json!(disc);
+    turn["viol"] = json!(viol);
+    turn["n"] = json!(ncmd);
+    // Each seat's commands, for the map's arrows: `[[index, kind, from, to, amount], …]` a seat.
+    if lists.iter().any(|l| l.as_ref().is_some_and(|l| !l.is_empty())) {
+        turn["cmd"] = lists.iter().map(|l| json!(l.as_deref().map_or(Vec::new(), |l| drawn_commands(l, g)))).collect();
+    }
+    // The agents' notes (a drawing as the replay has it: `{"dot": cell, "color": "#rrggbb"}`, …).
+    if !t.notes.is_empty() {
+        turn["notes"] = t.notes.iter().map(|n| json!([n.seat, n.text, n.cells, n.draw])).collect();
+    }
+    turn
 }
 
 fn events_of(report: &RoundReport) -> (Vec<Value>, Vec<Value>) {
@@ -146,42 +182,8 @@ pub fn viewer_data(replay: &Replay) -> Result<Value, String> {
                 _ => super::answer_commands(a, g),
             })
             .collect();
-        let disc: Vec<Value> = t
-            .discarded
-            .iter()
-            .map(|d| {
-                let cmd = lists
-                    .get(d.seat as usize)
-                    .and_then(|l| l.as_ref())
-                    .and_then(|l| l.get(d.index as usize))
-                    .map(|v| v.to_string())
-                    .unwrap_or_default();
-                json!([d.seat, d.index, d.reason, cmd])
-            })
-            .collect();
-        let viol: Vec<Value> = t
-            .answers
-            .iter()
-            .enumerate()
-            .filter_map(|(s, a)| match a {
-                Answer::Violation(v) => Some(json!([s, v.kind, v.detail])),
-                _ => None,
-            })
-            .collect();
-        let ncmd: Vec<usize> = lists.iter().map(|l| l.as_ref().map_or(0, Vec::len)).collect();
         let (cap, fail) = events.get(r).cloned().unwrap_or_default();
-        let mut turn = turn_value(changes, cap, fail, disc, viol, ncmd);
-        // Each seat's commands, for the map's arrows: `[[index, kind, from, to, amount], …]` a seat.
-        if lists.iter().any(|l| l.as_ref().is_some_and(|l| !l.is_empty())) {
-            turn["cmd"] =
-                lists.iter().map(|l| json!(l.as_deref().map_or(Vec::new(), |l| drawn_commands(l, g)))).collect();
-        }
-        // The agents' notes: `[seat, text, [[cell, note], …], [drawing, …]]` (a drawing as the
-        // replay has it: `{"dot": cell, "color": "#rrggbb"}`, …), only in rounds that have some.
-        if !t.notes.is_empty() {
-            turn["notes"] = t.notes.iter().map(|n| json!([n.seat, n.text, n.cells, n.draw])).collect();
-        }
-        turns.push(turn);
+        turns.push(recorded_turn_value(turn_value(changes, cap, fail), t, &lists, g));
     }
     data["turns"] = json!(turns);
     data["result"] = json!(replay.result);
@@ -190,7 +192,7 @@ pub fn viewer_data(replay: &Replay) -> Result<Value, String> {
 
 /// The rounds of a match being played, for the live page: each round's turn in the shape of
 /// [`viewer_data`]'s, worked out from the match itself (the cells that differ from what
-/// production alone gives) and its report.
+/// production alone gives), its report and its record (what the seats did, as the replay has it).
 #[derive(Debug)]
 pub struct LiveTurns {
     map: Arc<Map>,
@@ -204,8 +206,8 @@ impl LiveTurns {
         LiveTurns { map, last }
     }
 
-    /// The turn of the round `m` has just resolved.
-    pub fn turn(&mut self, m: &Match, report: &RoundReport) -> Value {
+    /// The turn of the round `m` has just resolved, with its report and record.
+    pub fn turn(&mut self, m: &Match, report: &RoundReport, record: &RoundRecord<'_>) -> Value {
         self.last.produce(&self.map);
         let mut changes = Vec::new();
         for (i, ((&o, &u), &f)) in m.owners().iter().zip(m.all_units()).zip(m.all_fortifications()).enumerate() {
@@ -218,9 +220,23 @@ impl LiveTurns {
             }
         }
         let (cap, fail) = events_of(report);
-        let disc = report.discarded.iter().map(|d| json!([d.seat, d.index, d.reason, ""])).collect();
-        let viol = report.violations.iter().map(|&s| json!([s, "violation", ""])).collect();
-        turn_value(changes, cap, fail, disc, viol, vec![0; self.map.seats().len()])
+        let g = self.map.grid();
+        // A built-in seat's commands are the ones it played (the replay's readers decide them
+        // again, the same: the built-ins are deterministic).
+        let lists: Vec<Option<Vec<Value>>> = record
+            .turn
+            .answers
+            .iter()
+            .enumerate()
+            .map(|(s, a)| match a {
+                Answer::Regen => {
+                    let played = record.played.get(s).copied().unwrap_or_default();
+                    Some(played.iter().flatten().map(|c| command_to_value(c, g)).collect())
+                }
+                _ => super::answer_commands(a, g),
+            })
+            .collect();
+        recorded_turn_value(turn_value(changes, cap, fail), record.turn, &lists, g)
     }
 }
 
@@ -306,6 +322,8 @@ pub fn viewer_html(replay: &Replay) -> Result<String, String> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn base64_matches_the_standard_alphabet() {
         assert_eq!(super::base64(b""), "");
@@ -316,34 +334,113 @@ mod tests {
         assert_eq!(super::base64(&[0xff, 0xfe, 0x00]), "//4A");
     }
 
-    /// The live page gets, round by round, the same turns as the page of the finished replay.
-    #[test]
-    fn live_turns_are_the_replays_turns() {
+    /// Seat 0 of the live tests: every round a FORTIFY of its base, a MOVE from the other seat's
+    /// base (not its own: discarded, `source_not_owned`), an item that is no command, and 3 664
+    /// bytes of notes (2 000 characters and 8 cell notes of 200); in round 3 an unreadable answer.
+    struct Scripted {
+        map: Arc<Map>,
+        round: u32,
+    }
+
+    impl crate::runner::player::Player for Scripted {
+        fn name(&self) -> String {
+            "scripted".into()
+        }
+        fn begin(&mut self, obs: &gbely_rules::Observation, _grid: &gbely_rules::Grid) {
+            self.round = obs.round;
+        }
+        fn finish(&mut self) -> crate::runner::player::PlayerAnswer {
+            use crate::runner::player::PlayerAnswer;
+            if self.round == 3 {
+                let kind = gbely_rules::ViolationKind::Unreadable;
+                return PlayerAnswer::Violation { kind, detail: "garbage".into() };
+            }
+            let g = self.map.grid();
+            let (mine, theirs) = (g.id(self.map.seats()[0].base), g.id(self.map.seats()[1].base));
+            PlayerAnswer::Raw(vec![
+                json!({"typ": "FORTIFY", "pole": mine, "investicia": 0.5}),
+                json!({"typ": "MOVE", "z": theirs, "na": mine, "pocet": 1}),
+                json!("junk"),
+            ])
+        }
+        fn notes(&mut self) -> Option<gbely_rules::Notes> {
+            let cells = (0..8).map(|k| (gbely_rules::Cell(k), "c".repeat(200))).collect();
+            let text = format!("round {:<4}", self.round) + &"n".repeat(1990);
+            Some(gbely_rules::Notes { text, cells, draw: Vec::new() })
+        }
+    }
+
+    /// The live page's turns of a 12-round duel of [`Scripted`] against the Council, and the
+    /// replay when `record`.
+    fn watched(record: bool) -> (Vec<Value>, Option<Replay>) {
         use crate::game::{play, Observer, PlayOptions};
         use crate::runner::player::{DecidePlayer, Player};
-        use crate::sim::{Match, MatchConfig, RoundReport};
-        struct Collect(super::LiveTurns, Vec<serde_json::Value>);
+        use crate::session::RoundRecord;
+        use crate::sim::MatchConfig;
+        struct Collect(super::LiveTurns, Vec<Value>);
         impl Observer for Collect {
-            fn round_done(&mut self, m: &Match, report: &RoundReport) {
-                let t = self.0.turn(m, report);
+            fn wants_records(&self) -> bool {
+                true
+            }
+            fn round_recorded(&mut self, m: &Match, report: &RoundReport, record: &RoundRecord<'_>) {
+                let t = self.0.turn(m, report, record);
                 self.1.push(t);
             }
         }
-        let map = std::sync::Arc::new(gbely_world::generate_duel("live", 24, 24).unwrap());
-        let mut a = DecidePlayer::new("expander", agents::Expander::default());
+        let map = Arc::new(gbely_world::generate_duel("live", 24, 24).unwrap());
+        let mut a = Scripted { map: map.clone(), round: 0 };
         let mut b = DecidePlayer::council("council");
         let mut players: [&mut dyn Player; 2] = [&mut a, &mut b];
         let mut seen = Collect(super::LiveTurns::new(map.clone()), Vec::new());
-        let rec = play(map, &mut players, PlayOptions { config: MatchConfig { rounds: 40 }, record: true }, &mut seen);
-        let data = super::viewer_data(&rec.replay.unwrap()).unwrap();
+        let rec = play(map, &mut players, PlayOptions { config: MatchConfig { rounds: 12 }, record }, &mut seen);
+        (seen.1, rec.replay)
+    }
+
+    /// The live page gets, round by round, the same turns as the page of the finished replay:
+    /// the cells, the events, and what the seats did (their commands, the discarded ones' text,
+    /// the violations' kinds, the notes within the replay's budget), whether or not the match is
+    /// recorded.
+    #[test]
+    fn live_turns_are_the_replays_turns() {
+        let (live, replay) = watched(true);
+        let data = super::viewer_data(&replay.unwrap()).unwrap();
         let turns = data["turns"].as_array().unwrap();
-        assert_eq!(turns.len(), 40);
-        for (r, (live, file)) in seen.1.iter().zip(turns).enumerate() {
-            for key in ["c", "cap", "fail"] {
-                assert_eq!(live[key], file[key], "round {r}: {key}");
+        assert_eq!(live.len(), 12);
+        assert_eq!(&live, turns);
+        let (unrecorded, none) = watched(false);
+        assert!(none.is_none());
+        assert_eq!(unrecorded, live, "a match played without a replay shows the same turns");
+        let g = gbely_world::generate_duel("live", 24, 24).unwrap();
+        let theirs = g.grid().id(g.seats()[1].base);
+        for (r, t) in live.iter().enumerate() {
+            assert!(!t["c"].as_array().unwrap().is_empty() || r == 0, "round {r} changed nothing");
+            assert!(t["n"][1].as_u64().unwrap() > 0, "round {r}: the Council's commands, regenerated");
+            let mine: Vec<&Value> = t["disc"].as_array().unwrap().iter().filter(|d| d[0] == 0).collect();
+            if r == 3 {
+                assert_eq!(t["viol"], json!([[0, "unreadable", "garbage"]]));
+                assert!(mine.is_empty() && t["n"][0] == 0, "round 3: no commands");
+                continue;
             }
-            assert!(!live["c"].as_array().unwrap().is_empty() || r == 0, "round {r} changed nothing");
+            assert_eq!(t["viol"], json!([]), "round {r}");
+            assert_eq!(t["n"][0], 3, "round {r}");
+            // The MOVE from the other seat's base, with its text; the item that is no command.
+            let moved = format!(r#"{{"typ":"MOVE","z":"{theirs}","na":"#);
+            assert!(
+                mine.iter()
+                    .any(|d| d[1] == 1 && d[2] == "source_not_owned" && d[3].as_str().unwrap().starts_with(&moved)),
+                "round {r}: {mine:?}"
+            );
+            assert!(mine.iter().any(|d| d[1] == 2 && d[3] == "\"junk\""), "round {r}: {mine:?}");
         }
+        // The notes' budget: 3 664 bytes a round against 16 KiB + 2 KiB a round. Round 7 fits
+        // (8 × 3 664 = 29 312 ≤ 16 384 + 7 × 2 048 = 30 720); round 8 does not (3 456 left of
+        // 32 768) and is a mark; round 3, a violation, has its notes too.
+        for (r, t) in live.iter().enumerate().take(8) {
+            let text = t["notes"][0][1].as_str().unwrap();
+            assert!(text.starts_with(&format!("round {r} ")) && text.len() == 2000, "round {r}");
+            assert_eq!(t["notes"][0][2].as_array().unwrap().len(), 8);
+        }
+        assert_eq!(live[8]["notes"][0][1], "[notes cut: 3664 bytes, more than the 3456 left of 2 KiB a round]");
     }
 
     /// Regression: the Council's commands are not in the file (a built-in's are regenerated), and

@@ -1452,3 +1452,61 @@ def test_a_finals_moments_are_its_leader_changes_and_record_swings_and_it_ends_o
     names = p.page.locator("#podium .who").all_inner_texts()
     assert names == [sides[1]["name"], sides[0]["name"], sides[2]["name"]], names
     assert p.page.locator("#podium .place").all_inner_texts() == ["2.", "1.", "3."]
+
+
+# Every round: a note (its answer's debug key) naming the MOVE it sends from a cell it sees but
+# does not own (discarded: source_not_owned); in round 4 garbage (a violation: unreadable).
+WATCHED = """
+AGENT_NAME = "watched"
+
+def decide(stav):
+    r = stav["kolo"]
+    if r == 4:
+        return "garbage"
+    seen = stav["viditelne_susedne_pola"][0]["id"]
+    base = stav["moja_zakladna"]
+    return {"prikazy": [{"typ": "MOVE", "z": seen, "na": base, "pocet": 1}],
+            "debug": {"text": "round %d: MOVE %s %s" % (r, seen, base)}}
+"""
+
+
+def test_a_watched_match_shows_its_notes_discards_and_violations_as_it_is_played(work, pages):
+    (work / "watched.py").write_text(WATCHED)
+    (work / "idle.py").write_text("def decide(stav):\n    return []\n")
+    m = Match(work, "play", "watched.py", "--opponent", "idle.py", "--map", "seed:watched", "--size", "16",
+              "--rounds", "40", "--watch", "--watch-speed", "4", "--run-dir", "watched-run")
+    p = pages(1366, 768).open(m.url)
+    # Regression: the notes' panel was hidden until the match was over. It shows from the first
+    # rounds on (4 a second: round 8 is 2 s away), long before the end.
+    p.page.wait_for_function("""() => !document.getElementById('notesbox').hidden
+        && document.getElementById('resultbox').hidden && window.gbely.frames() < 10""", timeout=30000)
+    p.page.wait_for_function("() => window.gbely.frames() >= 7", timeout=30000)
+    # Paused from the page, before the end: the match waits while the page is looked at.
+    p.page.click("#pausebtn")
+    p.page.wait_for_function("() => document.getElementById('pausebtn').textContent === 'resume'", timeout=10000)
+    assert p.page.is_hidden("#resultbox")
+    assert p.page.evaluate("window.gbely.frames()") < 20
+    assert "· live" in p.page.inner_text("#roundlabel")
+    # Round 3: its note, and in the events its MOVE discarded with the command's text and why.
+    p.page.evaluate("window.gbely.show(4)")
+    assert p.page.is_visible("#notesbox")
+    note = p.page.inner_text("#notes")
+    assert re.fullmatch(r"watched: round 3: MOVE P\d\d_\d\d P\d\d_\d\d", note), note
+    seen, base = note.split(" ")[-2:]
+    events = p.page.inner_text("#events").split("\n")
+    want = f'· watched: command #0 discarded (source not owned) {{"typ":"MOVE","z":"{seen}","na":"{base}","pocet":1}}'
+    assert want in events, events
+    # Round 4: the violation by its kind, and no note.
+    p.page.evaluate("window.gbely.show(5)")
+    events = p.page.inner_text("#events").split("\n")
+    assert any(e.startswith("⚠ watched: violation (unreadable) ") for e in events), events
+    assert p.page.inner_text("#notes") == "no notes this round"
+    # Resumed, the match plays to its end, and the notes of round 3 are the replay's.
+    p.page.click("#pausebtn")
+    p.page.wait_for_function("() => !document.getElementById('resultbox').hidden", timeout=60000)
+    out = m.wait()
+    assert m.proc.returncode == 0, out
+    replay = json.loads(gzip.decompress((work / "watched-run" / "replay.json.gz").read_bytes()))
+    assert replay["turns"][3]["notes"][0]["text"] == note.removeprefix("watched: ")
+    p.page.evaluate("window.gbely.show(4)")
+    assert p.page.inner_text("#notes") == note

@@ -164,8 +164,16 @@ struct Watched<'a> {
 impl Observer for Watched<'_> {
     fn round_done(&mut self, m: &Match, report: &RoundReport) {
         self.progress.round_done(m, report);
+    }
+
+    /// The live page shows each round as its replay records it.
+    fn wants_records(&self) -> bool {
+        self.watch.as_ref().is_some_and(|w| w.wants_records())
+    }
+
+    fn round_recorded(&mut self, m: &Match, report: &RoundReport, record: &crate::session::RoundRecord<'_>) {
         if let Some(w) = self.watch.as_mut() {
-            w.round_done(m, report);
+            w.round_recorded(m, report, record);
         }
     }
 }

@@ -31,6 +31,7 @@ use crate::game::Observer;
 use crate::replays::viewer::{viewer_header, viewer_page, LiveTurns, PageMode};
 use crate::replays::{seat_colors, terrain_color};
 use crate::runner::player::{Player, PlayerAnswer};
+use crate::session::RoundRecord;
 use crate::sim::{Match, RoundReport};
 use crate::wire::{answer_from_value, observation_json};
 
@@ -492,7 +493,8 @@ impl Served {
     }
 }
 
-/// Sends each resolved round to the page, at most `speed` rounds per second.
+/// Sends each resolved round to the page as its replay records it, at most `speed` rounds per
+/// second.
 #[derive(Debug)]
 pub struct WatchObserver {
     live: Arc<Live>,
@@ -508,7 +510,13 @@ impl WatchObserver {
 }
 
 impl Observer for WatchObserver {
-    fn round_done(&mut self, m: &Match, report: &RoundReport) {
+    fn wants_records(&self) -> bool {
+        true
+    }
+
+    /// The round's turn as the replay's page has it: what each seat commanded, its discards' text,
+    /// its violation's kind, its notes and drawings (within the replay's budget for notes).
+    fn round_recorded(&mut self, m: &Match, report: &RoundReport, record: &RoundRecord<'_>) {
         self.live.wait_while_paused();
         if let (Some(speed), Some(last)) = (self.speed, self.last) {
             let gap = Duration::from_secs_f64(1.0 / speed);
@@ -518,7 +526,7 @@ impl Observer for WatchObserver {
             }
         }
         self.last = Some(Instant::now());
-        self.live.push_turn(self.turns.turn(m, report));
+        self.live.push_turn(self.turns.turn(m, report, record));
     }
 }
 
