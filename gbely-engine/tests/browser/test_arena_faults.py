@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from arena_kit import Arena, Sink, agent_file, good_agent, sign_in
+from arena_kit import Arena, Sink, body_of, good_agent, sign_in
 
 
 @pytest.fixture
@@ -140,5 +140,50 @@ def test_a_hostile_submission_reads_nothing_of_others_nor_the_database_nor_the_c
         assert stored not in listing and "arena.sqlite" not in listing, listing
         assert "nosy: env []" in log, log
         ana.close(), eve.close()
+    finally:
+        arena.stop()
+
+
+def test_uploads_and_sign_in_emails_are_limited_and_names_are_shown_as_text(sink, pages, tmp_path):
+    arena = Arena(tmp_path, sink, rounds=10, uploads_per_hour=2)
+    arena.start()
+    try:
+        p, public = pages(), pages()
+        # Five sign-in e-mails an address and hour (the configuration): the sixth is refused.
+        for k in range(5):
+            r = p.context.request.post(arena.url + "/signin", form={"email": "mal@mail.example"})
+            assert r.status == 200, (k, r.status)
+        r = p.context.request.post(arena.url + "/signin", form={"email": "mal@mail.example"})
+        assert r.status == 429 and "too many sign-in e-mails" in r.text()
+        assert len(sink.to("mal@mail.example")) == 5
+        # The last link sent still signs in.
+        link = re.search(r"http://\S+/signin/[0-9a-f]{32}", body_of(sink.wait_for("mal@mail.example", "sign-in", 5))).group(0)
+        p.page.goto(link)
+        p.page.click("#confirm")
+        p.page.wait_for_url(re.compile(r"/me$"))
+        # A file over 512 KiB is refused and stored nowhere.
+        big = "# " + "x" * (512 * 1024) + "\ndef decide(stav):\n    return []\n"
+        r = p.context.request.post(arena.url + "/upload", max_redirects=0, multipart={
+            "csrf": csrf_of(p.page), "file": {"name": "big.py", "mimeType": "text/x-python", "buffer": big.encode()}})
+        assert r.status == 413 and "512 KiB" in r.text()
+        # A name that is markup, and a file name that is a path: both shown as text, stored under our name.
+        evil = '<img src=x onerror="document.title=1">'
+        sid = post_upload(p.page, arena, "../../etc/evil<b>.py", f"AGENT_NAME = {evil!r}\n\ndef decide(stav):\n    return []\n")
+        stored = arena.sqlite(f"SELECT stored, file_name FROM submissions WHERE id = {sid}")[0]
+        assert re.fullmatch(r"[0-9a-f]{32}\.py", stored[0]) and stored[1] == "evil<b>.py", stored
+        assert (arena.data / "submissions" / stored[0]).is_file() and not (tmp_path / "etc").exists()
+        wait_until(lambda: arena.sqlite(f"SELECT state FROM submissions WHERE id = {sid}")[0][0] == "scored")
+        public.open(arena.url + "/board")
+        assert public.page.locator("#board td.agent").inner_text() == evil
+        assert public.page.locator("#board img").count() == 0 and public.page.title() != "1"
+        p.page.goto(f"{arena.url}/me/{sid}")
+        assert "evil<b>.py" in p.page.locator("main").inner_text() and p.page.locator("main b:text('.py')").count() == 0
+        # Two uploads an hour: the third is refused.
+        post_upload(p.page, arena, "b.py", "def decide(stav):\n    return []\n")
+        r = p.context.request.post(arena.url + "/upload", max_redirects=0, multipart={
+            "csrf": csrf_of(p.page), "file": {"name": "c.py", "mimeType": "text/x-python", "buffer": b"def decide(stav):\n    return []\n"}})
+        assert r.status == 429 and "the limit is 2" in r.text()
+        assert arena.sqlite("SELECT COUNT(*) FROM submissions")[0][0] == 2
+        p.close(), public.close()
     finally:
         arena.stop()
