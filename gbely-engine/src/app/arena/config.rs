@@ -402,7 +402,7 @@ mod tests {
     use super::*;
 
     fn config(phases: &str) -> Result<Config, String> {
-        let text = EXAMPLE.replace("mail.example", "mail.example");
+        let text = EXAMPLE;
         let start = text.find("[phases]").unwrap();
         let end = text[start..].find("\n\n").map(|e| start + e).unwrap();
         let text = format!("{}[phases]\n{phases}{}", &text[..start], &text[end..]);

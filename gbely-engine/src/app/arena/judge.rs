@@ -34,7 +34,7 @@ pub struct Judging {
     /// The interpreter of agent files (resolved).
     pub python: String,
     pub closing: Arc<AtomicBool>,
-    /// This worker's name in the jobs it holds.
+    /// This worker's name in the jobs it holds (set by [`Judging::spawn`]).
     pub worker: String,
 }
 
@@ -44,6 +44,18 @@ pub fn unix_now() -> i64 {
 }
 
 impl Judging {
+    /// Starts `n` judges like this one, each on a thread of its own and named
+    /// `HOST:ROLE:PID:K` in the jobs it holds.
+    pub fn spawn(&self, n: usize, role: &str) -> std::io::Result<Vec<std::thread::JoinHandle<()>>> {
+        (0..n)
+            .map(|k| {
+                let mut j = self.clone();
+                j.worker = format!("{}:{role}:{}:{k}", hostname(), std::process::id());
+                std::thread::Builder::new().name(format!("gbely-judge-{k}")).spawn(move || j.run())
+            })
+            .collect()
+    }
+
     /// Judges jobs until `closing`.
     pub fn run(&self) {
         while !self.closing.load(Ordering::Relaxed) {
@@ -121,7 +133,7 @@ impl Judging {
     /// Checks and plays a submission; `None` when stopped before its end.
     fn verdict(&self, job: &Job, sub: &Submission) -> Option<Verdict> {
         let data = &self.config.data;
-        let file = data.join("submissions").join(&sub.stored);
+        let file = submission_file(data, sub);
         let rel = format!("judging/{}-{}", sub.id, job.attempt);
         let dir = data.join(&rel);
         if let Err(e) = std::fs::create_dir_all(&dir) {
@@ -225,6 +237,10 @@ impl Judging {
             eprintln!("gbely arena: the result e-mail of submission {}: {e}", sub.id);
         }
     }
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname").map(|h| h.trim().to_string()).unwrap_or_else(|_| "host".into())
 }
 
 /// Where a submission's files lie.

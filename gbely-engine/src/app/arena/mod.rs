@@ -46,7 +46,7 @@ use self::judge::{unix_now, Judging};
 use self::mail::Mailer;
 use self::store::{Store, Submission};
 use crate::app::web::live::{parts, Live, Start, WatchObserver};
-use crate::app::web::{random_token, same_secret, text, with_safe_headers};
+use crate::app::web::{random_token, same_secret, text, with_safe_headers, Server};
 
 /// The session cookie's name.
 const COOKIE: &str = "gbely_arena";
@@ -149,22 +149,14 @@ pub fn open(config: &Config, rt: &tokio::runtime::Runtime) -> Result<Store, Aren
 }
 
 fn redact(url: &str) -> String {
-    match (url.split_once("://"), url.rfind('@')) {
-        (Some((scheme, rest)), Some(_)) => {
-            let (cred, host) = rest.rsplit_once('@').unwrap_or(("", rest));
-            let user = cred.split(':').next().unwrap_or("");
-            format!("{scheme}://{user}:…@{host}")
-        }
-        _ => url.to_string(),
+    match url.split_once("://").and_then(|(scheme, rest)| Some((scheme, rest.rsplit_once('@')?))) {
+        Some((scheme, (cred, host))) => format!("{scheme}://{}:…@{host}", cred.split(':').next().unwrap_or("")),
+        None => url.to_string(),
     }
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, ArenaError> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .thread_name("gbely-arena")
-        .enable_all()
-        .build()
+    crate::app::web::runtime("gbely-arena")
         .map_err(|e| ArenaError::Other(format!("cannot start the server's runtime: {e}")))
 }
 
@@ -173,12 +165,12 @@ fn runtime() -> Result<tokio::runtime::Runtime, ArenaError> {
 pub struct Running {
     pub url: String,
     pub arena: Arc<Arena>,
-    stop: Option<tokio::sync::watch::Sender<bool>>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    server: Server,
 }
 
 impl Running {
-    /// Stops the judges (their jobs go back to the queue) and the server.
+    /// Stops the judges (their jobs go back to the queue), the database's connections and the
+    /// server.
     pub fn close(mut self) {
         self.arena.closing.store(true, Ordering::Relaxed);
         if let Some(f) = self.arena.final_.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
@@ -188,12 +180,8 @@ impl Running {
         for t in threads {
             let _ = t.join();
         }
-        if let Some(s) = self.stop.take() {
-            let _ = s.send(true);
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
+        self.server.handle().block_on(self.arena.store.close());
+        self.server.stop();
     }
 }
 
@@ -225,22 +213,17 @@ pub fn serve(config: Config, python: String, listen: SocketAddr) -> Result<Runni
         .block_on(tokio::net::TcpListener::bind(listen))
         .map_err(|error| ArenaError::Listen { addr: listen.to_string(), error })?;
     let port = listener.local_addr().map(|a| a.port()).unwrap_or(listen.port());
-    for k in 0..config.judge.workers {
-        let j = Judging {
-            config: Arc::clone(&config),
-            store: store.clone(),
-            mailer: mailer.clone(),
-            rt: rt.handle().clone(),
-            python: python.clone(),
-            closing: Arc::clone(&arena.closing),
-            worker: format!("{}:server:{}:{k}", hostname(), std::process::id()),
-        };
-        let t = std::thread::Builder::new()
-            .name(format!("gbely-judge-{k}"))
-            .spawn(move || j.run())
-            .map_err(|e| ArenaError::Other(e.to_string()))?;
-        arena.threads.lock().unwrap_or_else(|e| e.into_inner()).push(t);
-    }
+    let judging = Judging {
+        config: Arc::clone(&config),
+        store: store.clone(),
+        mailer: mailer.clone(),
+        rt: rt.handle().clone(),
+        python: python.clone(),
+        closing: Arc::clone(&arena.closing),
+        worker: String::new(),
+    };
+    let judges = judging.spawn(config.judge.workers, "server").map_err(|e| ArenaError::Other(e.to_string()))?;
+    arena.threads.lock().unwrap_or_else(|e| e.into_inner()).extend(judges);
     // Pages hear of every change, also those of workers in other processes: the database's
     // change counter, looked at three times a second.
     {
@@ -255,30 +238,9 @@ pub fn serve(config: Config, python: String, listen: SocketAddr) -> Result<Runni
         });
     }
     let app = routes(Arc::clone(&arena)).layer(axum::middleware::from_fn_with_state(Arc::clone(&arena), site_guard));
-    let (stop, stopped) = tokio::sync::watch::channel(false);
-    let thread = std::thread::Builder::new()
-        .name("gbely-arena-web".into())
-        .spawn(move || {
-            rt.block_on(async move {
-                let mut graceful = stopped.clone();
-                let mut grace = stopped;
-                let serve = axum::serve(listener, app).with_graceful_shutdown(async move {
-                    let _ = graceful.wait_for(|s| *s).await;
-                });
-                tokio::select! {
-                    _ = serve => {}
-                    _ = async move {
-                        let _ = grace.wait_for(|s| *s).await;
-                        tokio::time::sleep(Duration::from_millis(500)).await;
-                    } => {}
-                }
-                store.close().await;
-            });
-            rt.shutdown_timeout(Duration::from_millis(200));
-        })
-        .map_err(|e| ArenaError::Other(e.to_string()))?;
+    let server = Server::serve(rt, listener, app, "".into()).map_err(|e| ArenaError::Other(e.to_string()))?;
     let url = format!("http://{}:{port}/", listen.ip());
-    Ok(Running { url, arena, stop: Some(stop), thread: Some(thread) })
+    Ok(Running { url, arena, server })
 }
 
 /// Judges jobs of the shared queue until Ctrl-C (`gbely arena worker`): `jobs` at once.
@@ -288,19 +250,16 @@ pub fn work(config: Config, python: String, jobs: usize) -> Result<(), ArenaErro
     let mailer = Mailer::new(&config.mail).map_err(ArenaError::Mail)?;
     let config = Arc::new(config);
     let closing = Arc::new(AtomicBool::new(false));
-    let mut threads = Vec::new();
-    for k in 0..jobs.max(1) {
-        let j = Judging {
-            config: Arc::clone(&config),
-            store: store.clone(),
-            mailer: mailer.clone(),
-            rt: rt.handle().clone(),
-            python: python.clone(),
-            closing: Arc::clone(&closing),
-            worker: format!("{}:worker:{}:{k}", hostname(), std::process::id()),
-        };
-        threads.push(std::thread::spawn(move || j.run()));
-    }
+    let judging = Judging {
+        config: Arc::clone(&config),
+        store: store.clone(),
+        mailer,
+        rt: rt.handle().clone(),
+        python,
+        closing: Arc::clone(&closing),
+        worker: String::new(),
+    };
+    let threads = judging.spawn(jobs.max(1), "worker").map_err(|e| ArenaError::Other(e.to_string()))?;
     while !crate::runner::interrupt::requested() {
         std::thread::sleep(crate::runner::interrupt::POLL);
     }
@@ -310,10 +269,6 @@ pub fn work(config: Config, python: String, jobs: usize) -> Result<(), ArenaErro
     }
     rt.block_on(store.close());
     Ok(())
-}
-
-fn hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname").map(|h| h.trim().to_string()).unwrap_or_else(|_| "host".into())
 }
 
 // — Requests —
@@ -691,16 +646,14 @@ async fn upload(State(a): Shared, headers: HeaderMap, mut form: Multipart) -> Re
     })
     .await;
     let agent_name = match written {
-        Ok(Ok(n)) if n.len() < 32 || !n.starts_with(&token) => n,
-        Ok(Ok(_)) => shown.trim_end_matches(".py").to_string(),
+        // A file without AGENT_NAME is named by its stem: the one the participant gave, not ours.
+        Ok(Ok(n)) if n.starts_with(&token) => shown.trim_end_matches(".py").to_string(),
+        Ok(Ok(n)) => n,
         Ok(Err(e)) => {
             return a.refuse(Some(&user), StatusCode::INTERNAL_SERVER_ERROR, &format!("storing the file: {e}"))
         }
         Err(e) => return a.refuse(Some(&user), StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
     };
-    // A file without AGENT_NAME is named by its stem: the one the participant gave, not ours.
-    let agent_name =
-        if agent_name.starts_with(&token) { shown.trim_end_matches(".py").to_string() } else { agent_name };
     let sub = Submission {
         id: 0,
         email: user.email.clone(),
@@ -736,9 +689,10 @@ async fn board(State(a): Shared, headers: HeaderMap, Query(q): Query<PartQuery>)
 async fn replay(State(a): Shared, headers: HeaderMap, UrlPath(id): UrlPath<i64>) -> Response {
     let user = a.user(&headers).await;
     let Ok(Some(sub)) = a.store.submission(id).await else { return text(StatusCode::NOT_FOUND, "no such submission") };
-    let public = a.store.board().await.unwrap_or_default().iter().any(|r| r.submission.id == id)
+    // The board is computed only for others than the owner and the organisers.
+    let allowed = user.as_ref().is_some_and(|u| u.email == sub.email || u.organiser)
+        || a.store.board().await.unwrap_or_default().iter().any(|r| r.submission.id == id)
         || a.store.flash().await.unwrap_or_default().iter().any(|(s, _)| s.id == id);
-    let allowed = public || user.as_ref().is_some_and(|u| u.email == sub.email || u.organiser);
     let outcome = a.store.outcome(id).await.ok().flatten().filter(|o| !o.replay.is_empty());
     match (allowed, outcome) {
         (true, Some(o)) => viewer(a.config.data.join(o.replay)).await,
@@ -748,16 +702,9 @@ async fn replay(State(a): Shared, headers: HeaderMap, UrlPath(id): UrlPath<i64>)
 }
 
 async fn viewer(path: PathBuf) -> Response {
-    let page = tokio::task::spawn_blocking(move || {
-        crate::replays::read_replay(&path)
-            .map_err(|e| e.to_string())
-            .and_then(|r| crate::replays::viewer::viewer_html(&r))
-    })
-    .await;
-    match page {
-        Ok(Ok(page)) => crate::app::web::html(page),
-        Ok(Err(e)) => text(StatusCode::INTERNAL_SERVER_ERROR, format!("the replay: {e}")),
-        Err(e) => text(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+    match crate::app::web::replay_page(path).await {
+        Ok(page) => crate::app::web::html(page),
+        Err(e) => text(StatusCode::INTERNAL_SERVER_ERROR, format!("the replay: {e}")),
     }
 }
 
@@ -780,6 +727,19 @@ async fn organiser_of(a: &Arena, headers: &HeaderMap) -> Result<User, Response> 
         Some(u) => Err(a.refuse(Some(&u), StatusCode::FORBIDDEN, "the organisers' pages need an organiser's address")),
         None => Err(redirect("/signin")),
     }
+}
+
+/// The organiser who posted a form of theirs (its token checked).
+async fn organiser_form(a: &Arena, headers: &HeaderMap, csrf: &str) -> Result<User, Response> {
+    let user = organiser_of(a, headers).await?;
+    if !csrf_ok(&user, csrf) {
+        return Err(a.refuse(
+            Some(&user),
+            StatusCode::FORBIDDEN,
+            "the form is stale or from elsewhere: reload the page",
+        ));
+    }
+    Ok(user)
 }
 
 async fn organiser(State(a): Shared, headers: HeaderMap, Query(q): Query<PartQuery>) -> Response {
@@ -807,13 +767,10 @@ struct RejudgeForm {
 }
 
 async fn rejudge(State(a): Shared, headers: HeaderMap, Form(f): Form<RejudgeForm>) -> Response {
-    let user = match organiser_of(&a, &headers).await {
+    let user = match organiser_form(&a, &headers, &f.csrf).await {
         Ok(u) => u,
         Err(r) => return r,
     };
-    if !csrf_ok(&user, &f.csrf) {
-        return a.refuse(Some(&user), StatusCode::FORBIDDEN, "the form is stale or from elsewhere: reload the page");
-    }
     let ids: Option<Vec<i64>> = match f.what.as_str() {
         "all" => None,
         n => match n.parse::<i64>() {
@@ -851,13 +808,10 @@ async fn download(State(a): Shared, headers: HeaderMap, UrlPath(id): UrlPath<i64
 }
 
 async fn run_final(State(a): Shared, headers: HeaderMap, Form(f): Form<CsrfForm>) -> Response {
-    let user = match organiser_of(&a, &headers).await {
+    let user = match organiser_form(&a, &headers, &f.csrf).await {
         Ok(u) => u,
         Err(r) => return r,
     };
-    if !csrf_ok(&user, &f.csrf) {
-        return a.refuse(Some(&user), StatusCode::FORBIDDEN, "the form is stale or from elsewhere: reload the page");
-    }
     if matches!(a.phase(), Phase::BeforeRegistration | Phase::Registration | Phase::Testing) {
         let why = format!(
             "the final is played after the deadline ({}): until then uploads can change the top eight",
@@ -865,13 +819,9 @@ async fn run_final(State(a): Shared, headers: HeaderMap, Form(f): Form<CsrfForm>
         );
         return a.refuse(Some(&user), StatusCode::FORBIDDEN, &why);
     }
-    let busy = a
-        .final_
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .as_ref()
-        .is_some_and(|f| !f.live.told_over() && f.live.rounds() < a.config.final_.rounds as usize);
-    if busy && matches!(a.store.last_final().await, Ok(Some(ref f)) if f.state == "running") {
+    // A final this process is playing is shown, not played again.
+    let here = a.final_.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(|f| f.id);
+    if matches!(a.store.last_final().await, Ok(Some(ref f)) if f.state == "running" && here == Some(f.id)) {
         return redirect("/final/live/#layout=projection");
     }
     let board = a.store.board().await.unwrap_or_default();

@@ -1,6 +1,7 @@
 //! The competition's data: one data layer over SQLite (a file, the default) or PostgreSQL (a URL),
-//! through sqlx's `Any` driver with the same SQL for both and a migration set for each
-//! (`migrations/sqlite`, `migrations/postgres`; sqlx records what ran in `_sqlx_migrations`).
+//! through sqlx's `Any` driver with the same SQL for both, and the same migrations
+//! (`migrations/`, in SQLite's words; PostgreSQL's generated ids are `BIGSERIAL`; sqlx records
+//! what ran in `_sqlx_migrations`).
 //!
 //! Judging is a job queue in the database itself: a worker claims a job by one `UPDATE` that
 //! only a queued job, or a running one whose lease has lapsed, satisfies (PostgreSQL re-checks
@@ -148,14 +149,29 @@ fn outcome(r: &AnyRow, at: usize) -> Result<Outcome, sqlx::Error> {
     })
 }
 
+/// A submission's columns (`s.`) then its result's (`r.`), as [`submission`] and [`outcome`]
+/// read them from a joined row.
+fn joined_columns() -> String {
+    let prefixed = |cols: &str, t: &str| cols.split(", ").map(|c| format!("{t}.{c}")).collect::<Vec<_>>().join(", ");
+    format!("{}, {}", prefixed(SUBMISSION_COLUMNS, "s"), prefixed(OUTCOME_COLUMNS, "r"))
+}
+
+/// The migrations, written for SQLite; PostgreSQL's differ in one word, the type of a
+/// generated id, and are made from them.
+const MIGRATIONS: &[(i64, &str, &str)] = &[(1, "arena", include_str!("migrations/0001_arena.sql"))];
+
 fn migrator(backend: Backend) -> Migrator {
-    let files: &[(i64, &str, &str)] = match backend {
-        Backend::Sqlite => &[(1, "arena", include_str!("migrations/sqlite/0001_arena.sql"))],
-        Backend::Postgres => &[(1, "arena", include_str!("migrations/postgres/0001_arena.sql"))],
-    };
-    let migrations: Vec<Migration> = files
+    let migrations: Vec<Migration> = MIGRATIONS
         .iter()
-        .map(|&(v, d, sql)| Migration::new(v, Cow::Borrowed(d), MigrationType::Simple, Cow::Borrowed(sql), false))
+        .map(|&(v, d, sql)| {
+            let sql = match backend {
+                Backend::Sqlite => Cow::Borrowed(sql),
+                Backend::Postgres => {
+                    Cow::Owned(sql.replace("INTEGER PRIMARY KEY AUTOINCREMENT", "BIGSERIAL PRIMARY KEY"))
+                }
+            };
+            Migration::new(v, Cow::Borrowed(d), MigrationType::Simple, sql, false)
+        })
         .collect();
     Migrator { migrations: Cow::Owned(migrations), ignore_missing: false, locking: true, no_tx: false }
 }
@@ -530,10 +546,9 @@ impl Store {
     /// Every identity's current submission that scored, with its result, best first (SPEC §10:
     /// share, then the tie-break round; equal on both, equal rank).
     pub async fn board(&self) -> Result<Vec<BoardRow>, sqlx::Error> {
-        let cols = SUBMISSION_COLUMNS.split(", ").map(|c| format!("s.{c}")).collect::<Vec<_>>().join(", ");
-        let rcols = OUTCOME_COLUMNS.split(", ").map(|c| format!("r.{c}")).collect::<Vec<_>>().join(", ");
+        let cols = joined_columns();
         let q = format!(
-            "SELECT {cols}, {rcols} FROM submissions s JOIN results r ON r.submission = s.id \
+            "SELECT {cols} FROM submissions s JOIN results r ON r.submission = s.id \
              WHERE s.state = 'scored' AND s.id = (SELECT MAX(t.id) FROM submissions t WHERE t.email = s.email)"
         );
         let rows = sqlx::query(&q).fetch_all(&self.pool).await?;
@@ -558,10 +573,9 @@ impl Store {
     /// The flash victories: each identity's lowest round in which the Council fell, of any
     /// submission judged, lowest first (earlier upload first on a tie).
     pub async fn flash(&self) -> Result<Vec<(Submission, Outcome)>, sqlx::Error> {
-        let cols = SUBMISSION_COLUMNS.split(", ").map(|c| format!("s.{c}")).collect::<Vec<_>>().join(", ");
-        let rcols = OUTCOME_COLUMNS.split(", ").map(|c| format!("r.{c}")).collect::<Vec<_>>().join(", ");
+        let cols = joined_columns();
         let q = format!(
-            "SELECT {cols}, {rcols} FROM submissions s JOIN results r ON r.submission = s.id \
+            "SELECT {cols} FROM submissions s JOIN results r ON r.submission = s.id \
              WHERE r.council_fell IS NOT NULL AND s.state = 'scored' ORDER BY r.council_fell, s.uploaded"
         );
         let rows = sqlx::query(&q).fetch_all(&self.pool).await?;

@@ -616,16 +616,9 @@ async fn live_route(State(s): Shared, req: Request) -> Response {
 async fn replay_page(State(s): Shared, UrlPath(id): UrlPath<i64>) -> Response {
     let path = lock(&s.runs).get(&id).and_then(|r| r.row.replay.clone());
     let Some(path) = path else { return text(StatusCode::NOT_FOUND, format!("run {id} has no replay")) };
-    let page = tokio::task::spawn_blocking(move || {
-        crate::replays::read_replay(Path::new(&path))
-            .map_err(|e| e.to_string())
-            .and_then(|r| crate::replays::viewer::viewer_html(&r))
-    })
-    .await;
-    match page {
-        Ok(Ok(page)) => html(page),
-        Ok(Err(e)) => text(StatusCode::INTERNAL_SERVER_ERROR, format!("the replay of run {id}: {e}")),
-        Err(e) => text(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+    match crate::app::web::replay_page(PathBuf::from(path)).await {
+        Ok(page) => html(page),
+        Err(e) => text(StatusCode::INTERNAL_SERVER_ERROR, format!("the replay of run {id}: {e}")),
     }
 }
 

@@ -157,24 +157,40 @@ pub fn with_safe_headers(mut resp: Response) -> Response {
 #[derive(Debug)]
 pub struct Server {
     pub port: u16,
+    /// The token of a guarded server ([`Server::start`]); empty for a public site.
     pub token: Arc<str>,
+    handle: tokio::runtime::Handle,
     stop: Option<tokio::sync::watch::Sender<bool>>,
     thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// The small runtime the pages are served on (two worker threads).
+pub fn runtime(name: &str) -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).thread_name(name).enable_all().build()
 }
 
 impl Server {
     /// Serves `router` (guarded) on 127.0.0.1:`port` (0: any free port) with `token`.
     pub fn start(port: u16, token: String, router: Router<()>) -> std::io::Result<Server> {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .thread_name("gbely-web")
-            .enable_all()
-            .build()?;
+        let rt = runtime("gbely-web")?;
         let listener = rt.block_on(tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], port))))?;
         let port = listener.local_addr()?.port();
         let token: Arc<str> = token.into();
         let g = Guard { token: Arc::clone(&token), port };
         let app = router.layer(axum::middleware::from_fn_with_state(g, guard));
+        Server::serve(rt, listener, app, token)
+    }
+
+    /// Serves `app` as it is (its own middleware) from `listener` on the runtime `rt`, on a
+    /// thread of its own, until [`Server::stop`].
+    pub fn serve(
+        rt: tokio::runtime::Runtime,
+        listener: tokio::net::TcpListener,
+        app: Router<()>,
+        token: Arc<str>,
+    ) -> std::io::Result<Server> {
+        let port = listener.local_addr()?.port();
+        let handle = rt.handle().clone();
         let (stop, stopped) = tokio::sync::watch::channel(false);
         let thread = std::thread::Builder::new().name("gbely-web".into()).spawn(move || {
             rt.block_on(async move {
@@ -195,7 +211,12 @@ impl Server {
             });
             rt.shutdown_timeout(std::time::Duration::from_millis(200));
         })?;
-        Ok(Server { port, token, stop: Some(stop), thread: Some(thread) })
+        Ok(Server { port, token, handle, stop: Some(stop), thread: Some(thread) })
+    }
+
+    /// The runtime the server runs on (for work that shares it, until the server stops).
+    pub fn handle(&self) -> &tokio::runtime::Handle {
+        &self.handle
     }
 
     /// `http://127.0.0.1:PORT{path}?t=TOKEN`.
@@ -218,6 +239,18 @@ impl Drop for Server {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// The viewer's page of a replay file (`gbely replay view`'s), read and made off the server's
+/// threads.
+pub async fn replay_page(path: std::path::PathBuf) -> Result<String, String> {
+    tokio::task::spawn_blocking(move || {
+        crate::replays::read_replay(&path)
+            .map_err(|e| e.to_string())
+            .and_then(|r| crate::replays::viewer::viewer_html(&r))
+    })
+    .await
+    .map_err(|e| e.to_string())?
 }
 
 /// A body read whole, at most `limit` bytes.

@@ -1,5 +1,5 @@
--- The competition's tables (SQLite). The PostgreSQL twin is ../postgres/0001_arena.sql: the
--- same tables, columns and meanings; only the types of ids differ.
+-- The competition's tables, in SQLite's words; for PostgreSQL `INTEGER PRIMARY KEY AUTOINCREMENT`
+-- becomes `BIGSERIAL PRIMARY KEY` (store.rs `migrator`), nothing else.
 CREATE TABLE meta (k TEXT PRIMARY KEY, v BIGINT NOT NULL);
 INSERT INTO meta (k, v) VALUES ('version', 0);
 
