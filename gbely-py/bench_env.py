@@ -10,6 +10,10 @@ Prints, on the reference map against the Council with random legal actions:
 * the VectorEnv's throughput on 1 and 2 threads (target: ≥ 1.8× on 2 free cores);
 * a 150-round GbelyEnv episode without a replay against a plain `gbely.play` of a trivial
   callable (target: within 3×), with the time to draw the random actions shown apart.
+
+`--count ROUNDS --replay 0|1` is for `tools/instructions` (under callgrind): it records ROUNDS
+rounds of random legal actions for 16 matches and, with `--replay 1`, plays them again in a fresh
+VectorEnv; the difference of the two runs' instructions is what the steps cost.
 """
 import argparse
 import os
@@ -60,7 +64,18 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--n", type=int, default=16, help="matches in the VectorEnv")
+    ap.add_argument("--count", type=int, metavar="ROUNDS", help="for tools/instructions (see above)")
+    ap.add_argument("--replay", type=int, choices=(0, 1), default=1)
     a = ap.parse_args()
+    if a.count is not None:
+        kinds, fractions = record_actions(a.n, a.count, seed=1)
+        venv = VectorEnv(a.n, rounds=a.count, threads=1)
+        venv.reset()
+        if a.replay:
+            for k, f in zip(kinds, fractions):
+                venv.step({"kind": k, "fraction": f})
+        print(f"callgrind-total: {a.n * a.count} match-rounds")
+        return 0
     rounds = 40 if a.quick else 150
     repeat = 1 if a.quick else 3
     n = a.n

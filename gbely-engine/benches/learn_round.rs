@@ -11,7 +11,8 @@
 //!
 //! `cargo bench -p gbely-engine --bench learn_round` (add `-- --quick` for a short run, or
 //! `-- --digest` for a digest of every command and every state of the run instead: a speed-up
-//! must leave it unchanged).
+//! must leave it unchanged; `-- --count` plays it once for `tools/instructions`, which counts
+//! each part's instructions).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -142,6 +143,32 @@ impl Digest {
     }
 }
 
+// The parts, each a function of its own (never inlined), so that `tools/instructions` can count
+// each one's instructions (callgrind's inclusive cost of the function).
+
+#[inline(never)]
+fn observe_learner(s: &mut Session, obs: &mut Observation) {
+    s.observe_into(0, obs);
+}
+
+#[inline(never)]
+fn observe_council(s: &mut Session, obs: &mut Observation) {
+    s.observe_into(1, obs);
+}
+
+#[inline(never)]
+fn council_decides(council: &mut Council, obs: &Observation) -> Vec<Command> {
+    council.decide(obs)
+}
+
+/// Both sides' commands submitted, production and resolution.
+#[inline(never)]
+fn resolve(s: &mut Session, learner: Vec<Command>, council: Vec<Command>) {
+    s.submit(0, PlayerAnswer::Commands(learner));
+    s.submit(1, PlayerAnswer::Commands(council));
+    s.advance();
+}
+
 fn run(map: &Arc<gbely_world::Map>, matches: usize, rounds: u32, p: &mut Parts, mut digest: Option<&mut Digest>) {
     let grid = map.grid().clone();
     let new = || {
@@ -160,16 +187,15 @@ fn run(map: &Arc<gbely_world::Map>, matches: usize, rounds: u32, p: &mut Parts, 
         for m in 0..matches {
             let s = &mut sessions[m];
             let t0 = Instant::now();
-            s.observe_into(0, &mut obs);
+            observe_learner(s, &mut obs);
             let t1 = Instant::now();
             learner(&obs, &grid, &mut rngs[m], &mut own, &mut cmds);
             p.learner_cells += obs.own.len() as u64;
             p.learner_cmds += cmds.len() as u64;
             let t2 = Instant::now();
-            s.submit(0, PlayerAnswer::Commands(cmds.clone()));
-            s.observe_into(1, &mut obs);
+            observe_council(s, &mut obs);
             let t3 = Instant::now();
-            let theirs = councils[m].decide(&obs);
+            let theirs = council_decides(&mut councils[m], &obs);
             p.council_cells += obs.own.len() as u64;
             p.council_cmds += theirs.len() as u64;
             let t4 = Instant::now();
@@ -177,8 +203,7 @@ fn run(map: &Arc<gbely_world::Map>, matches: usize, rounds: u32, p: &mut Parts, 
                 d.commands(&cmds);
                 d.commands(&theirs);
             }
-            s.submit(1, PlayerAnswer::Commands(theirs));
-            s.advance();
+            resolve(s, cmds.clone(), theirs);
             let t5 = Instant::now();
             if let Some(d) = digest.as_deref_mut() {
                 d.state(s);
@@ -204,6 +229,21 @@ fn main() {
         let mut d = Digest(0xcbf29ce484222325);
         run(&map, 16, 150, &mut Parts::default(), Some(&mut d));
         println!("digest of every command and state: {:016x}", d.0);
+        return;
+    }
+    if std::env::args().any(|a| a == "--count") {
+        // One run for `tools/instructions` (under callgrind): what each part's count is per.
+        let rounds = if quick { 20 } else { 150 };
+        let mut p = Parts::default();
+        run(&map, 16, rounds, &mut p, None);
+        for part in ["observe_learner", "observe_council", "council_decides", "resolve"] {
+            println!("callgrind: learn_round::{part} {} match-rounds", p.rounds);
+        }
+        println!(
+            "callgrind-note: own cells per round: learner {:.0}, Council {:.0}",
+            p.learner_cells as f64 / p.rounds as f64,
+            p.council_cells as f64 / p.rounds as f64
+        );
         return;
     }
     let repeat = if quick { 1 } else { 5 };

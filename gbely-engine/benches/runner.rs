@@ -3,7 +3,9 @@
 //! (a `python3` loop that echoes `[]` for every line, without parsing it); with and without the
 //! sandbox, and the start-up of a fresh agent process in each.
 //!
-//! `cargo bench -p gbely-engine --bench runner` (add `-- --quick` for a short run).
+//! `cargo bench -p gbely-engine --bench runner` (add `-- --quick` for a short run; `-- --count
+//! off` or `-- --count sandbox` plays the rounds of one mode once for `tools/instructions`,
+//! which counts the runner's instructions per round: this process's, not the agent's).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -16,8 +18,20 @@ use gbely_engine::wire::observation_json;
 
 const ECHO: &str = "import sys\nfor _ in sys.stdin:\n    sys.stdout.write('[]\\n')\n    sys.stdout.flush()\n";
 
+/// One round with the agent: the observation written and sent, the answer read and parsed.
+#[inline(never)]
+fn runner_round(agent: &mut ProcessPlayer, obs: &gbely_rules::Observation, grid: &gbely_rules::Grid) {
+    agent.begin(obs, grid);
+    match agent.finish() {
+        PlayerAnswer::Read(read) => assert!(read.orders.is_empty()),
+        other => panic!("{other:?}"),
+    }
+}
+
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
+    let args: Vec<String> = std::env::args().collect();
+    let count = args.iter().position(|a| a == "--count").map(|k| args.get(k + 1).cloned().unwrap_or_default());
     let rounds = if quick { 50 } else { 1000 };
     let map = Arc::new(gbely_world::reference_map());
     let mut m = Match::new(map.clone(), MatchConfig::default());
@@ -35,7 +49,14 @@ fn main() {
         .to_string_lossy()
         .into_owned();
     let mut figures = Vec::new();
-    for (label, mode) in [("without the sandbox", SandboxMode::Off), ("in the sandbox", SandboxMode::Auto)] {
+    let modes = [("off", "without the sandbox", SandboxMode::Off), ("sandbox", "in the sandbox", SandboxMode::Auto)];
+    if let Some(c) = &count {
+        assert!(modes.iter().any(|m| m.0 == c), "--count {c}: off or sandbox");
+    }
+    for (name, label, mode) in modes {
+        if count.as_ref().is_some_and(|c| c != name) {
+            continue;
+        }
         if mode == SandboxMode::Auto && gbely_engine::runner::sandbox::sandbox().is_err() {
             println!("(no sandbox on this machine: {})", gbely_engine::runner::sandbox::isolation(mode).line());
             continue;
@@ -48,7 +69,7 @@ fn main() {
             ProcessPlayer::new("echo", cmd, cfg).expect("starts")
         };
         // Start-up: from the first observation sent to the first answer, fresh processes.
-        let starts = if quick { 3 } else { 10 };
+        let starts = if count.is_some() { 1 } else if quick { 3 } else { 10 };
         let t = Instant::now();
         for _ in 0..starts {
             let mut fresh = agent();
@@ -65,14 +86,15 @@ fn main() {
         }
         let start = Instant::now();
         for _ in 0..rounds {
-            agent.begin(&obs, map.grid());
-            match agent.finish() {
-                PlayerAnswer::Read(read) => assert!(read.orders.is_empty()),
-                other => panic!("{other:?}"),
-            }
+            runner_round(&mut agent, &obs, map.grid());
         }
         let per_round = start.elapsed().as_secs_f64() / rounds as f64;
         agent.end();
+        if count.is_some() {
+            println!("callgrind: runner::runner_round {rounds} rounds ({name})");
+            let _ = std::fs::remove_dir_all(&dir);
+            return;
+        }
         figures.push((label, startup, per_round));
     }
     let t = Instant::now();
