@@ -18,7 +18,7 @@ pub struct Expander {
 impl Decide for Expander {
     fn decide(&mut self, obs: &Observation) -> Vec<Command> {
         self.lookup.rebuild(obs);
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(obs.own.len());
         let n_own = obs.own.len();
         // Units each own cell can still send this round (0.05 covers the observation's rounding).
         self.spare.clear();

@@ -10,7 +10,7 @@ pub struct Template {
 impl Decide for Template {
     fn decide(&mut self, obs: &Observation) -> Vec<Command> {
         self.lookup.rebuild(obs);
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(obs.own.len());
         for cell in &obs.own {
             // The weakest foreign neighbour: the lowest defence, the first one on ties.
             let mut weakest: Option<(f64, gbely_rules::Cell)> = None;

@@ -131,6 +131,15 @@ impl Neighbours {
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+    /// The same neighbours with each cell renumbered by `f` (another numbering of the grid).
+    #[inline]
+    pub fn map(&self, f: impl Fn(Cell) -> Cell) -> Neighbours {
+        let mut n = Neighbours { len: self.len, ..Neighbours::default() };
+        for (to, &c) in n.cells.iter_mut().zip(self.as_slice()) {
+            *to = f(c);
+        }
+        n
+    }
     /// The neighbours in order, north, south, west, east.
     pub fn iter(&self) -> impl Iterator<Item = Cell> + '_ {
         self.as_slice().iter().copied()
@@ -323,6 +332,21 @@ mod tests {
         assert_eq!(ids("P59_59"), ["P58_59", "P59_58"]);
         assert_eq!(ids("P00_30"), ["P01_30", "P00_29", "P00_31"]);
         assert_eq!(ids("P30_59"), ["P29_59", "P31_59", "P30_58"]);
+    }
+
+    #[test]
+    fn renumbered_neighbours_are_the_renumbered_cells_in_order() {
+        let g = Grid::new(90, 90);
+        // The agents' numbering (rows of 1000) of a corner, an edge and an inner cell.
+        let agent = |c: Cell| Cell::at(c.0 / 90, c.0 % 90);
+        for c in [g.cell(0, 0), g.cell(0, 45), g.cell(89, 89), g.cell(40, 41)] {
+            let n = g.neighbours(c);
+            let want: Vec<Cell> = n.iter().map(agent).collect();
+            let got = n.map(agent);
+            assert_eq!(got.as_slice(), want.as_slice());
+            // Equal as values too (the unused places stay as `from_cells` leaves them).
+            assert_eq!(got, Neighbours::from_cells(&want).unwrap());
+        }
     }
 
     #[test]

@@ -47,7 +47,15 @@ pub enum Slot {
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct CellLookup {
+    /// Per cell its slot, [`UNSEEN`] where none; longer than `len` when an earlier observation
+    /// reached further (those cells are [`UNSEEN`] too).
     slots: Vec<u32>,
+    /// One past the largest cell index of the last observation.
+    len: usize,
+    /// The cells the last rebuild wrote: a rebuild clears just these, so that it costs what
+    /// the observation holds, not the whole map (the engine's final map has 8 100 cells; a
+    /// finalist early in the game sees a few dozen).
+    written: Vec<u32>,
 }
 
 const UNSEEN: u32 = u32::MAX;
@@ -62,20 +70,27 @@ impl CellLookup {
     /// Indexes `obs`: every own cell, every visible cell (every neighbour of an own cell is one
     /// or the other, so the table covers all of them).
     pub fn rebuild(&mut self, obs: &Observation) {
-        let max = obs
+        for &c in &self.written {
+            self.slots[c as usize] = UNSEEN;
+        }
+        self.written.clear();
+        self.len = obs
             .own
             .iter()
             .map(|o| o.cell.0)
             .chain(obs.visible.iter().map(|v| v.cell.0))
             .max()
             .map_or(0, |m| m as usize + 1);
-        self.slots.clear();
-        self.slots.resize(max, UNSEEN);
+        if self.slots.len() < self.len {
+            self.slots.resize(self.len, UNSEEN);
+        }
         for (i, o) in obs.own.iter().enumerate() {
             self.slots[o.cell.index()] = i as u32;
+            self.written.push(o.cell.0);
         }
         for (i, v) in obs.visible.iter().enumerate() {
             self.slots[v.cell.index()] = i as u32 | VISIBLE_BIT;
+            self.written.push(v.cell.0);
         }
     }
 
@@ -110,11 +125,11 @@ impl CellLookup {
 
     /// One past the largest cell index seen: a bound for per-cell scratch arrays.
     pub fn len(&self) -> usize {
-        self.slots.len()
+        self.len
     }
     /// Whether nothing is indexed (before the first rebuild, or for an empty observation).
     pub fn is_empty(&self) -> bool {
-        self.slots.is_empty()
+        self.len == 0
     }
 }
 
@@ -273,6 +288,47 @@ pub fn sure_win(garrison: f64, fortification: f64, terrain: Terrain) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{Grid, OwnCell, Owner, VisibleCell};
+
+    fn own(grid: &Grid, c: Cell) -> OwnCell {
+        OwnCell { cell: c, terrain: Terrain::Meadow, units: 1.0, fortification: 0.0, neighbours: *grid.neighbours(c) }
+    }
+
+    fn seen(c: Cell) -> VisibleCell {
+        VisibleCell { cell: c, owner: Owner::Neutral, garrison: 0.0, fortification: 0.0, terrain: Terrain::Hill }
+    }
+
+    #[test]
+    fn a_rebuild_forgets_the_cells_of_the_observation_before() {
+        let grid = Grid::new(60, 60);
+        let far = grid.cell(59, 59);
+        let near = grid.cell(0, 0);
+        let mut big = Observation::default();
+        big.own.push(own(&grid, near));
+        big.own.push(own(&grid, far));
+        big.visible.push(seen(grid.cell(59, 58)));
+        let mut lookup = CellLookup::new();
+        lookup.rebuild(&big);
+        assert_eq!(lookup.len(), far.index() + 1);
+        assert_eq!(lookup.get(far), Slot::Own(1));
+        assert_eq!(lookup.get(grid.cell(59, 58)), Slot::Visible(0));
+
+        // A smaller observation after it: the far cells are unseen, the bound is the new one.
+        let mut small = Observation::default();
+        small.visible.push(seen(near));
+        small.own.push(own(&grid, grid.cell(0, 1)));
+        lookup.rebuild(&small);
+        assert_eq!(lookup.len(), grid.cell(0, 1).index() + 1);
+        assert_eq!(lookup.get(far), Slot::Unseen);
+        assert_eq!(lookup.get(grid.cell(59, 58)), Slot::Unseen);
+        assert_eq!(lookup.get(near), Slot::Visible(0));
+        assert_eq!(lookup.get(grid.cell(0, 1)), Slot::Own(0));
+
+        lookup.rebuild(&Observation::default());
+        assert!(lookup.is_empty());
+        assert_eq!(lookup.get(near), Slot::Unseen);
+        assert_eq!(lookup.get(grid.cell(0, 1)), Slot::Unseen);
+    }
 
     #[test]
     fn sure_win_beats_the_worst_case_behind_the_rounding() {

@@ -33,7 +33,7 @@ impl Decide for MyAgent {
         // Where each cell stands in `obs` (own or visible), and who can attack what.
         self.lookup.rebuild(obs);
         self.front.rebuild(obs, &self.lookup);
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(obs.own.len());
         // Units each own cell can still send (0.05 covers the observation's rounding to 0.1).
         let mut spare: Vec<f64> = obs.own.iter().map(|c| (c.units - 0.05).max(0.0)).collect();
 

@@ -5,7 +5,7 @@
 use std::panic::AssertUnwindSafe;
 use std::time::Instant;
 
-use gbely_rules::{Cell, Command, Decide, Grid, Neighbours, Notes, Observation, ViolationKind};
+use gbely_rules::{Cell, Command, Decide, Grid, Notes, OwnCell, Observation, ViolationKind};
 
 use crate::builtins::{builtin_agent, BUILTIN_AGENTS, BUILTIN_COUNCIL};
 use crate::limits::TimeLimit;
@@ -333,17 +333,7 @@ fn renumber_into(obs: &Observation, out: &mut Observation, f: impl Fn(Cell) -> C
     out.round = obs.round;
     out.base = f(obs.base);
     out.own.clear();
-    out.own.extend(obs.own.iter().map(|o| {
-        let mut o = o.clone();
-        o.cell = f(o.cell);
-        let (mut next, mut n) = ([Cell(0); 4], 0);
-        for c in o.neighbours.iter() {
-            next[n] = f(c);
-            n += 1;
-        }
-        o.neighbours = Neighbours::from_cells(&next[..n]).expect("at most four neighbours");
-        o
-    }));
+    out.own.extend(obs.own.iter().map(|o| OwnCell { cell: f(o.cell), neighbours: o.neighbours.map(&f), ..o.clone() }));
     out.visible.clear();
     out.visible.extend(obs.visible.iter().map(|v| {
         let mut v = v.clone();
