@@ -28,7 +28,7 @@ use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
 use crate::convert::{answer_of, id_strings, obs_dict};
 use crate::maps::{map_arg, PyMap};
-use crate::schema::{toward, write_obs, Layout, ObsOut, ObsVec, ATTACK, FORTIFY, KINDS, MOVE};
+use crate::schema::{toward, write_obs_over, Layout, ObsOut, ObsVec, Written, ATTACK, FORTIFY, KINDS, MOVE};
 use crate::step::check_rounds;
 
 /// What a step's reward is: the change of the seat's share of the map (% points), of its owned
@@ -262,9 +262,14 @@ impl Arena {
     }
 
     pub(crate) fn write(&mut self, seat: u8, out: ObsOut<'_>) {
+        self.write_over(seat, out, None);
+    }
+
+    /// [`Arena::write`] into a row that holds what `written` recorded (see [`Written`]).
+    pub(crate) fn write_over(&mut self, seat: u8, out: ObsOut<'_>, written: Option<&mut Written>) {
         let finalist = self.finalist(seat);
         self.observed(seat);
-        write_obs(&self.obs, self.map.grid(), finalist, self.layout(), out);
+        write_obs_over(&self.obs, self.map.grid(), finalist, self.layout(), out, written);
     }
 
     /// Decodes a seat's per-cell actions, over the grid of `layout` (the arrays' or the map's),

@@ -422,10 +422,59 @@ pub(crate) fn toward(grid: &Grid, c: Cell, d: usize) -> Option<Cell> {
 /// cells). `finalist`: the seat is a finalist of a final (it may not attack other finalists,
 /// SPEC §9), which the action mask follows.
 pub(crate) fn write_obs(obs: &Observation, grid: &Grid, finalist: bool, layout: Layout, out: ObsOut<'_>) {
+    write_obs_over(obs, grid, finalist, layout, out, None);
+}
+
+/// The cells of a row of arrays that [`write_obs_over`] wrote last, so that it clears just those
+/// before writing the next observation there: what a step costs then grows with what the seat
+/// sees, not with the grid (clearing a 60×60 row of every field is 57.6 kB, and it pushed the
+/// next match's state out of the caches). Only for arrays nothing else writes into.
+#[derive(Default)]
+pub(crate) struct Written {
+    /// Whether the row has been written whole once (before that its contents are unknown).
+    filled: bool,
+    /// The array indices of the cells written last: the base, own and visible cells.
+    cells: Vec<u32>,
+}
+
+/// [`write_obs`] into a row that held the observation recorded in `written` (when given): the
+/// cells written then are set back to unseen, the rest of the row is unseen already.
+pub(crate) fn write_obs_over(
+    obs: &Observation,
+    grid: &Grid,
+    finalist: bool,
+    layout: Layout,
+    out: ObsOut<'_>,
+    written: Option<&mut Written>,
+) {
     let mut out = out;
-    let _ = obs_fields!(&mut out, |f, x| x.fill(Elem::of(f.unseen)));
-    for k in out.mask.iter_mut().step_by(KINDS) {
-        *k = 1; // staying is always possible
+    let mut written = written;
+    match written.as_deref_mut() {
+        Some(w) if w.filled => {
+            for &i in &w.cells {
+                let i = i as usize;
+                let _ = obs_fields!(&mut out, |f, x| match f.shape {
+                    Shape::Grid => x[i] = Elem::of(f.unseen),
+                    Shape::GridKinds => x[i * KINDS..][..KINDS].fill(Elem::of(f.unseen)),
+                    Shape::One => {}
+                });
+                out.mask[i * KINDS] = 1; // staying is always possible
+            }
+        }
+        _ => {
+            let _ = obs_fields!(&mut out, |f, x| x.fill(Elem::of(f.unseen)));
+            for k in out.mask.iter_mut().step_by(KINDS) {
+                *k = 1; // staying is always possible
+            }
+        }
+    }
+    if let Some(w) = written.as_deref_mut() {
+        w.filled = true;
+        w.cells.clear();
+        let at = |c: Cell| layout.at(c) as u32;
+        w.cells.push(at(obs.base));
+        w.cells.extend(obs.own.iter().map(|c| at(c.cell)));
+        w.cells.extend(obs.visible.iter().map(|v| at(v.cell)));
     }
     let at = |c: Cell| layout.at(c);
     out.round[0] = obs.round as i32;

@@ -26,7 +26,7 @@ use pyo3::types::{PyDict, PyString};
 use crate::convert::{answer_of, id_strings, obs_dict};
 use crate::env::{contiguous, grid_of, Arena, Reward};
 use crate::maps::{map_arg, PyMap};
-use crate::schema::{obs_fields, rows_of, Obs, ObsOut, ObsVec};
+use crate::schema::{obs_fields, rows_of, Obs, ObsOut, ObsVec, Written};
 use crate::step::check_rounds;
 
 /// One seat's observation arrays (the fields of `schema.rs`), n matches of them.
@@ -74,6 +74,8 @@ struct Game {
     next: Option<Arc<Map>>,
     /// The result (JSON) of the last match that ended.
     result: Option<String>,
+    /// What its row of the observation arrays holds (cleared only there at the next step).
+    written: Written,
 }
 
 /// n matches of one learning seat, stepped in Rust on threads with the GIL released;
@@ -141,7 +143,7 @@ impl VectorCore {
                 return Err(PyValueError::new_err(e));
             }
             arena.reset(Some(m.clone()));
-            games.push(Game { arena, next: None, result: None });
+            games.push(Game { arena, next: None, result: None, written: Written::default() });
         }
         let bufs = Buffers {
             obs: obs_bufs(py, n, grid),
@@ -485,7 +487,7 @@ fn step_one(
     }
     *slot.share = arena.share(seat);
     *slot.cells = arena.cells(seat) as i64;
-    arena.write(seat, slot.out);
+    arena.write_over(seat, slot.out, Some(&mut g.written));
     Ok(())
 }
 

@@ -314,3 +314,40 @@ def test_gymnasium_vector_wrappers_take_it():
     obs, rewards, terminations, truncations, infos = venv.step(venv.action_space.sample())
     assert "episode" not in infos and "final_obs" not in infos  # a new infos dict every step
     venv.close()
+
+
+def test_vector_env_observations_are_read_only_views():
+    venv = VectorEnv(2, rounds=5, threads=1)
+    obs, infos = venv.reset(seed=0)
+    for arrays in (obs, {"action_mask": infos["action_mask"]}):
+        for k, a in arrays.items():
+            with pytest.raises(ValueError, match="read-only"):
+                a[(0,) * a.ndim] = 1
+    mine = np.copy(obs["units"])  # a copy may be changed
+    mine[0, 57, 2] += 1
+    venv.close()
+
+
+def test_vector_env_rewriting_only_the_cells_seen_equals_fresh_observations_as_cells_are_lost():
+    """The core clears only the cells it wrote the step before: over matches in which the
+    learner both wins and loses cells (and matches start again), every observation is still the
+    one a fresh GbelyEnv writes whole."""
+    n, rounds = 2, 40
+    kwargs = dict(maps=(16, 16), rounds=rounds, opponent="expander-rs")
+    venv, ref = VectorEnv(n, threads=1, **kwargs), sync_reference(n, **kwargs)
+    (o1, i1), (o2, _) = venv.reset(seed=3), ref.reset(seed=3)
+    rng = np.random.default_rng(7)
+    own = gbely._gbely.OBS_SCHEMA["owner"]["own"]
+    lost = won = 0
+    for _ in range(2 * rounds + 5):
+        before = o1["owner"] == own
+        actions = random_legal(rng, i1["action_mask"])
+        o1, _, t1, _, i1 = venv.step(actions)
+        o2, _, _, _, _ = ref.step(actions)
+        for k in OBS_KEYS:
+            np.testing.assert_array_equal(o1[k], o2[k], err_msg=k)
+        now = o1["owner"] == own
+        going = ~t1
+        lost += int((before & ~now)[going].sum())
+        won += int((~before & now)[going].sum())
+    assert lost > 0 and won > 0, (lost, won)

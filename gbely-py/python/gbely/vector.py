@@ -18,6 +18,13 @@ from ._gbely import DEFAULT_ROUNDS, VectorCore
 __all__ = ["VectorEnv"]
 
 
+def _read_only(a: np.ndarray) -> np.ndarray:
+    """A view of `a` that cannot be written through (`a` itself stays writable)."""
+    v = a.view()
+    v.flags.writeable = False
+    return v
+
+
 class VectorEnv(gymnasium.vector.VectorEnv):
     """``n`` matches of one learning seat against an opponent, as a Gymnasium vector environment
     (``gymnasium.vector.VectorEnv``; ``num_envs`` = ``n``), stepped together in Rust on
@@ -48,7 +55,10 @@ class VectorEnv(gymnasium.vector.VectorEnv):
     and ``infos["action_mask"]``, ``infos["share"]``, ``infos["cells"]`` (and their masks) are
     made once and overwritten by every ``reset`` and ``step``, and
     ``infos["final_info"]["action_mask"]`` by the next step in which a match ends (copy what
-    you keep); the rest of ``final_obs`` and ``final_info`` is new every time.
+    you keep); the rest of ``final_obs`` and ``final_info`` is new every time. The observation
+    arrays and ``infos["action_mask"]`` are read-only (``np.copy`` one to change it): a step
+    rewrites only the cells the seat saw in the step before and sees now, so that it costs what
+    the seat sees rather than the whole grid.
     ``final_info["result"]`` is the referee's result of the match (its ``score`` is the share).
 
     >>> venv = VectorEnv(4, rounds=3)
@@ -85,10 +95,12 @@ class VectorEnv(gymnasium.vector.VectorEnv):
                                 self.grid, reward)
         self._rngs: List[Optional[np.random.Generator]] = [None] * n
         b = self._bufs = self._core.buffers()
-        self._obs = {k: b[k] for k in OBS_KEYS}
+        # Read-only views of the arrays the core writes: it clears only the cells it wrote the
+        # step before, so a change made to them here would outlive the step.
+        self._obs = {k: _read_only(b[k]) for k in OBS_KEYS}
         self._truncations = np.zeros(n, dtype=np.bool_)
         every = np.ones(n, dtype=np.bool_)
-        self._infos: Dict[str, Any] = {"action_mask": b["action_mask"], "_action_mask": every}
+        self._infos: Dict[str, Any] = {"action_mask": _read_only(b["action_mask"]), "_action_mask": every}
         if info_share:
             self._infos.update(share=b["share"], _share=every)
         self._infos.update(cells=b["cells"], _cells=every)
