@@ -66,16 +66,16 @@ impl Decide for Expander {
                 self.queue.push(i);
             }
         }
+        // Each own cell's own neighbours, in its `neighbours` order (the frontier index has them).
+        let own_nbr = self.front.own_neighbours();
         let mut head = 0;
         while head < self.queue.len() {
             let y = self.queue[head];
             head += 1;
-            for nb in obs.own[y].neighbours.iter() {
-                if let Some(x) = self.lookup.own(nb) {
-                    if self.dist[x] == u32::MAX {
-                        self.dist[x] = self.dist[y] + 1;
-                        self.queue.push(x);
-                    }
+            for &x in &own_nbr[y] {
+                if x != Frontier::NOT_OWN && self.dist[x as usize] == u32::MAX {
+                    self.dist[x as usize] = self.dist[y] + 1;
+                    self.queue.push(x as usize);
                 }
             }
         }
@@ -84,10 +84,9 @@ impl Decide for Expander {
                 continue;
             }
             let dist = &self.dist;
-            let lookup = &self.lookup;
-            let next = c.neighbours.iter().find(|&nb| lookup.own(nb).is_some_and(|y| dist[y] + 1 == dist[x]));
-            if let Some(to) = next {
-                out.push(Command::Move { from: c.cell, to, amount: c.units + 1.0 });
+            let next = own_nbr[x].iter().find(|&&y| y != Frontier::NOT_OWN && dist[y as usize] + 1 == dist[x]);
+            if let Some(&y) = next {
+                out.push(Command::Move { from: c.cell, to: obs.own[y as usize].cell, amount: c.units + 1.0 });
             }
         }
         out

@@ -52,14 +52,20 @@ pub struct CellLookup {
     slots: Vec<u32>,
     /// One past the largest cell index of the last observation.
     len: usize,
-    /// The cells the last rebuild wrote: a rebuild clears just these, so that it costs what
-    /// the observation holds, not the whole map (the engine's final map has 8 100 cells; a
-    /// finalist early in the game sees a few dozen).
+    /// The cells the last rebuild wrote, when they were few for the table (`sparse`): the next
+    /// rebuild clears just these rather than the whole table, so that it costs what the
+    /// observation holds, not the map (an in-process agent of the final numbers its cells in
+    /// rows of 1000: a table of 90 000 for a few hundred cells seen).
     written: Vec<u32>,
+    sparse: bool,
 }
 
 const UNSEEN: u32 = u32::MAX;
 const VISIBLE_BIT: u32 = 1 << 31;
+
+/// Clearing by the list of cells written pays when they are fewer than one in this many of the
+/// table's (a table is cleared whole with wide stores, a listed cell with one scattered store).
+const SPARSE: usize = 16;
 
 impl CellLookup {
     /// An empty lookup: every cell [`Slot::Unseen`] until [`rebuild`](CellLookup::rebuild).
@@ -70,8 +76,12 @@ impl CellLookup {
     /// Indexes `obs`: every own cell, every visible cell (every neighbour of an own cell is one
     /// or the other, so the table covers all of them).
     pub fn rebuild(&mut self, obs: &Observation) {
-        for &c in &self.written {
-            self.slots[c as usize] = UNSEEN;
+        if self.sparse {
+            for &c in &self.written {
+                self.slots[c as usize] = UNSEEN;
+            }
+        } else {
+            self.slots.fill(UNSEEN);
         }
         self.written.clear();
         self.len = obs
@@ -84,13 +94,16 @@ impl CellLookup {
         if self.slots.len() < self.len {
             self.slots.resize(self.len, UNSEEN);
         }
+        let seen = obs.own.len() + obs.visible.len();
+        self.sparse = seen * SPARSE < self.slots.len();
         for (i, o) in obs.own.iter().enumerate() {
             self.slots[o.cell.index()] = i as u32;
-            self.written.push(o.cell.0);
         }
         for (i, v) in obs.visible.iter().enumerate() {
             self.slots[v.cell.index()] = i as u32 | VISIBLE_BIT;
-            self.written.push(v.cell.0);
+        }
+        if self.sparse {
+            self.written.extend(obs.own.iter().map(|o| o.cell.0).chain(obs.visible.iter().map(|v| v.cell.0)));
         }
     }
 
@@ -328,6 +341,23 @@ mod tests {
         assert!(lookup.is_empty());
         assert_eq!(lookup.get(near), Slot::Unseen);
         assert_eq!(lookup.get(grid.cell(0, 1)), Slot::Unseen);
+
+        // Dense and sparse observations in turn (the table cleared whole, then by its list).
+        let small_grid = Grid::new(4, 4);
+        let mut dense = Observation::default();
+        dense.own.extend(small_grid.cells().map(|c| own(&small_grid, c)));
+        let mut lookup = CellLookup::new();
+        for _ in 0..2 {
+            lookup.rebuild(&dense);
+            assert!((0..16).all(|i| lookup.get(Cell(i)) == Slot::Own(i as usize)));
+            lookup.rebuild(&big);
+            assert_eq!(lookup.get(far), Slot::Own(1));
+            assert!((1..16).all(|i| lookup.get(Cell(i)) == Slot::Unseen));
+            lookup.rebuild(&small);
+            assert_eq!(lookup.get(far), Slot::Unseen);
+            assert_eq!(lookup.get(Cell(1)), Slot::Own(0));
+            assert!((2..16).all(|i| lookup.get(Cell(i)) == Slot::Unseen));
+        }
     }
 
     #[test]
