@@ -160,17 +160,18 @@ fn version_1_files_still_read_and_verify() {
     assert!(e.to_string().contains("the file says"), "{e}");
 }
 
-/// Version 2 leaves out what re-simulation rebuilds: no cell changes, commands in columns, the
-/// built-in Council's commands regenerated; and it is what the engine writes.
+/// Version 2 left out what re-simulation rebuilds: no cell changes, commands in columns, the
+/// built-in Council's commands regenerated; version 3, what the engine writes, does the same
+/// with the columns' cells as steps.
 #[test]
-fn version_2_is_compact_and_regenerates_the_council() {
+fn version_3_is_compact_and_regenerates_the_council() {
     let replay = record(
         gbely_world::generate_duel("v2", 20, 20).unwrap(),
         30,
         &mut DecidePlayer::new("expander", Expander::default()),
         &mut DecidePlayer::council("council"),
     );
-    assert_eq!(replay.version, 2);
+    assert_eq!(replay.version, 3);
     assert_eq!(replay.seats[1].builtin.as_deref(), Some("council"));
     assert!(replay.turns.iter().all(|t| t.changes.is_empty()));
     assert!(replay.turns.iter().all(|t| matches!(t.answers[1], Answer::Regen)));
