@@ -243,7 +243,7 @@ struct CompactOnFile {
     #[serde(rename = "c", default, deserialize_with = "answer_cells")]
     indices: Option<Vec<u32>>,
     #[serde(rename = "d", default, deserialize_with = "answer_steps")]
-    steps: Option<(Vec<u32>, Option<String>)>,
+    steps: Option<Stepped>,
     #[serde(rename = "n", deserialize_with = "per_answer")]
     amounts: Vec<f64>,
     #[serde(default, deserialize_with = "answer_values")]
@@ -598,14 +598,17 @@ fn answer_cells<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<u32>>, D::
     at_most(d, 2 * MAX_ANSWER_ITEMS, "cells of an answer's commands").map(Some)
 }
 
+/// Cells added up from steps, and why they are no cells if they are not ([`answer_steps`]).
+type Stepped = (Vec<u32>, Option<String>);
+
 /// The cells of one answer's commands as steps (version 3's `d`, [`CellsForm::Steps`]), added
 /// up into cells as they are read, as many as `c` may hold. A sum that is no cell index (below 0,
 /// past `u32`) is kept as the nearest one and said in the second part, for the check to report
 /// with its turn and seat.
-fn answer_steps<'de, D: Deserializer<'de>>(d: D) -> Result<Option<(Vec<u32>, Option<String>)>, D::Error> {
+fn answer_steps<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Stepped>, D::Error> {
     struct Steps;
     impl<'de> Visitor<'de> for Steps {
-        type Value = (Vec<u32>, Option<String>);
+        type Value = Stepped;
         fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
             write!(f, "an array of at most {} integers", 2 * MAX_ANSWER_ITEMS)
         }
