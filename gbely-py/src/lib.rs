@@ -81,6 +81,9 @@ fn _gbely(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DEFAULT_ROUNDS", Defaults::ROUNDS)?;
     m.add("DEFAULT_TIME_LIMIT", Defaults::TIME_LIMIT.as_secs_f64())?;
     m.add("DEFAULT_MEMORY_LIMIT", Defaults::MEMORY_LIMIT.bytes().map(|b| b >> 20))?;
+    // The replay format versions this build reads (gbely_world::replay::READS_VERSIONS), so that
+    // gbely.Replay refuses what the native reader would.
+    m.add("REPLAY_VERSIONS", gbely_world::replay::READS_VERSIONS.to_vec())?;
     // The learning environments' observation arrays and codes (schema.rs), for gbely.env.
     m.add("OBS_SCHEMA", schema::schema_dict(m.py())?)?;
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;

@@ -1,4 +1,4 @@
-//! The replay format, version 2 (version 1 still read; schema in `docs/replay-format.md`).
+//! The replay format, version 3 (versions 1 and 2 still read; schema in `docs/replay-format.md`).
 //!
 //! One JSON document per match: the whole map (as a map file, with its fingerprint), the seats,
 //! every round's answers of every side exactly as received, discarded commands with reasons,
@@ -26,11 +26,12 @@ use crate::map::{Map, MAX_SEATS};
 use crate::mapfile::{parse_map_file, MapFileError, MAX_SIDE};
 
 pub const REPLAY_FORMAT: &str = "gbely-replay";
-pub const REPLAY_VERSION: u32 = 2;
-/// The versions this build reads: 1 (every answer as received, every round's cell changes) and
+pub const REPLAY_VERSION: u32 = 3;
+/// The versions this build reads: 1 (every answer as received, every round's cell changes),
 /// 2 (commands in a compact columnar form, the Council's commands regenerated, no cell changes:
-/// re-simulation rebuilds them).
-pub const READS_VERSIONS: [u32; 2] = [1, 2];
+/// re-simulation rebuilds them) and 3 (version 2 with the compact answers' cells written as
+/// steps, [`CellsForm::Steps`], and whole amounts as integers).
+pub const READS_VERSIONS: [u32; 3] = [1, 2, 3];
 
 /// A whole match. One read by [`Replay::from_json`] or [`Replay::from_reader`] has the structure
 /// [`Replay::check`] describes.
@@ -127,26 +128,143 @@ pub enum Answer {
     Regen,
 }
 
-/// A command list in columns (version 2): what the engine resolves, in less space. Each item of
-/// the answer is one letter of `kinds`: `M`, `A` or `F` — a command whose cells are the next two
-/// (MOVE, ATTACK: source, target) or one (FORTIFY) of `cells` and whose amount is the next of
-/// `amounts` — or `r`: an item that did not parse as a command, the next of `raw`, as received
-/// (so that re-reading it gives the same discard reason).
+/// A command list in columns (versions 2 and 3): what the engine resolves, in less space. Each
+/// item of the answer is one letter of `kinds`: `M`, `A` or `F` — a command whose cells are the
+/// next two (MOVE, ATTACK: source, target) or one (FORTIFY) of `cells` and whose amount is the
+/// next of `amounts` — or `r`: an item that did not parse as a command, the next of `raw`, as
+/// received (so that re-reading it gives the same discard reason).
+///
+/// `cells` are always the cells' indices here; on file they are written in the replay version's
+/// form ([`CellsForm`]): version 2 as the indices (`c`), version 3 as the steps between them
+/// (`d`), which compress about ten times better. The amounts are the exact `f64`s the engine
+/// resolved either way; version 3 writes a whole amount as an integer (`4`, not `4.0`).
 ///
 /// An answer too big to record whole has a [`Cut`]: the items after it that were discarded are
 /// counted, not kept.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CompactCommands {
-    #[serde(deserialize_with = "held_string", rename = "k")]
     pub kinds: String,
-    #[serde(rename = "c", deserialize_with = "answer_cells")]
     pub cells: Vec<u32>,
-    #[serde(rename = "n", deserialize_with = "per_answer")]
     pub amounts: Vec<f64>,
-    #[serde(default, deserialize_with = "answer_values", skip_serializing_if = "Vec::is_empty")]
     pub raw: Vec<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cut: Option<Cut>,
+    /// How `cells` (and `amounts`) are written: the form of the replay's version.
+    pub form: CellsForm,
+    /// Why the cells as read do not make a list of cells (a step below cell 0, say), for
+    /// [`CompactCommands::check`] to report with the turn and seat.
+    fault: Option<String>,
+}
+
+/// How a compact answer's cells are written on file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CellsForm {
+    /// Version 2: `"c"`, each cell's index.
+    Indices,
+    /// Version 3: `"d"`, each cell as its difference from the one before it in the list (the
+    /// first from 0): `[1984, 1924, 2901]` is written `[1984, -60, 977]`. A target is a
+    /// neighbour of its source (±1, ±width) and an agent lists its cells mostly in order, so the
+    /// steps are small and repeat.
+    #[default]
+    Steps,
+}
+
+impl CellsForm {
+    /// The form of a replay version's compact answers (version 1 has none).
+    pub fn of_version(version: u32) -> CellsForm {
+        if version >= 3 {
+            CellsForm::Steps
+        } else {
+            CellsForm::Indices
+        }
+    }
+}
+
+/// A whole amount is written as an integer in version 3 (`4`, the way an agent writes it) when
+/// that is exact: a JSON integer up to 2^53 reads back as the same `f64`.
+const EXACT_INTEGER: f64 = 9_007_199_254_740_992.0;
+
+impl Serialize for CompactCommands {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        // The cells as steps, and the amounts with whole ones as integers, written as they go.
+        struct Steps<'a>(&'a [u32]);
+        impl Serialize for Steps<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let before = std::iter::once(0).chain(self.0.iter().copied());
+                s.collect_seq(self.0.iter().zip(before).map(|(&c, b)| c as i64 - b as i64))
+            }
+        }
+        struct Amounts<'a>(&'a [f64]);
+        impl Serialize for Amounts<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                struct Amount(f64);
+                impl Serialize for Amount {
+                    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                        let x = self.0;
+                        // Not -0.0: an integer 0 would read back as +0.0.
+                        if x.fract() == 0.0 && x.abs() <= EXACT_INTEGER && !(x == 0.0 && x.is_sign_negative()) {
+                            s.serialize_i64(x as i64)
+                        } else {
+                            s.serialize_f64(x)
+                        }
+                    }
+                }
+                s.collect_seq(self.0.iter().map(|&x| Amount(x)))
+            }
+        }
+        let fields = 3 + usize::from(!self.raw.is_empty()) + usize::from(self.cut.is_some());
+        let mut st = s.serialize_struct("CompactCommands", fields)?;
+        st.serialize_field("k", &self.kinds)?;
+        match self.form {
+            CellsForm::Indices => {
+                st.serialize_field("c", &self.cells)?;
+                st.serialize_field("n", &self.amounts)?;
+            }
+            CellsForm::Steps => {
+                st.serialize_field("d", &Steps(&self.cells))?;
+                st.serialize_field("n", &Amounts(&self.amounts))?;
+            }
+        }
+        if !self.raw.is_empty() {
+            st.serialize_field("raw", &self.raw)?;
+        }
+        if let Some(cut) = &self.cut {
+            st.serialize_field("cut", cut)?;
+        }
+        st.end()
+    }
+}
+
+/// A compact answer as a file has it: its cells as indices (`c`) or as steps (`d`).
+#[derive(Deserialize)]
+struct CompactOnFile {
+    #[serde(deserialize_with = "held_string", rename = "k")]
+    kinds: String,
+    #[serde(rename = "c", default, deserialize_with = "answer_cells")]
+    indices: Option<Vec<u32>>,
+    #[serde(rename = "d", default, deserialize_with = "answer_steps")]
+    steps: Option<Stepped>,
+    #[serde(rename = "n", deserialize_with = "per_answer")]
+    amounts: Vec<f64>,
+    #[serde(default, deserialize_with = "answer_values")]
+    raw: Vec<Value>,
+    #[serde(default)]
+    cut: Option<Cut>,
+}
+
+impl<'de> Deserialize<'de> for CompactCommands {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let f = CompactOnFile::deserialize(d)?;
+        let (cells, form, fault) = match (f.indices, f.steps) {
+            (Some(cells), None) => (cells, CellsForm::Indices, None),
+            (None, Some((cells, fault))) => (cells, CellsForm::Steps, fault),
+            (Some(cells), Some(_)) => (cells, CellsForm::Indices, Some("it has both `c` and `d`".to_string())),
+            (None, None) => {
+                (Vec::new(), CellsForm::Steps, Some("it has no cells (`d`, or `c` before version 3)".into()))
+            }
+        };
+        Ok(CompactCommands { kinds: f.kinds, cells, amounts: f.amounts, raw: f.raw, cut: f.cut, form, fault })
+    }
 }
 
 /// Where the record of an answer too big to keep whole stops keeping its discarded items (a
@@ -189,6 +307,9 @@ impl CompactCommands {
         if let Some(cut) = self.cut.as_ref().filter(|cut| cut.at as usize > items) {
             return Err(format!("the cut after item {} is past its {items} items", cut.at));
         }
+        if let Some(fault) = &self.fault {
+            return Err(fault.clone());
+        }
         if (c, n, r) != (self.cells.len(), self.amounts.len(), self.raw.len()) {
             return Err(format!(
                 "kinds `{}` need {c} cells, {n} amounts and {r} raw items; the columns hold {}, {} and {}",
@@ -198,11 +319,15 @@ impl CompactCommands {
                 self.raw.len()
             ));
         }
-        if let Some(&bad) = self.cells.iter().find(|&&x| x as usize >= cells) {
-            return Err(format!("cell #{bad} is not on the map ({cells} cells)"));
+        if let Some((i, &bad)) = self.cells.iter().enumerate().find(|(_, &x)| x as usize >= cells) {
+            let field = match self.form {
+                CellsForm::Indices => format!("c[{i}]"),
+                CellsForm::Steps => format!("the sum of d[0..={i}]"),
+            };
+            return Err(format!("cell #{bad} is not on the map ({cells} cells): {field}"));
         }
-        if let Some(bad) = self.amounts.iter().find(|a| !(a.is_finite() && **a > 0.0)) {
-            return Err(format!("amount {bad} is not a positive number"));
+        if let Some((i, bad)) = self.amounts.iter().enumerate().find(|(_, a)| !(a.is_finite() && **a > 0.0)) {
+            return Err(format!("amount {bad} is not a positive number: n[{i}]"));
         }
         Ok(())
     }
@@ -468,9 +593,55 @@ fn per_answer<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Ve
     at_most(d, MAX_ANSWER_ITEMS, "items of an answer")
 }
 
-/// The cells of one answer's commands: two per command at most.
-fn answer_cells<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u32>, D::Error> {
-    at_most(d, 2 * MAX_ANSWER_ITEMS, "cells of an answer's commands")
+/// The cells of one answer's commands (version 2's `c`): two per command at most.
+fn answer_cells<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<u32>>, D::Error> {
+    at_most(d, 2 * MAX_ANSWER_ITEMS, "cells of an answer's commands").map(Some)
+}
+
+/// Cells added up from steps, and why they are no cells if they are not ([`answer_steps`]).
+type Stepped = (Vec<u32>, Option<String>);
+
+/// The cells of one answer's commands as steps (version 3's `d`, [`CellsForm::Steps`]), added
+/// up into cells as they are read, as many as `c` may hold. A sum that is no cell index (below 0,
+/// past `u32`) is kept as the nearest one and said in the second part, for the check to report
+/// with its turn and seat.
+fn answer_steps<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Stepped>, D::Error> {
+    struct Steps;
+    impl<'de> Visitor<'de> for Steps {
+        type Value = Stepped;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            write!(f, "an array of at most {} integers", 2 * MAX_ANSWER_ITEMS)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let max = 2 * MAX_ANSWER_ITEMS;
+            let (mut out, mut fault): (Vec<u32>, Option<String>) = (Vec::new(), None);
+            let mut at = 0i64;
+            while let Some(step) = seq.next_element::<i64>()? {
+                if out.len() == max {
+                    return Err(A::Error::custom(format_args!(
+                        "an array of more than {max} entries where there are at most {max} cells of an answer's commands"
+                    )));
+                }
+                if out.len() == out.capacity() {
+                    let more = out.capacity().max(4).min(max - out.len());
+                    charge::<A::Error>(more * std::mem::size_of::<u32>(), "cells of an answer's commands")?;
+                    out.reserve_exact(more);
+                }
+                let sum = at.saturating_add(step);
+                at = sum.clamp(0, u32::MAX as i64);
+                if at != sum && fault.is_none() {
+                    let i = out.len();
+                    fault = Some(format!(
+                        "d[{i}] = {step} steps from cell #{} to {sum}, which is no cell",
+                        out.last().copied().unwrap_or(0)
+                    ));
+                }
+                out.push(at as u32);
+            }
+            Ok((out, fault))
+        }
+    }
+    d.deserialize_seq(Steps).map(Some)
 }
 
 /// A turn's discarded commands: at most one per item of each seat's answer.
@@ -665,7 +836,7 @@ pub enum ReplayError {
     Json(serde_json::Error),
     #[error("not a gbely replay (format `{0}`)")]
     Format(String),
-    #[error("replay version {0} is not supported (this build reads versions 1 and 2)")]
+    #[error("replay version {0} is not supported (this build reads versions 1, 2 and 3)")]
     Version(u32),
     #[error("the replay's map: {0}")]
     Map(MapFileError),
@@ -888,6 +1059,17 @@ impl Replay {
                             what: "regenerated commands",
                         });
                     }
+                    // (A file's answer with neither or both forms says so first.)
+                    Answer::Compact(c) if c.fault.is_none() && c.form != CellsForm::of_version(self.version) => {
+                        return Err(ReplayError::AnswerVersion {
+                            turn: k,
+                            version: self.version,
+                            what: match c.form {
+                                CellsForm::Indices => "cells as indices (`c`, version 2's form)",
+                                CellsForm::Steps => "cells as steps (`d`, version 3's form)",
+                            },
+                        });
+                    }
                     Answer::Compact(c) => c.check(cells).map_err(|why| ReplayError::Compact { turn: k, seat, why })?,
                     Answer::Regen if self.seats[seat].builtin.is_none() => {
                         return Err(ReplayError::Regen { turn: k, seat });
@@ -926,6 +1108,85 @@ impl Replay {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn compact(kinds: &str, cells: &[u32], amounts: &[f64]) -> CompactCommands {
+        CompactCommands { kinds: kinds.into(), cells: cells.to_vec(), amounts: amounts.to_vec(), ..Default::default() }
+    }
+
+    fn read(text: &str) -> CompactCommands {
+        serde_json::from_str(text).unwrap()
+    }
+
+    /// Version 3 writes the cells as steps (each from the one before, the first from 0) and whole
+    /// amounts as integers; version 2's form stays as it was.
+    #[test]
+    fn version_3_writes_cells_as_steps_and_whole_amounts_as_integers() {
+        let c = compact("AMF", &[1984, 1924, 2901, 2902, 7], &[4.0, 12.35, 0.5]);
+        let text = serde_json::to_string(&c).unwrap();
+        assert_eq!(text, r#"{"k":"AMF","d":[1984,-60,977,1,-2895],"n":[4,12.35,0.5]}"#);
+        assert_eq!(read(&text), c);
+        let v2 = CompactCommands { form: CellsForm::Indices, ..c.clone() };
+        let text = serde_json::to_string(&v2).unwrap();
+        assert_eq!(text, r#"{"k":"AMF","c":[1984,1924,2901,2902,7],"n":[4.0,12.35,0.5]}"#);
+        assert_eq!(read(&text), v2);
+    }
+
+    /// The amounts come back with the bits the engine resolved, however far they are from a short
+    /// decimal (an agent's arithmetic on the observation's one-decimal values gives such as
+    /// 12.349999999999998, one step below 12.35).
+    #[test]
+    fn amounts_round_trip_bit_for_bit() {
+        let below = |x: f64| f64::from_bits(x.to_bits() - 1);
+        let above = |x: f64| f64::from_bits(x.to_bits() + 1);
+        let amounts = [
+            below(12.35),
+            above(12.35),
+            0.1 + 0.2,
+            1e-300,
+            f64::from_bits(1), // the smallest subnormal, 5e-324
+            f64::MIN_POSITIVE,
+            f64::MAX,
+            1e300,
+            EXACT_INTEGER,
+            below(EXACT_INTEGER),
+            EXACT_INTEGER + 2.0, // whole, past what an integer is written for
+            above(4.0),
+            below(1.0),
+            1.0,
+            3.0,
+        ];
+        assert_eq!(below(12.35).to_string(), "12.349999999999998");
+        for form in [CellsForm::Steps, CellsForm::Indices] {
+            let c = CompactCommands { form, ..compact(&"F".repeat(amounts.len()), &[0; 16], &amounts) };
+            let back = read(&serde_json::to_string(&c).unwrap());
+            let bits = |c: &CompactCommands| c.amounts.iter().map(|a| a.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&back), bits(&c), "{form:?}");
+        }
+        // Only what is exact is written as an integer.
+        let text = serde_json::to_string(&compact("FFFF", &[0; 4], &[EXACT_INTEGER, EXACT_INTEGER + 2.0, 1e300, -0.0]))
+            .unwrap();
+        assert!(text.ends_with(r#""n":[9007199254740992,9007199254740994.0,1e+300,-0.0]}"#), "{text}");
+    }
+
+    /// A step that leaves the cell indices is refused by the check, naming the step.
+    #[test]
+    fn steps_that_leave_the_cells_are_named() {
+        let c = read(r#"{"k":"M","d":[3,-4],"n":[1]}"#);
+        assert_eq!(c.check(10).unwrap_err(), "d[1] = -4 steps from cell #3 to -1, which is no cell");
+        let c = read(r#"{"k":"M","d":[3,4294967295],"n":[1]}"#);
+        assert!(c.check(10).unwrap_err().contains("to 4294967298, which is no cell"));
+        let c = read(r#"{"k":"M","d":[3,9],"n":[1]}"#);
+        assert_eq!(c.check(10).unwrap_err(), "cell #12 is not on the map (10 cells): the sum of d[0..=1]");
+        let c = read(r#"{"k":"M","c":[3,12],"n":[1]}"#);
+        assert_eq!(c.check(10).unwrap_err(), "cell #12 is not on the map (10 cells): c[1]");
+        let c = read(r#"{"k":"M","c":[3,4],"d":[3,1],"n":[1]}"#);
+        assert_eq!(c.check(10).unwrap_err(), "it has both `c` and `d`");
+        let c = read(r#"{"k":"M","n":[1]}"#);
+        assert!(c.check(10).unwrap_err().starts_with("it has no cells"));
+        let c = read(r#"{"k":"M","d":[3,1],"n":[0]}"#);
+        assert_eq!(c.check(10).unwrap_err(), "amount 0 is not a positive number: n[0]");
+        assert_eq!(read(r#"{"k":"M","d":[3,1],"n":[2]}"#).check(10), Ok(()));
+    }
 
     /// Regression: a bounded array filled to its bound when fewer than 4 entries were left to
     /// grow by panicked in `clamp(4, left)` (a final's 9 seats: 8 read, 1 left).

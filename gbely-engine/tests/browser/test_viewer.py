@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gzip
 import http.client
+import itertools
 import json
 import os
 import re
@@ -1126,8 +1127,9 @@ def commanded(work) -> Path:
 
 
 def replay_commands(path: Path, rnd: int) -> list[tuple]:
-    """Every seat's commands of round `rnd` as the replay file holds them (format version 2's
-    columns, docs/replay-format.md), with the discard reasons of its `discarded`."""
+    """Every seat's commands of round `rnd` as the replay file holds them (format version 3's
+    columns, docs/replay-format.md: the cells as steps), with the discard reasons of its
+    `discarded`."""
     replay = json.loads(gzip.decompress(path.read_bytes()))
     width = replay["map"]["width"]
     cell = lambda i: f"P{i // width:02d}_{i % width:02d}"
@@ -1136,7 +1138,7 @@ def replay_commands(path: Path, rnd: int) -> list[tuple]:
     out = []
     for seat, answer in enumerate(turn["answers"]):
         k = answer["compact"]
-        cells, amounts = iter(k["c"]), iter(k["n"])
+        cells, amounts = itertools.accumulate(k["d"]), iter(k["n"])
         for index, letter in enumerate(k["k"]):
             if letter == "r":
                 continue

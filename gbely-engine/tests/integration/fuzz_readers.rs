@@ -550,28 +550,28 @@ fn a_replay_with_a_huge_answer_is_refused_quickly() {
     let string = format!("\"{}\"", "a".repeat(6 << 20)); // one item of 6 MiB
     let cases: Vec<(Vec<u8>, &str)> = vec![
         (
-            with_answers(&format!(r#"{{"compact":{{"k":"r","c":[],"n":[],"raw":[{many}]}}}}"#), &[1]),
+            with_answers(&format!(r#"{{"compact":{{"k":"r","d":[],"n":[],"raw":[{many}]}}}}"#), &[1]),
             "more than 1048576 items",
         ),
         (with_answers(&format!(r#"{{"commands":[{many}]}}"#), &[1]), "more than 1048576 items"),
         (
-            with_answers(&format!(r#"{{"compact":{{"k":"r","c":[],"n":[],"raw":[[{many}]]}}}}"#), &[1]),
+            with_answers(&format!(r#"{{"compact":{{"k":"r","d":[],"n":[],"raw":[[{many}]]}}}}"#), &[1]),
             "more than 8388608 bytes of JSON",
         ),
         (
-            with_answers(&format!(r#"{{"compact":{{"k":"r","c":[],"n":[],"raw":[{string},{string}]}}}}"#), &[1]),
+            with_answers(&format!(r#"{{"compact":{{"k":"r","d":[],"n":[],"raw":[{string},{string}]}}}}"#), &[1]),
             "more than 8388608 bytes of JSON",
         ),
         (
-            with_answers(&format!(r#"{{"compact":{{"k":"r","c":[],"n":[],"raw":[{string}]}}}}"#), &[1, 2, 3]),
+            with_answers(&format!(r#"{{"compact":{{"k":"r","d":[],"n":[],"raw":[{string}]}}}}"#), &[1, 2, 3]),
             "more than 16777216 bytes of JSON in all",
         ),
         (
-            with_answers(&format!(r#"{{"compact":{{"k":"","c":[{many}],"n":[]}}}}"#), &[1]),
+            with_answers(&format!(r#"{{"compact":{{"k":"","d":[{many}],"n":[]}}}}"#), &[1]),
             "more than 2097152 entries where there are at most 2097152 cells of an answer's commands",
         ),
         (
-            with_answers(&format!(r#"{{"compact":{{"k":"","c":[],"n":[{many}]}}}}"#), &[1]),
+            with_answers(&format!(r#"{{"compact":{{"k":"","d":[],"n":[{many}]}}}}"#), &[1]),
             "more than 1048576 entries where there are at most 1048576 items of an answer",
         ),
     ];
@@ -588,7 +588,7 @@ fn a_replay_with_a_huge_answer_is_refused_quickly() {
         assert!(e.contains(want), "`{e}` should say `{want}`");
     }
     // Within the bounds, an answer of the same shape reads.
-    let text = with_answers(r#"{"compact":{"k":"r","c":[],"n":[],"raw":[[0,0,0]]}}"#, &[1]);
+    let text = with_answers(r#"{"compact":{"k":"r","d":[],"n":[],"raw":[[0,0,0]]}}"#, &[1]);
     assert!(Replay::from_json(std::str::from_utf8(&text).unwrap()).is_ok());
 }
 
@@ -650,6 +650,11 @@ fn each_structural_fault_is_named_where_it_is() {
             "seat 0's commands are to be regenerated, but the seat names no built-in agent",
         ),
         (Box::new(|r| r.version = 1), "a version 1 replay cannot hold compact commands"),
+        (Box::new(|r| r.version = 2), "a version 2 replay cannot hold cells as steps (`d`"),
+        (
+            Box::new(move |r| edit_compact(r, t, |c| c.form = gbely_world::replay::CellsForm::Indices)),
+            "a version 3 replay cannot hold cells as indices (`c`",
+        ),
         (
             Box::new(|r| {
                 let t = r.turns.iter_mut().find(|t| !t.discarded.is_empty()).unwrap();
@@ -671,6 +676,32 @@ fn each_structural_fault_is_named_where_it_is() {
         // The readers refuse a replay built in code the same way.
         assert!(verify(&r).unwrap_err().to_string().contains(want));
         assert!(viewer_html(&r).unwrap_err().contains(want));
+    }
+    // Version 3's steps (`d`) that leave the cells, in the file's text: the turn, the seat, the step.
+    let t1 = s.replay.turns[1].answers[0].clone();
+    assert!(matches!(t1, gbely_world::replay::Answer::Compact(_)), "{t1:?}");
+    for (answer, want) in [
+        (
+            r#"{"compact":{"k":"F","d":[-1],"n":[1]}}"#,
+            "turn 1: seat 0's compact commands: d[0] = -1 steps from cell #0 to -1, which is no cell",
+        ),
+        (
+            r#"{"compact":{"k":"MF","d":[5,-1,-5],"n":[1,1]}}"#,
+            "turn 1: seat 0's compact commands: d[2] = -5 steps from cell #4 to -1, which is no cell",
+        ),
+        (
+            r#"{"compact":{"k":"F","d":[196],"n":[1]}}"#,
+            "turn 1: seat 0's compact commands: cell #196 is not on the map (196 cells): the sum of d[0..=0]",
+        ),
+        (r#"{"compact":{"k":"F","d":[1],"c":[1],"n":[1]}}"#, "turn 1: seat 0's compact commands: it has both"),
+        (r#"{"compact":{"k":"F","n":[1]}}"#, "turn 1: seat 0's compact commands: it has no cells"),
+        (r#"{"compact":{"k":"F","d":[1.5],"n":[1]}}"#, "expected i64"),
+        (r#"{"compact":{"k":"F","d":[1],"n":[0]}}"#, "amount 0 is not a positive number: n[0]"),
+    ] {
+        let text = with_answers(answer, &[1]);
+        let e = Replay::from_json(std::str::from_utf8(&text).unwrap()).unwrap_err().to_string();
+        assert!(e.contains(want), "`{e}` should say `{want}`");
+        assert_eq!(e.lines().count(), 1, "{e}");
     }
     // A match stopped by Ctrl-C: fewer turns than rounds, and a valid file.
     let mut interrupted = s.replay.clone();

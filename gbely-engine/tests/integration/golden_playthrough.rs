@@ -94,18 +94,63 @@ fn template_against_the_council_on_seed_golden() {
     check("template-vs-council-golden-30", &text);
 }
 
-/// The replay file itself (format version 2) of a seeded match, pinned byte for byte: the
-/// expander in compact commands, the built-in Council regenerated.
+/// The replay file itself (format version 3) of a seeded match, pinned byte for byte: the
+/// expander in compact commands (cells as steps), the built-in Council regenerated.
 #[test]
-fn replay_version_2_golden() {
+fn replay_version_3_golden() {
+    let replay = golden_v2_match();
+    assert_eq!(replay.version, 3);
+    let mut text = replay.to_json();
+    text.push('\n');
+    check_file("replay-v3-golden-20.json", &text);
+    assert!(gbely_engine::replays::verify(&replay).is_ok());
+}
+
+/// The match of `replay-v2-golden-20.json` (pinned when version 2 was written) and of
+/// `replay-v3-golden-20.json`.
+fn golden_v2_match() -> gbely_world::Replay {
     let map = Arc::new(gbely_world::generate_duel("golden-v2", 16, 16).unwrap());
     let mut a = DecidePlayer::new("expander", Expander::default());
     let mut b = DecidePlayer::council("council");
     let mut players: [&mut dyn Player; 2] = [&mut a, &mut b];
     let opts = PlayOptions { config: gbely_engine::sim::MatchConfig { rounds: 20 }, record: true };
-    let replay = play(map, &mut players, opts, &mut ()).replay.unwrap();
-    let mut text = replay.to_json();
-    text.push('\n');
-    check_file("replay-v2-golden-20.json", &text);
-    assert!(gbely_engine::replays::verify(&replay).is_ok());
+    play(map, &mut players, opts, &mut ()).replay.unwrap()
+}
+
+fn golden(name: &str) -> String {
+    let path = format!("{}/tests/golden/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// The version 2 file, written by the engine before version 3, still reads, verifies and writes
+/// back byte for byte; and it holds the same match as the version 3 file: the same commands, the
+/// cells and the amounts' bits the same, only written in another form.
+#[test]
+fn replay_version_2_golden_still_reads_and_is_the_version_3_match() {
+    use gbely_world::replay::{Answer, CellsForm};
+    let text = golden("replay-v2-golden-20.json");
+    let v2 = gbely_world::Replay::from_json(&text).unwrap();
+    assert_eq!(v2.version, 2);
+    assert!(gbely_engine::replays::verify(&v2).is_ok());
+    assert_eq!(v2.to_json() + "\n", text);
+    let v3 = gbely_world::Replay::from_json(&golden("replay-v3-golden-20.json")).unwrap();
+    assert_eq!(v3.version, 3);
+    let mut commands = 0;
+    for (a, b) in v2.turns.iter().zip(&v3.turns) {
+        for (x, y) in a.answers.iter().zip(&b.answers) {
+            match (x, y) {
+                (Answer::Compact(x), Answer::Compact(y)) => {
+                    assert_eq!((x.form, y.form), (CellsForm::Indices, CellsForm::Steps));
+                    assert_eq!((&x.kinds, &x.cells, &x.raw, &x.cut), (&y.kinds, &y.cells, &y.raw, &y.cut));
+                    let bits = |c: &[f64]| c.iter().map(|a| a.to_bits()).collect::<Vec<_>>();
+                    assert_eq!(bits(&x.amounts), bits(&y.amounts));
+                    commands += x.kinds.len();
+                }
+                (x, y) => assert_eq!(x, y),
+            }
+        }
+        assert_eq!((&a.discarded, &a.cells, &a.units, &a.notes), (&b.discarded, &b.cells, &b.units, &b.notes));
+    }
+    assert!(commands > 500, "{commands}");
+    assert_eq!((v2.turns.len(), &v2.final_state, &v2.result), (v3.turns.len(), &v3.final_state, &v3.result));
 }

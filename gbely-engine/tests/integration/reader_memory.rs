@@ -141,8 +141,15 @@ fn v1_million_changes(path: &Path, turns: usize, changes: usize) {
 
 /// Issue 36's second file: version 2, each answer a million FORTIFY commands in the compact form.
 fn v2_compact(path: &Path, turns: usize, items: usize) {
-    write_replay(path, small_map(), 2, turns, |r, out| {
-        write!(out, r#"{{"round":{r},"answers":[{{"compact":{{"k":"{}","c":"#, "F".repeat(items)).unwrap();
+    compact_file(path, 2, turns, items)
+}
+
+/// The same in `version`'s form: cells as indices (`c`, version 2) or as steps (`d`, version 3;
+/// all 0, cell #0 each time, as in version 2's file).
+fn compact_file(path: &Path, version: u32, turns: usize, items: usize) {
+    let cells = if version >= 3 { "d" } else { "c" };
+    write_replay(path, small_map(), version, turns, |r, out| {
+        write!(out, r#"{{"round":{r},"answers":[{{"compact":{{"k":"{}","{cells}":"#, "F".repeat(items)).unwrap();
         repeated(out, "0", items);
         out.write_all(br#","n":"#).unwrap();
         repeated(out, "1", items);
@@ -255,6 +262,16 @@ fn a_v2_file_of_compact_answers_of_a_million_commands_stays_within_the_budget() 
     let path = crafted_dir().join("v2-fewer.json.gz");
     v2_compact(&path, 6, 1_000_000);
     every_reader_within_budget(&path);
+    done(&path);
+}
+
+/// Version 3's cells as steps are bounded as version 2's indices are: the same file in its form.
+#[test]
+fn a_v3_file_of_compact_answers_of_a_million_commands_stays_within_the_budget() {
+    let path = crafted_dir().join("v3-compact.json.gz");
+    compact_file(&path, 3, 40, 1_000_000);
+    let refusals = every_reader_within_budget(&path);
+    assert!(!refusals.is_empty() && refusals.iter().all(|r| r.contains("MiB")), "{refusals:?}");
     done(&path);
 }
 

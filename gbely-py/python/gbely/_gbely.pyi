@@ -16,6 +16,7 @@ __all__ = [
     "EnvCore",
     "Map",
     "OBS_SCHEMA",
+    "REPLAY_VERSIONS",
     "Match",
     "ReplayCore",
     "VectorCore",
@@ -36,6 +37,8 @@ __version__: str
 DEFAULT_ROUNDS: int
 DEFAULT_TIME_LIMIT: float
 DEFAULT_MEMORY_LIMIT: Optional[int]
+#: The replay format versions this build reads (``gbely_world::replay::READS_VERSIONS``).
+REPLAY_VERSIONS: List[int]
 #: The learning environments' observation arrays and codes (``schema.rs``): ``fields`` (per field
 #: ``name``, ``dtype``, ``shape``, ``low``, ``high``, ``unseen``, ``observation``, ``doc``),
 #: ``kinds``, ``terrain``, ``owner``, ``armada_offset``.

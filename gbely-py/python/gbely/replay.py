@@ -20,7 +20,7 @@ Seat = Union[int, str]
 
 
 class Replay:
-    """A replay document (format ``gbely-replay``, versions 1 and 2, see docs/replay-format.md).
+    """A replay document (format ``gbely-replay``, versions 1 to 3, see docs/replay-format.md).
 
     >>> import gbely, tempfile, os
     >>> path = os.path.join(tempfile.mkdtemp(), "r.json")
@@ -35,8 +35,11 @@ class Replay:
         if not isinstance(doc, dict) or doc.get("format") != "gbely-replay":
             found = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
             raise ReplayError(f"not a gbely replay (format {found!r})")
-        if doc.get("version") not in (1, 2):
-            raise ReplayError(f"replay version {doc.get('version')!r} is not supported (this package reads 1 and 2)")
+        from ._gbely import REPLAY_VERSIONS
+
+        if doc.get("version") not in REPLAY_VERSIONS:
+            reads = ", ".join(map(str, REPLAY_VERSIONS))
+            raise ReplayError(f"replay version {doc.get('version')!r} is not supported (this package reads {reads})")
         self.doc = doc
         self._path: Optional[str] = None
         self._native: Optional["ReplayCore"] = None
