@@ -12,6 +12,9 @@
 //! - per round: wall time, the runner's own CPU (this process's threads) and the agent's CPU
 //!   (its `/proc/PID/schedstat`), steadier than wall time where the cores are shared.
 //!
+//! A third mode, without the sandbox but confined to one core as the sandbox confines an agent
+//! (`taskset`, where it is installed), tells the cost of that confinement from the rest.
+//!
 //! The load average is printed before and after. `cargo bench -p gbely-engine --bench runner`
 //! (add `-- --quick` for a short run).
 
@@ -79,16 +82,36 @@ fn main() {
         .executable
         .to_string_lossy()
         .into_owned();
-    let mut modes = vec![("without the sandbox", SandboxMode::Off)];
+    // (label, sandbox, confined to a core by taskset)
+    let mut modes = vec![("without the sandbox", SandboxMode::Off, false)];
     match gbely_engine::runner::sandbox::sandbox() {
-        Ok(_) => modes.push(("in the sandbox", SandboxMode::Auto)),
-        Err(_) => println!("(no sandbox on this machine: {})", gbely_engine::runner::sandbox::isolation(SandboxMode::Auto).line()),
+        Ok(sb) => {
+            modes.push(("in the sandbox", SandboxMode::Auto, false));
+            let taskset = std::process::Command::new("taskset")
+                .args(["--cpu-list", &sb.cpu_of(0).to_string(), "true"])
+                .status()
+                .is_ok_and(|s| s.success());
+            if taskset {
+                modes.push(("without the sandbox, on the sandbox's one core (taskset)", SandboxMode::Off, true));
+            }
+        }
+        Err(_) => println!(
+            "(no sandbox on this machine: {})",
+            gbely_engine::runner::sandbox::isolation(SandboxMode::Auto).line()
+        ),
     }
-    let agent = |mode: SandboxMode, name: &str| {
+    let cpu = gbely_engine::runner::sandbox::sandbox().as_ref().map_or(0, |sb| sb.cpu_of(0)).to_string();
+    let agent = |(mode, pinned): (SandboxMode, bool), name: &str| {
         let mut cfg = ProcessConfig::new(dir.join(name), dir.join(format!("{name}.log")));
         cfg.time_limit = gbely_engine::limits::TimeLimit::seconds(5.0).expect("a valid limit");
         cfg.sandbox = mode;
-        let cmd = AgentCommand::Exec { program: python.clone(), args: vec!["-c".into(), ECHO.into()] };
+        let cmd = match pinned {
+            false => AgentCommand::Exec { program: python.clone(), args: vec!["-c".into(), ECHO.into()] },
+            true => AgentCommand::Exec {
+                program: "taskset".into(),
+                args: vec!["--cpu-list".into(), cpu.clone(), python.clone(), "-c".into(), ECHO.into()],
+            },
+        };
         ProcessPlayer::new("echo", cmd, cfg).expect("starts")
     };
     let answer = |p: &mut ProcessPlayer| match p.finish() {
@@ -99,10 +122,10 @@ fn main() {
     let mut figures: Vec<Figures> = modes.iter().map(|_| Figures::default()).collect();
     // Start-up, alternating the modes: fresh processes.
     for i in 0..starts {
-        for (k, &(_, mode)) in modes.iter().enumerate() {
+        for (k, &(_, mode, pinned)) in modes.iter().enumerate() {
             let f = &mut figures[k];
             let t = Instant::now();
-            let mut fresh = agent(mode, &format!("start-{k}-{i}"));
+            let mut fresh = agent((mode, pinned), &format!("start-{k}-{i}"));
             f.new.push(t.elapsed().as_secs_f64());
             let t = Instant::now();
             fresh.begin(&obs, map.grid());
@@ -117,7 +140,7 @@ fn main() {
     // Per round: one process a mode, warmed up (the process start is not runner overhead), then
     // batches of rounds alternating between them.
     let mut players: Vec<ProcessPlayer> =
-        modes.iter().enumerate().map(|(k, &(_, mode))| agent(mode, &format!("rounds-{k}"))).collect();
+        modes.iter().enumerate().map(|(k, &(_, mode, pinned))| agent((mode, pinned), &format!("rounds-{k}"))).collect();
     for p in &mut players {
         for _ in 0..5 {
             p.begin(&obs, map.grid());
@@ -153,7 +176,7 @@ fn main() {
         obs.own.len(),
         json.len() / 1024
     );
-    for (&(label, _), f) in modes.iter().zip(figures) {
+    for (&(label, _, _), f) in modes.iter().zip(figures) {
         println!(
             "{label}: runner overhead {:.3} ms per round (goal ≤ 1 ms; CPU: runner {:.3} ms, agent {:.3} ms); start-up to the first answer {:.1} ms (set-up {:.1} ms, tear-down {:.1} ms)",
             median(f.round) * 1e3,
