@@ -3,7 +3,7 @@
 //! (a `python3` loop that echoes `[]` for every line, without parsing it); with and without the
 //! sandbox, and the start-up of a fresh agent process in each.
 //!
-//! The two modes are measured alternately (A, B, A, B …) in the same run, so that a machine
+//! The modes are measured alternately (A, B, A, B …) in the same run, so that a machine
 //! shared with other work loads both alike, and the figures are medians of the alternations:
 //!
 //! - start-up: from the first observation sent (the process starts then, as for the judge) to
@@ -13,7 +13,9 @@
 //!   (its `/proc/PID/schedstat`), steadier than wall time where the cores are shared.
 //!
 //! A third mode, without the sandbox but confined to one core as the sandbox confines an agent
-//! (`taskset`, where it is installed), tells the cost of that confinement from the rest.
+//! (`taskset`, where it is installed), tells the cost of that confinement from the rest; a
+//! fourth, in the sandbox with a league's core gate, the cost of parking an agent between its
+//! turns (stopped, re-pinned and continued).
 //!
 //! The load average is printed before and after. `cargo bench -p gbely-engine --bench runner`
 //! (add `-- --quick` for a short run).
@@ -21,6 +23,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use gbely_engine::runner::cores::CoreGate;
 use gbely_engine::runner::player::{Player, PlayerAnswer};
 use gbely_engine::runner::process::{AgentCommand, ProcessConfig, ProcessPlayer};
 use gbely_engine::runner::sandbox::SandboxMode;
@@ -54,6 +57,20 @@ fn median(mut xs: Vec<f64>) -> f64 {
     xs[xs.len() / 2]
 }
 
+/// How the echo agent runs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Without the sandbox.
+    Plain,
+    /// In the sandbox, on its seat's core.
+    Sandboxed,
+    /// Without the sandbox, confined by `taskset` to the core the sandbox would give it.
+    Pinned,
+    /// In the sandbox with a league's core gate: stopped between its turns, re-pinned and
+    /// continued at each.
+    Parked,
+}
+
 #[derive(Default)]
 struct Figures {
     new: Vec<f64>,
@@ -82,18 +99,18 @@ fn main() {
         .executable
         .to_string_lossy()
         .into_owned();
-    // (label, sandbox, confined to a core by taskset)
-    let mut modes = vec![("without the sandbox", SandboxMode::Off, false)];
+    let mut modes = vec![("without the sandbox", Mode::Plain)];
     match gbely_engine::runner::sandbox::sandbox() {
         Ok(sb) => {
-            modes.push(("in the sandbox", SandboxMode::Auto, false));
+            modes.push(("in the sandbox", Mode::Sandboxed));
             let taskset = std::process::Command::new("taskset")
                 .args(["--cpu-list", &sb.cpu_of(0).to_string(), "true"])
                 .status()
                 .is_ok_and(|s| s.success());
             if taskset {
-                modes.push(("without the sandbox, on the sandbox's one core (taskset)", SandboxMode::Off, true));
+                modes.push(("without the sandbox, on the sandbox's one core (taskset)", Mode::Pinned));
             }
+            modes.push(("in the sandbox, sharing the cores as in a league (parked between turns)", Mode::Parked));
         }
         Err(_) => println!(
             "(no sandbox on this machine: {})",
@@ -101,13 +118,24 @@ fn main() {
         ),
     }
     let cpu = gbely_engine::runner::sandbox::sandbox().as_ref().map_or(0, |sb| sb.cpu_of(0)).to_string();
-    let agent = |(mode, pinned): (SandboxMode, bool), name: &str| {
+    // A league's gate over every core: a lease is always free, so what is measured is the
+    // parking (stop, re-pin and continue the agent's tree each turn), not a wait for a core.
+    let gate = CoreGate::new(std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let agent = |mode: Mode, name: &str| {
         let mut cfg = ProcessConfig::new(dir.join(name), dir.join(format!("{name}.log")));
         cfg.time_limit = gbely_engine::limits::TimeLimit::seconds(5.0).expect("a valid limit");
-        cfg.sandbox = mode;
-        let cmd = match pinned {
-            false => AgentCommand::Exec { program: python.clone(), args: vec!["-c".into(), ECHO.into()] },
-            true => AgentCommand::Exec {
+        cfg.sandbox = match mode {
+            Mode::Plain | Mode::Pinned => SandboxMode::Off,
+            Mode::Sandboxed | Mode::Parked => SandboxMode::Auto,
+        };
+        if mode == Mode::Parked {
+            cfg.cores = Some(gate.clone());
+        }
+        let cmd = match mode {
+            Mode::Plain | Mode::Sandboxed | Mode::Parked => {
+                AgentCommand::Exec { program: python.clone(), args: vec!["-c".into(), ECHO.into()] }
+            }
+            Mode::Pinned => AgentCommand::Exec {
                 program: "taskset".into(),
                 args: vec!["--cpu-list".into(), cpu.clone(), python.clone(), "-c".into(), ECHO.into()],
             },
@@ -122,10 +150,10 @@ fn main() {
     let mut figures: Vec<Figures> = modes.iter().map(|_| Figures::default()).collect();
     // Start-up, alternating the modes: fresh processes.
     for i in 0..starts {
-        for (k, &(_, mode, pinned)) in modes.iter().enumerate() {
+        for (k, &(_, mode)) in modes.iter().enumerate() {
             let f = &mut figures[k];
             let t = Instant::now();
-            let mut fresh = agent((mode, pinned), &format!("start-{k}-{i}"));
+            let mut fresh = agent(mode, &format!("start-{k}-{i}"));
             f.new.push(t.elapsed().as_secs_f64());
             let t = Instant::now();
             fresh.begin(&obs, map.grid());
@@ -140,7 +168,7 @@ fn main() {
     // Per round: one process a mode, warmed up (the process start is not runner overhead), then
     // batches of rounds alternating between them.
     let mut players: Vec<ProcessPlayer> =
-        modes.iter().enumerate().map(|(k, &(_, mode, pinned))| agent((mode, pinned), &format!("rounds-{k}"))).collect();
+        modes.iter().enumerate().map(|(k, &(_, mode))| agent(mode, &format!("rounds-{k}"))).collect();
     for p in &mut players {
         for _ in 0..5 {
             p.begin(&obs, map.grid());
@@ -176,7 +204,7 @@ fn main() {
         obs.own.len(),
         json.len() / 1024
     );
-    for (&(label, _, _), f) in modes.iter().zip(figures) {
+    for (&(label, _), f) in modes.iter().zip(figures) {
         println!(
             "{label}: runner overhead {:.3} ms per round (goal ≤ 1 ms; CPU: runner {:.3} ms, agent {:.3} ms); start-up to the first answer {:.1} ms (set-up {:.1} ms, tear-down {:.1} ms)",
             median(f.round) * 1e3,

@@ -720,8 +720,7 @@ impl Player for ProcessPlayer {
                 Some(lease) => {
                     // In the sandbox the agent thinks on its lease's core, and only there.
                     if let (Some(sb), Some(r)) = (self.sandbox, &self.running) {
-                        sandbox::pin_tree(r.child.id(), sb.cpu_of(lease.slot()));
-                        sandbox::continue_tree(r.child.id());
+                        sandbox::resume_tree(r.child.id(), sb.cpu_of(lease.slot()));
                     }
                     *self.lease.lock().unwrap_or_else(|e| e.into_inner()) = Some(lease)
                 }

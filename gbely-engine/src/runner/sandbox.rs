@@ -771,16 +771,22 @@ pub fn tree_tasks(pid: u32) -> Vec<u32> {
 }
 
 /// Confines every process and thread of the tree under `pid` to `cpu` (a league's agent moves
-/// to the core its lease names).
-pub fn pin_tree(pid: u32, cpu: usize) {
+/// to the core its lease names), then lets them run again (`SIGCONT`) when its turn comes. One
+/// walk of the tree serves both: a stopped tree starts no process (and at its first turn, the
+/// processes that the walk misses were born on the core the agent started on, no other).
+pub fn resume_tree(pid: u32, cpu: usize) {
     #[cfg(target_os = "linux")]
     {
+        use nix::sys::signal::{kill, Signal};
+        let tasks = tree_tasks(pid);
         let mut set = nix::sched::CpuSet::new();
-        if set.set(cpu).is_err() {
-            return;
+        if set.set(cpu).is_ok() {
+            for &tid in &tasks {
+                let _ = nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(tid as i32), &set);
+            }
         }
-        for tid in tree_tasks(pid) {
-            let _ = nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(tid as i32), &set);
+        for tid in tasks {
+            let _ = kill(nix::unistd::Pid::from_raw(tid as i32), Signal::SIGCONT);
         }
     }
     #[cfg(not(target_os = "linux"))]
