@@ -79,38 +79,63 @@ pub fn committed_memory(child: &Child) -> std::io::Result<u64> {
 ///
 /// On Unix an agent gets its three pipes and nothing else of this process: every other
 /// descriptor is marked close-on-exec first ([`close_inherited`]).
-pub fn spawn(cmd: Command) -> std::io::Result<Child> {
+///
+/// `cpu` (Linux): the process is confined to that CPU from its start. The starting thread
+/// confines itself to it for the moment of the fork, and a child inherits its parent thread's
+/// affinity: one `sched_setaffinity` instead of a `taskset` program in the chain (an exec
+/// fewer per start). Elsewhere `cpu` is not used.
+pub fn spawn(cmd: Command, cpu: Option<usize>) -> std::io::Result<Child> {
     close_inherited();
     #[cfg(target_os = "linux")]
     {
         use std::sync::mpsc::{channel, Sender};
         use std::sync::{Mutex, OnceLock};
-        type Job = (Command, Sender<std::io::Result<Child>>);
+        type Job = (Command, Option<usize>, Sender<std::io::Result<Child>>);
         static SPAWNER: OnceLock<Mutex<Sender<Job>>> = OnceLock::new();
         let spawner = SPAWNER.get_or_init(|| {
             let (tx, rx) = channel::<Job>();
             std::thread::Builder::new()
                 .name("gbely-spawner".into())
                 .spawn(move || {
-                    for (mut cmd, reply) in rx {
-                        let _ = reply.send(cmd.spawn());
+                    for (mut cmd, cpu, reply) in rx {
+                        let _ = reply.send(spawn_on(&mut cmd, cpu));
                     }
                 })
                 .expect("a thread to start agents from");
             Mutex::new(tx)
         });
         let (reply, answer) = channel();
-        let sent = spawner.lock().unwrap_or_else(|e| e.into_inner()).send((cmd, reply));
+        let sent = spawner.lock().unwrap_or_else(|e| e.into_inner()).send((cmd, cpu, reply));
         match sent {
             Ok(()) => answer.recv().unwrap_or_else(|_| Err(std::io::Error::other("the agent starter stopped"))),
-            Err(std::sync::mpsc::SendError((mut cmd, _))) => cmd.spawn(),
+            Err(std::sync::mpsc::SendError((mut cmd, cpu, _))) => spawn_on(&mut cmd, cpu),
         }
     }
     #[cfg(not(target_os = "linux"))]
     {
+        let _ = cpu;
         let mut cmd = cmd;
         cmd.spawn()
     }
+}
+
+/// Starts `cmd` from this thread, confined to `cpu` when one is given: this thread's affinity
+/// is narrowed to it for the fork and given back after.
+#[cfg(target_os = "linux")]
+fn spawn_on(cmd: &mut Command, cpu: Option<usize>) -> std::io::Result<Child> {
+    use nix::sched::{sched_getaffinity, sched_setaffinity, CpuSet};
+    let Some(cpu) = cpu else { return cmd.spawn() };
+    // Pid 0: the calling thread.
+    let me = nix::unistd::Pid::from_raw(0);
+    let own = sched_getaffinity(me)?;
+    let mut one = CpuSet::new();
+    one.set(cpu)?;
+    sched_setaffinity(me, &one)
+        .map_err(|e| std::io::Error::other(format!("cannot confine the agent to CPU {cpu}: {e}")))?;
+    let child = cmd.spawn();
+    // The set it had a moment ago (only a change of this process's cpuset could refuse it).
+    let _ = sched_setaffinity(me, &own);
+    child
 }
 
 /// Marks every descriptor of this process but stdin, stdout and stderr close-on-exec. Rust opens
@@ -318,5 +343,36 @@ impl SchedStat {
     #[cfg(not(target_os = "linux"))]
     pub fn of(_pid: u32) -> Option<SchedStat> {
         None
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    /// The CPUs a process started by `spawn` may use, as `/proc/self/status` lists them.
+    fn allowed_of_started(cpu: Option<usize>) -> String {
+        let mut cmd = Command::new("grep");
+        cmd.args(["Cpus_allowed_list", "/proc/self/status"]).stdout(std::process::Stdio::piped());
+        let out = spawn(cmd, cpu).expect("grep starts").wait_with_output().expect("grep ends");
+        String::from_utf8_lossy(&out.stdout).split_whitespace().nth(1).unwrap_or("").to_string()
+    }
+
+    #[test]
+    fn a_process_started_on_a_cpu_has_that_one_and_the_next_is_free_again() {
+        let own = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)).unwrap();
+        let cpus: Vec<usize> = (0..nix::sched::CpuSet::count()).filter(|&c| own.is_set(c).unwrap_or(false)).collect();
+        let last = *cpus.last().expect("a CPU");
+        assert_eq!(allowed_of_started(Some(last)), last.to_string());
+        // The starting thread was given its CPUs back: a process started without one has them all.
+        let free = allowed_of_started(None);
+        let listed: usize = free
+            .split(',')
+            .map(|r| match r.split_once('-') {
+                Some((a, b)) => b.parse::<usize>().unwrap() - a.parse::<usize>().unwrap() + 1,
+                None => 1,
+            })
+            .sum();
+        assert_eq!(listed, cpus.len(), "{free}");
     }
 }

@@ -308,11 +308,11 @@ impl ProcessPlayer {
     /// The command that starts the agent in the sandbox: a Python agent's file is copied into
     /// its read-only folder (as the judge receives one file); a program sees the files its
     /// command line names.
-    fn sandboxed_command(&self, sb: &Sandbox, work_dir: &Path) -> std::io::Result<Command> {
+    fn sandboxed_command(&self, sb: &Sandbox, work_dir: &Path) -> std::io::Result<(Command, Option<usize>)> {
         let mut jail = Jail {
             uid: self.uid,
             memory: self.config.memory_limit.bytes(),
-            group: self.group.as_ref().map(|g| g.dir().to_path_buf()),
+            group: self.group.as_ref().map(sandbox::MemoryGroup::join_file),
             ..Jail::default()
         };
         let argv: Vec<std::ffi::OsString> = match &self.command {
@@ -361,8 +361,14 @@ impl ProcessPlayer {
 
     fn spawn(&mut self) -> std::io::Result<Running> {
         let work_dir = std::path::absolute(&self.config.work_dir)?;
+        // The CPU the sandbox confines it to (set on the thread that starts it: no `taskset`).
+        let mut cpu = None;
         let mut cmd = match (&self.command, self.sandbox) {
-            (_, Some(sb)) => self.sandboxed_command(sb, &work_dir)?,
+            (_, Some(sb)) => {
+                let (c, on) = self.sandboxed_command(sb, &work_dir)?;
+                cpu = on;
+                c
+            }
             (command, None) => match command {
                 AgentCommand::Python { file, python } => {
                     let mut c = Command::new(python);
@@ -393,7 +399,7 @@ impl ProcessPlayer {
         platform::isolate(&mut cmd);
         cmd.current_dir(&work_dir);
         cmd.env("PYTHONDONTWRITEBYTECODE", "1").env("PYTHONIOENCODING", "utf-8").env("GBELY_AGENT_TOKEN", &self.token);
-        let mut child = platform::spawn(cmd)?;
+        let mut child = platform::spawn(cmd, cpu)?;
         let (tree, trouble) = Tree::adopt(&child);
         if let Some(trouble) = trouble {
             self.note(&trouble);
@@ -714,8 +720,7 @@ impl Player for ProcessPlayer {
                 Some(lease) => {
                     // In the sandbox the agent thinks on its lease's core, and only there.
                     if let (Some(sb), Some(r)) = (self.sandbox, &self.running) {
-                        sandbox::pin_tree(r.child.id(), sb.cpu_of(lease.slot()));
-                        sandbox::continue_tree(r.child.id());
+                        sandbox::resume_tree(r.child.id(), sb.cpu_of(lease.slot()));
                     }
                     *self.lease.lock().unwrap_or_else(|e| e.into_inner()) = Some(lease)
                 }

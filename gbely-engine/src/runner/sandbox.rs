@@ -182,7 +182,7 @@ fn probe() -> Result<Sandbox, String> {
     let jail = Jail { uid: FIRST_UID, ..Jail::default() };
     let aux = std::env::temp_dir().join(format!("gbely-probe-{}", std::process::id()));
     let _ = std::fs::create_dir_all(&aux);
-    let mut cmd = sandbox.command(&jail, &[true_bin.into()], Some((&aux, 0)));
+    let (mut cmd, _) = sandbox.command(&jail, &[true_bin.into()], Some((&aux, 0)));
     let out = cmd.stdin(Stdio::null()).stdout(Stdio::null()).output();
     let _ = std::fs::remove_dir_all(&aux);
     let out = out.map_err(|e| format!("cannot run {}: {e}", sandbox.bwrap.display()))?;
@@ -224,7 +224,8 @@ pub struct Jail {
     pub uid: u32,
     /// Address space of each process, bytes.
     pub memory: Option<u64>,
-    /// The control group all its processes join (see [`MemoryGroup`]).
+    /// The file through which its first process joins the control group that holds all its
+    /// processes ([`MemoryGroup::join_file`]).
     pub group: Option<PathBuf>,
 }
 
@@ -255,17 +256,19 @@ impl Sandbox {
         self.cpus[slot % self.cpus.len()]
     }
 
-    /// The command that starts `argv` in a sandbox made of `jail`, confined to the CPU of slot
-    /// `aux.1`. What bwrap reads from files (the system-call filters, its own arguments, the
-    /// files of [`BOX_DIR`]) is opened by the starting shell as descriptors 3 to 9; the filters
-    /// and the arguments are written to the folder `aux.0` first.
+    /// The command that starts `argv` in a sandbox made of `jail`, and the CPU (that of slot
+    /// `aux.1`) it is to be confined to: started with [`platform::spawn`](crate::runner::platform::spawn)'s `cpu`, which confines
+    /// it from its first instruction, before the filters forbid any change (`None` where the
+    /// filters cannot hold it there). What bwrap reads from files (the system-call filters, its
+    /// own arguments, the files of [`BOX_DIR`]) is opened by the starting shell as descriptors 3
+    /// to 9; the filters and the arguments are written to the folder `aux.0` first.
     ///
     /// Nothing of the host shows inside: bwrap's arguments (which name the host's folders) reach
     /// it through a descriptor (`--args`), so the sandbox's init (`/proc/1/cmdline`) shows
     /// `bwrap --args 4 -- ` and the agent's own command; bwrap starts with an empty environment
     /// but `PATH`; [`BOX_DIR`]'s files are copied into a tmpfs of the sandbox rather than mounted
     /// from the run folder (whose path a bind mount would show in `/proc/self/mountinfo`).
-    pub fn command(&self, jail: &Jail, argv: &[OsString], aux: Option<(&Path, usize)>) -> Command {
+    pub fn command(&self, jail: &Jail, argv: &[OsString], aux: Option<(&Path, usize)>) -> (Command, Option<usize>) {
         let mut args: Vec<OsString> = Vec::new();
         let mut a = |s: &str| args.push(s.into());
         // Descriptors the starting shell opens for bwrap (`fd=path`); single digits, as sh allows.
@@ -432,12 +435,12 @@ impl Sandbox {
         }
         let args_file = write_aux("bwrap.args", &packed);
         // One starting shell for every case: it opens bwrap's descriptors, joins the agent's
-        // control group (if any: everything after is held by it), and becomes taskset (with the
-        // filters: it confines bwrap, and so the agent, before they forbid any change), then
-        // bwrap. Its words: `N=path` (open as descriptor N), `g=path` (join), then `--`.
+        // control group (if any: everything after is held by it; `0` is the writer itself, see
+        // [`MemoryGroup::join_file`]), then becomes bwrap. Its words: `N=path` (open as
+        // descriptor N), `g=path` (join), then `--`.
         c.arg("-c")
             .arg(
-                "unset PWD OLDPWD; while [ \"$1\" != -- ]; do p=${1#*=}; case $1 in g=*) echo $$ > \"$p\" || exit 121;; \
+                "unset PWD OLDPWD; while [ \"$1\" != -- ]; do p=${1#*=}; case $1 in g=*) echo 0 > \"$p\" || exit 121;; \
                  [3-9]=*) eval \"exec ${1%%=*}<\\\"\\$p\\\"\" || exit 122;; esac; shift; done; shift; exec \"$@\"",
             )
             .arg("sh");
@@ -453,13 +456,10 @@ impl Sandbox {
         }
         if let Some(g) = &jail.group {
             let mut word = OsString::from("g=");
-            word.push(g.join("cgroup.procs"));
+            word.push(g);
             c.arg(word);
         }
         c.arg("--");
-        if let (true, Some((_, slot))) = (filtered, aux) {
-            c.args(["taskset", "--cpu-list", &self.cpu_of(slot).to_string()]);
-        }
         c.arg(&self.bwrap);
         match args_file {
             Some(_) => c.args(["--args".into(), OsString::from(args_fd.to_string())]),
@@ -467,7 +467,11 @@ impl Sandbox {
             None => c.args(&args),
         };
         c.arg("--").args(command);
-        c
+        let cpu = match (filtered, aux) {
+            (true, Some((_, slot))) => Some(self.cpu_of(slot)),
+            _ => None,
+        };
+        (c, cpu)
     }
 }
 
@@ -587,6 +591,7 @@ impl GroupBase {
 #[derive(Debug)]
 pub struct MemoryGroup {
     dir: PathBuf,
+    v2: bool,
 }
 
 impl MemoryGroup {
@@ -599,7 +604,7 @@ impl MemoryGroup {
     fn create(base: &GroupBase, name: &str, limit: u64) -> std::io::Result<MemoryGroup> {
         let dir = base.dir.join(name);
         std::fs::create_dir(&dir)?;
-        let group = MemoryGroup { dir };
+        let group = MemoryGroup { dir, v2: base.v2 };
         let write = |file: &str, value: &str| std::fs::write(group.dir.join(file), value);
         if base.v2 {
             write("memory.max", &limit.to_string())?;
@@ -615,6 +620,17 @@ impl MemoryGroup {
     /// The group's folder in the cgroup file system.
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// The file a process joins the group through by writing `0` (itself) to it. cgroup v1:
+    /// `tasks`, which moves the one thread that writes (the starting shell has one) without
+    /// the lock that moving a whole process takes, whose writer waits for an RCU grace period
+    /// (the kernel's `cgroup_threadgroup_rwsem`: 7–25 ms a start on a loaded 2-core machine,
+    /// against 0.1 ms); its children are born in the group. cgroup v2 moves threads only
+    /// inside a threaded subtree: `cgroup.procs`, and that wait stays (a hierarchy mounted
+    /// with `favordynmods` has none).
+    pub fn join_file(&self) -> PathBuf {
+        self.dir.join(if self.v2 { "cgroup.procs" } else { "tasks" })
     }
 }
 
@@ -755,16 +771,22 @@ pub fn tree_tasks(pid: u32) -> Vec<u32> {
 }
 
 /// Confines every process and thread of the tree under `pid` to `cpu` (a league's agent moves
-/// to the core its lease names).
-pub fn pin_tree(pid: u32, cpu: usize) {
+/// to the core its lease names), then lets them run again (`SIGCONT`) when its turn comes. One
+/// walk of the tree serves both: a stopped tree starts no process (and at its first turn, the
+/// processes that the walk misses were born on the core the agent started on, no other).
+pub fn resume_tree(pid: u32, cpu: usize) {
     #[cfg(target_os = "linux")]
     {
+        use nix::sys::signal::{kill, Signal};
+        let tasks = tree_tasks(pid);
         let mut set = nix::sched::CpuSet::new();
-        if set.set(cpu).is_err() {
-            return;
+        if set.set(cpu).is_ok() {
+            for &tid in &tasks {
+                let _ = nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(tid as i32), &set);
+            }
         }
-        for tid in tree_tasks(pid) {
-            let _ = nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(tid as i32), &set);
+        for tid in tasks {
+            let _ = kill(nix::unistd::Pid::from_raw(tid as i32), Signal::SIGCONT);
         }
     }
     #[cfg(not(target_os = "linux"))]
