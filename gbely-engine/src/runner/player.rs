@@ -5,7 +5,7 @@
 use std::panic::AssertUnwindSafe;
 use std::time::Instant;
 
-use gbely_rules::{Cell, Command, Decide, Grid, Notes, OwnCell, Observation, ViolationKind};
+use gbely_rules::{Cell, Command, Decide, Grid, Notes, Observation, OwnCell, ViolationKind};
 
 use crate::builtins::{builtin_agent, BUILTIN_AGENTS, BUILTIN_COUNCIL};
 use crate::limits::TimeLimit;
