@@ -42,6 +42,14 @@ def wait_until(what, timeout=180):
     raise AssertionError("timed out")
 
 
+def slow_agent(name):
+    """The expander taking 20 ms a round: a match lasts 3 s at least, so that it is still being
+    played when the test kills its judge a second after it started (a plain expander's match in
+    a quick sandbox can be over by then)."""
+    return good_agent(name).replace("def decide(stav):\n", "def decide(stav):\n    time.sleep(0.02)\n", 1).replace(
+        "import math\n", "import math\nimport time\n", 1)
+
+
 def test_kill_9_of_the_server_and_of_a_worker_mid_judging_leaves_one_result_a_submission(sink, pages, tmp_path):
     # Judged by a worker process only at first; leases of 3 s, so a dead worker's job comes back soon.
     arena = Arena(tmp_path, sink, workers=0, lease=3, rounds=150)
@@ -49,7 +57,7 @@ def test_kill_9_of_the_server_and_of_a_worker_mid_judging_leaves_one_result_a_su
     try:
         p = pages()
         sign_in(p.page, arena, sink, "ana@mail.example")
-        ids = [post_upload(p.page, arena, f"a{k}.py", good_agent(f"agent {k}")) for k in range(4)]
+        ids = [post_upload(p.page, arena, f"a{k}.py", slow_agent(f"agent {k}")) for k in range(4)]
         # (Closed before the kills: its event stream would be cut.)
         p.close()
         worker = arena.start_worker()
