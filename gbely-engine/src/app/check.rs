@@ -36,9 +36,30 @@ pub struct CheckReport {
     pub run_dir: Option<PathBuf>,
 }
 
+/// How the harness words a crash at import (`runner/harness.py`): the file cannot be imported.
+const IMPORT_FAILED: &str = "the agent failed at import";
+
 impl CheckReport {
+    /// Whether the rules accept the file (rules §8): its size, its `decide`, that it parses and
+    /// imports. Violations of the test match are warnings: a match tolerates three.
     pub fn ok(&self) -> bool {
         self.problems.is_empty()
+    }
+
+    /// [`ok`](Self::ok), and no violation in the test match either (`gbely check --strict`).
+    pub fn ok_strict(&self) -> bool {
+        self.ok() && self.violations.is_empty()
+    }
+
+    /// The violations of the test match as problems (`--strict`).
+    pub fn strict(mut self) -> CheckReport {
+        for (round, kind, detail) in &self.violations {
+            let line = violation_line(*round, *kind, detail);
+            if !self.problems.contains(&line) {
+                self.problems.push(line);
+            }
+        }
+        self
     }
 
     /// The `--json` document of `gbely check`.
@@ -53,6 +74,7 @@ impl CheckReport {
             "startup_seconds": self.startup,
             "meta": self.meta,
             "violations": self.violations.len(),
+            "ok_strict": self.ok_strict(),
             "isolation": self.isolation,
         })
     }
@@ -171,8 +193,28 @@ pub fn check_agent(
                 stats.dropped_lines
             ));
         }
+        // The rules refuse a file, not a way of playing (§8): a violation is a warning, as a
+        // match tolerates three, unless the file cannot even be imported.
         for (round, kind, detail) in &violations {
-            problems.push(format!("violation in round {round}: {} — {detail}", kind.wire()));
+            let line = violation_line(*round, *kind, detail);
+            if *kind == ViolationKind::Crash && detail.starts_with(IMPORT_FAILED) {
+                if !problems.contains(&line) {
+                    problems.push(line);
+                }
+            } else {
+                warnings.push(line);
+            }
+        }
+        if let Some(round) = rec.outcome[0].disqualified {
+            warnings.push(format!(
+                "the test match disqualified the agent in round {round} (its fourth violation): a match at the judge \
+                 would end the same way"
+            ));
+        } else if !violations.is_empty() {
+            warnings.push(format!(
+                "{} violation(s) in the test match: a match tolerates three, the fourth disqualifies (rules §8)",
+                violations.len()
+            ));
         }
         notes.push(format!(
             "test match: {} rounds against the Council on the reference map; {} cells at the end; {}",
@@ -186,7 +228,9 @@ pub fn check_agent(
     }
     // Whether the test match ran as at the judge (no network, no other files), in one line.
     let isolation = crate::runner::sandbox::isolation(sandbox);
-    if isolation.sandboxed {
+    if checked_in.is_none() {
+        // No test match was played: nothing to say of where it ran.
+    } else if isolation.sandboxed {
         notes.push(format!("test match {}: as at the judge, no network and no files but its own", isolation.line()));
     } else {
         warnings.push(format!("the test match ran {}", isolation.line()));
@@ -203,4 +247,9 @@ pub fn check_agent(
         isolation,
         run_dir: checked_in,
     })
+}
+
+/// A violation of the test match, as the report words it.
+fn violation_line(round: u32, kind: ViolationKind, detail: &str) -> String {
+    format!("violation in round {round}: {} — {detail}", kind.wire())
 }

@@ -41,7 +41,10 @@ try:
     # opens the agent's path.
     src = sys.stdin.buffer.read().decode("utf-8-sig")
     tree = ast.parse(src, filename=path)
-except (SyntaxError, UnicodeDecodeError, ValueError, RecursionError) as e:
+    # What the parser accepts and the compiler refuses ('return' outside a function, a
+    # duplicate argument, nonlocal at module level) does not import either: compiled here too.
+    compile(tree, path, "exec", dont_inherit=True)
+except (SyntaxError, UnicodeDecodeError, ValueError, RecursionError, MemoryError) as e:
     out["syntax_error"] = str(e)
     print(json.dumps(out)); sys.exit(0)
 

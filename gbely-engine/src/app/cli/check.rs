@@ -11,6 +11,7 @@ pub(super) fn cmd_check(a: CheckArgs) -> Result<u8> {
     // A named pipe or a device (a link to /dev/zero) would hang the check: refused unopened.
     crate::files::check_regular(path).with_context(|| format!("cannot check {}", path.display()))?;
     let r = check_agent(path, &py, a.rounds, a.sandbox.mode(), Path::new(Defaults::RUNS_FOLDER))?;
+    let r = if a.strict { r.strict() } else { r };
     let ok = r.ok();
     let (problems, notes, warnings, timing, startup) = (&r.problems, &r.notes, &r.warnings, r.timing, r.startup);
     if a.json {

@@ -331,6 +331,10 @@ struct CheckArgs {
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
+    /// Fail on any violation in the test match too (by default they are warnings: the rules
+    /// refuse a file only for what it is, and a match tolerates three violations).
+    #[arg(long)]
+    strict: bool,
     #[command(flatten)]
     sandbox: SandboxArgs,
 }
