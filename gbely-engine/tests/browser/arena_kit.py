@@ -257,6 +257,16 @@ def decide(stav):
     return {"prikazy": []}
 '''
 
+# Unreadable answers in rounds 0–2: three violations, within the rules (§8: the fourth
+# disqualifies). The check warns of them; the judge scores it.
+THREE_UNREADABLE = '''AGENT_NAME = "three strikes"
+
+def decide(stav):
+    if stav["kolo"] < 3:
+        return "nonsense"
+    return {"prikazy": []}
+'''
+
 SYNTAX_ERROR = '''AGENT_NAME = "broken"
 
 def decide(stav)

@@ -11,8 +11,8 @@ import re
 
 import pytest
 
-from arena_kit import (AFTER_DEADLINE, AT_DEADLINE, LATE_NONSENSE, SYNTAX_ERROR, Arena, Postgres, Sink, agent_file,
-                       body_of, good_agent, sign_in)
+from arena_kit import (AFTER_DEADLINE, AT_DEADLINE, LATE_NONSENSE, SYNTAX_ERROR, THREE_UNREADABLE, Arena, Postgres, Sink,
+                       agent_file, body_of, good_agent, sign_in)
 
 
 @pytest.fixture
@@ -46,6 +46,7 @@ def test_a_whole_competition(backend, sink, pages, tmp_path):
         good = agent_file(tmp_path, "ana_agent.py", good_agent("Ana's expander"))
         broken = agent_file(tmp_path, "broken.py", SYNTAX_ERROR)
         late = agent_file(tmp_path, "late.py", LATE_NONSENSE)
+        three = agent_file(tmp_path, "three.py", THREE_UNREADABLE)
 
         # The leaderboard, open on a phone before anything is judged, fills by itself.
         public.open(arena.url + "/board")
@@ -81,6 +82,17 @@ def test_a_whole_competition(backend, sink, pages, tmp_path):
         public.page.reload()
         assert [t.inner_text() for t in public.page.locator("#board td.agent").all()] == ["Ana's expander"]
 
+        # Three violations are within the rules (§8): the check warns of them, the judge scores
+        # the agent and it is on the board (the rules refuse a file, not a way of playing).
+        three_id = upload(bob.page, three)
+        wait_state(bob.page, "scored")
+        warnings = bob.page.locator("#warnings").inner_text()
+        assert "violation in round 2: unreadable" in warnings and "3 violation(s)" in warnings, warnings
+        assert bob.page.locator("#problems li").count() == 0
+        public.page.wait_for_function("() => document.querySelectorAll('#board td.agent').length === 2")
+        assert [t.inner_text() for t in public.page.locator("#board td.agent").all()] == ["Ana's expander", "three strikes"]
+        assert public.page.locator("#board td.num").nth(7).inner_text() == "3", "its violations on the board"
+
         # A participant sees only their own: Ana's status, log and file are not Bob's to see.
         for path in [f"/me/{ana_id}", f"/me/{ana_id}/log", f"/org", f"/org/file/{ana_id}"]:
             r = bob.context.request.get(arena.url + path, max_redirects=0)
@@ -105,15 +117,35 @@ def test_a_whole_competition(backend, sink, pages, tmp_path):
             "csrf": ana.page.locator("input[name=csrf]").first.input_value(),
             "file": {"name": "x.py", "mimeType": "text/x-python", "buffer": good.read_bytes()}})
         assert r.status == 403 and "deadline passed" in r.text()
-        assert arena_count(arena, pg, "submissions") == 4
+        assert arena_count(arena, pg, "submissions") == 5
 
         # The organiser: every submission, the finalists, the final.
         sign_in(org.page, arena, sink, "org@mail.example")
         assert org.page.url.endswith("/org")
-        assert org.page.locator("#submissions tr").count() == 5
-        assert [li.inner_text().split(" — ")[1].split(" (")[0] for li in org.page.locator("#finalists li").all()] == ["Ana's expander"]
+        assert org.page.locator("#submissions tr").count() == 6
+        assert [li.inner_text().split(" — ")[1].split(" (")[0] for li in org.page.locator("#finalists li").all()] == [
+            "Ana's expander", "three strikes"]
         download = org.context.request.get(f"{arena.url}/org/file/{last_id}")
         assert download.status == 200 and download.body() == good.read_bytes()
+        # The seating, before the start: eight seats, the two finalists and six fills, each
+        # finalist with its board place (docs/rules.md §9).
+        seating = org.page.locator("#seating tr")
+        assert seating.count() == 9
+        seats = [seating.nth(k).inner_text() for k in range(1, 9)]
+        assert sum("1. on the board" in r for r in seats) == 1 and sum("2. on the board" in r for r in seats) == 1, seats
+        assert sum("fill" in r for r in seats) == 6, seats
+        # A re-judging is pending: the final waits for it, and says how many.
+        csrf = org.page.locator("input[name=csrf]").first.input_value()
+        r = org.context.request.post(arena.url + "/org/rejudge", form={"csrf": csrf, "what": str(three_id)}, max_redirects=0)
+        assert r.status == 303
+        r = org.context.request.post(arena.url + "/org/final", form={"csrf": csrf}, max_redirects=0)
+        assert r.status == 409 and "1 upload(s) or re-judging(s) are still being judged" in r.text(), (r.status, r.text())
+        # A bogus re-judging is refused with a reason, and nothing of the database shows.
+        r = org.context.request.post(arena.url + "/org/rejudge", form={"csrf": csrf, "what": "999999"}, max_redirects=0)
+        assert r.status == 404 and "there is no submission 999999" in r.text(), r.text()
+        org.page.goto(arena.url + "/org")
+        org.page.wait_for_function("() => document.getElementById('pending')?.textContent === '0'", timeout=120_000)
+        org.page.wait_for_function("() => !document.getElementById('run-final').disabled")
         org.page.click("#run-final")
         org.page.wait_for_url(re.compile(r"/final/live/#layout=projection$"))
         # It waits for the screen: the intro card, no round before the start.
@@ -130,6 +162,12 @@ def test_a_whole_competition(backend, sink, pages, tmp_path):
         assert places[:3] == ["1", "2", "3"], places
         names = public.page.locator("#results").inner_text()
         assert "Ana's expander" in names
+        # The organisers' actions are in the audit log, newest first.
+        org.page.goto(arena.url + "/org")
+        audit = [org.page.locator("#audit tr").nth(k).inner_text() for k in range(1, org.page.locator("#audit tr").count())]
+        assert [next(w for w in ("run the final", "re-judge", "download") if w in a) for a in audit] == [
+            "run the final", "re-judge", "download"], audit
+        assert all("org@mail.example" in a for a in audit), audit
         ana.close(), bob.close(), org.close(), public.close()
     finally:
         arena.stop()

@@ -5,8 +5,13 @@ sandbox gets nothing."""
 
 from __future__ import annotations
 
+import concurrent.futures
+import http.client
 import re
+import threading
 import time
+import urllib.parse
+import uuid
 
 import pytest
 
@@ -32,6 +37,44 @@ def post_upload(page, arena: Arena, name: str, source: str) -> int:
     return int(r.headers["location"].rsplit("/", 1)[1])
 
 
+def parallel(n: int, call) -> list:
+    """`call(k)` for k < n, all at once (threads released together)."""
+    barrier = threading.Barrier(n)
+
+    def run(k):
+        barrier.wait()
+        return call(k)
+
+    with concurrent.futures.ThreadPoolExecutor(n) as pool:
+        return list(pool.map(run, range(n)))
+
+
+def request(arena: Arena, method: str, path: str, body: bytes, headers: dict, source: str = "127.0.0.1") -> tuple:
+    """One request on a connection of its own from the address `source` (any of 127.0.0.0/8):
+    (status, body)."""
+    conn = http.client.HTTPConnection("127.0.0.1", arena.port, timeout=60, source_address=(source, 0))
+    try:
+        conn.request(method, path, body=body, headers=headers)
+        r = conn.getresponse()
+        return r.status, r.read().decode("utf-8", "replace")
+    finally:
+        conn.close()
+
+
+def post_form(arena: Arena, path: str, form: dict, source: str = "127.0.0.1") -> tuple:
+    body = urllib.parse.urlencode(form).encode()
+    return request(arena, "POST", path, body, {"Content-Type": "application/x-www-form-urlencoded"}, source)
+
+
+def post_upload_raw(arena: Arena, cookie: str, csrf: str, name: str, source: bytes) -> tuple:
+    boundary = "gbely" + uuid.uuid4().hex
+    parts = [f'--{boundary}\r\nContent-Disposition: form-data; name="csrf"\r\n\r\n{csrf}\r\n'.encode(),
+             f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{name}"\r\n'
+             f'Content-Type: text/x-python\r\n\r\n'.encode() + source + b"\r\n", f"--{boundary}--\r\n".encode()]
+    headers = {"Content-Type": f"multipart/form-data; boundary={boundary}", "Cookie": f"gbely_arena={cookie}"}
+    return request(arena, "POST", "/upload", b"".join(parts), headers)
+
+
 def wait_until(what, timeout=180):
     end = time.time() + timeout
     while time.time() < end:
@@ -55,11 +98,16 @@ def test_kill_9_of_the_server_and_of_a_worker_mid_judging_leaves_one_result_a_su
     arena = Arena(tmp_path, sink, workers=0, lease=3, rounds=150)
     arena.start()
     try:
-        p = pages()
-        sign_in(p.page, arena, sink, "ana@mail.example")
-        ids = [post_upload(p.page, arena, f"a{k}.py", slow_agent(f"agent {k}")) for k in range(4)]
-        # (Closed before the kills: its event stream would be cut.)
-        p.close()
+        ana, bo = pages(), pages()
+        sign_in(ana.page, arena, sink, "ana@mail.example")
+        sign_in(bo.page, arena, sink, "bo@mail.example")
+        # Two uploads each before any is judged: each participant's first is superseded by the
+        # second (the last upload counts), and the two second ones are judged.
+        uploads = [post_upload(p.page, arena, f"{who}{k}.py", slow_agent(f"{who} {k}"))
+                   for k in range(2) for who, p in (("ana", ana), ("bo", bo))]
+        superseded, ids = uploads[:2], uploads[2:]
+        # (Closed before the kills: their event streams would be cut.)
+        ana.close(), bo.close()
         worker = arena.start_worker()
         running = lambda: arena.sqlite("SELECT submission FROM jobs WHERE state = 'running'")
         first = wait_until(running)[0][0]
@@ -81,7 +129,7 @@ def test_kill_9_of_the_server_and_of_a_worker_mid_judging_leaves_one_result_a_su
         results = arena.sqlite("SELECT submission, COUNT(*) FROM results GROUP BY submission ORDER BY submission")
         assert results == [(i, 1) for i in ids], results
         states = arena.sqlite("SELECT state FROM submissions ORDER BY id")
-        assert states == [("scored",)] * 4, states
+        assert states == [("superseded",)] * 2 + [("scored",)] * 2, states
         # Each job ended once; the killed attempts were taken again (attempt above 1).
         attempts = dict(arena.sqlite("SELECT submission, MAX(attempt) FROM jobs GROUP BY submission"))
         assert attempts[first] >= 2, attempts
@@ -157,15 +205,18 @@ def test_uploads_and_sign_in_emails_are_limited_and_names_are_shown_as_text(sink
     arena.start()
     try:
         p, public = pages(), pages()
-        # Five sign-in e-mails an address and hour (the configuration): the sixth is refused.
-        for k in range(5):
-            r = p.context.request.post(arena.url + "/signin", form={"email": "mal@mail.example"})
-            assert r.status == 200, (k, r.status)
-        r = p.context.request.post(arena.url + "/signin", form={"email": "mal@mail.example"})
-        assert r.status == 429 and "too many sign-in e-mails" in r.text()
+        # Five sign-in e-mails an address and hour from one requester (the configuration): twenty
+        # asked at once send five, the count and the insert being one step.
+        answers = parallel(20, lambda k: post_form(arena, "/signin", {"email": "mal@mail.example"}))
+        assert sorted(status for status, _ in answers) == [200] * 5 + [429] * 15, answers
+        assert all("too many sign-in e-mails to this address" in body for status, body in answers if status == 429)
         assert len(sink.to("mal@mail.example")) == 5
-        # The last link sent still signs in.
-        link = re.search(r"http://\S+/signin/[0-9a-f]{32}", body_of(sink.wait_for("mal@mail.example", "sign-in", 5))).group(0)
+        # They were a stranger's (all from 127.0.0.1): the address's owner, elsewhere (127.0.0.2),
+        # still gets a link.
+        status, body = post_form(arena, "/signin", {"email": "mal@mail.example"}, source="127.0.0.2")
+        assert status == 200, body
+        # That link signs in.
+        link = re.search(r"http://\S+/signin/[0-9a-f]{32}", body_of(sink.wait_for("mal@mail.example", "sign-in", 6))).group(0)
         p.page.goto(link)
         p.page.click("#confirm")
         p.page.wait_for_url(re.compile(r"/me$"))
@@ -192,6 +243,16 @@ def test_uploads_and_sign_in_emails_are_limited_and_names_are_shown_as_text(sink
             "csrf": csrf_of(p.page), "file": {"name": "c.py", "mimeType": "text/x-python", "buffer": b"def decide(stav):\n    return []\n"}})
         assert r.status == 429 and "the limit is 2" in r.text()
         assert arena.sqlite("SELECT COUNT(*) FROM submissions")[0][0] == 2
-        p.close(), public.close()
+        # Twenty uploads at once by another participant, with a limit of 2 an hour: two stored.
+        pat = pages()
+        sign_in(pat.page, arena, sink, "pat@mail.example")
+        cookie = next(c["value"] for c in pat.context.cookies() if c["name"] == "gbely_arena")
+        token = csrf_of(pat.page)
+        answers = parallel(20, lambda k: post_upload_raw(arena, cookie, token, f"p{k}.py", b"def decide(stav):\n    return []\n"))
+        assert sorted(status for status, _ in answers) == [303] * 2 + [429] * 18, answers
+        assert arena.sqlite("SELECT COUNT(*) FROM submissions WHERE email = 'pat@mail.example'")[0][0] == 2
+        stored = {f.name for f in (arena.data / "submissions").iterdir()}
+        assert len(stored) == 4, "the refused uploads' files are not kept"
+        p.close(), public.close(), pat.close()
     finally:
         arena.stop()

@@ -151,10 +151,20 @@ pub struct Limits {
     pub upload_bytes: u64,
     /// Uploads an identity may make in an hour.
     pub uploads_per_hour: u32,
-    /// Sign-in e-mails an address may be sent in an hour.
+    /// Seconds an upload's body may take to arrive (a slow body is refused, and an upload
+    /// counts when its file has arrived whole).
+    pub upload_seconds: u32,
+    /// Sign-in e-mails one requester (a network address) may have sent to one address in an hour.
     pub signin_emails_per_hour: u32,
-    /// Sign-in e-mails the whole site sends in an hour.
+    /// Sign-in e-mails one requester may have sent in an hour, to any addresses.
+    pub signin_emails_per_hour_requester: u32,
+    /// Sign-in e-mails the whole site sends in an hour to addresses that have never signed in
+    /// (a participant who has signed in before is never stopped by it).
     pub signin_emails_per_hour_total: u32,
+    /// The header a proxy in front of the server writes the client's address into (e.g.
+    /// `X-Forwarded-For`: its last address is taken); empty: the connection's own address is
+    /// the requester's.
+    pub requester_header: String,
     /// Minutes a sign-in link holds.
     pub signin_minutes: u32,
     /// Days a session holds.
@@ -166,8 +176,11 @@ impl Default for Limits {
         Limits {
             upload_bytes: gbely_rules::constants::MAX_SUBMISSION_BYTES,
             uploads_per_hour: 30,
+            upload_seconds: 60,
             signin_emails_per_hour: 5,
+            signin_emails_per_hour_requester: 20,
             signin_emails_per_hour_total: 1000,
+            requester_header: String::new(),
             signin_minutes: 20,
             session_days: 30,
         }

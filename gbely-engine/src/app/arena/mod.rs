@@ -112,6 +112,10 @@ pub struct Arena {
     python: String,
     version: tokio::sync::watch::Sender<i64>,
     final_: Mutex<Option<Final>>,
+    /// The final's map, made at its first use (the organisers' page shows the seating).
+    final_map: std::sync::OnceLock<Result<Arc<gbely_world::Map>, String>>,
+    /// The name of `final.fill`, read once.
+    fill_name: std::sync::OnceLock<String>,
     closing: Arc<AtomicBool>,
     threads: Mutex<Vec<std::thread::JoinHandle<()>>>,
     /// The authority (`host:port`) of `public_url`: requests for another are refused.
@@ -203,6 +207,8 @@ pub fn serve(config: Config, python: String, listen: SocketAddr) -> Result<Runni
         python: python.clone(),
         version: tokio::sync::watch::Sender::new(0),
         final_: Mutex::new(None),
+        final_map: std::sync::OnceLock::new(),
+        fill_name: std::sync::OnceLock::new(),
         closing: Arc::new(AtomicBool::new(false)),
         threads: Mutex::new(Vec::new()),
         authority,
@@ -275,10 +281,12 @@ pub fn work(config: Config, python: String, jobs: usize) -> Result<(), ArenaErro
 
 /// Refuses requests for another host and cross-site requests that change something; adds the
 /// safe headers.
-async fn site_guard(State(a): State<Arc<Arena>>, req: Request, next: Next) -> Response {
+async fn site_guard(State(a): State<Arc<Arena>>, mut req: Request, next: Next) -> Response {
     if let Some(refused) = a.refusal(req.method(), req.headers()) {
         return with_safe_headers(refused);
     }
+    let requester = a.requester(&req);
+    req.extensions_mut().insert(requester);
     let mut resp = next.run(req).await;
     // Links to other sites carry no address of ours; the site's own forms keep their `Origin`
     // (under `no-referrer` a browser sends `Origin: null`, which the check above refuses).
@@ -306,6 +314,14 @@ impl Arena {
         self.clock.now()
     }
 
+    /// Records an organiser's action in the audit log (a failure to is logged, and does not
+    /// stop the action).
+    async fn audit(&self, user: &User, what: &str, detail: &str) {
+        if let Err(e) = self.store.audit(unix_now(), &user.email, what, detail).await {
+            eprintln!("gbely arena: the audit log ({what} by {}): {e}", user.email);
+        }
+    }
+
     fn phase(&self) -> Phase {
         self.config.schedule.phase(self.now())
     }
@@ -328,6 +344,14 @@ impl Arena {
 
     fn page(&self, user: Option<&User>, title: &str, body: &str) -> Response {
         crate::app::web::html(pages::layout(self, user, title, body))
+    }
+
+    /// A failure of the server's own (the database, the disk): logged in full, answered 500
+    /// with what was being done and no internals.
+    fn internal(&self, user: Option<&User>, doing: &str, error: &dyn std::fmt::Display) -> Response {
+        eprintln!("gbely arena: {doing}: {error}");
+        let why = format!("the server failed while {doing}; it is logged for the organisers: try again in a moment");
+        self.refuse(user, StatusCode::INTERNAL_SERVER_ERROR, &why)
     }
 
     fn refuse(&self, user: Option<&User>, status: StatusCode, why: &str) -> Response {
@@ -393,10 +417,37 @@ struct SigninForm {
     email: String,
 }
 
-async fn signin_send(State(a): Shared, Form(f): Form<SigninForm>) -> Response {
+/// Who sent a request: the network address the limits per requester count (set by
+/// [`site_guard`] for every request).
+#[derive(Clone, Debug)]
+struct Requester(String);
+
+impl Arena {
+    fn requester(&self, req: &Request) -> Requester {
+        let header = &self.config.limits.requester_header;
+        let from_proxy = (!header.is_empty())
+            .then(|| {
+                req.headers().get_all(header.as_str()).iter().last()?.to_str().ok()?.rsplit(',').next().map(str::trim)
+            })
+            .flatten()
+            .filter(|a| !a.is_empty());
+        let peer = req.extensions().get::<axum::extract::ConnectInfo<SocketAddr>>().map(|c| c.0.ip().to_string());
+        Requester(from_proxy.map(str::to_string).or(peer).unwrap_or_else(|| "unknown".into()))
+    }
+}
+
+async fn signin_send(
+    State(a): Shared,
+    axum::Extension(requester): axum::Extension<Requester>,
+    Form(f): Form<SigninForm>,
+) -> Response {
     let email = match normal_email(&f.email) {
         Ok(e) => e,
-        Err(why) => return a.page(None, "Sign in", &pages::signin_form(Some(&why))),
+        Err(why) => {
+            let mut r = a.page(None, "Sign in", &pages::signin_form(Some(&why)));
+            *r.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
+            return r;
+        }
     };
     if a.phase() == Phase::BeforeRegistration {
         let why = format!("sign-in opens at {}", a.config.local(a.config.schedule.registration));
@@ -404,23 +455,28 @@ async fn signin_send(State(a): Shared, Form(f): Form<SigninForm>) -> Response {
     }
     let now = unix_now();
     let limits = &a.config.limits;
-    match a.store.signins_since(&email, now - 3600).await {
-        Ok((mine, all))
-            if mine >= limits.signin_emails_per_hour as i64 || all >= limits.signin_emails_per_hour_total as i64 =>
-        {
-            let why = "too many sign-in e-mails in the last hour: use the last one sent, or try again later";
-            return a.refuse(None, StatusCode::TOO_MANY_REQUESTS, why);
-        }
-        Ok(_) => {}
-        Err(e) => return a.refuse(None, StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
-    }
     let code = match random_token() {
         Ok(c) => c,
-        Err(e) => return a.refuse(None, StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+        Err(e) => return a.internal(None, "drawing a sign-in code", &e),
     };
     let minutes = limits.signin_minutes as i64;
-    if let Err(e) = a.store.add_signin(&hashed(&code), &email, now, now + minutes * 60).await {
-        return a.refuse(None, StatusCode::INTERNAL_SERVER_ERROR, &e.to_string());
+    let code_hash = hashed(&code);
+    let signin = store::NewSignin {
+        code_hash: &code_hash,
+        email: &email,
+        requester: &requester.0,
+        now,
+        expires: now + minutes * 60,
+    };
+    let caps = store::SigninLimits {
+        per_address: limits.signin_emails_per_hour.into(),
+        per_requester: limits.signin_emails_per_hour_requester.into(),
+        total_new: limits.signin_emails_per_hour_total.into(),
+    };
+    match a.store.add_signin_limited(&signin, &caps).await {
+        Ok(Ok(())) => {}
+        Ok(Err(refusal)) => return a.refuse(None, StatusCode::TOO_MANY_REQUESTS, refusal.why()),
+        Err(e) => return a.internal(None, "recording the sign-in", &e),
     }
     let link = format!("{}/signin/{code}", a.config.public_url);
     let body = format!(
@@ -433,8 +489,15 @@ async fn signin_send(State(a): Shared, Form(f): Form<SigninForm>) -> Response {
     let sent = tokio::task::spawn_blocking(move || mailer.send(&to, &subject, &body)).await;
     match sent {
         Ok(Ok(())) => a.page(None, "Sign in", &pages::signin_sent(&email)),
-        Ok(Err(e)) => a.refuse(None, StatusCode::BAD_GATEWAY, &format!("the e-mail could not be sent: {e}")),
-        Err(e) => a.refuse(None, StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+        Ok(Err(e)) => {
+            eprintln!("gbely arena: the sign-in e-mail to {email}: {e}");
+            a.refuse(
+                None,
+                StatusCode::BAD_GATEWAY,
+                "the e-mail could not be sent: the mail server refused it; try again later",
+            )
+        }
+        Err(e) => a.internal(None, "sending the e-mail", &e),
     }
 }
 
@@ -470,7 +533,7 @@ async fn signin_done(State(a): Shared, UrlPath(code): UrlPath<String>) -> Respon
     };
     let age = a.config.limits.session_days as i64 * 86_400;
     if let Err(e) = a.store.add_session(&hashed(&session), &email, &csrf, now, now + age).await {
-        return a.refuse(None, StatusCode::INTERNAL_SERVER_ERROR, &e.to_string());
+        return a.internal(None, "opening the session", &e);
     }
     let mut r = redirect(if a.config.is_organiser(&email) { "/org" } else { "/me" });
     r.headers_mut().insert(header::SET_COOKIE, a.cookie(&session, age));
@@ -547,56 +610,76 @@ async fn own_log(State(a): Shared, headers: HeaderMap, UrlPath(id): UrlPath<i64>
     }
 }
 
-async fn upload(State(a): Shared, headers: HeaderMap, mut form: Multipart) -> Response {
-    let Some(user) = a.user(&headers).await else { return redirect("/signin") };
-    let now = a.now();
+/// Why the upload phase refuses an upload at `now`, if it does.
+fn upload_closed(a: &Arena, now: Timestamp) -> Option<String> {
     let s = &a.config.schedule;
-    match a.config.schedule.phase(now) {
-        Phase::Testing => {}
+    match s.phase(now) {
+        Phase::Testing => None,
         Phase::BeforeRegistration | Phase::Registration => {
-            let why = format!("uploads open at {}", a.config.local(s.testing));
-            return a.refuse(Some(&user), StatusCode::FORBIDDEN, &why);
+            Some(format!("uploads open at {}", a.config.local(s.testing)))
         }
-        Phase::Closed | Phase::Final => {
-            let why = format!(
-                "the deadline passed at {}: no upload is accepted after it; what you had submitted then counts",
-                a.config.local(s.deadline)
-            );
-            return a.refuse(Some(&user), StatusCode::FORBIDDEN, &why);
-        }
+        Phase::Closed | Phase::Final => Some(format!(
+            "the deadline passed at {}: no upload is accepted after it (an upload counts when its file has \
+             arrived whole); what you had submitted then counts",
+            a.config.local(s.deadline)
+        )),
     }
-    let limit = a.config.limits.upload_bytes as usize;
+}
+
+/// The upload form's fields: its token and its file (name, bytes), read within `limit` bytes.
+async fn upload_fields(
+    form: &mut Multipart,
+    limit: usize,
+) -> Result<(Option<String>, Option<(String, Vec<u8>)>), (StatusCode, String)> {
     let mut csrf = None;
     let mut file: Option<(String, Vec<u8>)> = None;
-    loop {
-        let field = match form.next_field().await {
-            Ok(Some(f)) => f,
-            Ok(None) => break,
-            Err(e) => return a.refuse(Some(&user), StatusCode::BAD_REQUEST, &format!("the upload: {e}")),
-        };
+    let bad = |e: axum::extract::multipart::MultipartError| (StatusCode::BAD_REQUEST, format!("the upload: {e}"));
+    while let Some(mut field) = form.next_field().await.map_err(bad)? {
         match field.name() {
             Some("csrf") => csrf = field.text().await.ok(),
             Some("file") => {
                 let name = field.file_name().unwrap_or("").to_string();
-                let mut field = field;
                 let mut bytes = Vec::new();
-                loop {
-                    match field.chunk().await {
-                        Ok(Some(c)) => {
-                            bytes.extend_from_slice(&c);
-                            if bytes.len() > limit {
-                                let why = format!("the file is over {limit} bytes (512 KiB): the submission is one .py file of at most that");
-                                return a.refuse(Some(&user), StatusCode::PAYLOAD_TOO_LARGE, &why);
-                            }
-                        }
-                        Ok(None) => break,
-                        Err(e) => return a.refuse(Some(&user), StatusCode::BAD_REQUEST, &format!("the upload: {e}")),
+                while let Some(c) = field.chunk().await.map_err(bad)? {
+                    bytes.extend_from_slice(&c);
+                    if bytes.len() > limit {
+                        let why = format!(
+                            "the file is over {limit} bytes (512 KiB): the submission is one .py file of at most that"
+                        );
+                        return Err((StatusCode::PAYLOAD_TOO_LARGE, why));
                     }
                 }
                 file = Some((name, bytes));
             }
             _ => {}
         }
+    }
+    Ok((csrf, file))
+}
+
+async fn upload(State(a): Shared, headers: HeaderMap, mut form: Multipart) -> Response {
+    let Some(user) = a.user(&headers).await else { return redirect("/signin") };
+    // Refused at once when the phase is over; decided again once the body has arrived.
+    if let Some(why) = upload_closed(&a, a.now()) {
+        return a.refuse(Some(&user), StatusCode::FORBIDDEN, &why);
+    }
+    let limit = a.config.limits.upload_bytes as usize;
+    let within = Duration::from_secs(a.config.limits.upload_seconds.into());
+    let (csrf, file) = match tokio::time::timeout(within, upload_fields(&mut form, limit)).await {
+        Ok(Ok(fields)) => fields,
+        Ok(Err((status, why))) => return a.refuse(Some(&user), status, &why),
+        Err(_) => {
+            let why = format!(
+                "the upload took over {} s: send the file again on a better connection",
+                a.config.limits.upload_seconds
+            );
+            return a.refuse(Some(&user), StatusCode::REQUEST_TIMEOUT, &why);
+        }
+    };
+    // The upload's instant: when its file has arrived whole, not when it began.
+    let now = a.now();
+    if let Some(why) = upload_closed(&a, now) {
+        return a.refuse(Some(&user), StatusCode::FORBIDDEN, &why);
     }
     if !csrf.as_deref().is_some_and(|c| csrf_ok(&user, c)) {
         return a.refuse(
@@ -617,17 +700,12 @@ async fn upload(State(a): Shared, headers: HeaderMap, mut form: Multipart) -> Re
     if bytes.is_empty() {
         return a.refuse(Some(&user), StatusCode::BAD_REQUEST, "the file is empty");
     }
-    // Counted on the competition's clock, on which uploads are stamped.
+    let per_hour = a.config.limits.uploads_per_hour;
+    // A quick refusal before the file is written; the limit itself holds in `add_submission`.
     match a.store.uploads_since(&user.email, now.as_second() - 3600).await {
-        Ok(n) if n >= a.config.limits.uploads_per_hour as i64 => {
-            let why = format!(
-                "{n} uploads in the last hour: the limit is {}; try again later",
-                a.config.limits.uploads_per_hour
-            );
-            return a.refuse(Some(&user), StatusCode::TOO_MANY_REQUESTS, &why);
-        }
+        Ok(n) if n >= per_hour as i64 => return too_many_uploads(&a, &user),
         Ok(_) => {}
-        Err(e) => return a.refuse(Some(&user), StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+        Err(e) => return a.internal(Some(&user), "counting uploads", &e),
     }
     let Ok(token) = random_token() else {
         return a.refuse(Some(&user), StatusCode::INTERNAL_SERVER_ERROR, "no randomness");
@@ -646,13 +724,12 @@ async fn upload(State(a): Shared, headers: HeaderMap, mut form: Multipart) -> Re
     })
     .await;
     let agent_name = match written {
-        // A file without AGENT_NAME is named by its stem: the one the participant gave, not ours.
-        Ok(Ok(n)) if n.starts_with(&token) => shown.trim_end_matches(".py").to_string(),
+        // A file without AGENT_NAME is named by its stem: the one the participant gave, not ours,
+        // its bidi and invisible characters escaped as an AGENT_NAME's are.
+        Ok(Ok(n)) if n.starts_with(&token) => crate::text::printable(shown.trim_end_matches(".py")).into_owned(),
         Ok(Ok(n)) => n,
-        Ok(Err(e)) => {
-            return a.refuse(Some(&user), StatusCode::INTERNAL_SERVER_ERROR, &format!("storing the file: {e}"))
-        }
-        Err(e) => return a.refuse(Some(&user), StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+        Ok(Err(e)) => return a.internal(Some(&user), "storing the file", &e),
+        Err(e) => return a.internal(Some(&user), "storing the file", &e),
     };
     let sub = Submission {
         id: 0,
@@ -667,10 +744,25 @@ async fn upload(State(a): Shared, headers: HeaderMap, mut form: Multipart) -> Re
         check: String::new(),
         stored,
     };
-    match a.store.add_submission(&sub).await {
-        Ok(id) => redirect(&format!("/me/{id}")),
-        Err(e) => a.refuse(Some(&user), StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    let stored_path = judge::submission_file(&a.config.data, &sub);
+    let added = a.store.add_submission(&sub, per_hour as i64).await;
+    if !matches!(added, Ok(Some(_))) {
+        // Not recorded: its file goes too.
+        let _ = tokio::fs::remove_file(&stored_path).await;
     }
+    match added {
+        Ok(Some(id)) => redirect(&format!("/me/{id}")),
+        Ok(None) => too_many_uploads(&a, &user),
+        Err(e) => a.internal(Some(&user), "recording the upload", &e),
+    }
+}
+
+fn too_many_uploads(a: &Arena, user: &User) -> Response {
+    let why = format!(
+        "the limit is {} uploads an hour, and you have made them: try again later",
+        a.config.limits.uploads_per_hour
+    );
+    a.refuse(Some(user), StatusCode::TOO_MANY_REQUESTS, &why)
 }
 
 async fn board(State(a): Shared, headers: HeaderMap, Query(q): Query<PartQuery>) -> Response {
@@ -747,12 +839,22 @@ async fn organiser(State(a): Shared, headers: HeaderMap, Query(q): Query<PartQue
         Ok(u) => u,
         Err(r) => return r,
     };
-    let subs = a.store.all_submissions().await.unwrap_or_default();
-    let outcomes = a.store.all_outcomes().await.unwrap_or_default();
     let board = a.store.board().await.unwrap_or_default();
-    let jobs = a.store.job_counts().await.unwrap_or_default();
-    let fin = a.store.last_final().await.ok().flatten();
-    let body = pages::organiser(&a, &user, a.phase(), &subs, &outcomes, &board, &jobs, fin.as_ref());
+    let seating = {
+        let (a, board) = (Arc::clone(&a), board.clone());
+        tokio::task::spawn_blocking(move || a.seating(&board)).await.unwrap_or_else(|e| Err(e.to_string()))
+    };
+    let view = pages::OrgView {
+        subs: a.store.all_submissions().await.unwrap_or_default(),
+        outcomes: a.store.all_outcomes().await.unwrap_or_default(),
+        board,
+        jobs: a.store.job_counts().await.unwrap_or_default(),
+        pending: a.store.pending_jobs().await.unwrap_or_default(),
+        seating,
+        fin: a.store.last_final().await.ok().flatten(),
+        audit: a.store.audit_log(200).await.unwrap_or_default(),
+    };
+    let body = pages::organiser(&a, &user, a.phase(), &view);
     if q.part.is_some() {
         return crate::app::web::html(body);
     }
@@ -771,26 +873,38 @@ async fn rejudge(State(a): Shared, headers: HeaderMap, Form(f): Form<RejudgeForm
         Ok(u) => u,
         Err(r) => return r,
     };
-    let ids: Option<Vec<i64>> = match f.what.as_str() {
+    let ids: Option<Vec<i64>> = match f.what.trim() {
         "all" => None,
         n => match n.parse::<i64>() {
-            Ok(id) => Some(vec![id]),
-            Err(_) => return a.refuse(Some(&user), StatusCode::BAD_REQUEST, "re-judge a submission's number or all"),
+            Ok(id) => match a.store.submission(id).await {
+                Ok(Some(_)) => Some(vec![id]),
+                Ok(None) => {
+                    return a.refuse(Some(&user), StatusCode::NOT_FOUND, &format!("there is no submission {id}"))
+                }
+                Err(e) => return a.internal(Some(&user), "looking the submission up", &e),
+            },
+            Err(_) => return a.refuse(Some(&user), StatusCode::BAD_REQUEST, "re-judge a submission's number, or all"),
         },
     };
     match a.store.rejudge(ids.as_deref(), unix_now()).await {
-        Ok(_) => redirect("/org"),
-        Err(e) => a.refuse(Some(&user), StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+        Ok(n) => {
+            let what = ids.map_or_else(|| format!("all current submissions ({n})"), |i| format!("submission {}", i[0]));
+            a.audit(&user, "re-judge", &what).await;
+            redirect("/org")
+        }
+        Err(e) => a.internal(Some(&user), "queueing the re-judging", &e),
     }
 }
 
 async fn download(State(a): Shared, headers: HeaderMap, UrlPath(id): UrlPath<i64>) -> Response {
-    if let Err(r) = organiser_of(&a, &headers).await {
-        return r;
-    }
+    let user = match organiser_of(&a, &headers).await {
+        Ok(u) => u,
+        Err(r) => return r,
+    };
     let Ok(Some(sub)) = a.store.submission(id).await else { return text(StatusCode::NOT_FOUND, "no such submission") };
     match tokio::fs::read(judge::submission_file(&a.config.data, &sub)).await {
         Ok(bytes) => {
+            a.audit(&user, "download", &format!("the file of submission {id} ({})", sub.email)).await;
             // The name the server gives the download: the number and the address, no user text.
             let name = format!("submission-{id}-{}.py", sub.email.replace(['@', '.'], "_"));
             (
@@ -824,42 +938,110 @@ async fn run_final(State(a): Shared, headers: HeaderMap, Form(f): Form<CsrfForm>
     if matches!(a.store.last_final().await, Ok(Some(ref f)) if f.state == "running" && here == Some(f.id)) {
         return redirect("/final/live/#layout=projection");
     }
-    let board = a.store.board().await.unwrap_or_default();
+    let board = match a.store.board().await {
+        Ok(b) => b,
+        Err(e) => return a.internal(Some(&user), "reading the leaderboard", &e),
+    };
     match start_final(&a, &board).await {
-        Ok(()) => redirect("/final/live/#layout=projection"),
-        Err(e) => a.refuse(Some(&user), StatusCode::INTERNAL_SERVER_ERROR, &e),
+        Ok(id) => {
+            a.audit(&user, "run the final", &format!("final {id}")).await;
+            redirect("/final/live/#layout=projection")
+        }
+        Err(FinalRefusal::Pending(n)) => {
+            let why = format!(
+                "{n} upload(s) or re-judging(s) are still being judged: the leaderboard, and so the finalists, are not \
+                 settled until they are. The button works once the organisers' page shows none pending."
+            );
+            a.refuse(Some(&user), StatusCode::CONFLICT, &why)
+        }
+        Err(FinalRefusal::Failed(e)) => a.internal(Some(&user), "starting the final", &e),
     }
 }
 
-/// Seats the top eight (filled up by `final.fill`) on the final map, the final opponent in the
-/// Council's seat, and plays it in a thread once the projection page starts it.
-async fn start_final(a: &Arc<Arena>, board: &[store::BoardRow]) -> Result<(), String> {
-    let fc = a.config.final_.clone();
-    let map = Arc::new(
-        crate::app::runs::maps::load_final_map(&fc.map, fc.size).map_err(|e| format!("the final's map: {e}"))?,
-    );
-    let finalists = map.seats().len() - 1;
-    let mut entries: Vec<(String, String)> = board
-        .iter()
-        .take(finalists)
-        .map(|r| {
-            (
-                judge::submission_file(&a.config.data, &r.submission).display().to_string(),
-                r.submission.agent_name.clone(),
-            )
-        })
-        .collect();
-    let fill_name = crate::app::inspect::display_name(&fc.fill, &a.python).0;
-    while entries.len() < finalists {
-        entries.push((fc.fill.clone(), fill_name.clone()));
+/// One seat of the final (rules §9, docs/arena.md): who plays it and why.
+#[derive(Clone, Debug)]
+pub struct FinalSeat {
+    pub seat: usize,
+    /// The agent: a submission's file, or `final.fill`.
+    pub spec: String,
+    pub name: String,
+    /// The leaderboard's place and submission of the finalist; `None`: a fill.
+    pub board: Option<(usize, Submission)>,
+}
+
+impl Arena {
+    /// The final's map, made once.
+    fn final_map(&self) -> Result<Arc<gbely_world::Map>, String> {
+        self.final_map
+            .get_or_init(|| {
+                let fc = &self.config.final_;
+                crate::app::runs::maps::load_final_map(&fc.map, fc.size)
+                    .map(Arc::new)
+                    .map_err(|e| format!("the final's map: {e}"))
+            })
+            .clone()
     }
-    let entry_of = crate::app::runs::final_match::final_seating(&map, &[]).map_err(|e| e.to_string())?;
-    let mut specs: Vec<String> = (0..finalists).map(|s| entries[entry_of[s]].0.clone()).collect();
-    let mut names: Vec<String> = (0..finalists).map(|s| entries[entry_of[s]].1.clone()).collect();
+
+    /// Who sits where in the final, seat by seat: the board's first N in the board's order
+    /// (its ranks, then the earlier upload), then `final.fill`, each placed by the fixed
+    /// permutation that the final map's fingerprint draws ([`final_seating`]): the `k`-th
+    /// finalist sits where it sends entry `k`, whatever the agents.
+    ///
+    /// [`final_seating`]: crate::app::runs::final_match::final_seating
+    pub fn seating(&self, board: &[store::BoardRow]) -> Result<Vec<FinalSeat>, String> {
+        let map = self.final_map()?;
+        let finalists = map.seats().len() - 1;
+        let fc = &self.config.final_;
+        let fill_name =
+            self.fill_name.get_or_init(|| crate::app::inspect::display_name(&fc.fill, &self.python).0).clone();
+        let mut entries: Vec<(String, String, Option<(usize, Submission)>)> = board
+            .iter()
+            .take(finalists)
+            .map(|r| {
+                let file = judge::submission_file(&self.config.data, &r.submission).display().to_string();
+                (file, r.submission.agent_name.clone(), Some((r.rank, r.submission.clone())))
+            })
+            .collect();
+        while entries.len() < finalists {
+            entries.push((fc.fill.clone(), fill_name.clone(), None));
+        }
+        let entry_of = crate::app::runs::final_match::final_seating(&map, &[]).map_err(|e| e.to_string())?;
+        Ok((0..finalists)
+            .map(|seat| {
+                let (spec, name, board) = entries[entry_of[seat]].clone();
+                FinalSeat { seat, spec, name, board }
+            })
+            .collect())
+    }
+}
+
+/// Why the final did not start.
+#[derive(Debug)]
+enum FinalRefusal {
+    /// Jobs still pending.
+    Pending(i64),
+    Failed(String),
+}
+
+/// Seats the top eight (filled up by `final.fill`) on the final map, the final opponent in the
+/// Council's seat, and plays it in a thread once the projection page starts it; refused while
+/// any upload or re-judging is still pending.
+async fn start_final(a: &Arc<Arena>, board: &[store::BoardRow]) -> Result<i64, FinalRefusal> {
+    let fc = a.config.final_.clone();
+    let map = a.final_map().map_err(FinalRefusal::Failed)?;
+    let seating = a.seating(board).map_err(FinalRefusal::Failed)?;
+    let mut specs: Vec<String> = seating.iter().map(|s| s.spec.clone()).collect();
+    let mut names: Vec<String> = seating.iter().map(|s| s.name.clone()).collect();
+    // An exact tie goes to the better leaderboard place (fills after every finalist).
+    let places: Vec<usize> = seating.iter().map(|s| s.board.as_ref().map_or(usize::MAX - 1, |b| b.0)).collect();
     specs.push(fc.opponent.clone());
     names.push("council".into());
     crate::app::service::unique_names(&mut names);
-    let id = a.store.start_final(unix_now()).await.map_err(|e| e.to_string())?;
+    let id = match a.store.start_final(unix_now()).await {
+        Ok(Ok(id)) => id,
+        Ok(Err(pending)) => return Err(FinalRefusal::Pending(pending)),
+        Err(e) => return Err(FinalRefusal::Failed(e.to_string())),
+    };
     let live = Live::new(&map, &names, None);
     *a.final_.lock().unwrap_or_else(|e| e.into_inner()) = Some(Final { id, live: Arc::clone(&live) });
     let arena = Arc::clone(a);
@@ -868,12 +1050,15 @@ async fn start_final(a: &Arc<Arena>, board: &[store::BoardRow]) -> Result<(), St
         .name("gbely-final".into())
         .spawn(move || {
             let stop = Arc::clone(&arena.closing);
-            crate::runner::interrupt::within(Some(stop), || play_final(&arena, &rt, id, map, specs, names, live));
+            crate::runner::interrupt::within(Some(stop), || {
+                play_final(&arena, &rt, id, map, specs, names, &places, live)
+            });
         })
-        .map_err(|e| e.to_string())?;
-    Ok(())
+        .map_err(|e| FinalRefusal::Failed(e.to_string()))?;
+    Ok(id)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn play_final(
     a: &Arena,
     rt: &tokio::runtime::Handle,
@@ -881,6 +1066,7 @@ fn play_final(
     map: Arc<gbely_world::Map>,
     specs: Vec<String>,
     names: Vec<String>,
+    places: &[usize],
     live: Arc<Live>,
 ) {
     let fc = &a.config.final_;
@@ -903,7 +1089,8 @@ fn play_final(
     match crate::app::service::run(plan, &mut observer) {
         Ok(played) => {
             let result = played.result_json();
-            let rows = crate::app::runs::final_match::final_table(&map, &played.record);
+            let mut rows = crate::app::runs::final_match::final_table(&map, &played.record);
+            crate::app::runs::final_match::order_ties_by(&mut rows, places);
             let table: Vec<serde_json::Value> = rows
                 .iter()
                 .map(|r| serde_json::json!({"rank": r.rank, "name": r.name, "seat": r.seat, "share": r.share, "cells": r.cells, "tiebreak": r.tiebreak, "violations": r.violations, "disqualified": r.disqualified}))

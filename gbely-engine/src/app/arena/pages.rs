@@ -6,8 +6,8 @@
 use serde_json::Value;
 
 use super::config::Phase;
-use super::store::{BoardRow, FinalRecord, Outcome, Submission};
-use super::{Arena, User};
+use super::store::{AuditEntry, BoardRow, FinalRecord, Outcome, Submission};
+use super::{Arena, FinalSeat, User};
 
 pub use crate::replays::viewer::escape_html as esc;
 
@@ -159,6 +159,7 @@ fn state_label(s: &str) -> &str {
         "disqualified" => "disqualified",
         "check_failed" => "check failed",
         "error" => "not judged (the judge's error)",
+        "superseded" => "superseded (a newer upload came before it was judged)",
         other => other,
     }
 }
@@ -270,7 +271,7 @@ fn check_report(doc: &str) -> String {
     };
     let verdict = if v["ok"] == true { "passes" } else { "fails" };
     format!(
-        "<h3>The check (as <code>gbely check</code>): {verdict}</h3><ul id=problems class=refused>{}</ul><ul class=muted>{}{}</ul>",
+        "<h3>The check (as <code>gbely check</code>): {verdict}</h3><ul id=problems class=refused>{}</ul><ul id=warnings>{}</ul><ul class=muted>{}</ul>",
         list("problems"),
         list("warnings"),
         list("notes")
@@ -282,8 +283,10 @@ pub fn board(a: &Arena, rows: &[BoardRow], flash: &[(Submission, Outcome)]) -> S
         .iter()
         .map(|r| {
             let (s, o) = (&r.submission, &r.outcome);
+            // The last result stands while a newer upload (or a re-judging) is judged.
+            let pending = if r.pending { " <span class=\"pending muted\">· being judged</span>" } else { "" };
             format!(
-                "<tr><td class=num>{}</td><td class=agent>{}</td><td>{}</td><td class=num>{}</td><td class=num>{}</td><td class=num>{}</td><td><a href=/replay/{}>replay</a></td></tr>",
+                "<tr><td class=num>{}</td><td class=agent>{}{pending}</td><td>{}</td><td class=num>{}</td><td class=num>{}</td><td class=num>{}</td><td><a href=/replay/{}>replay</a></td></tr>",
                 r.rank,
                 esc(&s.agent_name),
                 esc(&s.version),
@@ -321,17 +324,24 @@ pub fn board(a: &Arena, rows: &[BoardRow], flash: &[(Submission, Outcome)]) -> S
         )
 }
 
-#[allow(clippy::too_many_arguments)]
-pub fn organiser(
-    a: &Arena,
-    user: &User,
-    phase: Phase,
-    subs: &[Submission],
-    outcomes: &[Outcome],
-    board: &[BoardRow],
-    jobs: &[(String, i64)],
-    fin: Option<&FinalRecord>,
-) -> String {
+/// What the organisers' page shows.
+#[derive(Debug)]
+pub struct OrgView {
+    pub subs: Vec<Submission>,
+    pub outcomes: Vec<Outcome>,
+    pub board: Vec<BoardRow>,
+    pub jobs: Vec<(String, i64)>,
+    /// Jobs not done: the final waits for none.
+    pub pending: i64,
+    /// Who would sit where if the final started now (or why that cannot be said).
+    pub seating: Result<Vec<FinalSeat>, String>,
+    pub fin: Option<FinalRecord>,
+    pub audit: Vec<AuditEntry>,
+}
+
+pub fn organiser(a: &Arena, user: &User, phase: Phase, view: &OrgView) -> String {
+    let OrgView { subs, outcomes, board, jobs, pending, seating, fin, audit } = view;
+    let fin = fin.as_ref();
     let csrf = esc(&user.csrf);
     let rows: String = subs
         .iter()
@@ -357,11 +367,50 @@ pub fn organiser(
         .take(8)
         .map(|r| {
             format!(
-                "<li>{} — {} ({}) <a href=/org/file/{}>download for the review</a></li>",
+                "<li>{} — {} ({}){} <a href=/org/file/{}>download for the review</a></li>",
                 share(&r.outcome),
                 esc(&r.submission.agent_name),
                 esc(&r.submission.email),
+                if r.pending { " <span class=muted>(a newer upload is being judged)</span>" } else { "" },
                 r.submission.id
+            )
+        })
+        .collect();
+    let seats = match seating {
+        Ok(seats) => {
+            let rows: String = seats
+                .iter()
+                .map(|f| {
+                    let who = match &f.board {
+                        Some((place, sub)) => format!("{place}. on the board — {}", esc(&sub.email)),
+                        None => "fill (final.fill)".to_string(),
+                    };
+                    format!(
+                        "<tr><td class=num>{}</td><td>{}</td><td class=agent>{}</td><td>{who}</td></tr>",
+                        f.seat,
+                        crate::app::runs::final_match::seat_class(f.seat),
+                        esc(&f.name)
+                    )
+                })
+                .collect();
+            format!(
+                "<table id=seating><tr><th class=num>seat</th><th>region</th><th>agent</th><th>finalist</th></tr>{rows}</table>\
+                 <p class=muted>Seats follow the final map's fixed permutation of the board's order (docs/rules.md §9); \
+                 seat 0 starts the resolution of round 0, the Council sits last. An exact tie in the final goes to the \
+                 better leaderboard place.</p>"
+            )
+        }
+        Err(e) => format!("<p class=refused>The seating cannot be shown: {}</p>", esc(e)),
+    };
+    let audit: String = audit
+        .iter()
+        .map(|e| {
+            format!(
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&when(a, e.at)),
+                esc(&e.who),
+                esc(&e.what),
+                esc(&e.detail)
             )
         })
         .collect();
@@ -370,21 +419,28 @@ pub fn organiser(
         Some(f) => format!("<p>The final (run {}): {}.</p>", f.id, esc(&f.state)),
         None => String::new(),
     };
-    let final_form = if matches!(phase, Phase::Closed | Phase::Final) {
+    let final_form = if matches!(phase, Phase::Closed | Phase::Final) && *pending > 0 {
         format!(
             "<form method=post action=/org/final><input type=hidden name=csrf value=\"{csrf}\">\
-             <button id=run-final>Run the final</button> <span class=muted>the top eight on the final map against the final opponent; \
-             the projection page opens and waits for its start</span></form>"
+             <button id=run-final disabled>Run the final</button> <span id=final-pending class=refused>{pending} upload(s) or \
+             re-judging(s) still being judged: the final waits for them (this page updates by itself)</span></form>"
+        )
+    } else if matches!(phase, Phase::Closed | Phase::Final) {
+        format!(
+            "<form method=post action=/org/final><input type=hidden name=csrf value=\"{csrf}\">\
+             <button id=run-final>Run the final</button> <span class=muted>the seating below on the final map against the final \
+             opponent; the projection page opens and waits for its start</span></form>"
         )
     } else {
         "<p class=muted>The final can be run once the deadline has passed.</p>".to_string()
     };
     format!(
-            "<h1>Organisers</h1><p>{}</p><p class=muted>jobs: {jobs} database: {}</p>\
-             <h2>The finalists</h2><ol id=finalists>{finalists}</ol>{final_state}{final_form}\
+            "<h1>Organisers</h1><p>{}</p><p class=muted>jobs: {jobs} pending: <span id=pending>{pending}</span> · database: {}</p>\
+             <h2>The finalists</h2><ol id=finalists>{finalists}</ol><h3>Seating</h3>{seats}{final_state}{final_form}\
              <h2>Submissions</h2><form method=post action=/org/rejudge><input type=hidden name=csrf value=\"{csrf}\">\
              <input type=hidden name=what value=all><button>Re-judge every current submission</button></form>\
-             <table id=submissions><tr><th>#</th><th>address</th><th>uploaded</th><th>agent</th><th>state</th><th>share</th><th>reason</th><th></th></tr>{rows}</table>",
+             <table id=submissions><tr><th>#</th><th>address</th><th>uploaded</th><th>agent</th><th>state</th><th>share</th><th>reason</th><th></th></tr>{rows}</table>\
+             <h2>Audit log</h2><table id=audit><tr><th>when</th><th>who</th><th>what</th><th></th></tr>{audit}</table>",
             esc(&phase_line(a, phase)),
             a.store.backend_name()
         )

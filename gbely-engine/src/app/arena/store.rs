@@ -86,6 +86,65 @@ pub struct BoardRow {
     pub rank: usize,
     pub submission: Submission,
     pub outcome: Outcome,
+    /// The participant's last upload is being judged: this result stands until it is.
+    pub pending: bool,
+}
+
+/// An organiser's action.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct AuditEntry {
+    /// Unix seconds.
+    pub at: i64,
+    pub who: String,
+    pub what: String,
+    pub detail: String,
+}
+
+/// A sign-in code to record.
+#[derive(Clone, Copy, Debug)]
+pub struct NewSignin<'a> {
+    pub code_hash: &'a str,
+    pub email: &'a str,
+    /// Who asked: the requester's network address.
+    pub requester: &'a str,
+    pub now: i64,
+    pub expires: i64,
+}
+
+/// The sign-in e-mails an hour may send (`[limits]`).
+#[derive(Clone, Copy, Debug)]
+pub struct SigninLimits {
+    /// To one address, asked by one requester.
+    pub per_address: i64,
+    /// Asked by one requester, to any addresses.
+    pub per_requester: i64,
+    /// The whole site's, to addresses that have never signed in.
+    pub total_new: i64,
+}
+
+/// Which sign-in limit refused an e-mail.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SigninRefusal {
+    Address,
+    Requester,
+    Site,
+}
+
+impl SigninRefusal {
+    /// What the page says.
+    pub fn why(self) -> &'static str {
+        match self {
+            SigninRefusal::Address => {
+                "too many sign-in e-mails to this address in the last hour: use the last one sent, or try again later"
+            }
+            SigninRefusal::Requester => {
+                "too many sign-in e-mails asked from your network in the last hour: try again later"
+            }
+            SigninRefusal::Site => {
+                "the site has sent too many sign-in e-mails to new addresses in the last hour: try again later"
+            }
+        }
+    }
 }
 
 /// A final as played.
@@ -158,7 +217,8 @@ fn joined_columns() -> String {
 
 /// The migrations, written for SQLite; PostgreSQL's differ in one word, the type of a
 /// generated id, and are made from them.
-const MIGRATIONS: &[(i64, &str, &str)] = &[(1, "arena", include_str!("migrations/0001_arena.sql"))];
+const MIGRATIONS: &[(i64, &str, &str)] =
+    &[(1, "arena", include_str!("migrations/0001_arena.sql")), (2, "event", include_str!("migrations/0002_event.sql"))];
 
 fn migrator(backend: Backend) -> Migrator {
     let migrations: Vec<Migration> = MIGRATIONS
@@ -227,31 +287,109 @@ impl Store {
 
     // — Sign-in —
 
-    /// Sign-in e-mails sent since `since`: to `email`, and to anyone.
-    pub async fn signins_since(&self, email: &str, since: i64) -> Result<(i64, i64), sqlx::Error> {
-        let mine: i64 = sqlx::query("SELECT COUNT(*) FROM signins WHERE email = $1 AND created >= $2")
-            .bind(email)
-            .bind(since)
-            .fetch_one(&self.pool)
-            .await?
-            .try_get(0)?;
-        let all: i64 = sqlx::query("SELECT COUNT(*) FROM signins WHERE created >= $1")
-            .bind(since)
-            .fetch_one(&self.pool)
-            .await?
-            .try_get(0)?;
-        Ok((mine, all))
+    /// Locks the limits' row for the rest of `tx`: every limited insert counts and inserts
+    /// under it, one at a time, on both databases (SQLite: the first write of a transaction
+    /// takes the database's write lock; PostgreSQL: the row's lock, and each later statement
+    /// of the transaction sees what the one before it committed).
+    async fn lock_limits(tx: &mut sqlx::Transaction<'_, sqlx::Any>) -> Result<(), sqlx::Error> {
+        sqlx::query("UPDATE meta SET v = v + 1 WHERE k = 'limits'").execute(&mut **tx).await.map(|_| ())
     }
 
-    pub async fn add_signin(&self, code_hash: &str, email: &str, now: i64, expires: i64) -> Result<(), sqlx::Error> {
-        sqlx::query("INSERT INTO signins (code_hash, email, created, expires, used) VALUES ($1, $2, $3, $4, 0)")
-            .bind(code_hash)
+    async fn count(
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        sql: &str,
+        binds: &[&str],
+        since: i64,
+    ) -> Result<i64, sqlx::Error> {
+        let mut q = sqlx::query(sql);
+        for b in binds {
+            q = q.bind(*b);
+        }
+        q.bind(since).fetch_one(&mut **tx).await?.try_get(0)
+    }
+
+    /// Records a sign-in code if the limits allow another e-mail now, counting and inserting in
+    /// one step (parallel requests cannot both pass a limit): `Ok(Err(why))` when one does not.
+    ///
+    /// The limits are per requester (a network address), for one address and for all, so that a
+    /// stranger asking for someone else's address uses up only their own; and for the whole site,
+    /// counted only over addresses that have never signed in, so that a flood of junk addresses
+    /// stops new ones but never a participant who has signed in before.
+    pub async fn add_signin_limited(
+        &self,
+        signin: &NewSignin<'_>,
+        limits: &SigninLimits,
+    ) -> Result<Result<(), SigninRefusal>, sqlx::Error> {
+        let NewSignin { code_hash, email, requester, now, expires } = *signin;
+        let since = now - 3600;
+        let mut tx = self.pool.begin().await?;
+        Self::lock_limits(&mut tx).await?;
+        let mine = Self::count(
+            &mut tx,
+            "SELECT COUNT(*) FROM signins WHERE email = $1 AND requester = $2 AND created >= $3",
+            &[email, requester],
+            since,
+        )
+        .await?;
+        let from_requester = Self::count(
+            &mut tx,
+            "SELECT COUNT(*) FROM signins WHERE requester = $1 AND created >= $2",
+            &[requester],
+            since,
+        )
+        .await?;
+        let refusal = if mine >= limits.per_address {
+            Some(SigninRefusal::Address)
+        } else if from_requester >= limits.per_requester {
+            Some(SigninRefusal::Requester)
+        } else {
+            let known: i64 = sqlx::query(
+                "SELECT (SELECT COUNT(*) FROM sessions WHERE email = $1) + (SELECT COUNT(*) FROM submissions WHERE email = $1)",
+            )
             .bind(email)
-            .bind(now)
-            .bind(expires)
-            .execute(&self.pool)
-            .await
-            .map(|_| ())
+            .fetch_one(&mut *tx)
+            .await?
+            .try_get(0)?;
+            let new_ones = if known > 0 {
+                0
+            } else {
+                Self::count(
+                    &mut tx,
+                    "SELECT COUNT(*) FROM signins g WHERE created >= $1 AND NOT EXISTS \
+                     (SELECT 1 FROM sessions x WHERE x.email = g.email) AND NOT EXISTS \
+                     (SELECT 1 FROM submissions y WHERE y.email = g.email)",
+                    &[],
+                    since,
+                )
+                .await?
+            };
+            (known == 0 && new_ones >= limits.total_new).then_some(SigninRefusal::Site)
+        };
+        if let Some(why) = refusal {
+            tx.rollback().await?;
+            return Ok(Err(why));
+        }
+        sqlx::query(
+            "INSERT INTO signins (code_hash, email, created, expires, used, requester) VALUES ($1, $2, $3, $4, 0, $5)",
+        )
+        .bind(code_hash)
+        .bind(email)
+        .bind(now)
+        .bind(expires)
+        .bind(requester)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(Ok(()))
+    }
+
+    /// Sign-in e-mails sent since `since` (the tests' and the load bench's view).
+    pub async fn signins_since(&self, since: i64) -> Result<i64, sqlx::Error> {
+        sqlx::query("SELECT COUNT(*) FROM signins WHERE created >= $1")
+            .bind(since)
+            .fetch_one(&self.pool)
+            .await?
+            .try_get(0)
     }
 
     /// The address a sign-in code was sent to, if the code is unused and unexpired (it is used
@@ -312,6 +450,7 @@ impl Store {
 
     // — Submissions —
 
+    /// Uploads `email` made since `since`.
     pub async fn uploads_since(&self, email: &str, since: i64) -> Result<i64, sqlx::Error> {
         sqlx::query("SELECT COUNT(*) FROM submissions WHERE email = $1 AND uploaded >= $2")
             .bind(email)
@@ -321,10 +460,26 @@ impl Store {
             .try_get(0)
     }
 
-    /// Records an upload (its file is written by the caller under the id) and queues its
-    /// judging, in one transaction.
-    pub async fn add_submission(&self, s: &Submission) -> Result<i64, sqlx::Error> {
+    /// Records an upload (its file is written by the caller under `stored`) and queues its
+    /// judging, in one transaction, if the participant has made fewer than `per_hour` uploads
+    /// in the hour before it (`Ok(None)` otherwise): the count and the insert are one step, so
+    /// that parallel uploads cannot all pass the limit. The participant's older uploads still
+    /// waiting in the queue are superseded (the last upload counts: judging them would only
+    /// delay the others').
+    pub async fn add_submission(&self, s: &Submission, per_hour: i64) -> Result<Option<i64>, sqlx::Error> {
         let mut tx = self.pool.begin().await?;
+        Self::lock_limits(&mut tx).await?;
+        let made = Self::count(
+            &mut tx,
+            "SELECT COUNT(*) FROM submissions WHERE email = $1 AND uploaded >= $2",
+            &[&s.email],
+            s.uploaded - 3600,
+        )
+        .await?;
+        if made >= per_hour {
+            tx.rollback().await?;
+            return Ok(None);
+        }
         let id: i64 = sqlx::query(
             "INSERT INTO submissions (email, uploaded, file_name, bytes, version, agent_name, state, reason, check_report, stored) \
              VALUES ($1, $2, $3, $4, $5, $6, 'queued', '', '', $7) RETURNING id",
@@ -339,10 +494,23 @@ impl Store {
         .fetch_one(&mut *tx)
         .await?
         .try_get(0)?;
+        let older = "SELECT j.submission FROM jobs j JOIN submissions t ON t.id = j.submission \
+                     WHERE t.email = $1 AND t.id <> $2 AND j.state = 'queued'";
+        sqlx::query(&format!("UPDATE submissions SET state = 'superseded', reason = $3 WHERE id IN ({older})"))
+            .bind(&s.email)
+            .bind(id)
+            .bind(format!("superseded by upload {id} before it was judged (the last upload counts)"))
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query(&format!("UPDATE jobs SET state = 'done' WHERE state = 'queued' AND submission IN ({older})"))
+            .bind(&s.email)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
         Self::queue(&mut tx, id, s.uploaded).await?;
         Self::bump(&mut *tx).await?;
         tx.commit().await?;
-        Ok(id)
+        Ok(Some(id))
     }
 
     async fn queue(tx: &mut sqlx::Transaction<'_, sqlx::Any>, submission: i64, now: i64) -> Result<(), sqlx::Error> {
@@ -428,12 +596,21 @@ impl Store {
 
     // — The judges' queue —
 
-    /// Takes the oldest job that is queued or whose lease lapsed, for `lease` seconds.
+    /// Takes a job that is queued or whose lease lapsed, for `lease` seconds, fairly between
+    /// participants: first the participants with no job being judged now, then the one whose
+    /// last job was claimed longest ago (round-robin), then the oldest job. One participant's
+    /// uploads never keep another's waiting behind them.
     pub async fn claim(&self, worker: &str, now: i64, lease: i64) -> Result<Option<Job>, sqlx::Error> {
-        let free = "(state = 'queued' OR (state = 'running' AND lease_until < $3))";
+        let same_participant = "FROM jobs k JOIN submissions t ON t.id = k.submission WHERE t.email = s.email";
         let q = format!(
-            "UPDATE jobs SET state = 'running', worker = $1, lease_until = $2, attempt = attempt + 1 \
-             WHERE id = (SELECT id FROM jobs WHERE {free} ORDER BY id LIMIT 1) AND {free} \
+            "UPDATE jobs SET state = 'running', worker = $1, lease_until = $2, attempt = attempt + 1, \
+             claimed = (SELECT COALESCE(MAX(c.claimed), 0) + 1 FROM jobs c) \
+             WHERE id = (SELECT j.id FROM jobs j JOIN submissions s ON s.id = j.submission \
+                         WHERE (j.state = 'queued' OR (j.state = 'running' AND j.lease_until < $3)) \
+                         ORDER BY (SELECT COUNT(*) {same_participant} AND k.state = 'running' AND k.lease_until >= $3), \
+                                  (SELECT COALESCE(MAX(k.claimed), 0) {same_participant}), j.id \
+                         LIMIT 1) \
+             AND (state = 'queued' OR (state = 'running' AND lease_until < $3)) \
              RETURNING id, submission, attempt"
         );
         let row = sqlx::query(&q).bind(worker).bind(now + lease).bind(now).fetch_optional(&self.pool).await?;
@@ -489,8 +666,13 @@ impl Store {
         }
         let (state, reason, check) = match verdict {
             Verdict::Judged { outcome, reason, check } => {
+                // The share is bound as a number always, with whether it is there beside it:
+                // sqlx 0.8.6's `Any` driver binds a missing f64 as PostgreSQL's float4, and the
+                // statement it caches with that type then refuses the next real share ("incorrect
+                // binary data format": a disqualification, then a score, on one connection).
                 let q = format!(
-                    "INSERT INTO results ({OUTCOME_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
+                    "INSERT INTO results ({OUTCOME_COLUMNS}) VALUES ($1, CASE WHEN $12 = 1 THEN $2 ELSE NULL END, \
+                     $3, $4, $5, $6, $7, $8, $9, $10, $11) \
                      ON CONFLICT (submission) DO UPDATE SET share = excluded.share, cells = excluded.cells, \
                      tiebreak = excluded.tiebreak, violations = excluded.violations, \
                      disqualified = excluded.disqualified, council_fell = excluded.council_fell, \
@@ -498,7 +680,7 @@ impl Store {
                 );
                 sqlx::query(&q)
                     .bind(job.submission)
-                    .bind(outcome.share)
+                    .bind(outcome.share.unwrap_or(0.0))
                     .bind(outcome.cells)
                     .bind(outcome.tiebreak)
                     .bind(outcome.violations)
@@ -508,6 +690,7 @@ impl Store {
                     .bind(&outcome.replay)
                     .bind(&outcome.log)
                     .bind(now)
+                    .bind(i64::from(outcome.share.is_some()))
                     .execute(&mut *tx)
                     .await?;
                 let state = if outcome.disqualified.is_some() { "disqualified" } else { "scored" };
@@ -541,42 +724,86 @@ impl Store {
             .collect()
     }
 
+    /// Jobs not yet done: uploads and re-judgings queued or being judged. The final waits for
+    /// none of them to be left.
+    pub async fn pending_jobs(&self) -> Result<i64, sqlx::Error> {
+        sqlx::query("SELECT COUNT(*) FROM jobs WHERE state <> 'done'").fetch_one(&self.pool).await?.try_get(0)
+    }
+
     // — The leaderboard —
 
-    /// Every identity's current submission that scored, with its result, best first (SPEC §10:
-    /// share, then the tie-break round; equal on both, equal rank).
+    /// Each participant's row (SPEC §10: share, then the tie-break round; equal on both, equal
+    /// rank; then the earlier upload): the result of their last upload. While that upload is
+    /// still being judged (a new upload, a re-judging), the last result they had stays, marked
+    /// `pending`, until the new one replaces it; a disqualified or check-failed last upload
+    /// takes the row away (the last upload counts).
     pub async fn board(&self) -> Result<Vec<BoardRow>, sqlx::Error> {
-        let cols = joined_columns();
-        let q = format!(
-            "SELECT {cols} FROM submissions s JOIN results r ON r.submission = s.id \
-             WHERE s.state = 'scored' AND s.id = (SELECT MAX(t.id) FROM submissions t WHERE t.email = s.email)"
-        );
-        let rows = sqlx::query(&q).fetch_all(&self.pool).await?;
-        let mut rows: Vec<(Submission, Outcome)> =
-            rows.iter().map(|r| Ok((submission(r)?, outcome(r, 11)?))).collect::<Result<_, sqlx::Error>>()?;
-        rows.sort_by(|(sa, a), (sb, b)| {
+        let subs = self.all_submissions().await?;
+        let mut outcomes: std::collections::HashMap<i64, Outcome> =
+            self.all_outcomes().await?.into_iter().map(|o| (o.submission, o)).collect();
+        let mut rows: Vec<(Submission, Outcome, bool)> = Vec::new();
+        let mut done: std::collections::HashSet<String> = std::collections::HashSet::new();
+        // Participants whose last upload is still being judged.
+        let mut waiting: std::collections::HashSet<String> = std::collections::HashSet::new();
+        // Newest first: each participant's uploads are met from the last one back.
+        for s in subs {
+            if done.contains(&s.email) {
+                continue;
+            }
+            let judged = |o: &Outcome| o.disqualified.is_none() && o.share.is_some();
+            match s.state.as_str() {
+                "superseded" => continue,
+                "scored" => {
+                    done.insert(s.email.clone());
+                    if let Some(o) = outcomes.remove(&s.id).filter(judged) {
+                        let pending = waiting.contains(&s.email);
+                        rows.push((s, o, pending));
+                    }
+                }
+                // Being judged (or the judge failed it): its earlier result while it had one, else
+                // the participant's result before it.
+                "queued" | "checking" | "running" | "error" => {
+                    if let Some(o) = outcomes.remove(&s.id) {
+                        done.insert(s.email.clone());
+                        if judged(&o) {
+                            rows.push((s, o, true));
+                        }
+                    } else if !s.check.is_empty() {
+                        // Judged before without a result: it had failed the check.
+                        done.insert(s.email.clone());
+                    } else {
+                        waiting.insert(s.email.clone());
+                    }
+                }
+                _ => {
+                    done.insert(s.email.clone());
+                }
+            }
+        }
+        rows.sort_by(|(sa, a, _), (sb, b, _)| {
             let key = |o: &Outcome| (o.share.unwrap_or(-1.0), o.tiebreak.unwrap_or(i64::MAX));
             let (ka, kb) = (key(a), key(b));
-            kb.0.total_cmp(&ka.0).then(ka.1.cmp(&kb.1)).then(sa.uploaded.cmp(&sb.uploaded))
+            kb.0.total_cmp(&ka.0).then(ka.1.cmp(&kb.1)).then(sa.uploaded.cmp(&sb.uploaded)).then(sa.id.cmp(&sb.id))
         });
         let mut out: Vec<BoardRow> = Vec::with_capacity(rows.len());
-        for (k, (s, o)) in rows.into_iter().enumerate() {
+        for (k, (s, o, pending)) in rows.into_iter().enumerate() {
             let rank = match out.last() {
                 Some(prev) if prev.outcome.share == o.share && prev.outcome.tiebreak == o.tiebreak => prev.rank,
                 _ => k + 1,
             };
-            out.push(BoardRow { rank, submission: s, outcome: o });
+            out.push(BoardRow { rank, submission: s, outcome: o, pending });
         }
         Ok(out)
     }
 
     /// The flash victories: each identity's lowest round in which the Council fell, of any
-    /// submission judged, lowest first (earlier upload first on a tie).
+    /// submission judged and not disqualified, lowest first (earlier upload first on a tie).
     pub async fn flash(&self) -> Result<Vec<(Submission, Outcome)>, sqlx::Error> {
         let cols = joined_columns();
         let q = format!(
             "SELECT {cols} FROM submissions s JOIN results r ON r.submission = s.id \
-             WHERE r.council_fell IS NOT NULL AND s.state = 'scored' ORDER BY r.council_fell, s.uploaded"
+             WHERE r.council_fell IS NOT NULL AND r.disqualified IS NULL AND s.state <> 'check_failed' \
+             ORDER BY r.council_fell, s.uploaded, s.id"
         );
         let rows = sqlx::query(&q).fetch_all(&self.pool).await?;
         let mut seen = std::collections::HashSet::new();
@@ -590,10 +817,49 @@ impl Store {
         Ok(out)
     }
 
+    // — The organisers' actions —
+
+    /// Records an organiser's action.
+    pub async fn audit(&self, at: i64, who: &str, what: &str, detail: &str) -> Result<(), sqlx::Error> {
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("INSERT INTO audit (at, who, what, detail) VALUES ($1, $2, $3, $4)")
+            .bind(at)
+            .bind(who)
+            .bind(what)
+            .bind(detail)
+            .execute(&mut *tx)
+            .await?;
+        Self::bump(&mut *tx).await?;
+        tx.commit().await
+    }
+
+    /// The organisers' actions, newest first.
+    pub async fn audit_log(&self, limit: i64) -> Result<Vec<AuditEntry>, sqlx::Error> {
+        sqlx::query("SELECT at, who, what, detail FROM audit ORDER BY id DESC LIMIT $1")
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(|r| {
+                Ok(AuditEntry { at: r.try_get(0)?, who: r.try_get(1)?, what: r.try_get(2)?, detail: r.try_get(3)? })
+            })
+            .collect()
+    }
+
     // — The final —
 
-    pub async fn start_final(&self, now: i64) -> Result<i64, sqlx::Error> {
+    /// Records the final's start, unless a job is still pending (an upload made by the deadline,
+    /// a re-judging): `Ok(Err(pending))` then. The count and the insert are one step, as for
+    /// the limits.
+    pub async fn start_final(&self, now: i64) -> Result<Result<i64, i64>, sqlx::Error> {
         let mut tx = self.pool.begin().await?;
+        Self::lock_limits(&mut tx).await?;
+        let pending: i64 =
+            sqlx::query("SELECT COUNT(*) FROM jobs WHERE state <> 'done'").fetch_one(&mut *tx).await?.try_get(0)?;
+        if pending > 0 {
+            tx.rollback().await?;
+            return Ok(Err(pending));
+        }
         let id = sqlx::query(
             "INSERT INTO finals (state, started, result, replay) VALUES ('running', $1, '', '') RETURNING id",
         )
@@ -603,7 +869,7 @@ impl Store {
         .try_get(0)?;
         Self::bump(&mut *tx).await?;
         tx.commit().await?;
-        Ok(id)
+        Ok(Ok(id))
     }
 
     pub async fn end_final(&self, id: i64, state: &str, result: &str, replay: &str) -> Result<(), sqlx::Error> {

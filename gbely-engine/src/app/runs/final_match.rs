@@ -71,7 +71,25 @@ pub struct FinalRow {
     pub disqualified: bool,
 }
 
-/// The finalists ranked by share, then by the earlier tie-break round; disqualified last.
+/// Ranks `rows` (a [`final_table`]) again with an exact tie — the same share and the same
+/// tie-break round — decided by `place_of_seat` (the competition's rule: the better leaderboard
+/// place first), so that every place of the final is one finalist's. Disqualified rows stay
+/// last, unranked.
+pub fn order_ties_by(rows: &mut [FinalRow], place_of_seat: &[usize]) {
+    let place = |r: &FinalRow| place_of_seat.get(r.seat).copied().unwrap_or(usize::MAX);
+    rows.sort_by(|a, b| match (a.share, b.share) {
+        (Some(x), Some(y)) => y.total_cmp(&x).then(a.tiebreak.cmp(&b.tiebreak)).then(place(a).cmp(&place(b))),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => place(a).cmp(&place(b)),
+    });
+    for (k, r) in rows.iter_mut().enumerate() {
+        r.rank = (!r.disqualified).then_some(k + 1);
+    }
+}
+
+/// The finalists ranked by share, then by the earlier tie-break round (an exact tie by seat:
+/// see [`order_ties_by`] for the competition's rule); disqualified last.
 pub fn final_table(map: &Map, rec: &MatchRecord) -> Vec<FinalRow> {
     let finalists = map.seats().len() - 1;
     let mut rows: Vec<FinalRow> = rec.outcome[..finalists]
@@ -100,4 +118,40 @@ pub fn final_table(map: &Map, rec: &MatchRecord) -> Vec<FinalRow> {
         }
     }
     rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(seat: usize, share: Option<f64>, tiebreak: u32) -> FinalRow {
+        FinalRow {
+            rank: None,
+            seat,
+            class: seat_class(seat),
+            name: format!("s{seat}"),
+            share,
+            cells: 0,
+            tiebreak: Some(tiebreak),
+            violations: 0,
+            disqualified: share.is_none(),
+        }
+    }
+
+    /// Rules §9–§10 and docs/arena.md: share, then the tie-break round, then the better
+    /// leaderboard place; the disqualified unranked, last.
+    #[test]
+    fn an_exact_tie_in_the_final_goes_to_the_better_leaderboard_place() {
+        let mut rows = vec![
+            row(0, Some(10.0), 50),
+            row(1, Some(12.0), 90),
+            row(2, Some(10.0), 50),
+            row(3, None, 0),
+            row(4, Some(10.0), 40),
+        ];
+        // Seat 0 holds the board's 5th, seat 2 the board's 1st.
+        order_ties_by(&mut rows, &[5, 2, 1, 3, 4]);
+        let got: Vec<(usize, Option<usize>)> = rows.iter().map(|r| (r.seat, r.rank)).collect();
+        assert_eq!(got, vec![(1, Some(1)), (4, Some(2)), (2, Some(3)), (0, Some(4)), (3, None)]);
+    }
 }

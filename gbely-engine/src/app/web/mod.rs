@@ -196,6 +196,8 @@ impl Server {
             rt.block_on(async move {
                 let mut graceful = stopped.clone();
                 let mut grace = stopped;
+                // Handlers may ask who is asking (`ConnectInfo`: the arena's limits per requester).
+                let app = app.into_make_service_with_connect_info::<SocketAddr>();
                 let serve = axum::serve(listener, app).with_graceful_shutdown(async move {
                     let _ = graceful.wait_for(|s| *s).await;
                 });

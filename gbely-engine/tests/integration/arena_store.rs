@@ -1,0 +1,333 @@
+//! The arena's data layer (`app::arena::store`) on SQLite and on a PostgreSQL server the test
+//! starts itself (Debian's initdb in a temporary folder): the limits hold under parallel
+//! requests (the count and the insert are one step), the judges take jobs fairly between
+//! participants, a newer upload supersedes an older one still queued, the leaderboard keeps a
+//! participant's row while a new upload is judged, the final refuses to start while any job
+//! is pending, and the organisers' actions are logged. Expected values come from docs/arena.md's
+//! rules, by hand.
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use gbely_engine::app::arena::store::{NewSignin, Outcome, SigninLimits, SigninRefusal, Store, Submission, Verdict};
+
+use crate::common::scratch;
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(4).enable_all().build().unwrap()
+}
+
+fn upload(email: &str, uploaded: i64) -> Submission {
+    Submission {
+        id: 0,
+        email: email.into(),
+        uploaded,
+        file_name: "a.py".into(),
+        bytes: 10,
+        version: "v".into(),
+        agent_name: email.split('@').next().unwrap().into(),
+        state: "queued".into(),
+        reason: String::new(),
+        check: String::new(),
+        stored: format!("{email}-{uploaded}.py"),
+    }
+}
+
+fn scored(submission: i64, share: f64, tiebreak: i64) -> Verdict {
+    Verdict::Judged {
+        outcome: Outcome {
+            submission,
+            share: Some(share),
+            cells: 0,
+            tiebreak: Some(tiebreak),
+            violations: 0,
+            disqualified: None,
+            council_fell: None,
+            rounds: 150,
+            replay: String::new(),
+            log: String::new(),
+            judged: 0,
+        },
+        reason: String::new(),
+        check: "{}".into(),
+    }
+}
+
+fn disqualified(submission: i64) -> Verdict {
+    let Verdict::Judged { mut outcome, .. } = scored(submission, 0.0, 0) else { unreachable!() };
+    outcome.share = None;
+    outcome.tiebreak = None;
+    outcome.disqualified = Some(13);
+    Verdict::Judged { outcome, reason: "disqualified in round 13".into(), check: "{}".into() }
+}
+
+/// A PostgreSQL server of the test's own, stopped when dropped.
+struct Postgres {
+    dir: PathBuf,
+    bin: PathBuf,
+    port: u16,
+    as_user: Vec<String>,
+}
+
+impl Postgres {
+    fn start() -> Postgres {
+        let initdb = std::fs::read_dir("/usr/lib/postgresql")
+            .expect("the arena's PostgreSQL tests need Debian's postgresql (./run-tests installs it)")
+            .filter_map(|e| Some(e.ok()?.path().join("bin/initdb")))
+            .filter(|p| p.exists())
+            .max()
+            .expect("no /usr/lib/postgresql/*/bin/initdb");
+        let bin = initdb.parent().unwrap().to_path_buf();
+        let dir = std::env::temp_dir().join(format!("gbely-pg-{}-{}", std::process::id(), rand_suffix()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // PostgreSQL refuses to run as root: as the package's own user.
+        let root = nix::unistd::geteuid().is_root();
+        let as_user: Vec<String> =
+            if root { ["runuser", "-u", "postgres", "--"].map(String::from).to_vec() } else { Vec::new() };
+        if root {
+            let ok = Command::new("chown").args(["postgres"]).arg(&dir).status().unwrap().success();
+            assert!(ok, "chown postgres {}", dir.display());
+        }
+        let port = free_port();
+        let run = |args: Vec<String>| {
+            let (prog, rest) = args.split_first().unwrap();
+            let out = Command::new(prog).args(rest).output().unwrap();
+            assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        };
+        let data = dir.join("data").display().to_string();
+        let mut init = as_user.clone();
+        init.extend([initdb.display().to_string(), "-D".into(), data.clone(), "-A".into(), "trust".into()]);
+        init.extend(["-U".into(), "postgres".into(), "--no-sync".into()]);
+        run(init);
+        let mut start = as_user.clone();
+        start.extend([bin.join("pg_ctl").display().to_string(), "-D".into(), data, "-l".into()]);
+        start.extend([dir.join("log").display().to_string(), "-w".into(), "-o".into()]);
+        start.extend([format!("-h 127.0.0.1 -p {port} -k {} -F", dir.display()), "start".into()]);
+        run(start);
+        Postgres { dir, bin, port, as_user }
+    }
+
+    /// A fresh database's URL.
+    fn database(&self, name: &str) -> String {
+        let mut create = self.as_user.clone();
+        create.extend([self.bin.join("psql").display().to_string(), "-h".into(), "127.0.0.1".into()]);
+        create.extend(["-p".into(), self.port.to_string(), "-U".into(), "postgres".into(), "-c".into()]);
+        create.push(format!("CREATE DATABASE {name}"));
+        let (prog, rest) = create.split_first().unwrap();
+        let out = Command::new(prog).args(rest).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        format!("postgres://postgres@127.0.0.1:{}/{name}", self.port)
+    }
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        let mut stop = self.as_user.clone();
+        stop.extend([self.bin.join("pg_ctl").display().to_string(), "-D".into()]);
+        stop.extend([self.dir.join("data").display().to_string(), "-m".into(), "immediate".into(), "stop".into()]);
+        let (prog, rest) = stop.split_first().unwrap();
+        let _ = Command::new(prog).args(rest).output();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+fn rand_suffix() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos() as u64
+}
+
+/// Runs `check` on a fresh SQLite store and on a fresh PostgreSQL database of one server.
+fn on_both<F, Fut>(name: &str, pg: &Postgres, check: F)
+where
+    F: Fn(Store) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let rt = runtime();
+    let dir: PathBuf = scratch(name);
+    rt.block_on(async {
+        let store = Store::open("sqlite", Path::new(&dir)).await.unwrap();
+        check(store.clone()).await;
+        store.close().await;
+        let store = Store::open(&pg.database(name), Path::new(&dir)).await.unwrap();
+        assert_eq!(store.backend_name(), "PostgreSQL");
+        check(store.clone()).await;
+        store.close().await;
+    });
+}
+
+const LIMITS: SigninLimits = SigninLimits { per_address: 2, per_requester: 3, total_new: 4 };
+
+async fn signin(store: &Store, code: &str, email: &str, requester: &str) -> Result<(), SigninRefusal> {
+    let s = NewSignin { code_hash: code, email, requester, now: 1_000_000, expires: 1_001_000 };
+    store.add_signin_limited(&s, &LIMITS).await.unwrap()
+}
+
+/// Twenty sign-in requests for one address from one requester at once, with a limit of two an
+/// hour: two e-mails. Twenty uploads at once with a limit of two: two stored.
+async fn limits_hold_under_parallel_requests(store: Store) {
+    let tasks: Vec<_> = (0..20)
+        .map(|k| {
+            let store = store.clone();
+            tokio::spawn(async move { signin(&store, &format!("code{k}"), "ana@mail.example", "10.0.0.1").await })
+        })
+        .collect();
+    let mut sent = 0;
+    for t in tasks {
+        match t.await.unwrap() {
+            Ok(()) => sent += 1,
+            Err(why) => assert_eq!(why, SigninRefusal::Address),
+        }
+    }
+    assert_eq!(sent, 2, "sign-in e-mails sent");
+    assert_eq!(store.signins_since(0).await.unwrap(), 2);
+
+    let tasks: Vec<_> = (0..20)
+        .map(|k| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                let mut s = upload("bo@mail.example", 5_000 + k);
+                s.stored = format!("bo-{k}.py");
+                store.add_submission(&s, 2).await.unwrap()
+            })
+        })
+        .collect();
+    let mut stored = 0;
+    for t in tasks {
+        stored += usize::from(t.await.unwrap().is_some());
+    }
+    assert_eq!(stored, 2, "uploads accepted");
+    assert_eq!(store.submissions_of("bo@mail.example").await.unwrap().len(), 2);
+    // An hour after the first, the limit counts afresh.
+    assert!(store.add_submission(&upload("bo@mail.example", 5_000 + 3_600 + 20), 2).await.unwrap().is_some());
+}
+
+#[test]
+fn limits_hold_under_parallel_requests_on_sqlite_and_postgresql() {
+    let pg = Postgres::start();
+    on_both("limits", &pg, limits_hold_under_parallel_requests);
+    on_both("signins", &pg, a_stranger_cannot_lock_a_participant_out);
+    on_both("fair", &pg, judges_are_fair_between_participants);
+    on_both("board", &pg, the_board_keeps_a_row_while_a_new_upload_is_judged);
+    on_both("final", &pg, the_final_waits_for_every_pending_job);
+}
+
+/// A stranger asking five times for someone else's address uses up their own allowance, not
+/// the owner's; a flood of junk addresses stops new addresses but not a participant who has
+/// signed in before.
+async fn a_stranger_cannot_lock_a_participant_out(store: Store) {
+    let stranger = "203.0.113.9";
+    let mut refused = Vec::new();
+    for k in 0..5 {
+        if let Err(why) = signin(&store, &format!("s{k}"), "ana@mail.example", stranger).await {
+            refused.push(why);
+        }
+    }
+    assert_eq!(refused, vec![SigninRefusal::Address; 3]);
+    assert_eq!(
+        signin(&store, "own", "ana@mail.example", "198.51.100.7").await,
+        Ok(()),
+        "the owner still gets a link ({})",
+        store.backend_name()
+    );
+    // The requester's allowance over all addresses (3): 2 used on ana, 1 more, then refused.
+    assert_eq!(signin(&store, "x1", "junk1@mail.example", stranger).await, Ok(()));
+    assert_eq!(signin(&store, "x2", "junk2@mail.example", stranger).await, Err(SigninRefusal::Requester));
+    // The site's allowance for new addresses (4): ana (never signed in) had 3, junk1 1.
+    assert_eq!(signin(&store, "y1", "new@mail.example", "192.0.2.1").await, Err(SigninRefusal::Site));
+    // A participant who has uploaded is not new: the site's cap does not stop them.
+    assert!(store.add_submission(&upload("old@mail.example", 900_000), 10).await.unwrap().is_some());
+    assert_eq!(signin(&store, "y2", "old@mail.example", "192.0.2.2").await, Ok(()));
+}
+
+/// Participant A's four uploads, then newcomer B's: with one of A's being judged, B's is taken
+/// next, before A's last; A's uploads between the first and the last are superseded unjudged.
+async fn judges_are_fair_between_participants(store: Store) {
+    let now = 2_000_000;
+    let a1 = store.add_submission(&upload("a@mail.example", now), 10).await.unwrap().unwrap();
+    let first = store.claim("w1", now, 60).await.unwrap().expect("a job");
+    assert_eq!(first.submission, a1);
+    let mut later = Vec::new();
+    for k in 1..5 {
+        later.push(store.add_submission(&upload("a@mail.example", now + k), 10).await.unwrap().unwrap());
+    }
+    let b = store.add_submission(&upload("b@mail.example", now + 10), 10).await.unwrap().unwrap();
+    let second = store.claim("w2", now + 11, 60).await.unwrap().expect("a job");
+    assert_eq!(second.submission, b, "the newcomer's upload before A's fifth");
+    // Each superseded by the next upload, which came while it was queued.
+    for pair in later.windows(2) {
+        let s = store.submission(pair[0]).await.unwrap().unwrap();
+        assert_eq!(s.state, "superseded", "upload {}", pair[0]);
+        assert!(s.reason.starts_with(&format!("superseded by upload {} ", pair[1])), "{}", s.reason);
+    }
+    assert!(store.finish(&first, &scored(a1, 40.0, 80), now + 12).await.unwrap());
+    let third = store.claim("w1", now + 13, 60).await.unwrap().expect("a job");
+    assert_eq!(third.submission, later[3]);
+    assert!(store.claim("w3", now + 14, 60).await.unwrap().is_none(), "nothing else is queued");
+    // Round-robin with nobody being judged: C's older job waits behind D's, whose participant
+    // was served longer ago… C was never served, D neither: the older job first.
+    assert!(store.finish(&second, &scored(b, 30.0, 70), now + 15).await.unwrap());
+    assert!(store.finish(&third, &scored(later[3], 41.0, 80), now + 16).await.unwrap());
+    let b2 = store.add_submission(&upload("b@mail.example", now + 20), 10).await.unwrap().unwrap();
+    let c = store.add_submission(&upload("c@mail.example", now + 21), 10).await.unwrap().unwrap();
+    // B was served before (claimed), C never: C's job first although B's is older.
+    assert_eq!(store.claim("w1", now + 22, 60).await.unwrap().unwrap().submission, c);
+    assert_eq!(store.claim("w2", now + 23, 60).await.unwrap().unwrap().submission, b2);
+}
+
+/// A's scored upload stays on the board, marked pending, while A's new upload is judged, and
+/// while a re-judging of it runs; a disqualified new upload takes the row away.
+async fn the_board_keeps_a_row_while_a_new_upload_is_judged(store: Store) {
+    let now = 3_000_000;
+    let a1 = store.add_submission(&upload("a@mail.example", now), 10).await.unwrap().unwrap();
+    let b1 = store.add_submission(&upload("b@mail.example", now + 1), 10).await.unwrap().unwrap();
+    let j = store.claim("w", now, 60).await.unwrap().unwrap();
+    assert!(store.finish(&j, &scored(a1, 40.0, 80), now + 2).await.unwrap());
+    let j = store.claim("w", now, 60).await.unwrap().unwrap();
+    assert!(store.finish(&j, &scored(b1, 45.0, 60), now + 3).await.unwrap());
+    let rows = |b: Vec<gbely_engine::app::arena::store::BoardRow>| {
+        b.iter().map(|r| (r.rank, r.submission.id, r.pending)).collect::<Vec<_>>()
+    };
+    assert_eq!(rows(store.board().await.unwrap()), vec![(1, b1, false), (2, a1, false)]);
+    // A's new upload, queued then being judged: A's row stays, pending.
+    let a2 = store.add_submission(&upload("a@mail.example", now + 4), 10).await.unwrap().unwrap();
+    assert_eq!(rows(store.board().await.unwrap()), vec![(1, b1, false), (2, a1, true)]);
+    let j = store.claim("w", now + 5, 60).await.unwrap().unwrap();
+    store.set_state(a2, "running").await.unwrap();
+    assert_eq!(rows(store.board().await.unwrap()), vec![(1, b1, false), (2, a1, true)]);
+    // Re-judging B: B's row stays, pending.
+    store.rejudge(Some(&[b1]), now + 6).await.unwrap();
+    assert_eq!(rows(store.board().await.unwrap()), vec![(1, b1, true), (2, a1, true)]);
+    // A's new upload disqualified: the last upload counts, A's row goes.
+    assert!(store.finish(&j, &disqualified(a2), now + 7).await.unwrap());
+    assert_eq!(rows(store.board().await.unwrap()), vec![(1, b1, true)]);
+    let j = store.claim("w", now + 8, 60).await.unwrap().unwrap();
+    assert!(store.finish(&j, &scored(b1, 45.0, 60), now + 9).await.unwrap());
+    assert_eq!(rows(store.board().await.unwrap()), vec![(1, b1, false)]);
+}
+
+/// No final while a job is pending (an upload, a re-judging); once none is, it starts; the
+/// organisers' actions are in the audit log, newest first.
+async fn the_final_waits_for_every_pending_job(store: Store) {
+    let now = 4_000_000;
+    let a1 = store.add_submission(&upload("a@mail.example", now), 10).await.unwrap().unwrap();
+    assert_eq!(store.start_final(now).await.unwrap(), Err(1));
+    let j = store.claim("w", now, 60).await.unwrap().unwrap();
+    assert_eq!(store.start_final(now).await.unwrap(), Err(1), "being judged is pending too");
+    assert!(store.finish(&j, &scored(a1, 40.0, 80), now + 1).await.unwrap());
+    store.rejudge(None, now + 2).await.unwrap();
+    assert_eq!(store.pending_jobs().await.unwrap(), 1);
+    assert_eq!(store.start_final(now).await.unwrap(), Err(1), "a re-judging is pending");
+    let j = store.claim("w", now + 3, 60).await.unwrap().unwrap();
+    assert!(store.finish(&j, &scored(a1, 40.0, 80), now + 4).await.unwrap());
+    let id = store.start_final(now + 5).await.unwrap().expect("nothing pending");
+    assert_eq!(store.last_final().await.unwrap().unwrap().id, id);
+    store.audit(now + 6, "org@mail.example", "re-judge", "all").await.unwrap();
+    store.audit(now + 7, "org@mail.example", "run the final", &format!("final {id}")).await.unwrap();
+    let log = store.audit_log(10).await.unwrap();
+    let got: Vec<(&str, &str)> = log.iter().map(|e| (e.what.as_str(), e.who.as_str())).collect();
+    assert_eq!(got, vec![("run the final", "org@mail.example"), ("re-judge", "org@mail.example")]);
+}
