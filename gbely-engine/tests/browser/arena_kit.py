@@ -142,6 +142,7 @@ lease_seconds = {lease}
 
 [limits]
 uploads_per_hour = {uploads_per_hour}
+upload_seconds = {upload_seconds}
 signin_emails_per_hour = 5
 
 [mail]
@@ -159,13 +160,15 @@ class Arena:
     """A competition: its folder, configuration, clock file and server process."""
 
     def __init__(self, folder: pathlib.Path, sink: Sink, database: str = "sqlite", rounds: int = 40, workers: int = 1,
-                 lease: int = 60, rate: float = 20.0, final_rounds: int = 20, uploads_per_hour: int = 30):
+                 lease: int = 60, rate: float = 20.0, final_rounds: int = 20, uploads_per_hour: int = 30,
+                 upload_seconds: int = 60):
         self.folder = folder
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.config = folder / "arena.toml"
         self.config.write_text(CONFIG.format(port=self.port, database=database, rounds=rounds, workers=workers, lease=lease,
-                                             rate=rate, final_rounds=final_rounds, smtp=sink.port, uploads_per_hour=uploads_per_hour))
+                                             rate=rate, final_rounds=final_rounds, smtp=sink.port, uploads_per_hour=uploads_per_hour,
+                                             upload_seconds=upload_seconds))
         self.clock = folder / "clock"
         self.set_clock(DURING_TESTING)
         self.data = folder / "data"

@@ -15,7 +15,7 @@ import uuid
 
 import pytest
 
-from arena_kit import Arena, Sink, body_of, good_agent, sign_in
+from arena_kit import AFTER_DEADLINE, AT_DEADLINE, Arena, Sink, body_of, good_agent, sign_in
 
 
 @pytest.fixture
@@ -254,5 +254,57 @@ def test_uploads_and_sign_in_emails_are_limited_and_names_are_shown_as_text(sink
         stored = {f.name for f in (arena.data / "submissions").iterdir()}
         assert len(stored) == 4, "the refused uploads' files are not kept"
         p.close(), public.close(), pat.close()
+    finally:
+        arena.stop()
+
+
+def slow_upload(arena: Arena, cookie: str, csrf: str, between) -> tuple:
+    """An upload whose body is sent in two halves, `between()` called after the first: (status, body)."""
+    boundary = "gbely" + uuid.uuid4().hex
+    body = (f'--{boundary}\r\nContent-Disposition: form-data; name="csrf"\r\n\r\n{csrf}\r\n'
+            f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="slow.py"\r\n'
+            f'Content-Type: text/x-python\r\n\r\ndef decide(stav):\r\n    return []\r\n--{boundary}--\r\n').encode()
+    conn = http.client.HTTPConnection("127.0.0.1", arena.port, timeout=60)
+    try:
+        conn.putrequest("POST", "/upload")
+        conn.putheader("Content-Type", f"multipart/form-data; boundary={boundary}")
+        conn.putheader("Content-Length", str(len(body)))
+        conn.putheader("Cookie", f"gbely_arena={cookie}")
+        conn.endheaders()
+        conn.send(body[: len(body) // 2])
+        between()
+        try:
+            conn.send(body[len(body) // 2:])
+        except OSError:
+            pass  # the server answered and closed first
+        r = conn.getresponse()
+        return r.status, r.read().decode("utf-8", "replace")
+    finally:
+        conn.close()
+
+
+def test_an_upload_counts_when_its_body_has_arrived_and_a_slow_body_is_refused(sink, pages, tmp_path):
+    arena = Arena(tmp_path, sink, rounds=10, upload_seconds=3)
+    arena.set_clock(AT_DEADLINE)
+    arena.start()
+    try:
+        p = pages()
+        sign_in(p.page, arena, sink, "ana@mail.example")
+        cookie = next(c["value"] for c in p.context.cookies() if c["name"] == "gbely_arena")
+        token = csrf_of(p.page)
+        # Begun at the deadline's last second, arrived whole after it: refused, nothing stored.
+        status, body = slow_upload(arena, cookie, token, lambda: arena.set_clock(AFTER_DEADLINE))
+        assert status == 403 and "deadline passed" in body, (status, body)
+        assert arena.sqlite("SELECT COUNT(*) FROM submissions")[0][0] == 0
+        # A body that takes longer than upload_seconds (3 s) is refused too.
+        arena.set_clock(AT_DEADLINE)
+        status, body = slow_upload(arena, cookie, token, lambda: time.sleep(4))
+        assert status == 408 and "took over 3 s" in body, (status, body)
+        assert arena.sqlite("SELECT COUNT(*) FROM submissions")[0][0] == 0
+        # Within both: accepted, stamped at its arrival.
+        status, body = slow_upload(arena, cookie, token, lambda: time.sleep(0.5))
+        assert status == 303, (status, body)
+        assert arena.sqlite("SELECT COUNT(*) FROM submissions")[0][0] == 1
+        p.close()
     finally:
         arena.stop()
