@@ -44,8 +44,12 @@ try:
     # What the parser accepts and the compiler refuses ('return' outside a function, a
     # duplicate argument, nonlocal at module level) does not import either: compiled here too.
     compile(tree, path, "exec", dont_inherit=True)
-except (SyntaxError, UnicodeDecodeError, ValueError, RecursionError, MemoryError) as e:
-    out["syntax_error"] = str(e)
+except (RecursionError, MemoryError) as e:
+    # A nesting bomb ("-" * 400000 + "1"): the file's own fault, said as such.
+    out["syntax_error"] = "it is nested too deeply for Python's parser (%s%s)" % (type(e).__name__, ": " + str(e) if str(e) else "")
+    print(json.dumps(out)); sys.exit(0)
+except (SyntaxError, UnicodeDecodeError, ValueError) as e:
+    out["syntax_error"] = str(e) or type(e).__name__
     print(json.dumps(out)); sys.exit(0)
 
 TRY = (ast.Try,) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())

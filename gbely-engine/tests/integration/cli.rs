@@ -157,16 +157,23 @@ fn check_warns_of_violations_and_fails_them_only_when_strict() {
 #[test]
 fn check_refuses_what_the_compiler_refuses_before_playing() {
     let dir = scratch("check-compile");
+    let nested = format!("x = {}1\ndef decide(stav):\n    return []\n", "-".repeat(400_000));
     for (file, source) in [
         ("ret.py", "return 1\ndef decide(stav):\n    return []\n"),
         ("dup.py", "def decide(stav, stav):\n    return []\n"),
         ("colon.py", "def decide(stav)\n    return []\n"),
+        // A nesting bomb: the file's fault, said as such.
+        ("nested.py", nested.as_str()),
     ] {
         std::fs::write(dir.join(file), source).unwrap();
         let out = gbely(&dir, &["check", file, "--rounds", "2"]);
         let s = text(&out.stdout);
         assert_eq!(out.status.code(), Some(4), "{file}: {s}");
-        assert!(s.contains("FAIL  the file does not parse"), "{file}: {s}");
+        assert!(s.contains("FAIL  the file does not parse: "), "{file}: {s}");
+        assert!(!s.contains("does not parse: \n"), "{file}: the reason is said:\n{s}");
+        if file == "nested.py" {
+            assert!(s.contains("nested too deeply for Python's parser"), "{s}");
+        }
         assert!(!s.contains("test match"), "{file}: no test match is played or reported:\n{s}");
     }
 }

@@ -143,6 +143,13 @@ impl Judging {
         let _ = self.rt.block_on(self.store.set_state(sub.id, "checking"));
         let report = match check_agent(&file, &self.python, self.config.judge.check_rounds, sandbox, &dir) {
             Ok(r) => r,
+            // The file could not even be read as Python (its inspection died on it): the file's
+            // fault, not the judge's.
+            Err(e @ crate::app::runs::RunError::Inspect { .. }) => {
+                let reason = format!("the file cannot be read as Python: {e}");
+                let check = json!({"ok": false, "file": sub.file_name, "problems": [reason]}).to_string();
+                return Some(Verdict::CheckFailed { reason, check });
+            }
             Err(e) => return Some(Verdict::Error { reason: format!("the check could not run: {e}") }),
         };
         if crate::runner::interrupt::requested() {
