@@ -55,8 +55,9 @@ pub struct Limits {
     pub connections: usize,
 }
 
-/// Headers within 10 s (hyper's default is 30), a connection at a standstill for 60 s closed.
+/// The default of [`Limits::header_read`]: headers within 10 s (hyper's default is 30).
 pub const HEADER_READ: Duration = Duration::from_secs(10);
+/// The default of [`Limits::idle`]: a connection at a standstill for 60 s is closed.
 pub const IDLE: Duration = Duration::from_secs(60);
 
 impl Default for Limits {
