@@ -10,6 +10,7 @@ import glob
 import os
 import pathlib
 import re
+import resource
 import shutil
 import signal
 import socket
@@ -144,6 +145,8 @@ lease_seconds = {lease}
 uploads_per_hour = {uploads_per_hour}
 upload_seconds = {upload_seconds}
 signin_emails_per_hour = 5
+header_seconds = {header_seconds}
+connections = {connections}
 
 [mail]
 url = "smtp://127.0.0.1:{smtp}"
@@ -161,14 +164,18 @@ class Arena:
 
     def __init__(self, folder: pathlib.Path, sink: Sink, database: str = "sqlite", rounds: int = 40, workers: int = 1,
                  lease: int = 60, rate: float = 20.0, final_rounds: int = 20, uploads_per_hour: int = 30,
-                 upload_seconds: int = 60):
+                 upload_seconds: int = 60, header_seconds: int = 10, connections: int = 0,
+                 descriptors: int | None = None):
         self.folder = folder
+        # The server's descriptor limit, soft and hard (None: the test's own).
+        self.descriptors = descriptors
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.config = folder / "arena.toml"
         self.config.write_text(CONFIG.format(port=self.port, database=database, rounds=rounds, workers=workers, lease=lease,
                                              rate=rate, final_rounds=final_rounds, smtp=sink.port, uploads_per_hour=uploads_per_hour,
-                                             upload_seconds=upload_seconds))
+                                             upload_seconds=upload_seconds, header_seconds=header_seconds,
+                                             connections=connections))
         self.clock = folder / "clock"
         self.set_clock(DURING_TESTING)
         self.data = folder / "data"
@@ -183,8 +190,10 @@ class Arena:
 
     def start(self):
         self.log = open(self.folder / f"server-{time.time_ns()}.log", "w")
+        limit = self.descriptors
+        preexec = (lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))) if limit else None
         self.proc = subprocess.Popen([GBELY, "arena", "serve", str(self.config)], env=self.env(), stdout=self.log,
-                                     stderr=subprocess.STDOUT, start_new_session=True)
+                                     stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=preexec)
         end = time.time() + 60
         while time.time() < end:
             assert self.proc.poll() is None, (self.folder / self.log.name).read_text()

@@ -43,6 +43,11 @@ def test_a_whole_competition(backend, sink, pages, tmp_path):
     arena.start()
     try:
         ana, bob, org, public = pages(), pages(), pages(), pages(390, 844, 3)
+        # Every HTML answer the browsers get carries the Content-Security-Policy (issue 42).
+        html: list[tuple[str, str | None]] = []
+        for p in (ana, bob, org, public):
+            p.context.on("response", lambda r: html.append((r.url, r.headers.get("content-security-policy")))
+                         if r.headers.get("content-type", "").startswith("text/html") else None)
         good = agent_file(tmp_path, "ana_agent.py", good_agent("Ana's expander"))
         broken = agent_file(tmp_path, "broken.py", SYNTAX_ERROR)
         late = agent_file(tmp_path, "late.py", LATE_NONSENSE)
@@ -168,6 +173,12 @@ def test_a_whole_competition(backend, sink, pages, tmp_path):
         assert [next(w for w in ("run the final", "re-judge", "download") if w in a) for a in audit] == [
             "run the final", "re-judge", "download"], audit
         assert all("org@mail.example" in a for a in audit), audit
+        assert [u for u, csp in html if not csp] == []
+        assert all("frame-ancestors 'self'" in csp for _, csp in html)
+        seen = {re.sub(r"^http://[^/]+", "", u).split("?")[0] for u, _ in html}
+        for path in ["/board", "/signin", "/me", "/org", "/final/live/", "/final"]:
+            assert path in seen, (path, sorted(seen))
+        assert any(re.fullmatch(r"/me/\d+", p) for p in seen) and any(p.startswith("/signin/") for p in seen)
         ana.close(), bob.close(), org.close(), public.close()
     finally:
         arena.stop()

@@ -169,6 +169,27 @@ pub struct Limits {
     pub signin_minutes: u32,
     /// Days a session holds.
     pub session_days: u32,
+    /// Seconds a connection has to send a request's head whole, from its opening or the
+    /// previous answer's end (slow senders and idle connections are closed then).
+    pub header_seconds: u64,
+    /// Seconds a connection may stay with no byte moving either way before it is closed.
+    pub idle_seconds: u64,
+    /// Connections served at once; 0: half the descriptors the process may open (at most 8192).
+    pub connections: usize,
+}
+
+impl Limits {
+    /// The server's connection limits these make.
+    pub fn connection_limits(&self) -> crate::app::web::conn::Limits {
+        use crate::app::web::conn;
+        let descriptors = conn::raise_descriptor_limit();
+        let cap = if self.connections == 0 { conn::default_connections(descriptors) } else { self.connections };
+        conn::Limits {
+            header_read: std::time::Duration::from_secs(self.header_seconds),
+            idle: std::time::Duration::from_secs(self.idle_seconds),
+            connections: cap,
+        }
+    }
 }
 
 impl Default for Limits {
@@ -183,6 +204,9 @@ impl Default for Limits {
             requester_header: String::new(),
             signin_minutes: 20,
             session_days: 30,
+            header_seconds: crate::app::web::conn::HEADER_READ.as_secs(),
+            idle_seconds: crate::app::web::conn::IDLE.as_secs(),
+            connections: 0,
         }
     }
 }
@@ -349,6 +373,13 @@ impl Config {
         if judge.lease_seconds < 2 {
             return Err("judge.lease_seconds: at least 2".into());
         }
+        for (key, v) in
+            [("limits.header_seconds", f.limits.header_seconds), ("limits.idle_seconds", f.limits.idle_seconds)]
+        {
+            if v == 0 {
+                return Err(format!("{key}: seconds, at least 1"));
+            }
+        }
         let password = match &f.mail.password_env {
             Some(var) => Some(std::env::var(var).map_err(|_| format!("mail.password_env: ${var} is not set"))?),
             None => None,
@@ -387,24 +418,72 @@ impl Config {
     }
 }
 
-/// An e-mail address as the identity: trimmed, lower-cased; refused when it cannot be one.
+/// An e-mail address as the identity: trimmed, lower-cased; refused, with the reason, when it
+/// is not one this site accepts. The rules are the common subset of RFC 5321 that mail servers
+/// deliver to: ASCII only; a local part of 1–64 letters, digits and `.+-_`, with no dot at
+/// either end nor two in a row; a domain of at least two labels, each 1–63 letters, digits and
+/// hyphens with no hyphen at either end; 254 characters in all. Anything else would fail at the
+/// mailer, or be one person under two identities.
 pub fn normal_email(raw: &str) -> Result<String, String> {
-    let e = raw.trim().to_lowercase();
-    let ok = e.len() <= 254
-        && e.split_once('@').is_some_and(|(local, domain)| {
-            !local.is_empty()
-                && domain.contains('.')
-                && !domain.starts_with('.')
-                && !domain.ends_with('.')
-                && !e[1..].contains("@@")
-        })
-        && e.matches('@').count() == 1
-        && e.chars().all(|c| c.is_ascii_alphanumeric() || "@.+-_".contains(c));
-    if ok {
-        Ok(e)
-    } else {
-        Err(format!("`{}` is not an e-mail address this site accepts (letters, digits and @.+-_)", raw.trim()))
+    let e = raw.trim();
+    email_problem(e).map_or_else(
+        || Ok(e.to_ascii_lowercase()),
+        |why| {
+            // The address as typed, shortened (by characters: never inside one).
+            let shown: String = e.chars().take(80).collect();
+            let more = if e.chars().nth(80).is_some() { "…" } else { "" };
+            Err(format!("`{shown}{more}` is not an e-mail address this site accepts: {why}"))
+        },
+    )
+}
+
+/// What is wrong with a trimmed address, if anything (see [`normal_email`]).
+fn email_problem(e: &str) -> Option<String> {
+    if let Some(c) = e.chars().find(|c| !c.is_ascii()) {
+        return Some(format!("`{c}` is not an ASCII character"));
     }
+    if e.len() > 254 {
+        return Some(format!("it is {} characters long; at most 254", e.len()));
+    }
+    let Some((local, domain)) = e.split_once('@') else { return Some("it has no `@`".into()) };
+    if domain.contains('@') {
+        return Some("it has more than one `@`".into());
+    }
+    let local_chars = |c: char| c.is_ascii_alphanumeric() || ".+-_".contains(c);
+    if local.is_empty() {
+        return Some("nothing before the `@`".into());
+    }
+    if local.len() > 64 {
+        return Some(format!("the part before the `@` is {} characters long; at most 64", local.len()));
+    }
+    if let Some(c) = local.chars().find(|&c| !local_chars(c)) {
+        return Some(format!("`{}` before the `@` (letters, digits and .+-_ only)", c.escape_debug()));
+    }
+    if local.starts_with('.') || local.ends_with('.') || local.contains("..") {
+        return Some("a dot at either end of the part before the `@`, or two in a row".into());
+    }
+    if domain.is_empty() {
+        return Some("nothing after the `@`".into());
+    }
+    let labels: Vec<&str> = domain.split('.').collect();
+    if labels.iter().any(|l| l.is_empty()) {
+        return Some("a dot at either end of the domain, or two in a row".into());
+    }
+    if labels.len() < 2 {
+        return Some(format!("the domain `{domain}` has no dot (a name like example.org)"));
+    }
+    for label in labels {
+        if label.len() > 63 {
+            return Some(format!("a part of the domain is {} characters long; at most 63", label.len()));
+        }
+        if let Some(c) = label.chars().find(|&c| !(c.is_ascii_alphanumeric() || c == '-')) {
+            return Some(format!("`{}` in the domain (letters, digits and hyphens only)", c.escape_debug()));
+        }
+        if label.starts_with('-') || label.ends_with('-') {
+            return Some(format!("the domain's part `{label}` begins or ends with a hyphen"));
+        }
+    }
+    None
 }
 
 /// The commented example `gbely arena example` prints.
@@ -463,6 +542,65 @@ mod tests {
         assert_eq!(normal_email(" Ana@Example.COM ").unwrap(), "ana@example.com");
         for bad in ["ana", "ana@", "@example.com", "a@b", "a@@b.c", "a b@c.d", "a@b.c\r\nBcc: x@y.z", "<a@b.c>"] {
             assert!(normal_email(bad).is_err(), "{bad}");
+        }
+    }
+
+    /// One address through the check: accepted as `Ok(normal)`, or refused with a reason that
+    /// contains `Err(part)`.
+    fn check(address: &str, expect: Result<&str, &str>) {
+        match (normal_email(address), expect) {
+            (Ok(got), Ok(want)) => assert_eq!(got, want, "{address:?}"),
+            (Err(why), Err(part)) => assert!(why.contains(part), "{address:?}: {why}"),
+            (got, want) => panic!("{address:?}: got {got:?}, expected {want:?}"),
+        }
+    }
+
+    #[test]
+    fn addresses_are_checked_whole_with_the_reason() {
+        let local64 = "a".repeat(64);
+        let label63 = "d".repeat(63);
+        check("a@b.c", Ok("a@b.c"));
+        check("first.last+tag_x-y@mail-1.example.org", Ok("first.last+tag_x-y@mail-1.example.org"));
+        check(&format!("{local64}@x.sk"), Ok(&format!("{local64}@x.sk")));
+        check(&format!("a@{label63}.sk"), Ok(&format!("a@{label63}.sk")));
+        // Issue 42: these passed the old check and failed at the mailer with a 502.
+        check("a@b..c", Err("two in a row"));
+        check(".a@b.c", Err("a dot at either end of the part before"));
+        check("a.@b.c", Err("a dot at either end of the part before"));
+        check("a..b@c.d", Err("two in a row"));
+        check(&format!("{local64}a@x.sk"), Err("65 characters long; at most 64"));
+        check(&format!("a@{label63}d.sk"), Err("64 characters long; at most 63"));
+        check("a@-b.c", Err("hyphen"));
+        check("a@b-.c", Err("hyphen"));
+        check("a@b_c.d", Err("`_` in the domain"));
+        check("a@.b.c", Err("either end of the domain"));
+        check("a@b.c.", Err("either end of the domain"));
+        check("a@b", Err("has no dot"));
+        check("a@", Err("nothing after"));
+        check("@b.c", Err("nothing before"));
+        check("ab.c", Err("no `@`"));
+        check("a@b@c.d", Err("more than one `@`"));
+        check("a\"b@c.d", Err("`\\\"` before the `@`"));
+        check(&format!("{}@{}.sk", "a".repeat(64), ["b"; 95].join(".")), Err("at most 254"));
+        // Issue 42: non-ASCII made the old check panic (a byte index inside a character).
+        check("é@x.sk", Err("`é` is not an ASCII character"));
+        check("ana@příklad.sk", Err("`ř` is not an ASCII character"));
+        check("\u{1F600}", Err("not an ASCII character"));
+        // A long address is shown shortened, cut between characters.
+        let long = "ž".repeat(300);
+        check(&long, Err(&format!("`{}…`", "ž".repeat(80))));
+    }
+
+    #[test]
+    fn no_input_makes_the_address_check_panic() {
+        // Every short string over an alphabet of the characters that matter, and some at random.
+        let alphabet = ['a', '@', '.', '-', 'é', '😀', ' ', '\0'];
+        let mut inputs = vec![String::new()];
+        for _ in 0..5 {
+            inputs = inputs.iter().flat_map(|s| alphabet.iter().map(move |c| format!("{s}{c}"))).collect();
+            for s in &inputs {
+                let _ = normal_email(s);
+            }
         }
     }
 }

@@ -244,7 +244,8 @@ pub fn serve(config: Config, python: String, listen: SocketAddr) -> Result<Runni
         });
     }
     let app = routes(Arc::clone(&arena)).layer(axum::middleware::from_fn_with_state(Arc::clone(&arena), site_guard));
-    let server = Server::serve(rt, listener, app, "".into()).map_err(|e| ArenaError::Other(e.to_string()))?;
+    let server = Server::serve_with(rt, listener, app, "".into(), config.limits.connection_limits())
+        .map_err(|e| ArenaError::Other(e.to_string()))?;
     let url = format!("http://{}:{port}/", listen.ip());
     Ok(Running { url, arena, server })
 }
@@ -297,6 +298,9 @@ async fn site_guard(State(a): State<Arc<Arena>>, mut req: Request, next: Next) -
 impl Arena {
     fn refusal(&self, method: &Method, headers: &HeaderMap) -> Option<Response> {
         let value = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_ascii_lowercase);
+        if let Some(why) = crate::app::web::host_fields_refusal(headers) {
+            return Some(text(StatusCode::BAD_REQUEST, why));
+        }
         if value(header::HOST.as_str()).as_deref() != Some(self.authority.to_ascii_lowercase().as_str()) {
             return Some(text(StatusCode::MISDIRECTED_REQUEST, format!("this site is {}", self.config.public_url)));
         }
@@ -444,9 +448,9 @@ async fn signin_send(
     let email = match normal_email(&f.email) {
         Ok(e) => e,
         Err(why) => {
-            let mut r = a.page(None, "Sign in", &pages::signin_form(Some(&why)));
-            *r.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
-            return r;
+            let mut form = a.page(None, "Sign in", &pages::signin_form(Some(&why)));
+            *form.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
+            return form;
         }
     };
     if a.phase() == Phase::BeforeRegistration {

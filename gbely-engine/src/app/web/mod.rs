@@ -14,11 +14,19 @@
 //! * a request that changes something (any method but GET and HEAD) is refused when the browser
 //!   says it comes from another site (`Origin` of another address, `Sec-Fetch-Site` other than
 //!   `same-origin` or `none`): a cross-site form cannot post to it even with a leaked address;
+//! * a request with two `Host` fields is refused (`400`, RFC 9112 §3.2), so that no check reads
+//!   one of them and something else the other;
 //! * answers carry `no-referrer`, `no-store`, `nosniff` and may be framed by the server's own
-//!   pages only, so the token does not leak in headers or caches.
+//!   pages only, so the token does not leak in headers or caches; HTML pages carry a
+//!   Content-Security-Policy ([`CSP`]);
+//! * a handler's panic answers `500` with a plain page ([`Server::serve_with`]).
+//!
+//! Connections are served under limits ([`conn`]): headers in time, a connection at a
+//! standstill closed, a cap on connections that keeps answering.
 //!
 //! Updates reach pages as server-sent events, pushed when they happen (no polling).
 
+pub mod conn;
 pub mod live;
 
 use std::io::Read;
@@ -102,12 +110,16 @@ impl Guard {
         [format!("127.0.0.1:{}", self.port), format!("localhost:{}", self.port)]
     }
 
-    /// Why a request is refused, if it is.
-    fn refusal(&self, method: &Method, query: &str, headers: &HeaderMap) -> Option<&'static str> {
+    /// Why a request is refused, if it is: the status and the reason.
+    fn refusal(&self, method: &Method, query: &str, headers: &HeaderMap) -> Option<(StatusCode, &'static str)> {
         let value = |name| headers.get(name).and_then(|v: &HeaderValue| v.to_str().ok()).map(str::to_ascii_lowercase);
+        if let Some(why) = host_fields_refusal(headers) {
+            return Some((StatusCode::BAD_REQUEST, why));
+        }
+        let forbidden = |why| Some((StatusCode::FORBIDDEN, why));
         let hosts = self.hosts();
         if !value(header::HOST.as_str()).is_some_and(|h| hosts.contains(&h)) {
-            return Some("forbidden: this server answers only to 127.0.0.1");
+            return forbidden("forbidden: this server answers only to 127.0.0.1");
         }
         let token = headers
             .get(TOKEN_HEADER)
@@ -115,16 +127,16 @@ impl Guard {
             .map(str::to_string)
             .or_else(|| query_param(query, "t"));
         if !token.is_some_and(|t| same_secret(&t, &self.token)) {
-            return Some("forbidden: the address lacks the server's token");
+            return forbidden("forbidden: the address lacks the server's token");
         }
         if method != Method::GET && method != Method::HEAD {
             if let Some(origin) = value(header::ORIGIN.as_str()) {
                 if !hosts.iter().any(|h| origin == format!("http://{h}")) {
-                    return Some("forbidden: a request from another site");
+                    return forbidden("forbidden: a request from another site");
                 }
             }
             if value("sec-fetch-site").is_some_and(|s| s != "same-origin" && s != "none") {
-                return Some("forbidden: a request from another site");
+                return forbidden("forbidden: a request from another site");
             }
         }
         None
@@ -134,12 +146,31 @@ impl Guard {
 /// The middleware of every page: refuses what [`Guard`] refuses and adds the safe headers.
 pub async fn guard(State(g): State<Guard>, req: Request, next: Next) -> Response {
     let query = req.uri().query().unwrap_or("").to_string();
-    if let Some(why) = g.refusal(req.method(), &query, req.headers()) {
-        return with_safe_headers(text(StatusCode::FORBIDDEN, why));
+    if let Some((status, why)) = g.refusal(req.method(), &query, req.headers()) {
+        return with_safe_headers(text(status, why));
     }
     with_safe_headers(next.run(req).await)
 }
 
+/// Why a request's `Host` fields refuse it: more than one (RFC 9112 §3.2: "a server MUST respond
+/// with a 400 … to any HTTP/1.1 request message that … contains more than one Host header
+/// field"). Every guard asks this first.
+pub fn host_fields_refusal(headers: &HeaderMap) -> Option<&'static str> {
+    (headers.get_all(header::HOST).iter().count() > 1).then_some("bad request: more than one Host header field")
+}
+
+/// The Content-Security-Policy of every HTML page gbely serves. The pages are made by gbely and
+/// load nothing from elsewhere: their scripts and styles are inline (hence `'unsafe-inline'`,
+/// never another origin), pictures are the page's own or `data:`/`blob:` (the viewer's icons,
+/// its PNG and WebM export), requests and event streams go to the page's own server. Forms post
+/// to it; it may be framed by its own pages only (as `X-Frame-Options` says). The viewer's and
+/// the stand's pages also carry a stricter policy of their own (`<meta>`); a browser applies
+/// both.
+pub const CSP: &str = "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; \
+    img-src 'self' data: blob:; connect-src 'self'; media-src 'self' blob:; object-src 'none'; \
+    frame-ancestors 'self'; base-uri 'none'; form-action 'self'";
+
+/// Adds the headers every answer carries, and [`CSP`] to HTML pages.
 pub fn with_safe_headers(mut resp: Response) -> Response {
     let h = resp.headers_mut();
     for (k, v) in [
@@ -150,7 +181,20 @@ pub fn with_safe_headers(mut resp: Response) -> Response {
     ] {
         h.entry(k).or_insert(HeaderValue::from_static(v));
     }
+    let html = h.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|t| t.starts_with("text/html"));
+    if html {
+        h.entry(header::CONTENT_SECURITY_POLICY).or_insert(HeaderValue::from_static(CSP));
+    }
     resp
+}
+
+/// The answer to a handler's panic: a plain page (the panic's message goes to the server's
+/// output, as every panic's does; the browser learns nothing of the code).
+fn panic_answer(_panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    with_safe_headers(text(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "internal error: the server failed to answer this request",
+    ))
 }
 
 /// A running server: its address and the thread that serves it.
@@ -182,25 +226,34 @@ impl Server {
     }
 
     /// Serves `app` as it is (its own middleware) from `listener` on the runtime `rt`, on a
-    /// thread of its own, until [`Server::stop`].
+    /// thread of its own, until [`Server::stop`], under the default [`conn::Limits`].
     pub fn serve(
         rt: tokio::runtime::Runtime,
         listener: tokio::net::TcpListener,
         app: Router<()>,
         token: Arc<str>,
     ) -> std::io::Result<Server> {
+        Server::serve_with(rt, listener, app, token, conn::Limits::default())
+    }
+
+    /// [`Server::serve`] under `limits`. A handler's panic answers `500` with a plain page
+    /// instead of dropping the connection.
+    pub fn serve_with(
+        rt: tokio::runtime::Runtime,
+        listener: tokio::net::TcpListener,
+        app: Router<()>,
+        token: Arc<str>,
+        limits: conn::Limits,
+    ) -> std::io::Result<Server> {
         let port = listener.local_addr()?.port();
         let handle = rt.handle().clone();
         let (stop, stopped) = tokio::sync::watch::channel(false);
+        let app = app.layer(tower_http::catch_panic::CatchPanicLayer::custom(panic_answer));
         let thread = std::thread::Builder::new().name("gbely-web".into()).spawn(move || {
             rt.block_on(async move {
-                let mut graceful = stopped.clone();
-                let mut grace = stopped;
-                // Handlers may ask who is asking (`ConnectInfo`: the arena's limits per requester).
-                let app = app.into_make_service_with_connect_info::<SocketAddr>();
-                let serve = axum::serve(listener, app).with_graceful_shutdown(async move {
-                    let _ = graceful.wait_for(|s| *s).await;
-                });
+                let mut grace = stopped.clone();
+                // Handlers may ask who is asking: `ConnectInfo` (the arena's limits per requester).
+                let serve = conn::serve(listener, app, limits, stopped);
                 // Requests in progress get half a second; a page's event stream, which never
                 // ends by itself, is cut then.
                 tokio::select! {
@@ -314,5 +367,29 @@ mod tests {
         assert!(g.refusal(&Method::DELETE, "t=s3cret", &site("same-site")).is_some());
         // A page of another site may link to a GET (the address leaked): it reads nothing back.
         assert_eq!(g.refusal(&Method::GET, "t=s3cret", &site("cross-site")), None);
+    }
+
+    #[test]
+    fn two_host_fields_are_a_bad_request_even_with_ours_first() {
+        let g = Guard { token: "s3cret".into(), port: 4000 };
+        let mut h = headers(&[("host", "127.0.0.1:4000")]);
+        h.append(header::HOST, HeaderValue::from_static("evil.example"));
+        let (status, why) = g.refusal(&Method::GET, "t=s3cret", &h).unwrap();
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert!(why.contains("more than one Host"), "{why}");
+        assert_eq!(host_fields_refusal(&headers(&[("host", "127.0.0.1:4000")])), None);
+        assert!(g
+            .refusal(&Method::GET, "t=s3cret", &HeaderMap::new())
+            .is_some_and(|(s, _)| s == StatusCode::FORBIDDEN));
+    }
+
+    #[test]
+    fn html_pages_and_only_they_carry_the_content_security_policy() {
+        let page = with_safe_headers(html("<p>hi</p>".into()));
+        assert_eq!(page.headers()[header::CONTENT_SECURITY_POLICY], CSP);
+        assert!(CSP.contains("frame-ancestors 'self'") && CSP.contains("base-uri 'none'") && !CSP.contains("  "));
+        let plain = with_safe_headers(text(StatusCode::OK, "hi"));
+        assert!(plain.headers().get(header::CONTENT_SECURITY_POLICY).is_none());
+        assert_eq!(plain.headers()[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
     }
 }
