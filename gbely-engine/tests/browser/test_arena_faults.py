@@ -138,6 +138,10 @@ def test_kill_9_of_the_server_and_of_a_worker_mid_judging_leaves_one_result_a_su
         # Each job ended once; the killed attempts were taken again (attempt above 1).
         attempts = dict(arena.sqlite("SELECT submission, MAX(attempt) FROM jobs GROUP BY submission"))
         assert attempts[first] >= 2, attempts
+        # An upload keeps one judging's folder (its last attempt's), and no check run in it.
+        judging = arena.data / "judging"
+        assert sorted(f.name for f in judging.iterdir()) == sorted(f"{i}-{attempts[i]}" for i in ids)
+        assert not [q for f in judging.iterdir() for q in f.iterdir() if "-check-" in q.name]
         assert arena.sqlite("SELECT COUNT(*) FROM jobs")[0][0] == 4
     finally:
         arena.stop()

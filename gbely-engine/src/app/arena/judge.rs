@@ -124,7 +124,10 @@ impl Judging {
             return;
         };
         match self.rt.block_on(self.store.finish(job, &verdict, unix_now())) {
-            Ok(true) => self.tell(&sub, &verdict),
+            Ok(true) => {
+                self.forget_other_attempts(&sub, job);
+                self.tell(&sub, &verdict)
+            }
             Ok(false) => {} // Another worker has it now.
             Err(e) => eprintln!("gbely arena: {}: submission {}: the result: {e}", self.worker, sub.id),
         }
@@ -152,6 +155,11 @@ impl Judging {
             }
             Err(e) => return Some(Verdict::Error { reason: format!("the check could not run: {e}") }),
         };
+        // The check's own run (its log beside the match's would double an upload's disk): its
+        // report is kept in the database, its folder goes.
+        if let Some(run) = &report.run_dir {
+            let _ = std::fs::remove_dir_all(run);
+        }
         if crate::runner::interrupt::requested() {
             return None;
         }
@@ -218,6 +226,22 @@ impl Judging {
             judged: unix_now(),
         };
         Some(Verdict::Judged { outcome, reason, check })
+    }
+
+    /// Removes the folders of this submission's other attempts (killed, lost, or an earlier
+    /// judging that a re-judging replaced): an upload keeps one match's replay and log on disk.
+    fn forget_other_attempts(&self, sub: &Submission, job: &Job) {
+        let judging = self.config.data.join("judging");
+        let mine = format!("{}-{}", sub.id, job.attempt);
+        let prefix = format!("{}-", sub.id);
+        let Ok(entries) = std::fs::read_dir(&judging) else { return };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let attempt = name.strip_prefix(&prefix).filter(|a| a.bytes().all(|b| b.is_ascii_digit()) && !a.is_empty());
+            if attempt.is_some() && name != mine {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
     }
 
     /// The e-mail with the result and the status page's link.
