@@ -106,10 +106,14 @@ pub fn spawn(cmd: Command, cpu: Option<usize>) -> std::io::Result<Child> {
         });
         let (reply, answer) = channel();
         let sent = spawner.lock().unwrap_or_else(|e| e.into_inner()).send((cmd, cpu, reply));
-        match sent {
+        let child = match sent {
             Ok(()) => answer.recv().unwrap_or_else(|_| Err(std::io::Error::other("the agent starter stopped"))),
             Err(std::sync::mpsc::SendError((mut cmd, cpu, _))) => spawn_on(&mut cmd, cpu),
+        };
+        if let Ok(c) = &child {
+            started().insert(c.id());
         }
+        child
     }
     #[cfg(not(target_os = "linux"))]
     {
@@ -239,7 +243,42 @@ impl Tree {
         let _ = child.kill();
         let _ = child.wait();
         #[cfg(target_os = "linux")]
-        reap_adopted(&family);
+        {
+            started().remove(&child.id());
+            reap_adopted(&family);
+            reap_orphaned_sessions();
+        }
+    }
+}
+
+/// The agents this process started ([`spawn`]) and has not reaped through [`Tree::kill`]: its
+/// own children, whose exit their `Child` collects.
+#[cfg(target_os = "linux")]
+fn started() -> std::sync::MutexGuard<'static, std::collections::HashSet<u32>> {
+    static STARTED: std::sync::OnceLock<std::sync::Mutex<std::collections::HashSet<u32>>> = std::sync::OnceLock::new();
+    STARTED.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Reaps the zombies among this process's children that lead a session of their own and that
+/// it did not start: the sandbox's inner bwrap (its pid 1, which runs in a new session), handed
+/// here as a subreaper when the outer bwrap exits before it, which it does when the agent ends
+/// by itself (a crash, its end) and after the sandbox's probe. Nothing this process starts
+/// leads a session ([`isolate`] makes a group, not a session), so no `Child`'s exit is taken.
+#[cfg(target_os = "linux")]
+fn reap_orphaned_sessions() {
+    use nix::sys::wait::{waitpid, WaitPidFlag};
+    use nix::unistd::Pid;
+    let me = std::process::id();
+    let Ok(dir) = std::fs::read_dir("/proc") else { return };
+    for pid in dir.flatten().filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok()) {
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+        let Some((_, rest)) = stat.rsplit_once(')') else { continue };
+        // state, ppid, pgrp, session
+        let fields: Vec<&str> = rest.split_whitespace().take(4).collect();
+        let zombie_of_mine = fields.first() == Some(&"Z") && fields.get(1) == Some(&me.to_string().as_str());
+        if zombie_of_mine && fields.get(3) == Some(&pid.to_string().as_str()) && !started().contains(&pid) {
+            let _ = waitpid(Pid::from_raw(pid as i32), Some(WaitPidFlag::WNOHANG));
+        }
     }
 }
 
