@@ -580,6 +580,10 @@ const QUEUE: usize = 2;
 /// state and the result. Memory does not grow with the match, and the file is the same, byte for
 /// byte, as [`Replay::to_json`] of the whole document (compressed when the name ends in `.gz`).
 ///
+/// Each piece is flushed to the file as it is written (a gzip sync flush at each round's end), so
+/// a match whose process is killed (`kill -9`) leaves a file that stops after its last complete
+/// round: `crate::replays::read_replay_or_cut` reads its rounds, and nothing reads it as whole.
+///
 /// A compressed file is compressed and written on a thread of its own, so that a match on one
 /// core is not slowed by its replay (gzip level 6: examples/replay_size.rs prints the sizes and
 /// times); a plain file is written directly.
@@ -628,6 +632,10 @@ impl ReplayWriter {
         let thread = std::thread::Builder::new().name("gbely-replay".into()).spawn(move || {
             for piece in rx {
                 sink.out().write_all(&piece)?;
+                // At a round's end the compressor is flushed (a sync flush: the round's bytes
+                // can be decompressed from what is on disk), so that a match whose process is
+                // killed leaves a file readable up to its last round; the text is unchanged.
+                sink.out().flush()?;
             }
             sink.close()
         })?;
@@ -642,7 +650,8 @@ impl ReplayWriter {
     /// Hands a piece to the writing thread; if it has stopped, its error.
     fn send(&mut self, piece: Vec<u8>) -> std::io::Result<()> {
         if let Some(sink) = self.direct.as_mut() {
-            return sink.out().write_all(&piece);
+            // On disk at each round's end, as a compressed file's (see `create`).
+            return sink.out().write_all(&piece).and_then(|()| sink.out().flush());
         }
         let sent = match &self.tx {
             Some(tx) => tx.send(piece).is_ok(),

@@ -976,6 +976,47 @@ impl Replay {
         Ok(self)
     }
 
+    /// Reads the text of a replay that stops in its turns: the file of a match whose process was
+    /// killed while it played (a replay is written as the match goes, its head first, then each
+    /// round: see docs/replay-format.md). The turns written whole are kept, anything after the
+    /// last of them is left out, and `end` gives the final state and the result, from the kept
+    /// rounds (a reader re-simulates them); it is called once the head and the kept turns have
+    /// passed [`Replay::check`]'s checks. What comes back is checked like any replay. A text
+    /// that never reaches its turns is refused as it parses.
+    ///
+    /// Never for a file that reads whole ([`Replay::from_json`]): a caller tries that first and
+    /// says that what it shows was cut short.
+    pub fn from_unfinished<E: From<ReplayError>>(
+        text: &str,
+        end: impl FnOnce(&Replay, &Map) -> Result<(FinalState, MatchResult), E>,
+    ) -> Result<Replay, E> {
+        let Some(cut) = unfinished_cut(text) else {
+            let e = serde_json::from_str::<Replay>(text).err().unwrap_or_else(|| serde_json::Error::custom("whole"));
+            return Err(Replay::head_error(text.as_bytes()).unwrap_or(ReplayError::Json(e)).into());
+        };
+        // The document closed after its last whole turn, with an empty end that `end` replaces.
+        let empty_end = format!(
+            "],\"final\":{},\"result\":{}}}",
+            serde_json::to_string(&FinalState { owner: vec![], units: vec![], fortification: vec![] })
+                .expect("serializes"),
+            serde_json::to_string(&MatchResult {
+                last_round: 0,
+                ended_by: EndReason::Interrupted,
+                council_fell: None,
+                sides: vec![]
+            })
+            .expect("serializes")
+        );
+        let closed = std::io::Read::chain(&text.as_bytes()[..cut], empty_end.as_bytes());
+        let mut replay =
+            counting(|| serde_json::from_reader::<_, Replay>(closed)).0.map_err(|e| E::from(ReplayError::Json(e)))?;
+        let map = replay.check_rounds().map_err(E::from)?;
+        let (final_state, result) = end(&replay, &map)?;
+        replay.final_state = final_state;
+        replay.result = result;
+        replay.checked().map_err(E::from)
+    }
+
     /// The structure a replay must have, checked by [`Replay::from_json`] when a file is read (and
     /// here for one built or changed in code); gives back its map. Whether the rounds are what the
     /// rules make of the answers is another question, for re-simulation (`gbely replay verify`).
@@ -987,6 +1028,32 @@ impl Replay {
     /// seat or -1; each discarded command's seat a seat; the final state one entry per cell with
     /// owners a seat or -1; the result one side per seat, numbered by its index.
     pub fn check(&self) -> Result<Map, ReplayError> {
+        let map = self.check_rounds()?;
+        let g = map.grid();
+        let (seats, cells) = (map.seats().len(), map.len());
+        let owner_ok = |o: i8| o >= -1 && (o as i64) < seats as i64;
+        let f = &self.final_state;
+        for (what, found) in
+            [("owner", f.owner.len()), ("units", f.units.len()), ("fortification", f.fortification.len())]
+        {
+            if found != cells {
+                return Err(ReplayError::FinalCells { what, found, cells });
+            }
+        }
+        if let Some((c, &owner)) = f.owner.iter().enumerate().find(|(_, &o)| !owner_ok(o)) {
+            return Err(ReplayError::FinalOwner { cell: g.id(gbely_rules::Cell(c as u32)), owner, seats });
+        }
+        if self.result.sides.len() != seats {
+            return Err(ReplayError::ResultSides { found: self.result.sides.len(), seats });
+        }
+        if let Some((index, side)) = self.result.sides.iter().enumerate().find(|(k, s)| s.seat as usize != *k) {
+            return Err(ReplayError::ResultSeat { index, found: side.seat });
+        }
+        Ok(map)
+    }
+
+    /// [`Replay::check`] up to the turns: everything but the final state and the result.
+    fn check_rounds(&self) -> Result<Map, ReplayError> {
         check_head(Some(&self.format), Some(self.version as u64))?;
         let map = self.map.to_map()?;
         if (self.map.width, self.map.height) != (map.width(), map.height()) {
@@ -1084,25 +1151,30 @@ impl Replay {
                 return Err(ReplayError::Notes { turn: k, why });
             }
         }
-        let f = &self.final_state;
-        for (what, found) in
-            [("owner", f.owner.len()), ("units", f.units.len()), ("fortification", f.fortification.len())]
-        {
-            if found != cells {
-                return Err(ReplayError::FinalCells { what, found, cells });
-            }
-        }
-        if let Some((c, &owner)) = f.owner.iter().enumerate().find(|(_, &o)| !owner_ok(o)) {
-            return Err(ReplayError::FinalOwner { cell: g.id(gbely_rules::Cell(c as u32)), owner, seats });
-        }
-        if self.result.sides.len() != seats {
-            return Err(ReplayError::ResultSides { found: self.result.sides.len(), seats });
-        }
-        if let Some((index, side)) = self.result.sides.iter().enumerate().find(|(k, s)| s.seat as usize != *k) {
-            return Err(ReplayError::ResultSeat { index, found: side.seat });
-        }
         Ok(map)
     }
+}
+
+/// Where the turns of a replay's text that stops in them end: just after the last turn written
+/// whole (just after `"turns":[` when none is). `None` when the text never reaches its turns.
+///
+/// The head is written without whitespace and its text values are JSON strings, in which every
+/// `"` is escaped: the first `"turns":[` is the key of the turns.
+fn unfinished_cut(text: &str) -> Option<usize> {
+    const KEY: &str = "\"turns\":[";
+    let start = text.find(KEY)? + KEY.len();
+    let (mut at, mut cut) = (start, start);
+    // Each turn is an object, followed by a comma and the next or by the end of the turns.
+    while text[at..].starts_with('{') {
+        let mut values = serde_json::Deserializer::from_str(&text[at..]).into_iter::<serde::de::IgnoredAny>();
+        let Some(Ok(_)) = values.next() else { break };
+        cut = at + values.byte_offset();
+        if text.as_bytes().get(cut) != Some(&b',') {
+            break;
+        }
+        at = cut + 1;
+    }
+    Some(cut)
 }
 
 #[cfg(test)]

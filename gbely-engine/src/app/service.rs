@@ -274,19 +274,33 @@ fn seat_player(
         AgentSpec::Builtin(b) => Ok((builtin_player(name, b).expect("a built-in agent"), None)),
         AgentSpec::Process(cmd) => {
             let log = run_dir.join(format!("seat{seat}-{}.log", file_stem(spec)));
-            let mut cfg = ProcessConfig::new(run_dir.join(format!(".seat{seat}")), log.clone());
+            let work_dir = run_dir.join(format!(".seat{seat}"));
+            let prepare =
+                |error| RunError::Prepare { spec: spec.to_string(), dir: run_dir.display().to_string(), error };
+            empty_seat_dir(&work_dir).map_err(prepare)?;
+            let mut cfg = ProcessConfig::new(work_dir, log.clone());
             cfg.time_limit = limits.time;
             cfg.memory_limit = limits.memory;
             cfg.cores = limits.cores.clone();
             cfg.sandbox = limits.sandbox;
             cfg.cpu_slot = seat;
-            let p = ProcessPlayer::new(name, cmd, cfg).map_err(|error| RunError::Prepare {
-                spec: spec.to_string(),
-                dir: run_dir.display().to_string(),
-                error,
-            })?;
+            let p = ProcessPlayer::new(name, cmd, cfg).map_err(prepare)?;
             Ok((Box::new(p), Some(log)))
         }
+    }
+}
+
+/// Removes what an earlier match left in a seat's folder (a run folder reused: `--run-dir`, the
+/// judge's workers), so that every match starts from a clean one: an agent never sees the files
+/// of the one before, and the sandbox's folder holds this agent's file only. The folder is
+/// gbely's own (`.seatK`); a link in its place is removed itself, never followed, and nothing
+/// inside is followed either (`remove_dir_all` removes links, not what they name).
+fn empty_seat_dir(dir: &Path) -> std::io::Result<()> {
+    match std::fs::symlink_metadata(dir) {
+        Ok(m) if m.is_dir() => std::fs::remove_dir_all(dir),
+        Ok(_) => std::fs::remove_file(dir),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
     }
 }
 

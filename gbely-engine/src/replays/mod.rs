@@ -72,6 +72,15 @@ pub enum ReplayFileError {
         /// The file.
         path: String,
     },
+    /// A file cut short ([`read_replay_or_cut`]) whose rounds would take more than the readers'
+    /// [`READ_BUDGET`] to re-simulate.
+    #[error("{path}: {why}")]
+    OverBudget {
+        /// The file.
+        path: String,
+        /// What it would take.
+        why: String,
+    },
 }
 
 /// Why a [`Guard`] stopped the stream.
@@ -173,6 +182,81 @@ pub fn read_replay(path: &Path) -> Result<Replay, ReplayFileError> {
         (None, error) => error,
     };
     Err(ReplayFileError::Replay { path: p, error })
+}
+
+/// A replay file as [`read_replay_or_cut`] reads it.
+#[derive(Debug)]
+pub struct ReadReplay {
+    /// The replay: a whole file's, or the rounds of one cut short.
+    pub replay: Replay,
+    /// The file stops after `replay`'s last round: its match's process was killed (`kill -9`,
+    /// a crash, a power cut) before it wrote the rest, its final state and its result. Those
+    /// are then the re-simulation's of the rounds kept, the result `ended_by: interrupted`
+    /// (unless the rounds end the match): never a whole match's, and a reader says so.
+    pub cut_short: bool,
+}
+
+/// [`read_replay`], and for a file that stops in the middle (the replay of a match whose process
+/// was killed: the writer flushes every round, see `crate::recorder::ReplayWriter`) the rounds it
+/// holds whole, marked [`ReadReplay::cut_short`]. Any other fault is refused as by [`read_replay`],
+/// and so is a file that stops before its rounds begin.
+///
+/// For the readers a person runs on such a file (`gbely replay verify`, `stats`, `show`,
+/// `view`); a reader that takes a replay as a match's record (results, data sets) uses
+/// [`read_replay`], which refuses it. The file's text is held while its rounds are read (at most
+/// [`MAX_REPLAY_BYTES`]), and the rounds are re-simulated once, within [`READ_BUDGET`].
+pub fn read_replay_or_cut(path: &Path) -> Result<ReadReplay, ReplayFileError> {
+    let error = match read_replay(path) {
+        Ok(replay) => return Ok(ReadReplay { replay, cut_short: false }),
+        Err(e) => e,
+    };
+    let stops_early = match &error {
+        // A gzip stream without its end (the decompressor's words for it).
+        ReplayFileError::Io { error, .. } => error.kind() == std::io::ErrorKind::UnexpectedEof,
+        ReplayFileError::Replay { error: ReplayError::Json(e), .. } => e.is_eof(),
+        _ => false,
+    };
+    if !stops_early {
+        return Err(error);
+    }
+    let p = path.display().to_string();
+    let (mut text, stop) = open_text(path).map_err(|error| ReplayFileError::Io { path: p.clone(), error })?;
+    let mut bytes = Vec::new();
+    // What was read before the stream stopped is kept (`read_to_end` leaves it in `bytes`).
+    let _ = text.read_to_end(&mut bytes);
+    match stop.get() {
+        Some(Stop::TooLarge) => return Err(ReplayFileError::TooLarge { path: p }),
+        Some(Stop::NotText { offset }) => return Err(ReplayFileError::NotText { path: p, offset }),
+        None => {}
+    }
+    let text = match std::str::from_utf8(&bytes) {
+        Ok(t) => t,
+        // A character cut by the end of the file: what comes before it.
+        Err(e) if e.error_len().is_none() => std::str::from_utf8(&bytes[..e.valid_up_to()]).expect("valid up to"),
+        Err(e) => return Err(ReplayFileError::NotText { path: p, offset: e.valid_up_to() as u64 }),
+    };
+    /// Why a cut-short file was refused.
+    enum Refused {
+        Replay(ReplayError),
+        OverBudget(String),
+    }
+    impl From<ReplayError> for Refused {
+        fn from(e: ReplayError) -> Refused {
+            Refused::Replay(e)
+        }
+    }
+    let replay = Replay::from_unfinished(text, |replay, map| {
+        within_budget(replay, map, Work::Resimulate).map_err(Refused::OverBudget)?;
+        let m = resimulate(replay, std::sync::Arc::new(map.clone()), |_, _, _| true);
+        let names: Vec<String> = replay.seats.iter().map(|s| s.name.clone()).collect();
+        let final_state = gbely_world::replay::FinalState::of(m.owners(), m.all_units(), m.all_fortifications());
+        Ok((final_state, crate::recorder::stopped_result(&m, &names)))
+    });
+    match replay {
+        Ok(replay) => Ok(ReadReplay { replay, cut_short: true }),
+        Err(Refused::Replay(error)) => Err(ReplayFileError::Replay { path: p, error }),
+        Err(Refused::OverBudget(why)) => Err(ReplayFileError::OverBudget { path: p, why }),
+    }
 }
 
 #[cfg(test)]

@@ -106,10 +106,14 @@ pub fn spawn(cmd: Command, cpu: Option<usize>) -> std::io::Result<Child> {
         });
         let (reply, answer) = channel();
         let sent = spawner.lock().unwrap_or_else(|e| e.into_inner()).send((cmd, cpu, reply));
-        match sent {
+        let child = match sent {
             Ok(()) => answer.recv().unwrap_or_else(|_| Err(std::io::Error::other("the agent starter stopped"))),
             Err(std::sync::mpsc::SendError((mut cmd, cpu, _))) => spawn_on(&mut cmd, cpu),
+        };
+        if let Ok(c) = &child {
+            started().insert(c.id());
         }
+        child
     }
     #[cfg(not(target_os = "linux"))]
     {
@@ -219,8 +223,12 @@ impl Tree {
     }
 
     /// Kills the agent and everything it started that is still in its group (its Job on
-    /// Windows), and reaps the agent.
+    /// Windows), and reaps the agent, and those of its descendants that were handed to this
+    /// process when their parent died (Linux, as a subreaper: the sandbox's inner bwrap, a
+    /// grandchild), so that a long-running server piles up no zombies.
     pub fn kill(self, child: &mut Child) {
+        #[cfg(target_os = "linux")]
+        let family = descendants(child.id());
         #[cfg(unix)]
         {
             use nix::sys::signal::{killpg, Signal};
@@ -234,6 +242,88 @@ impl Tree {
         let _ = self;
         let _ = child.kill();
         let _ = child.wait();
+        #[cfg(target_os = "linux")]
+        {
+            started().remove(&child.id());
+            reap_adopted(&family);
+            reap_orphaned_sessions();
+        }
+    }
+}
+
+/// The agents this process started ([`spawn`]) and has not reaped through [`Tree::kill`]: its
+/// own children, whose exit their `Child` collects.
+#[cfg(target_os = "linux")]
+fn started() -> std::sync::MutexGuard<'static, std::collections::HashSet<u32>> {
+    static STARTED: std::sync::OnceLock<std::sync::Mutex<std::collections::HashSet<u32>>> = std::sync::OnceLock::new();
+    STARTED.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Reaps the zombies among this process's children that lead a session of their own and that
+/// it did not start: the sandbox's inner bwrap (its pid 1, which runs in a new session), handed
+/// here as a subreaper when the outer bwrap exits before it, which it does when the agent ends
+/// by itself (a crash, its end) and after the sandbox's probe. Nothing this process starts
+/// leads a session ([`isolate`] makes a group, not a session), so no `Child`'s exit is taken.
+#[cfg(target_os = "linux")]
+fn reap_orphaned_sessions() {
+    use nix::sys::wait::{waitpid, WaitPidFlag};
+    use nix::unistd::Pid;
+    let me = std::process::id();
+    let Ok(dir) = std::fs::read_dir("/proc") else { return };
+    for pid in dir.flatten().filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok()) {
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+        let Some((_, rest)) = stat.rsplit_once(')') else { continue };
+        // state, ppid, pgrp, session
+        let fields: Vec<&str> = rest.split_whitespace().take(4).collect();
+        let zombie_of_mine = fields.first() == Some(&"Z") && fields.get(1) == Some(&me.to_string().as_str());
+        if zombie_of_mine && fields.get(3) == Some(&pid.to_string().as_str()) && !started().contains(&pid) {
+            let _ = waitpid(Pid::from_raw(pid as i32), Some(WaitPidFlag::WNOHANG));
+        }
+    }
+}
+
+/// Every descendant of `pid` now (Linux: from `/proc`), children before grandchildren, each with
+/// its start time (which tells it from a later process given the same pid).
+#[cfg(target_os = "linux")]
+fn descendants(pid: u32) -> Vec<(u32, u64)> {
+    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
+    let links: Vec<(u32, u32, u64)> = dir
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|p| {
+            let (parent, start) = parent_and_start(p)?;
+            Some((p, parent, start))
+        })
+        .collect();
+    let mut family = vec![(pid, 0)];
+    let mut next = 0;
+    while next < family.len() {
+        let parent = family[next].0;
+        for &(p, pp, start) in &links {
+            if pp == parent && !family.iter().any(|&(f, _)| f == p) {
+                family.push((p, start));
+            }
+        }
+        next += 1;
+    }
+    family.remove(0);
+    family
+}
+
+/// Kills and reaps those of an agent's former descendants (found before it was killed) that are
+/// now this process's children: handed here when their parent died, because this process is a
+/// subreaper ([`become_subreaper`]); elsewhere they went to init, which reaps them. The start
+/// time tells the descendant from a process that took its pid since.
+#[cfg(target_os = "linux")]
+fn reap_adopted(family: &[(u32, u64)]) {
+    use nix::sys::signal::{kill, Signal};
+    use nix::unistd::Pid;
+    let me = std::process::id();
+    for &(pid, start) in family {
+        if parent_and_start(pid) == Some((me, start)) {
+            let _ = kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
+            let _ = nix::sys::wait::waitpid(Pid::from_raw(pid as i32), None);
+        }
     }
 }
 
@@ -282,6 +372,16 @@ pub fn sweep_token(token: &str) {
 /// Job already holds every descendant.
 #[cfg(not(target_os = "linux"))]
 pub fn sweep_token(_token: &str) {}
+
+/// A process's parent and start time (clock ticks after boot), from `/proc/PID/stat`.
+#[cfg(target_os = "linux")]
+fn parent_and_start(pid: u32) -> Option<(u32, u64)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // After the last ')': state, ppid, … starttime (the 20th).
+    let mut fields = stat.rsplit_once(')')?.1.split_whitespace();
+    let parent = fields.nth(1)?.parse().ok()?;
+    Some((parent, fields.nth(17)?.parse().ok()?))
+}
 
 #[cfg(target_os = "linux")]
 fn parent_of(pid: u32) -> Option<u32> {

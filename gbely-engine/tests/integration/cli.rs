@@ -734,3 +734,57 @@ fn a_replay_with_an_extra_seat_is_refused_in_one_line() {
         );
     }
 }
+
+/// Issue 42, item 15: a second match in the same `--run-dir` found the first one's seat folder,
+/// and its agent failed at import in the sandbox (`FileNotFoundError: '/gbely/seat0-template.py'`).
+/// Every match starts from a clean seat folder: both play, neither with a violation, and what
+/// the first agent left in its folder is gone. A link put in the folder's place is removed, not
+/// followed.
+#[test]
+fn two_matches_in_one_run_folder_both_play() {
+    let dir = scratch("reused-run-dir");
+    let json = |agent: &str, opponent: &str| {
+        let out = gbely(
+            &dir,
+            &[
+                "play",
+                agent,
+                "--opponent",
+                opponent,
+                "--map",
+                "seed:reuse",
+                "--size",
+                "16",
+                "--rounds",
+                "3",
+                "--json",
+                "--run-dir",
+                "out",
+            ],
+        );
+        assert_eq!(out.status.code(), Some(0), "{agent}: {}", text(&out.stderr));
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let first = json("expander", "expander");
+    std::fs::write(dir.join("out/.seat0/left-behind"), "from the first match").unwrap();
+    let second = json("template", "council");
+    for (which, doc) in [("first", &first), ("second", &second)] {
+        assert_eq!(doc["rounds_played"], 3, "{which}: {doc}");
+        assert_eq!(doc["sides"][0]["violations"], 0, "{which}: {doc}");
+    }
+    assert!(!dir.join("out/.seat0/left-behind").exists(), "the seat folder was emptied");
+    #[cfg(unix)]
+    {
+        // A link in the seat folder's place: removed itself, and what it names is untouched.
+        let outside = dir.join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("keep"), "not gbely's").unwrap();
+        std::fs::remove_dir_all(dir.join("out/.seat0")).unwrap();
+        std::os::unix::fs::symlink(&outside, dir.join("out/.seat0")).unwrap();
+        let third = json("template", "council");
+        assert_eq!(third["sides"][0]["violations"], 0, "{third}");
+        assert!(outside.join("keep").exists(), "nothing outside the run folder is removed");
+        assert!(!std::fs::symlink_metadata(dir.join("out/.seat0")).unwrap().file_type().is_symlink());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

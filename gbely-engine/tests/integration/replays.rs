@@ -206,6 +206,51 @@ fn verify_finds_truncation_and_a_changed_result() {
     assert!(verify(&moved).unwrap_err().to_string().contains("final state"));
 }
 
+/// Issue 42, item 10: the file of a match whose process was killed stops anywhere. Cut at any
+/// byte, plain or gzip-compressed (the writer flushes each round), it is refused by `read_replay`
+/// and read by `read_replay_or_cut` as the rounds it holds whole, marked cut short, its final
+/// state and result re-simulated from them (`interrupted`, or the match's own once its rounds
+/// end it): it verifies. A file cut before its rounds begin is refused.
+#[test]
+fn a_replay_cut_anywhere_reads_up_to_its_last_whole_round() {
+    use gbely_engine::replays::read_replay_or_cut;
+    let dir = scratch("cut-anywhere");
+    let map = gbely_world::generate_duel("cut", 16, 16).unwrap();
+    let replay = duel(map, 20, Expander::default(), Template::default());
+    assert_eq!(replay.turns.len(), 20);
+    for (name, stride) in [("r.json", 53), ("r.json.gz", 5)] {
+        let whole = dir.join(name);
+        write_replay(&whole, &replay).unwrap();
+        assert!(!read_replay_or_cut(&whole).unwrap().cut_short);
+        let bytes = std::fs::read(&whole).unwrap();
+        let cut_file = dir.join(format!("cut-{name}"));
+        let (mut last, mut counts) = (0, std::collections::BTreeSet::new());
+        for cut in (0..bytes.len()).step_by(stride).chain(bytes.len() - 8..bytes.len()) {
+            std::fs::write(&cut_file, &bytes[..cut]).unwrap();
+            assert!(read_replay(&cut_file).is_err(), "{name} cut at {cut}");
+            let Ok(read) = read_replay_or_cut(&cut_file) else {
+                assert_eq!(last, 0, "{name} cut at {cut}: refused after rounds were read");
+                continue;
+            };
+            let n = read.replay.turns.len();
+            assert!(read.cut_short && n >= last, "{name} cut at {cut}: {n} rounds after {last}");
+            assert_eq!(read.replay.turns[..], replay.turns[..n], "{name} cut at {cut}");
+            match n {
+                20 => {
+                    assert_eq!((&read.replay.result, &read.replay.final_state), (&replay.result, &replay.final_state))
+                }
+                _ => assert_eq!(read.replay.result.ended_by, gbely_rules::EndReason::Interrupted),
+            }
+            verify(&read.replay).unwrap_or_else(|e| panic!("{name} cut at {cut}: {e}"));
+            (last, _) = (n, counts.insert(n));
+        }
+        // Every round is on disk as it ends: a file cut anywhere has the rounds before the cut.
+        assert_eq!(last, 20, "{name}: a file without its last bytes holds every round");
+        assert!(counts.len() > 15, "{name}: the rounds read as the file grows: {counts:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn broken_files_give_clear_errors() {
     let dir = scratch("broken");

@@ -69,6 +69,9 @@ pub mod exit {
     pub const CHECK_FAILED: u8 = 4;
     /// `replay verify`: the replay does not match its re-simulation.
     pub const VERIFY_FAILED: u8 = 5;
+    /// `replay verify`: the rounds the file holds verify, but it was cut short (its match was
+    /// killed before the replay was finished): never a whole match's replay.
+    pub const CUT_SHORT: u8 = 6;
     /// Stopped by Ctrl-C or SIGTERM (128 + SIGINT, as shells report it).
     pub const INTERRUPTED: u8 = 130;
 }
@@ -79,7 +82,8 @@ Agents: a Python file with decide(stav) (run in its own process, like the judge 
 Python processes), or cmd:COMMAND (any executable speaking the line protocol).
 
 Exit codes: 0 ok, 1 error, 2 bad usage, 3 your agent was disqualified, 4 `check` failed,
-5 `replay verify` found a difference, 130 interrupted (Ctrl-C or SIGTERM: the agents are
+5 `replay verify` found a difference, 6 `replay verify`: the rounds verify but the file was
+cut short (its match was killed), 130 interrupted (Ctrl-C or SIGTERM: the agents are
 stopped and the replay of the rounds played is written, marked interrupted).
 
 Examples:

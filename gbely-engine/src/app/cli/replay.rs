@@ -4,8 +4,16 @@ use super::*;
 use crate::text::{printable, printable_lines};
 
 pub(super) fn cmd_replay(cmd: ReplayCmd) -> Result<u8> {
-    use crate::replays::{frame_after, observation_at, read_replay, render_frame, render_legend, verify};
+    use crate::replays::{frame_after, observation_at, render_frame, render_legend, verify};
     let mut out = std::io::stdout().lock();
+    // A file cut short (its match was killed) is read up to its last whole round, and said so.
+    let read_replay = |file: &std::path::Path| -> Result<gbely_world::Replay> {
+        let read = crate::replays::read_replay_or_cut(file)?;
+        if read.cut_short {
+            eprintln!("{}", cut_short_line(file, &read.replay));
+        }
+        Ok(read.replay)
+    };
     match cmd {
         ReplayCmd::View { file, output, open } => {
             let replay = read_replay(&file)?;
@@ -66,8 +74,14 @@ pub(super) fn cmd_replay(cmd: ReplayCmd) -> Result<u8> {
             write_notes(&mut out, &replay, round, seat)?;
         }
         ReplayCmd::Verify { file } => {
-            let replay = read_replay(&file)?;
+            let read = crate::replays::read_replay_or_cut(&file)?;
+            let replay = read.replay;
             match verify(&replay) {
+                Ok(v) if read.cut_short => {
+                    writeln!(out, "{}", cut_short_line(&file, &replay))?;
+                    writeln!(out, "ok up to there: {} rounds re-simulated, {} seats, {} cells; every round's figures and discarded commands match", v.rounds, v.seats, v.cells)?;
+                    return Ok(exit::CUT_SHORT);
+                }
                 Ok(v) => writeln!(out, "ok: {} re-simulated: {} rounds, {} seats, {} cells; every round's changes, the final state and the result match", file.display(), v.rounds, v.seats, v.cells)?,
                 Err(m) => {
                     writeln!(out, "MISMATCH in {}: {m}", file.display())?;
@@ -86,6 +100,20 @@ pub(super) fn cmd_replay(cmd: ReplayCmd) -> Result<u8> {
         }
     }
     Ok(exit::OK)
+}
+
+/// What a reader says of a file cut short (`replays::ReadReplay::cut_short`): where it stops,
+/// and that it is not a whole match.
+fn cut_short_line(file: &std::path::Path, replay: &gbely_world::Replay) -> String {
+    let through = match replay.turns.len() {
+        0 => "before its first round ended".to_string(),
+        n => format!("after round {} (rounds 0…{} of {})", n - 1, n - 1, replay.rounds),
+    };
+    format!(
+        "INCOMPLETE: {} stops {through}: its match was killed before the replay was finished; \
+         what follows is of the rounds it holds, the final state and result re-simulated from them",
+        file.display()
+    )
 }
 
 /// The agents' notes on a round (all seats', or `seat`'s), each cell's note by its id: the
