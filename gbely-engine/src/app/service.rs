@@ -29,7 +29,7 @@ use crate::game::{play, play_to, Observer, PlayOptions};
 use crate::limits::{Defaults, MemoryLimit, TimeLimit};
 use crate::recorder::ReplayWriter;
 use crate::runner::cores::CoreGate;
-use crate::runner::player::{builtin_player, Player};
+use crate::runner::player::{builtin_player, Player, PlayerAnswer};
 use crate::runner::process::{ProcessConfig, ProcessPlayer};
 use crate::runner::sandbox::SandboxMode;
 use crate::session::MatchRecord;
@@ -112,6 +112,13 @@ pub struct MatchPlan {
     /// in [`Defaults::RUNS_FOLDER`], made only when some seat is an agent process.
     pub run_dir: Option<PathBuf>,
     pub recording: Recording,
+    /// Continue a match from this replay of its first rounds (a final cut off by a crash): those
+    /// rounds are played again from the replay's answers, the agents not asked, and the agents
+    /// take over from the first round the replay lacks — started afresh, their memory lost as
+    /// after a violation's restart, no violation counted. The engine is deterministic and the
+    /// Council decides from its observation alone (rules §11), so the state, the record and the
+    /// replay of those rounds are the original's.
+    pub resume: Option<Arc<gbely_world::Replay>>,
 }
 
 impl MatchPlan {
@@ -126,6 +133,7 @@ impl MatchPlan {
             python: DEFAULT_PYTHON.to_string(),
             run_dir: None,
             recording: Recording::Off,
+            resume: None,
         }
     }
 
@@ -153,7 +161,87 @@ impl MatchPlan {
         for spec in self.specs().flatten() {
             check_spec(spec)?;
         }
+        if let Some(replay) = &self.resume {
+            let theirs = replay.check().map_err(|e| RunError::Resume(e.to_string()))?;
+            if theirs.fingerprint() != self.map.fingerprint() {
+                return Err(RunError::Resume(format!(
+                    "it was played on map {} ({}), this match is on {} ({})",
+                    theirs.name(),
+                    theirs.fingerprint(),
+                    self.map.name(),
+                    self.map.fingerprint()
+                )));
+            }
+            if replay.rounds != self.rounds || replay.turns.len() > self.rounds as usize {
+                return Err(RunError::Resume(format!(
+                    "it is a match of {} rounds with {} played, this one has {}",
+                    replay.rounds,
+                    replay.turns.len(),
+                    self.rounds
+                )));
+            }
+        }
         Ok(())
+    }
+}
+
+/// A seat of a continued match ([`MatchPlan::resume`]): the replay's answers for the rounds it
+/// holds, then the seat's own player, started only then.
+struct Replaying {
+    inner: Box<dyn Player + Send>,
+    seat: usize,
+    replay: Arc<gbely_world::Replay>,
+    /// The round of the last observation handed over.
+    round: usize,
+    notes: Option<gbely_rules::Notes>,
+}
+
+impl Replaying {
+    fn recorded(&self) -> Option<&gbely_world::replay::Turn> {
+        self.replay.turns.get(self.round)
+    }
+}
+
+impl Player for Replaying {
+    fn name(&self) -> String {
+        self.inner.name()
+    }
+
+    fn begin(&mut self, obs: &gbely_rules::Observation, grid: &gbely_rules::Grid) {
+        self.round = obs.round as usize;
+        if self.recorded().is_none() {
+            self.inner.begin(obs, grid);
+        }
+    }
+
+    fn finish(&mut self) -> PlayerAnswer {
+        let replay = Arc::clone(&self.replay);
+        let Some(turn) = replay.turns.get(self.round) else { return self.inner.finish() };
+        // The notes as the replay kept them: text and cells (drawings are the viewer's, not
+        // carried over).
+        self.notes = turn.notes.iter().find(|n| n.seat as usize == self.seat).map(|n| gbely_rules::Notes {
+            text: n.text.clone(),
+            cells: n.cells.iter().map(|(c, t)| (gbely_rules::Cell(*c), t.clone())).collect(),
+            draw: Vec::new(),
+        });
+        let answer = turn.answers.get(self.seat).and_then(crate::replays::recorded_answer);
+        answer.unwrap_or(PlayerAnswer::Commands(Vec::new()))
+    }
+
+    fn end(&mut self) {
+        self.inner.end();
+    }
+
+    fn stats(&self) -> Option<crate::runner::player::AgentStats> {
+        self.inner.stats()
+    }
+
+    fn notes(&mut self) -> Option<gbely_rules::Notes> {
+        if self.recorded().is_some() {
+            self.notes.take()
+        } else {
+            self.inner.notes()
+        }
     }
 }
 
@@ -209,7 +297,7 @@ impl Played {
 /// counts). Every agent process is stopped before this returns.
 pub fn run(plan: MatchPlan, observer: &mut dyn Observer) -> Result<Played, RunError> {
     plan.check()?;
-    let MatchPlan { map, seats, rounds, limits, python, run_dir, recording } = plan;
+    let MatchPlan { map, seats, rounds, limits, python, run_dir, recording, resume } = plan;
     let writer = match &recording {
         Recording::File(path) => Some(
             ReplayWriter::create(path).map_err(|error| RunError::Replay { path: path.display().to_string(), error })?,
@@ -242,6 +330,15 @@ pub fn run(plan: MatchPlan, observer: &mut dyn Observer) -> Result<Played, RunEr
         let (player, log) = match agent {
             SeatAgent::Player(p) => (p, None),
             SeatAgent::Spec(spec) => seat_player(&spec, name, seat, &run_dir, &limits, &python)?,
+        };
+        // A continued match: the replay's answers first, except for a built-in agent, which
+        // decides them again from the same observations.
+        let player = match &resume {
+            Some(replay) if player.builtin().is_none() => {
+                Box::new(Replaying { inner: player, seat, replay: Arc::clone(replay), round: 0, notes: None })
+                    as Box<dyn Player + Send>
+            }
+            _ => player,
         };
         players.push(player);
         logs.push(log);

@@ -63,6 +63,8 @@ pub enum RunError {
     Replay { path: String, error: std::io::Error },
     #[error("cannot create the run folder {dir}: {error}")]
     RunFolder { dir: String, error: std::io::Error },
+    #[error("the replay to continue from does not fit this match: {0}")]
+    Resume(String),
 }
 
 type Result<T, E = RunError> = std::result::Result<T, E>;
