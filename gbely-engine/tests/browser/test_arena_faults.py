@@ -7,11 +7,14 @@ and malformed requests (addresses, two `Host` fields) get a 4xx with the reason.
 from __future__ import annotations
 
 import concurrent.futures
+import gzip
 import http.client
+import json
 import os
 import re
 import resource
 import socket
+import subprocess
 import threading
 import time
 import urllib.parse
@@ -20,7 +23,7 @@ import uuid
 
 import pytest
 
-from arena_kit import AFTER_DEADLINE, AT_DEADLINE, Arena, Sink, body_of, good_agent, sign_in
+from arena_kit import AFTER_DEADLINE, AT_DEADLINE, GBELY, Arena, Sink, body_of, good_agent, sign_in
 
 
 @pytest.fixture
@@ -450,3 +453,66 @@ def test_malformed_addresses_and_two_host_fields_get_a_4xx_with_the_reason(sink,
             assert r.status == 200
     finally:
         arena.stop()
+
+
+def final_rounds_shown(arena: Arena) -> int:
+    with urllib.request.urlopen(arena.url + "/final/live/api/turns", timeout=10) as r:
+        return len(json.loads(r.read())["turns"])
+
+
+def final_of(arena: Arena) -> tuple:
+    return arena.sqlite("SELECT state, result, replay FROM finals ORDER BY id DESC LIMIT 1")[0]
+
+
+def test_kill_9_mid_final_restart_and_continue_gives_the_uninterrupted_final(sink, pages, tmp_path):
+    """Two competitions with the same upload: one's final plays through; the other's server is
+    killed with kill -9 in the middle of the final, started again, and the organiser continues
+    the final from its last complete round. Its agents keep no memory between rounds, so the
+    continued final's replay and results are the uninterrupted one's, byte for byte."""
+    finals = {}
+    for nth, killed in enumerate((False, True), start=1):
+        folder = tmp_path / ("killed" if killed else "whole")
+        folder.mkdir()
+        arena = Arena(folder, sink, rounds=10, final_rounds=60, rate=10.0)
+        arena.start()
+        try:
+            ana, org = pages(), pages()
+            sign_in(ana.page, arena, sink, f"ana{nth}@mail.example")
+            sid = post_upload(ana.page, arena, "ana.py", good_agent("Ana"))
+            ana.close()
+            wait_until(lambda: arena.sqlite(f"SELECT state FROM submissions WHERE id = {sid}")[0][0] == "scored")
+            arena.set_clock(AFTER_DEADLINE)
+            sign_in(org.page, arena, sink, "org@mail.example", nth)
+            csrf = org.page.locator("input[name=csrf]").first.input_value()
+            assert org.context.request.post(arena.url + "/org/final", form={"csrf": csrf}, max_redirects=0).status == 303
+            assert org.context.request.post(arena.url + "/final/live/api/start").status == 200
+            if killed:
+                wait_until(lambda: final_rounds_shown(arena) >= 15, timeout=120)
+                org.close()
+                arena.kill9(arena.proc)
+                cut = arena.data / "finals" / "1" / "replay.json.gz"
+                out = subprocess.run([GBELY, "replay", "verify", str(cut)], capture_output=True, text=True)
+                assert out.returncode == 6 and "INCOMPLETE" in out.stdout + out.stderr, out
+                assert final_of(arena)[0] == "running", "cut off, as the database last saw it"
+                arena.start()
+                org = pages()
+                sign_in(org.page, arena, sink, "org@mail.example", nth + 1)
+                assert "was cut off" in org.page.locator("#final-cut").inner_text()
+                csrf = org.page.locator("input[name=csrf]").first.input_value()
+                r = org.context.request.post(arena.url + "/org/final/resume", form={"csrf": csrf}, max_redirects=0)
+                assert r.status == 303, (r.status, r.text())
+                assert org.context.request.post(arena.url + "/final/live/api/start").status == 200
+            wait_until(lambda: final_of(arena)[0] == "finished", timeout=240)
+            state, result, replay = final_of(arena)
+            with gzip.open(arena.data / replay) as f:
+                finals[killed] = (f.read(), json.loads(result)["table"])
+            out = subprocess.run([GBELY, "replay", "verify", str(arena.data / replay)], capture_output=True, text=True)
+            assert out.returncode == 0, out
+            if killed:
+                org.page.goto(arena.url + "/org")
+                assert "resume the final" in org.page.locator("#audit").inner_text()
+            org.close()
+        finally:
+            arena.stop()
+    assert finals[True][1] == finals[False][1]
+    assert finals[True][0] == finals[False][0], "the continued final's replay is the uninterrupted one's"

@@ -314,16 +314,24 @@ async fn the_board_keeps_a_row_while_a_new_upload_is_judged(store: Store) {
 async fn the_final_waits_for_every_pending_job(store: Store) {
     let now = 4_000_000;
     let a1 = store.add_submission(&upload("a@mail.example", now), 10).await.unwrap().unwrap();
-    assert_eq!(store.start_final(now).await.unwrap(), Err(1));
+    assert_eq!(store.start_final(now, "").await.unwrap(), Err(1));
     let j = store.claim("w", now, 60).await.unwrap().unwrap();
-    assert_eq!(store.start_final(now).await.unwrap(), Err(1), "being judged is pending too");
+    assert_eq!(store.start_final(now, "").await.unwrap(), Err(1), "being judged is pending too");
     assert!(store.finish(&j, &scored(a1, 40.0, 80), now + 1).await.unwrap());
     store.rejudge(None, now + 2).await.unwrap();
     assert_eq!(store.pending_jobs().await.unwrap(), 1);
-    assert_eq!(store.start_final(now).await.unwrap(), Err(1), "a re-judging is pending");
+    assert_eq!(store.start_final(now, "").await.unwrap(), Err(1), "a re-judging is pending");
     let j = store.claim("w", now + 3, 60).await.unwrap().unwrap();
     assert!(store.finish(&j, &scored(a1, 40.0, 80), now + 4).await.unwrap());
-    let id = store.start_final(now + 5).await.unwrap().expect("nothing pending");
+    let id = store.start_final(now + 5, "{\"seats\": []}").await.unwrap().expect("nothing pending");
+    let fin = store.last_final().await.unwrap().unwrap();
+    assert_eq!((fin.state.as_str(), fin.seating.as_str()), ("running", "{\"seats\": []}"));
+    // Cut off (still running after a crash) or stopped: it can be resumed; finished, not.
+    assert!(store.resume_final(id).await.unwrap());
+    store.end_final(id, "interrupted", "", "").await.unwrap();
+    assert!(store.resume_final(id).await.unwrap());
+    store.end_final(id, "finished", "{}", "finals/1/replay.json.gz").await.unwrap();
+    assert!(!store.resume_final(id).await.unwrap());
     assert_eq!(store.last_final().await.unwrap().unwrap().id, id);
     store.audit(now + 6, "org@mail.example", "re-judge", "all").await.unwrap();
     store.audit(now + 7, "org@mail.example", "run the final", &format!("final {id}")).await.unwrap();

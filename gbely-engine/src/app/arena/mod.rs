@@ -389,6 +389,7 @@ fn routes(arena: Arc<Arena>) -> Router<()> {
         .route("/org/rejudge", post(rejudge))
         .route("/org/file/{id}", get(download))
         .route("/org/final", post(run_final))
+        .route("/org/final/resume", post(resume_final))
         .route("/final", get(final_page))
         .route("/final/replay", get(final_replay))
         .route("/final/live", get(|| async { redirect("/final/live/") }))
@@ -848,6 +849,7 @@ async fn organiser(State(a): Shared, headers: HeaderMap, Query(q): Query<PartQue
         let (a, board) = (Arc::clone(&a), board.clone());
         tokio::task::spawn_blocking(move || a.seating(&board)).await.unwrap_or_else(|e| Err(e.to_string()))
     };
+    let final_here = a.final_.lock().unwrap_or_else(|e| e.into_inner()).is_some();
     let view = pages::OrgView {
         subs: a.store.all_submissions().await.unwrap_or_default(),
         outcomes: a.store.all_outcomes().await.unwrap_or_default(),
@@ -856,6 +858,7 @@ async fn organiser(State(a): Shared, headers: HeaderMap, Query(q): Query<PartQue
         pending: a.store.pending_jobs().await.unwrap_or_default(),
         seating,
         fin: a.store.last_final().await.ok().flatten(),
+        final_here,
         audit: a.store.audit_log(200).await.unwrap_or_default(),
     };
     let body = pages::organiser(&a, &user, a.phase(), &view);
@@ -1027,12 +1030,21 @@ enum FinalRefusal {
     Failed(String),
 }
 
+/// A final's seats as the database keeps them, so that a final cut off by a crash is continued
+/// with the same: each seat's agent and name (the Council's last) and the finalists' board
+/// places (exact ties in the final go to the better one).
+#[derive(Clone, Debug, serde::Serialize, Deserialize)]
+struct FinalSeats {
+    specs: Vec<String>,
+    names: Vec<String>,
+    places: Vec<usize>,
+}
+
 /// Seats the top eight (filled up by `final.fill`) on the final map, the final opponent in the
 /// Council's seat, and plays it in a thread once the projection page starts it; refused while
 /// any upload or re-judging is still pending.
 async fn start_final(a: &Arc<Arena>, board: &[store::BoardRow]) -> Result<i64, FinalRefusal> {
     let fc = a.config.final_.clone();
-    let map = a.final_map().map_err(FinalRefusal::Failed)?;
     let seating = a.seating(board).map_err(FinalRefusal::Failed)?;
     let mut specs: Vec<String> = seating.iter().map(|s| s.spec.clone()).collect();
     let mut names: Vec<String> = seating.iter().map(|s| s.name.clone()).collect();
@@ -1041,12 +1053,27 @@ async fn start_final(a: &Arc<Arena>, board: &[store::BoardRow]) -> Result<i64, F
     specs.push(fc.opponent.clone());
     names.push("council".into());
     crate::app::service::unique_names(&mut names);
-    let id = match a.store.start_final(unix_now()).await {
+    let seats = FinalSeats { specs, names, places };
+    let stored = serde_json::to_string(&seats).map_err(|e| FinalRefusal::Failed(e.to_string()))?;
+    let id = match a.store.start_final(unix_now(), &stored).await {
         Ok(Ok(id)) => id,
         Ok(Err(pending)) => return Err(FinalRefusal::Pending(pending)),
         Err(e) => return Err(FinalRefusal::Failed(e.to_string())),
     };
-    let live = Live::new(&map, &names, None);
+    launch_final(a, id, seats, None).map_err(FinalRefusal::Failed)?;
+    Ok(id)
+}
+
+/// Plays final `id` in a thread of its own once the projection page starts it: from its start,
+/// or continuing `resume` (the rounds a crash left of it).
+fn launch_final(
+    a: &Arc<Arena>,
+    id: i64,
+    seats: FinalSeats,
+    resume: Option<Arc<gbely_world::Replay>>,
+) -> Result<(), String> {
+    let map = a.final_map()?;
+    let live = Live::new(&map, &seats.names, None);
     *a.final_.lock().unwrap_or_else(|e| e.into_inner()) = Some(Final { id, live: Arc::clone(&live) });
     let arena = Arc::clone(a);
     let rt = tokio::runtime::Handle::current();
@@ -1054,25 +1081,93 @@ async fn start_final(a: &Arc<Arena>, board: &[store::BoardRow]) -> Result<i64, F
         .name("gbely-final".into())
         .spawn(move || {
             let stop = Arc::clone(&arena.closing);
-            crate::runner::interrupt::within(Some(stop), || {
-                play_final(&arena, &rt, id, map, specs, names, &places, live)
-            });
+            crate::runner::interrupt::within(Some(stop), || play_final(&arena, &rt, id, map, seats, resume, live));
         })
-        .map_err(|e| FinalRefusal::Failed(e.to_string()))?;
-    Ok(id)
+        .map_err(|e| e.to_string())?;
+    Ok(())
 }
 
-#[allow(clippy::too_many_arguments)]
+/// Continues the last final, cut off by a crash or a stop, from its last complete round: the
+/// engine's state rebuilt from its replay, every finalist's agent started again (its memory
+/// lost, no violation counted), the projection picking up where it stopped, one replay of the
+/// whole final.
+async fn resume_final(State(a): Shared, headers: HeaderMap, Form(f): Form<CsrfForm>) -> Response {
+    let user = match organiser_form(&a, &headers, &f.csrf).await {
+        Ok(u) => u,
+        Err(r) => return r,
+    };
+    let here = a.final_.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(|f| f.id);
+    let fin = match a.store.last_final().await {
+        Ok(Some(f)) if here == Some(f.id) => return redirect("/final/live/#layout=projection"),
+        Ok(Some(f)) if f.state == "running" || f.state == "interrupted" => f,
+        Ok(_) => return a.refuse(Some(&user), StatusCode::CONFLICT, "no final was cut off: there is none to continue"),
+        Err(e) => return a.internal(Some(&user), "reading the final", &e),
+    };
+    let Ok(seats) = serde_json::from_str::<FinalSeats>(&fin.seating) else {
+        let why = "this final's seats were not recorded (it was started by an older version): run it again instead";
+        return a.refuse(Some(&user), StatusCode::CONFLICT, why);
+    };
+    let dir = a.config.data.join("finals").join(fin.id.to_string());
+    let source = match tokio::task::spawn_blocking(move || continued_replay(&dir)).await {
+        Ok(Ok(r)) => r,
+        Ok(Err(e)) => return a.internal(Some(&user), "reading the final's replay", &e),
+        Err(e) => return a.internal(Some(&user), "reading the final's replay", &e),
+    };
+    let rounds = source.as_ref().map_or(0, |r| r.turns.len());
+    match a.store.resume_final(fin.id).await {
+        Ok(true) => {}
+        Ok(false) => return a.refuse(Some(&user), StatusCode::CONFLICT, "the final is no longer cut off"),
+        Err(e) => return a.internal(Some(&user), "marking the final running", &e),
+    }
+    a.audit(&user, "resume the final", &format!("final {} from round {rounds}", fin.id)).await;
+    match launch_final(&a, fin.id, seats, source.map(Arc::new)) {
+        Ok(()) => redirect("/final/live/#layout=projection"),
+        Err(e) => a.internal(Some(&user), "continuing the final", &e),
+    }
+}
+
+/// The rounds a cut-off final left: of its replay files (`replay.json.gz`, and those of earlier
+/// continuations, `replay-cut-K.json.gz`) the one holding the most rounds; the current file is
+/// kept under the next free `replay-cut-K` name first, so that a crash during the continuation
+/// loses nothing either. `None`: no round was played.
+fn continued_replay(dir: &std::path::Path) -> Result<Option<gbely_world::Replay>, String> {
+    let current = dir.join("replay.json.gz");
+    let mut best: Option<gbely_world::Replay> = None;
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("replay") && n.ends_with(".json.gz"))
+        })
+        .collect();
+    files.sort();
+    for file in &files {
+        match crate::replays::read_replay_or_cut(file) {
+            Ok(r) if best.as_ref().is_none_or(|b| r.replay.turns.len() > b.turns.len()) => best = Some(r.replay),
+            Ok(_) => {}
+            // A file cut before its first round holds nothing to continue.
+            Err(e) => eprintln!("gbely arena: continuing the final: {}: {e}", file.display()),
+        }
+    }
+    if current.exists() {
+        let kept =
+            (1..).map(|k| dir.join(format!("replay-cut-{k}.json.gz"))).find(|p| !p.exists()).expect("a free name");
+        std::fs::rename(&current, &kept).map_err(|e| format!("keeping {}: {e}", current.display()))?;
+    }
+    Ok(best.filter(|r| !r.turns.is_empty()))
+}
+
 fn play_final(
     a: &Arena,
     rt: &tokio::runtime::Handle,
     id: i64,
     map: Arc<gbely_world::Map>,
-    specs: Vec<String>,
-    names: Vec<String>,
-    places: &[usize],
+    seats: FinalSeats,
+    resume: Option<Arc<gbely_world::Replay>>,
     live: Arc<Live>,
 ) {
+    let FinalSeats { specs, names, places } = seats;
     let fc = &a.config.final_;
     live.wait_for_start(Start::Page);
     let dir = a.config.data.join("finals").join(id.to_string());
@@ -1089,12 +1184,14 @@ fn play_final(
     plan.python = a.python.clone();
     plan.run_dir = Some(dir.clone());
     plan.recording = crate::app::service::Recording::File(dir.join("replay.json.gz"));
-    let mut observer = WatchObserver::new(Arc::clone(&live), map.clone(), Some(fc.rate));
+    let caught_up = resume.as_ref().map_or(0, |r| r.turns.len() as u32);
+    plan.resume = resume;
+    let mut observer = WatchObserver::new(Arc::clone(&live), map.clone(), Some(fc.rate)).catching_up_to(caught_up);
     match crate::app::service::run(plan, &mut observer) {
         Ok(played) => {
             let result = played.result_json();
             let mut rows = crate::app::runs::final_match::final_table(&map, &played.record);
-            crate::app::runs::final_match::order_ties_by(&mut rows, places);
+            crate::app::runs::final_match::order_ties_by(&mut rows, &places);
             let table: Vec<serde_json::Value> = rows
                 .iter()
                 .map(|r| serde_json::json!({"rank": r.rank, "name": r.name, "seat": r.seat, "share": r.share, "cells": r.cells, "tiebreak": r.tiebreak, "violations": r.violations, "disqualified": r.disqualified}))

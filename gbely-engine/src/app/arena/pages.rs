@@ -336,11 +336,13 @@ pub struct OrgView {
     /// Who would sit where if the final started now (or why that cannot be said).
     pub seating: Result<Vec<FinalSeat>, String>,
     pub fin: Option<FinalRecord>,
+    /// Whether this process is playing the last final now.
+    pub final_here: bool,
     pub audit: Vec<AuditEntry>,
 }
 
 pub fn organiser(a: &Arena, user: &User, phase: Phase, view: &OrgView) -> String {
-    let OrgView { subs, outcomes, board, jobs, pending, seating, fin, audit } = view;
+    let OrgView { subs, outcomes, board, jobs, pending, seating, fin, final_here, audit } = view;
     let fin = fin.as_ref();
     let csrf = esc(&user.csrf);
     let rows: String = subs
@@ -416,6 +418,16 @@ pub fn organiser(a: &Arena, user: &User, phase: Phase, view: &OrgView) -> String
         .collect();
     let jobs: String = jobs.iter().map(|(s, n)| format!("{} {n} · ", esc(s))).collect();
     let final_state = match fin {
+        // Running in the database but not here: the server died during it.
+        Some(f) if (f.state == "running" && !final_here) || f.state == "interrupted" => format!(
+            "<p id=final-cut class=refused>The final (run {id}) was cut off ({why}). Continue it from its last complete \
+             round: the engine's state is rebuilt from its replay, the finalists' agents start again (their memory lost, \
+             no violation counted), the projection picks up where it stopped.</p>\
+             <form method=post action=/org/final/resume><input type=hidden name=csrf value=\"{csrf}\">\
+             <button id=resume-final>Continue the final</button></form>",
+            id = f.id,
+            why = if f.state == "interrupted" { "the server was stopped" } else { "the server stopped during it" },
+        ),
         Some(f) => format!("<p>The final (run {}): {}.</p>", f.id, esc(&f.state)),
         None => String::new(),
     };

@@ -156,6 +156,9 @@ pub struct FinalRecord {
     /// The results table (JSON) once played.
     pub result: String,
     pub replay: String,
+    /// Who sat where (JSON, see the arena's `FinalSeats`).
+    #[serde(skip)]
+    pub seating: String,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -851,7 +854,7 @@ impl Store {
     /// Records the final's start, unless a job is still pending (an upload made by the deadline,
     /// a re-judging): `Ok(Err(pending))` then. The count and the insert are one step, as for
     /// the limits.
-    pub async fn start_final(&self, now: i64) -> Result<Result<i64, i64>, sqlx::Error> {
+    pub async fn start_final(&self, now: i64, seating: &str) -> Result<Result<i64, i64>, sqlx::Error> {
         let mut tx = self.pool.begin().await?;
         Self::lock_limits(&mut tx).await?;
         let pending: i64 =
@@ -861,9 +864,10 @@ impl Store {
             return Ok(Err(pending));
         }
         let id = sqlx::query(
-            "INSERT INTO finals (state, started, result, replay) VALUES ('running', $1, '', '') RETURNING id",
+            "INSERT INTO finals (state, started, result, replay, seating) VALUES ('running', $1, '', '', $2) RETURNING id",
         )
         .bind(now)
+        .bind(seating)
         .fetch_one(&mut *tx)
         .await?
         .try_get(0)?;
@@ -885,11 +889,26 @@ impl Store {
         tx.commit().await
     }
 
+    /// Marks a final cut off (by a crash: still `running` in the database; or by a stop:
+    /// `interrupted`) as running again; `false` when it is neither.
+    pub async fn resume_final(&self, id: i64) -> Result<bool, sqlx::Error> {
+        let mut tx = self.pool.begin().await?;
+        let done =
+            sqlx::query("UPDATE finals SET state = 'running' WHERE id = $1 AND state IN ('running', 'interrupted')")
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+        Self::bump(&mut *tx).await?;
+        tx.commit().await?;
+        Ok(done.rows_affected() == 1)
+    }
+
     /// The latest final run.
     pub async fn last_final(&self) -> Result<Option<FinalRecord>, sqlx::Error> {
-        let row = sqlx::query("SELECT id, state, started, result, replay FROM finals ORDER BY id DESC LIMIT 1")
-            .fetch_optional(&self.pool)
-            .await?;
+        let row =
+            sqlx::query("SELECT id, state, started, result, replay, seating FROM finals ORDER BY id DESC LIMIT 1")
+                .fetch_optional(&self.pool)
+                .await?;
         row.map(|r| {
             Ok(FinalRecord {
                 id: r.try_get(0)?,
@@ -897,6 +916,7 @@ impl Store {
                 started: r.try_get(2)?,
                 result: r.try_get(3)?,
                 replay: r.try_get(4)?,
+                seating: r.try_get(5)?,
             })
         })
         .transpose()

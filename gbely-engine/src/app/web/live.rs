@@ -501,11 +501,22 @@ pub struct WatchObserver {
     turns: LiveTurns,
     speed: Option<f64>,
     last: Option<Instant>,
+    /// Rounds before this one are sent at once, unpaced: a continued match's rounds played
+    /// again from its replay (the page catches up to where it stopped).
+    catch_up: u32,
 }
 
 impl WatchObserver {
     pub fn new(live: Arc<Live>, map: Arc<Map>, speed: Option<f64>) -> WatchObserver {
-        WatchObserver { live, turns: LiveTurns::new(map), speed, last: None }
+        WatchObserver { live, turns: LiveTurns::new(map), speed, last: None, catch_up: 0 }
+    }
+
+    /// Sends rounds before `round` at once (see [`MatchPlan::resume`]).
+    ///
+    /// [`MatchPlan::resume`]: crate::app::service::MatchPlan::resume
+    pub fn catching_up_to(mut self, round: u32) -> WatchObserver {
+        self.catch_up = round;
+        self
     }
 }
 
@@ -517,6 +528,10 @@ impl Observer for WatchObserver {
     /// The round's turn as the replay's page has it: what each seat commanded, its discards' text,
     /// its violation's kind, its notes and drawings (within the replay's budget for notes).
     fn round_recorded(&mut self, m: &Match, report: &RoundReport, record: &RoundRecord<'_>) {
+        if report.round < self.catch_up {
+            self.live.push_turn(self.turns.turn(m, report, record));
+            return;
+        }
         self.live.wait_while_paused();
         if let (Some(speed), Some(last)) = (self.speed, self.last) {
             let gap = Duration::from_secs_f64(1.0 / speed);

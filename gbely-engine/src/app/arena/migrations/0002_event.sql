@@ -18,3 +18,6 @@ CREATE TABLE audit (
     what TEXT NOT NULL,
     detail TEXT NOT NULL
 );
+-- Who sat where in a final (JSON: each seat's agent, name and board place), so that a final
+-- cut off by a crash can be continued with the same seats.
+ALTER TABLE finals ADD COLUMN seating TEXT NOT NULL DEFAULT '';
