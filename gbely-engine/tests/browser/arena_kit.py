@@ -234,6 +234,21 @@ class Arena:
             return c.execute(sql).fetchall()
 
 
+def zombie_children(pid: int) -> list[str]:
+    """The children of `pid` that ended and were never reaped (state Z), as `PID (name)`."""
+    found = []
+    for stat in glob.glob("/proc/[0-9]*/stat"):
+        try:
+            text = pathlib.Path(stat).read_text()
+        except OSError:
+            continue
+        name_end = text.rfind(")")
+        fields = text[name_end + 2:].split()
+        if fields[0] == "Z" and int(fields[1]) == pid:
+            found.append(text[:name_end + 1])
+    return found
+
+
 def sign_in(page, arena: Arena, sink: Sink, address: str, nth: int = 1):
     """Signs `page` in as `address` through the e-mailed link."""
     page.goto(arena.url + "/signin")

@@ -23,7 +23,7 @@ import uuid
 
 import pytest
 
-from arena_kit import AFTER_DEADLINE, AT_DEADLINE, GBELY, Arena, Sink, body_of, good_agent, sign_in
+from arena_kit import AFTER_DEADLINE, AT_DEADLINE, GBELY, Arena, Sink, body_of, good_agent, sign_in, zombie_children
 
 
 @pytest.fixture
@@ -516,3 +516,37 @@ def test_kill_9_mid_final_restart_and_continue_gives_the_uninterrupted_final(sin
             arena.stop()
     assert finals[True][1] == finals[False][1]
     assert finals[True][0] == finals[False][0], "the continued final's replay is the uninterrupted one's"
+
+
+# Crashes in round 1 (a violation: the sandbox's process ends by itself and is started again).
+CRASHER = '''AGENT_NAME = "crasher"
+
+def decide(stav):
+    if stav["kolo"] == 1:
+        raise SystemExit(3)
+    return {"prikazy": []}
+'''
+
+
+def test_twenty_judgings_leave_the_server_no_zombie_children(sink, pages, tmp_path):
+    arena = Arena(tmp_path, sink, rounds=5)
+    arena.start()
+    try:
+        p, org = pages(), pages()
+        sign_in(p.page, arena, sink, "ana@mail.example")
+        sid = post_upload(p.page, arena, "crasher.py", CRASHER)
+        done = lambda: arena.sqlite(f"SELECT state FROM submissions WHERE id = {sid}")[0][0] == "scored"
+        wait_until(done)
+        sign_in(org.page, arena, sink, "org@mail.example")
+        csrf = org.page.locator("input[name=csrf]").first.input_value()
+        for _ in range(19):
+            r = org.context.request.post(arena.url + "/org/rejudge", form={"csrf": csrf, "what": str(sid)}, max_redirects=0)
+            assert r.status == 303
+            wait_until(lambda: arena.sqlite("SELECT COUNT(*) FROM jobs WHERE state <> 'done'")[0][0] == 0)
+        assert arena.sqlite(f"SELECT MAX(attempt), COUNT(*) FROM jobs WHERE submission = {sid}")[0] == (1, 20)
+        assert arena.sqlite(f"SELECT violations FROM results WHERE submission = {sid}")[0][0] == 1
+        time.sleep(0.5)
+        assert zombie_children(arena.proc.pid) == []
+        p.close(), org.close()
+    finally:
+        arena.stop()

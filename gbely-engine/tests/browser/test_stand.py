@@ -319,3 +319,37 @@ def test_ctrl_c_stops_the_stand_and_the_history_is_kept(stand):
         assert after == before
     finally:
         assert again.stop() == 0
+
+
+def zombie_children(pid: int) -> list[str]:
+    """The children of `pid` that ended and were never reaped (state Z)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        name_end = text.rfind(")")
+        fields = text[name_end + 2:].split()
+        if fields[0] == "Z" and int(fields[1]) == pid:
+            found.append(text[:name_end + 1])
+    return found
+
+
+def test_twenty_matches_leave_the_stand_no_zombie_children(stand):
+    # An agent that crashes in round 1 (its process ends by itself and is started again) and
+    # one that plays on: every sandbox process of 20 matches is reaped.
+    (stand.folder / "crasher.py").write_text(
+        "def decide(stav):\n    if stav['kolo'] == 1:\n        raise SystemExit(3)\n    return []\n")
+    shutil.copy(ROOT / "agents" / "my_agent.py", stand.folder / "my_agent.py")
+    ids = []
+    for k in range(20):
+        seat = "crasher.py" if k % 2 else "my_agent.py"
+        status, text = stand.call("POST", "/api/runs", {"kind": "duel", "seats": [seat, "council"],
+                                                        "settings": {"rounds": 5}})
+        assert status == 200, text
+        ids.append(json.loads(text)["id"])
+    for rid in ids:
+        assert stand.wait_run(rid, {"finished", "failed", "stopped"})["status"] == "finished", stand.run(rid)
+    time.sleep(0.5)
+    assert zombie_children(stand.proc.pid) == []
