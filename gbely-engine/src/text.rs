@@ -7,11 +7,21 @@ use std::borrow::Cow;
 use std::fmt::Write;
 
 /// Whether `c` would act on a terminal or on how text around it is laid out rather than show
-/// as itself: control characters (C0, DEL, C1: ESC, newline, CR, backspace, BEL…) and the
-/// bidirectional overrides, embeddings, isolates and marks (which reorder what follows them).
+/// as itself: control characters (C0, DEL, C1: ESC, newline, CR, backspace, BEL…), the
+/// bidirectional overrides, embeddings, isolates and marks (which reorder what follows them),
+/// and the invisible zero-width characters (space, non-joiner, joiner, word joiner, BOM: a name
+/// made to look like another's).
 fn acts(c: char) -> bool {
     c.is_control()
-        || matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        || matches!(
+            c,
+            '\u{061c}'
+                | '\u{200b}'..='\u{200f}'
+                | '\u{202a}'..='\u{202e}'
+                | '\u{2060}'
+                | '\u{2066}'..='\u{2069}'
+                | '\u{feff}'
+        )
 }
 
 /// `text` as printable terminal text: every control character and bidi control shown escaped
@@ -66,6 +76,8 @@ mod tests {
         assert_eq!(printable("a\x08b\x07"), "a\\x08b\\x07");
         assert_eq!(printable("\u{9b}2J"), "\\u{9b}2J");
         assert_eq!(printable("x\u{2067}y\u{200f}"), "x\\u{2067}y\\u{200f}");
+        // Invisible: a name that looks like another's.
+        assert_eq!(printable("ad\u{200b}min\u{feff}"), "ad\\u{200b}min\\u{feff}");
     }
 
     #[test]

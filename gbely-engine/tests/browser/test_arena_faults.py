@@ -270,11 +270,11 @@ def test_uploads_and_sign_in_emails_are_limited_and_names_are_shown_as_text(sink
         arena.stop()
 
 
-def slow_upload(arena: Arena, cookie: str, csrf: str, between) -> tuple:
+def slow_upload(arena: Arena, cookie: str, csrf: str, between, name: str = "slow.py") -> tuple:
     """An upload whose body is sent in two halves, `between()` called after the first: (status, body)."""
     boundary = "gbely" + uuid.uuid4().hex
     body = (f'--{boundary}\r\nContent-Disposition: form-data; name="csrf"\r\n\r\n{csrf}\r\n'
-            f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="slow.py"\r\n'
+            f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{name}"\r\n'
             f'Content-Type: text/x-python\r\n\r\ndef decide(stav):\r\n    return []\r\n--{boundary}--\r\n').encode()
     conn = http.client.HTTPConnection("127.0.0.1", arena.port, timeout=60)
     try:
@@ -313,10 +313,11 @@ def test_an_upload_counts_when_its_body_has_arrived_and_a_slow_body_is_refused(s
         status, body = slow_upload(arena, cookie, token, lambda: time.sleep(4))
         assert status == 408 and "took over 3 s" in body, (status, body)
         assert arena.sqlite("SELECT COUNT(*) FROM submissions")[0][0] == 0
-        # Within both: accepted, stamped at its arrival.
-        status, body = slow_upload(arena, cookie, token, lambda: time.sleep(0.5))
+        # Within both: accepted, stamped at its arrival. Its file name (no AGENT_NAME in it) names
+        # the agent, its bidi override and zero-width space escaped as an AGENT_NAME's are.
+        status, body = slow_upload(arena, cookie, token, lambda: time.sleep(0.5), name="\u202egnp\u200bx.py")
         assert status == 303, (status, body)
-        assert arena.sqlite("SELECT COUNT(*) FROM submissions")[0][0] == 1
+        assert arena.sqlite("SELECT agent_name FROM submissions") == [("\\u{202e}gnp\\u{200b}x",)]
         p.close()
     finally:
         arena.stop()
