@@ -432,7 +432,15 @@ impl Arena {
         let header = &self.config.limits.requester_header;
         let from_proxy = (!header.is_empty())
             .then(|| {
-                req.headers().get_all(header.as_str()).iter().last()?.to_str().ok()?.rsplit(',').next().map(str::trim)
+                req.headers()
+                    .get_all(header.as_str())
+                    .iter()
+                    .next_back()?
+                    .to_str()
+                    .ok()?
+                    .rsplit(',')
+                    .next()
+                    .map(str::trim)
             })
             .flatten()
             .filter(|a| !a.is_empty());
@@ -1001,7 +1009,9 @@ impl Arena {
         let fc = &self.config.final_;
         let fill_name =
             self.fill_name.get_or_init(|| crate::app::inspect::display_name(&fc.fill, &self.python).0).clone();
-        let mut entries: Vec<(String, String, Option<(usize, Submission)>)> = board
+        // (agent, name, board place and submission)
+        type Entry = (String, String, Option<(usize, Submission)>);
+        let mut entries: Vec<Entry> = board
             .iter()
             .take(finalists)
             .map(|r| {
