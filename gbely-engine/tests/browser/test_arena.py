@@ -143,6 +143,10 @@ def test_a_whole_competition(backend, sink, pages, tmp_path):
         csrf = org.page.locator("input[name=csrf]").first.input_value()
         r = org.context.request.post(arena.url + "/org/rejudge", form={"csrf": csrf, "what": str(three_id)}, max_redirects=0)
         assert r.status == 303
+        # Meanwhile the board keeps its last result, marked as being judged.
+        board = public.context.request.get(arena.url + "/board?part=1").text()
+        row = next(r for r in board.split("<tr>") if "three strikes" in r)
+        assert "being judged" in row, row
         r = org.context.request.post(arena.url + "/org/final", form={"csrf": csrf}, max_redirects=0)
         assert r.status == 409 and "1 upload(s) or re-judging(s) are still being judged" in r.text(), (r.status, r.text())
         # A bogus re-judging is refused with a reason, and nothing of the database shows.
