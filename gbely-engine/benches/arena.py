@@ -87,7 +87,9 @@ def main():
     sink = Sink()
     arena = Arena(folder, sink, rounds=a.rounds, workers=a.judges, uploads_per_hour=10_000)
     arena.config.write_text(arena.config.read_text().replace("signin_emails_per_hour = 5",
-                                                             "signin_emails_per_hour = 5\nsignin_emails_per_hour_total = 100000"))
+                                                             "signin_emails_per_hour = 5\nsignin_emails_per_hour_total = 100000\n"
+                                                             # All from this machine: one requester.
+                                                             "signin_emails_per_hour_requester = 100000"))
     arena.start()
     try:
         source = good_agent("bench")
