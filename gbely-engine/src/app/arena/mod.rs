@@ -1175,13 +1175,10 @@ async fn final_live(State(a): Shared, req: Request) -> Response {
     let (method, path, query) = parts(&req);
     let sub = path.strip_prefix("/final/live").unwrap_or("/").to_string();
     let sub = if sub.is_empty() { "/".to_string() } else { sub };
-    let page = method == Method::GET && sub == "/";
-    let organiser = if method != Method::GET && method != Method::HEAD || page {
-        matches!(a.user(req.headers()).await, Some(u) if u.organiser)
-    } else {
-        false
-    };
-    if method != Method::GET && method != Method::HEAD && !organiser {
+    let (page, changes) = (method == Method::GET && sub == "/", method != Method::GET && method != Method::HEAD);
+    // Who is asking matters for the page (its controls) and for a start or a pause.
+    let organiser = (page || changes) && matches!(a.user(req.headers()).await, Some(u) if u.organiser);
+    if changes && !organiser {
         return text(StatusCode::FORBIDDEN, "only an organiser starts or pauses the final");
     }
     let live = a.final_.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(|f| Arc::clone(&f.live));
