@@ -24,12 +24,15 @@ def sink():
     s.stop()
 
 
-# Records when the podium first becomes visible (performance.now(), the clock of `arrivals`).
+# Records when the podium first becomes visible and when the page learns that the replay is
+# written (performance.now(), the clock of `arrivals`): before, the podium waited for the latter.
 WATCH_PODIUM = """() => {
-    window.__podium = null;
+    window.__podium = null; window.__written = null;
     const tick = () => {
         const p = document.getElementById('podium');
-        if (!p.hidden && p.offsetHeight > 0) window.__podium = performance.now(); else requestAnimationFrame(tick);
+        if (window.__podium === null && !p.hidden && p.offsetHeight > 0) window.__podium = performance.now();
+        if (/replay: /.test(document.getElementById('status').textContent)) window.__written = performance.now();
+        else requestAnimationFrame(tick);
     };
     tick();
 }"""
@@ -142,8 +145,12 @@ def test_the_live_final_on_the_projection(sink, pages, tmp_path):
         assert cut == [], cut
         assert hall.page.locator("#feed div").count() >= 1
         # Once the replay is written the page is the replay's, the podium still up.
-        hall.page.wait_for_function("() => /replay: /.test(document.getElementById('status').textContent)", timeout=60_000)
+        hall.page.wait_for_function("() => window.__written !== null", timeout=60_000)
         assert hall.page.locator("#podium").is_visible()
+        written = hall.page.evaluate("window.__written - window.gbely.arrivals().at(-1)")
+        print(f"the replay's data {written:.0f} ms after the last round (when the podium used to show)")
+        # The podium did not wait for the match to be finished (agents stopped, replay written).
+        assert hall.page.evaluate("window.__podium < window.__written")
         hall.page.screenshot(path=str(tmp_path / "final-1024x768.png"))
     finally:
         arena.stop()
