@@ -262,12 +262,26 @@ pub enum PageMode {
         /// The viewer's data of the match, gzip-compressed, in base64.
         data_gz_base64: String,
     },
-    /// The page asks its server for the match as it is played (`api/…?t=TOKEN`, same origin); with
-    /// `human`, it plays that seat.
-    Live {
-        /// The seat a person plays from the page, if any.
-        human: Option<u8>,
-    },
+    /// The page asks its server for the match as it is played (`api/…?t=TOKEN`, same origin).
+    Live(LivePage),
+}
+
+/// What a live page shows its viewer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LivePage {
+    /// The seat a person plays from the page, if any.
+    pub human: Option<u8>,
+    /// The start and pause controls (buttons and keys): a viewer who may not start or pause
+    /// the match (not an organiser of the arena's final) does not see them.
+    pub controls: bool,
+    /// The page opens in the projection layout unless its address says `layout=desk`.
+    pub projection: bool,
+}
+
+impl Default for LivePage {
+    fn default() -> LivePage {
+        LivePage { human: None, controls: true, projection: false }
+    }
 }
 
 /// Fills the template's `{{NAME}}` slots in one pass: what is put in is never searched for
@@ -303,7 +317,11 @@ pub fn escape_html(s: &str) -> String {
 pub fn viewer_page(title: &str, mode: &PageMode) -> String {
     let (data, config, connect) = match mode {
         PageMode::File { data_gz_base64 } => (data_gz_base64.as_str(), json!({"live": false}), "'none'"),
-        PageMode::Live { human } => ("", json!({"live": true, "human": human}), "'self'"),
+        PageMode::Live(p) => (
+            "",
+            json!({"live": true, "human": p.human, "controls": p.controls, "layout": if p.projection { "projection" } else { "desk" }}),
+            "'self'",
+        ),
     };
     // JSON inside <script>: `<` escaped so that no text can close the element.
     let config = config.to_string().replace('<', "\\u003c");
@@ -478,7 +496,7 @@ mod tests {
         let t = "<title>{{TITLE}}</title><i>{{DATA}}</i>{{UNKNOWN}}{{";
         let out = super::fill(t, &[("TITLE", "a {{DATA}} b"), ("DATA", "xyz")]);
         assert_eq!(out, "<title>a {{DATA}} b</title><i>xyz</i>{{UNKNOWN}}{{");
-        let page = super::viewer_page("<b>{{DATA}}</b> & co", &super::PageMode::Live { human: None });
+        let page = super::viewer_page("<b>{{DATA}}</b> & co", &super::PageMode::Live(super::LivePage::default()));
         assert!(page.contains("&lt;b&gt;{{DATA}}&lt;/b&gt; &amp; co"));
         assert!(!page.contains("<b>"));
     }

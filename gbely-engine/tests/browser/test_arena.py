@@ -156,7 +156,7 @@ def test_a_whole_competition(backend, sink, pages, tmp_path):
         org.page.wait_for_function("() => document.getElementById('pending')?.textContent === '0'", timeout=120_000)
         org.page.wait_for_function("() => !document.getElementById('run-final').disabled")
         org.page.click("#run-final")
-        org.page.wait_for_url(re.compile(r"/final/live/#layout=projection$"))
+        org.page.wait_for_url(re.compile(r"/final/live/(#.*)?$"))
         # It waits for the screen: the intro card, no round before the start.
         org.page.wait_for_function("() => !document.getElementById('startcard').hidden", timeout=60_000)
         org.page.wait_for_timeout(1500)

@@ -47,6 +47,7 @@ use self::mail::Mailer;
 use self::store::{Store, Submission};
 use crate::app::web::live::{parts, Live, Start, WatchObserver};
 use crate::app::web::{random_token, same_secret, text, with_safe_headers, Server};
+use crate::replays::viewer::LivePage;
 
 /// The session cookie's name.
 const COOKIE: &str = "gbely_arena";
@@ -951,7 +952,7 @@ async fn run_final(State(a): Shared, headers: HeaderMap, Form(f): Form<CsrfForm>
     // A final this process is playing is shown, not played again.
     let here = a.final_.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(|f| f.id);
     if matches!(a.store.last_final().await, Ok(Some(ref f)) if f.state == "running" && here == Some(f.id)) {
-        return redirect("/final/live/#layout=projection");
+        return redirect("/final/live/");
     }
     let board = match a.store.board().await {
         Ok(b) => b,
@@ -960,7 +961,7 @@ async fn run_final(State(a): Shared, headers: HeaderMap, Form(f): Form<CsrfForm>
     match start_final(&a, &board).await {
         Ok(id) => {
             a.audit(&user, "run the final", &format!("final {id}")).await;
-            redirect("/final/live/#layout=projection")
+            redirect("/final/live/")
         }
         Err(FinalRefusal::Pending(n)) => {
             let why = format!(
@@ -1032,6 +1033,26 @@ impl Arena {
     }
 }
 
+/// The names the final shows: each finalist's own name without its `AGENT_VERSION` (on the
+/// hall's screen a bare "1" after every name said nothing), the full name (`own` `None`: no
+/// AGENT_NAME) where the file gives none, and the version kept where it alone tells two seats apart.
+fn final_names(full: &[String], own: &[Option<String>]) -> Vec<String> {
+    let short: Vec<String> = full
+        .iter()
+        .enumerate()
+        .map(|(k, f)| {
+            match own.get(k).cloned().flatten().map(|n| crate::text::printable(&n).chars().take(80).collect::<String>())
+            {
+                Some(n) if f.starts_with(n.as_str()) => n,
+                _ => f.clone(),
+            }
+        })
+        .collect();
+    (0..full.len())
+        .map(|k| if short.iter().filter(|n| **n == short[k]).count() > 1 { full[k].clone() } else { short[k].clone() })
+        .collect()
+}
+
 /// Why the final did not start.
 #[derive(Debug)]
 enum FinalRefusal {
@@ -1057,7 +1078,15 @@ async fn start_final(a: &Arc<Arena>, board: &[store::BoardRow]) -> Result<i64, F
     let fc = a.config.final_.clone();
     let seating = a.seating(board).map_err(FinalRefusal::Failed)?;
     let mut specs: Vec<String> = seating.iter().map(|s| s.spec.clone()).collect();
-    let mut names: Vec<String> = seating.iter().map(|s| s.name.clone()).collect();
+    // The finalists' own AGENT_NAMEs, read from their files (the board's names carry the version).
+    let (files, py) = (specs.clone(), a.python.clone());
+    let own = tokio::task::spawn_blocking(move || {
+        files.iter().map(|f| crate::app::inspect::spec_meta(f, &py).and_then(|m| m.name)).collect::<Vec<_>>()
+    })
+    .await
+    .unwrap_or_default();
+    let full: Vec<String> = seating.iter().map(|s| s.name.clone()).collect();
+    let mut names = final_names(&full, &own);
     // An exact tie goes to the better leaderboard place (fills after every finalist).
     let places: Vec<usize> = seating.iter().map(|s| s.board.as_ref().map_or(usize::MAX - 1, |b| b.0)).collect();
     specs.push(fc.opponent.clone());
@@ -1247,19 +1276,38 @@ async fn final_replay(State(a): Shared) -> Response {
     }
 }
 
-/// The final's live page and its calls: anyone watches; only an organiser starts or pauses it.
+/// The final's live page and its calls: anyone watches; only an organiser starts or pauses it,
+/// and only an organiser's page shows the controls. The page opens in the projection layout.
 async fn final_live(State(a): Shared, req: Request) -> Response {
     let (method, path, query) = parts(&req);
-    if method != Method::GET && method != Method::HEAD {
-        match a.user(req.headers()).await {
-            Some(u) if u.organiser => {}
-            _ => return text(StatusCode::FORBIDDEN, "only an organiser starts or pauses the final"),
-        }
+    let sub = path.strip_prefix("/final/live").unwrap_or("/").to_string();
+    let sub = if sub.is_empty() { "/".to_string() } else { sub };
+    let (page, changes) = (method == Method::GET && sub == "/", method != Method::GET && method != Method::HEAD);
+    // Who is asking matters for the page (its controls) and for a start or a pause.
+    let organiser = (page || changes) && matches!(a.user(req.headers()).await, Some(u) if u.organiser);
+    if changes && !organiser {
+        return text(StatusCode::FORBIDDEN, "only an organiser starts or pauses the final");
     }
     let live = a.final_.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(|f| Arc::clone(&f.live));
     let Some(live) = live else { return text(StatusCode::NOT_FOUND, "the final is not being played now (see /final)") };
-    let sub = path.strip_prefix("/final/live").unwrap_or("/").to_string();
-    let sub = if sub.is_empty() { "/".to_string() } else { sub };
+    if page {
+        return live.page(LivePage { human: None, controls: organiser, projection: true });
+    }
     let body: Body = req.into_body();
     live.respond(method, &sub, &query, body).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::final_names;
+
+    #[test]
+    fn the_final_shows_names_without_a_version_unless_it_tells_two_seats_apart() {
+        let full: Vec<String> = ["Ana 1", "Bob 1", "template", "Mravec 7", "Mravec 8"].map(String::from).to_vec();
+        let own = [Some("Ana".into()), Some("Bob".into()), None, Some("Mravec".into()), Some("Mravec".into())];
+        assert_eq!(final_names(&full, &own), ["Ana", "Bob", "template", "Mravec 7", "Mravec 8"]);
+        // A name another seat has in full keeps its version too.
+        let full: Vec<String> = ["x 1", "x"].map(String::from).to_vec();
+        assert_eq!(final_names(&full, &[Some("x".into()), Some("x".into())]), ["x 1", "x"]);
+    }
 }

@@ -462,11 +462,7 @@ pub fn final_results(a: &Arena, fin: Option<&FinalRecord>, live_here: Option<i64
     let inner = match fin {
         None => format!("<p>The final is at {}.</p>", esc(&a.config.local(a.config.schedule.final_))),
         Some(f) if f.state == "running" => {
-            let watch = if live_here == Some(f.id) {
-                "<p><a href=\"/final/live/#layout=projection\">Watch it live</a></p>"
-            } else {
-                ""
-            };
+            let watch = if live_here == Some(f.id) { "<p><a href=\"/final/live/\">Watch it live</a></p>" } else { "" };
             format!("<p id=final-state>The final is being played.</p>{watch}")
         }
         Some(f) => {

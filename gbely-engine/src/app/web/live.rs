@@ -28,7 +28,7 @@ use serde_json::{json, Value};
 
 use super::{html, json_text, query_param, random_token, read_body, text, Server};
 use crate::game::Observer;
-use crate::replays::viewer::{viewer_header, viewer_page, LiveTurns, PageMode};
+use crate::replays::viewer::{viewer_header, viewer_page, LivePage, LiveTurns, PageMode};
 use crate::replays::{seat_colors, terrain_color};
 use crate::runner::player::{Player, PlayerAnswer};
 use crate::session::RoundRecord;
@@ -52,6 +52,10 @@ struct State {
     turns: Vec<String>,
     /// The result document once the match is over.
     result: Option<Value>,
+    /// The match's result as its replay will hold it, set with the last round's turn: the page
+    /// shows the end (the podium) the moment the last round arrives, before the agents are
+    /// stopped and the replay is written (seconds for a final), which [`Live::finish`] waits for.
+    end: Option<Value>,
     replay: Option<String>,
     /// The finished replay as the viewer's data (what `gbely replay view` embeds), when written.
     full: Option<String>,
@@ -90,6 +94,10 @@ pub struct Live {
     /// Bumped at every change, for the pages' event streams.
     version: tokio::sync::watch::Sender<u64>,
     human: Option<u8>,
+    /// The seats' names, for the end's result.
+    names: Vec<String>,
+    /// The page's title (the seats' names).
+    title: String,
     page: String,
     header: String,
     info: String,
@@ -123,7 +131,9 @@ impl Live {
             changed: Condvar::new(),
             version: tokio::sync::watch::Sender::new(0),
             human,
-            page: viewer_page(&names.join(" vs "), &PageMode::Live { human }),
+            names: names.to_vec(),
+            title: names.join(" vs "),
+            page: viewer_page(&names.join(" vs "), &PageMode::Live(LivePage { human, ..LivePage::default() })),
             header: viewer_header(map, names, mode).to_string(),
             info: info.to_string(),
         })
@@ -292,10 +302,14 @@ impl Live {
         }
     }
 
-    /// `{"turns": [...], "over", "result", "replay", "full"}` of the turns `from..to`.
+    /// `{"turns": [...], "end", "over", "result", "replay", "full"}` of the turns `from..to`:
+    /// `end` (the replay's result) once they reach the last round, `over` once the match is
+    /// finished (its agents stopped, its replay written).
     fn turns_doc(st: &State, from: usize, to: usize) -> String {
-        let over = st.result.is_some() && to == st.turns.len();
-        let rest = json!({"over": over, "result": st.result, "replay": st.replay, "full": st.full.is_some() || st.full_from.is_some()}).to_string();
+        let last = to == st.turns.len();
+        let over = st.result.is_some() && last;
+        let end = st.end.as_ref().filter(|_| last);
+        let rest = json!({"end": end, "over": over, "result": st.result, "replay": st.replay, "full": st.full.is_some() || st.full_from.is_some()}).to_string();
         format!("{{\"turns\":[{}],{}", st.turns[from..to].join(","), &rest[1..])
     }
 
@@ -394,11 +408,22 @@ impl Live {
         Sse::new(stream).keep_alive(KeepAlive::default())
     }
 
-    /// A round was resolved: its turn is shown.
-    pub fn push_turn(&self, turn: Value) {
+    /// A round was resolved: its turn is shown; `end`, the match's result, with its last round.
+    pub fn push_turn(&self, turn: Value, end: Option<Value>) {
         let text = turn.to_string();
-        self.lock().turns.push(text);
+        let mut st = self.lock();
+        st.turns.push(text);
+        if end.is_some() {
+            st.end = end;
+        }
+        drop(st);
         self.bump();
+    }
+
+    /// The page for one viewer: `page` says whether it shows the start and pause controls and
+    /// the layout it opens in (the arena's final: controls for organisers only, the projection).
+    pub fn page(&self, page: LivePage) -> Response {
+        html(viewer_page(&self.title, &PageMode::Live(LivePage { human: self.human, ..page })))
     }
 
     /// The match is over: the result, where its replay is and the replay as the viewer's data
@@ -541,7 +566,10 @@ impl Observer for WatchObserver {
             }
         }
         self.last = Some(Instant::now());
-        self.live.push_turn(self.turns.turn(m, report, record));
+        // The last round carries the result, which the match alone decides (the replay's
+        // result is made the same way when it is written).
+        let end = m.is_over().then(|| json!(crate::recorder::match_result(m, &self.live.names)));
+        self.live.push_turn(self.turns.turn(m, report, record), end);
     }
 }
 
