@@ -553,8 +553,11 @@ impl Observer for WatchObserver {
     /// The round's turn as the replay's page has it: what each seat commanded, its discards' text,
     /// its violation's kind, its notes and drawings (within the replay's budget for notes).
     fn round_recorded(&mut self, m: &Match, report: &RoundReport, record: &RoundRecord<'_>) {
+        // The last round carries the result, which the match alone decides (the replay's
+        // result is made the same way when it is written).
+        let end = || m.is_over().then(|| json!(crate::recorder::match_result(m, &self.live.names)));
         if report.round < self.catch_up {
-            self.live.push_turn(self.turns.turn(m, report, record));
+            self.live.push_turn(self.turns.turn(m, report, record), end());
             return;
         }
         self.live.wait_while_paused();
@@ -566,10 +569,7 @@ impl Observer for WatchObserver {
             }
         }
         self.last = Some(Instant::now());
-        // The last round carries the result, which the match alone decides (the replay's
-        // result is made the same way when it is written).
-        let end = m.is_over().then(|| json!(crate::recorder::match_result(m, &self.live.names)));
-        self.live.push_turn(self.turns.turn(m, report, record), end);
+        self.live.push_turn(self.turns.turn(m, report, record), end());
     }
 }
 
