@@ -9,7 +9,13 @@
 //! judges, and finishes it in one transaction that writes the result only while the job is
 //! still its own attempt. A worker that died leaves a lapsed lease: the job is judged again,
 //! and its late result, if it ever comes, is dropped. A submission has at most one result row
-//! (the primary key), replaced by a re-judging.
+//! (the primary key), replaced by a re-judging. The claim is fair between participants (one with
+//! no job being judged first, then round-robin by their last claim), and a newer upload
+//! supersedes the same participant's uploads still queued.
+//!
+//! Every limit (sign-in e-mails, uploads, the final's "nothing pending") is one step: its
+//! transaction locks the `limits` row of `meta` first, then counts and inserts, so that parallel
+//! requests cannot all pass it, on either database.
 
 use std::borrow::Cow;
 use std::path::Path;
