@@ -336,20 +336,26 @@ def zombie_children(pid: int) -> list[str]:
     return found
 
 
-def test_twenty_matches_leave_the_stand_no_zombie_children(stand):
-    # An agent that crashes in round 1 (its process ends by itself and is started again) and
-    # one that plays on: every sandbox process of 20 matches is reaped.
-    (stand.folder / "crasher.py").write_text(
-        "def decide(stav):\n    if stav['kolo'] == 1:\n        raise SystemExit(3)\n    return []\n")
-    shutil.copy(ROOT / "agents" / "my_agent.py", stand.folder / "my_agent.py")
-    ids = []
-    for k in range(20):
-        seat = "crasher.py" if k % 2 else "my_agent.py"
-        status, text = stand.call("POST", "/api/runs", {"kind": "duel", "seats": [seat, "council"],
-                                                        "settings": {"rounds": 5}})
-        assert status == 200, text
-        ids.append(json.loads(text)["id"])
-    for rid in ids:
-        assert stand.wait_run(rid, {"finished", "failed", "stopped"})["status"] == "finished", stand.run(rid)
-    time.sleep(0.5)
-    assert zombie_children(stand.proc.pid) == []
+def test_twenty_matches_leave_the_stand_no_zombie_children(tmp_path):
+    # A stand of its own: the module's is stopped by the Ctrl-C test.
+    stand = Stand(tmp_path)
+    try:
+        # An agent that crashes in round 1 (its process ends by itself and is started again)
+        # and one that plays on: every sandbox process of 20 matches is reaped.
+        (stand.folder / "crasher.py").write_text(
+            "def decide(stav):\n    if stav['kolo'] == 1:\n        raise SystemExit(3)\n    return []\n")
+        shutil.copy(ROOT / "agents" / "my_agent.py", stand.folder / "my_agent.py")
+        ids = []
+        for k in range(20):
+            seat = "crasher.py" if k % 2 else "my_agent.py"
+            status, text = stand.call("POST", "/api/runs", {"kind": "duel", "seats": [seat, "council"],
+                                                            "settings": {"rounds": 5}})
+            assert status == 200, text
+            ids.append(json.loads(text)["id"])
+        for rid in ids:
+            assert stand.wait_run(rid, {"finished", "failed", "stopped"})["status"] == "finished", stand.run(rid)
+        time.sleep(0.5)
+        assert zombie_children(stand.proc.pid) == []
+    finally:
+        if stand.proc.poll() is None:
+            assert stand.stop() == 0
