@@ -1,3 +1,4 @@
+#![cfg(unix)]
 //! The arena's data layer (`app::arena::store`) on SQLite and on a PostgreSQL server the test
 //! starts itself (Debian's initdb in a temporary folder): the limits hold under parallel
 //! requests (the count and the insert are one step), the judges take jobs fairly between
