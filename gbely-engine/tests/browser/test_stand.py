@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from arena_kit import zombie_children
 from conftest import Page
 from test_viewer import ROOT, click, gbely, gbely_bin, shot
 
@@ -319,21 +320,6 @@ def test_ctrl_c_stops_the_stand_and_the_history_is_kept(stand):
         assert after == before
     finally:
         assert again.stop() == 0
-
-
-def zombie_children(pid: int) -> list[str]:
-    """The children of `pid` that ended and were never reaped (state Z)."""
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text()
-        except OSError:
-            continue
-        name_end = text.rfind(")")
-        fields = text[name_end + 2:].split()
-        if fields[0] == "Z" and int(fields[1]) == pid:
-            found.append(text[:name_end + 1])
-    return found
 
 
 def test_twenty_matches_leave_the_stand_no_zombie_children(tmp_path):
