@@ -500,6 +500,10 @@ def test_kill_9_mid_final_restart_and_continue_gives_the_uninterrupted_final(sin
                 sign_in(org.page, arena, sink, "org@mail.example", nth + 1)
                 assert "was cut off" in org.page.locator("#final-cut").inner_text()
                 csrf = org.page.locator("input[name=csrf]").first.input_value()
+                # Not run again from its start by mistake: that is asked for in words.
+                assert org.page.locator("#run-final").inner_text() == "Run the final again from its start"
+                r = org.context.request.post(arena.url + "/org/final", form={"csrf": csrf}, max_redirects=0)
+                assert r.status == 409 and "was cut off" in r.text(), (r.status, r.text())
                 r = org.context.request.post(arena.url + "/org/final/resume", form={"csrf": csrf}, max_redirects=0)
                 assert r.status == 303, (r.status, r.text())
                 assert org.context.request.post(arena.url + "/final/live/api/start").status == 200

@@ -937,7 +937,21 @@ async fn download(State(a): Shared, headers: HeaderMap, UrlPath(id): UrlPath<i64
     }
 }
 
-async fn run_final(State(a): Shared, headers: HeaderMap, Form(f): Form<CsrfForm>) -> Response {
+/// Whether final `f` was cut off: stopped (`interrupted`), or still `running` in the database
+/// while this process is not playing it (the server died during it).
+pub(crate) fn cut_off(f: &store::FinalRecord, playing_here: bool) -> bool {
+    f.state == "interrupted" || (f.state == "running" && !playing_here)
+}
+
+#[derive(Deserialize)]
+struct FinalForm {
+    csrf: String,
+    /// `1`: run it again from its start although the last final was cut off.
+    #[serde(default)]
+    again: String,
+}
+
+async fn run_final(State(a): Shared, headers: HeaderMap, Form(f): Form<FinalForm>) -> Response {
     let user = match organiser_form(&a, &headers, &f.csrf).await {
         Ok(u) => u,
         Err(r) => return r,
@@ -954,11 +968,35 @@ async fn run_final(State(a): Shared, headers: HeaderMap, Form(f): Form<CsrfForm>
     if matches!(a.store.last_final().await, Ok(Some(ref f)) if f.state == "running" && here == Some(f.id)) {
         return redirect("/final/live/");
     }
+    // A final cut off by a crash is continued, not run again by mistake: running it again from
+    // its start is asked for in words.
+    let cut = match a.store.last_final().await {
+        Ok(Some(f)) if cut_off(&f, here == Some(f.id)) => Some(f.id),
+        Ok(_) => None,
+        Err(e) => return a.internal(Some(&user), "reading the final", &e),
+    };
+    if let Some(id) = cut {
+        if f.again != "1" {
+            let why = format!(
+                "the final (run {id}) was cut off: continue it from its last complete round (Continue the final), or \
+                 run it again from its start (Run the final again)"
+            );
+            return a.refuse(Some(&user), StatusCode::CONFLICT, &why);
+        }
+    }
     let board = match a.store.board().await {
         Ok(b) => b,
         Err(e) => return a.internal(Some(&user), "reading the leaderboard", &e),
     };
-    match start_final(&a, &board).await {
+    let started = start_final(&a, &board).await;
+    if let (Some(old), Ok(_)) = (cut, &started) {
+        // Set aside: its replay stays in its folder, the results are the new final's.
+        if let Err(e) = a.store.end_final(old, "abandoned", "", "").await {
+            eprintln!("gbely arena: setting aside final {old}: {e}");
+        }
+        a.audit(&user, "set aside the final", &format!("final {old}, cut off, run again from its start")).await;
+    }
+    match started {
         Ok(id) => {
             a.audit(&user, "run the final", &format!("final {id}")).await;
             redirect("/final/live/")

@@ -417,9 +417,10 @@ pub fn organiser(a: &Arena, user: &User, phase: Phase, view: &OrgView) -> String
         })
         .collect();
     let jobs: String = jobs.iter().map(|(s, n)| format!("{} {n} · ", esc(s))).collect();
+    let cut_off = fin.is_some_and(|f| super::cut_off(f, *final_here));
     let final_state = match fin {
         // Running in the database but not here: the server died during it.
-        Some(f) if (f.state == "running" && !final_here) || f.state == "interrupted" => format!(
+        Some(f) if cut_off => format!(
             "<p id=final-cut class=refused>The final (run {id}) was cut off ({why}). Continue it from its last complete \
              round: the engine's state is rebuilt from its replay, the finalists' agents start again (their memory lost, \
              no violation counted), the projection picks up where it stopped.</p>\
@@ -436,6 +437,12 @@ pub fn organiser(a: &Arena, user: &User, phase: Phase, view: &OrgView) -> String
             "<form method=post action=/org/final><input type=hidden name=csrf value=\"{csrf}\">\
              <button id=run-final disabled>Run the final</button> <span id=final-pending class=refused>{pending} upload(s) or \
              re-judging(s) still being judged: the final waits for them (this page updates by itself)</span></form>"
+        )
+    } else if matches!(phase, Phase::Closed | Phase::Final) && cut_off {
+        format!(
+            "<form method=post action=/org/final><input type=hidden name=csrf value=\"{csrf}\">\
+             <input type=hidden name=again value=1><button id=run-final>Run the final again from its start</button> \
+             <span class=muted>the cut-off final's rounds are set aside; <em>Continue the final</em> keeps them</span></form>"
         )
     } else if matches!(phase, Phase::Closed | Phase::Final) {
         format!(
