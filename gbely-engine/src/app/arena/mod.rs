@@ -858,7 +858,9 @@ async fn organiser(State(a): Shared, headers: HeaderMap, Query(q): Query<PartQue
         let (a, board) = (Arc::clone(&a), board.clone());
         tokio::task::spawn_blocking(move || a.seating(&board)).await.unwrap_or_else(|e| Err(e.to_string()))
     };
-    let final_here = a.final_.lock().unwrap_or_else(|e| e.into_inner()).is_some();
+    let here = a.final_.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(|f| f.id);
+    let fin = a.store.last_final().await.ok().flatten();
+    let final_here = fin.as_ref().is_some_and(|f| here == Some(f.id));
     let view = pages::OrgView {
         subs: a.store.all_submissions().await.unwrap_or_default(),
         outcomes: a.store.all_outcomes().await.unwrap_or_default(),
@@ -866,7 +868,7 @@ async fn organiser(State(a): Shared, headers: HeaderMap, Query(q): Query<PartQue
         jobs: a.store.job_counts().await.unwrap_or_default(),
         pending: a.store.pending_jobs().await.unwrap_or_default(),
         seating,
-        fin: a.store.last_final().await.ok().flatten(),
+        fin,
         final_here,
         audit: a.store.audit_log(200).await.unwrap_or_default(),
     };
@@ -1175,8 +1177,8 @@ async fn resume_final(State(a): Shared, headers: HeaderMap, Form(f): Form<CsrfFo
     };
     let here = a.final_.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(|f| f.id);
     let fin = match a.store.last_final().await {
-        Ok(Some(f)) if here == Some(f.id) => return redirect("/final/live/#layout=projection"),
-        Ok(Some(f)) if f.state == "running" || f.state == "interrupted" => f,
+        Ok(Some(f)) if here == Some(f.id) => return redirect("/final/live/"),
+        Ok(Some(f)) if cut_off(&f, false) => f,
         Ok(_) => return a.refuse(Some(&user), StatusCode::CONFLICT, "no final was cut off: there is none to continue"),
         Err(e) => return a.internal(Some(&user), "reading the final", &e),
     };
@@ -1198,7 +1200,7 @@ async fn resume_final(State(a): Shared, headers: HeaderMap, Form(f): Form<CsrfFo
     }
     a.audit(&user, "resume the final", &format!("final {} from round {rounds}", fin.id)).await;
     match launch_final(&a, fin.id, seats, source.map(Arc::new)) {
-        Ok(()) => redirect("/final/live/#layout=projection"),
+        Ok(()) => redirect("/final/live/"),
         Err(e) => a.internal(Some(&user), "continuing the final", &e),
     }
 }

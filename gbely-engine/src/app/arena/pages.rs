@@ -336,7 +336,7 @@ pub struct OrgView {
     /// Who would sit where if the final started now (or why that cannot be said).
     pub seating: Result<Vec<FinalSeat>, String>,
     pub fin: Option<FinalRecord>,
-    /// Whether this process is playing the last final now.
+    /// Whether this process is playing the last final (`fin`) now.
     pub final_here: bool,
     pub audit: Vec<AuditEntry>,
 }

@@ -217,6 +217,13 @@ fn outcome(r: &AnyRow, at: usize) -> Result<Outcome, sqlx::Error> {
     })
 }
 
+/// A participant's uploads since an instant (`$1` the address, `$2` the instant): the upload
+/// limit's count, asked before the file is written and again under the limits' lock.
+const UPLOADS_SINCE: &str = "SELECT COUNT(*) FROM submissions WHERE email = $1 AND uploaded >= $2";
+
+/// Jobs not done (queued or being judged): what the final waits for.
+const PENDING_JOBS: &str = "SELECT COUNT(*) FROM jobs WHERE state <> 'done'";
+
 /// A submission's columns (`s.`) then its result's (`r.`), as [`submission`] and [`outcome`]
 /// read them from a joined row.
 fn joined_columns() -> String {
@@ -461,12 +468,7 @@ impl Store {
 
     /// Uploads `email` made since `since`.
     pub async fn uploads_since(&self, email: &str, since: i64) -> Result<i64, sqlx::Error> {
-        sqlx::query("SELECT COUNT(*) FROM submissions WHERE email = $1 AND uploaded >= $2")
-            .bind(email)
-            .bind(since)
-            .fetch_one(&self.pool)
-            .await?
-            .try_get(0)
+        sqlx::query(UPLOADS_SINCE).bind(email).bind(since).fetch_one(&self.pool).await?.try_get(0)
     }
 
     /// Records an upload (its file is written by the caller under `stored`) and queues its
@@ -478,13 +480,7 @@ impl Store {
     pub async fn add_submission(&self, s: &Submission, per_hour: i64) -> Result<Option<i64>, sqlx::Error> {
         let mut tx = self.pool.begin().await?;
         Self::lock_limits(&mut tx).await?;
-        let made = Self::count(
-            &mut tx,
-            "SELECT COUNT(*) FROM submissions WHERE email = $1 AND uploaded >= $2",
-            &[&s.email],
-            s.uploaded - 3600,
-        )
-        .await?;
+        let made = Self::count(&mut tx, UPLOADS_SINCE, &[&s.email], s.uploaded - 3600).await?;
         if made >= per_hour {
             tx.rollback().await?;
             return Ok(None);
@@ -736,7 +732,7 @@ impl Store {
     /// Jobs not yet done: uploads and re-judgings queued or being judged. The final waits for
     /// none of them to be left.
     pub async fn pending_jobs(&self) -> Result<i64, sqlx::Error> {
-        sqlx::query("SELECT COUNT(*) FROM jobs WHERE state <> 'done'").fetch_one(&self.pool).await?.try_get(0)
+        sqlx::query(PENDING_JOBS).fetch_one(&self.pool).await?.try_get(0)
     }
 
     // — The leaderboard —
@@ -863,8 +859,7 @@ impl Store {
     pub async fn start_final(&self, now: i64, seating: &str) -> Result<Result<i64, i64>, sqlx::Error> {
         let mut tx = self.pool.begin().await?;
         Self::lock_limits(&mut tx).await?;
-        let pending: i64 =
-            sqlx::query("SELECT COUNT(*) FROM jobs WHERE state <> 'done'").fetch_one(&mut *tx).await?.try_get(0)?;
+        let pending: i64 = sqlx::query(PENDING_JOBS).fetch_one(&mut *tx).await?.try_get(0)?;
         if pending > 0 {
             tx.rollback().await?;
             return Ok(Err(pending));
