@@ -54,7 +54,7 @@ pub fn play(
     if opts.record {
         session.record();
     }
-    run(session, players, observer)
+    play_session(session, players, observer)
 }
 
 /// Plays a whole match and streams its replay to `writer` as rounds finish (memory does not grow
@@ -72,13 +72,16 @@ pub fn play_to(
         session.set_builtin(s as u8, p.builtin());
     }
     session.record_to(writer);
-    run(session, players, observer)
+    play_session(session, players, observer)
 }
 
 /// The players' loop over a [`Session`]: every seat gets its observation before any answer is
 /// collected, so agent processes think at the same time, each judged against its own send time.
 /// A stop request (Ctrl-C) ends the match before the round in progress is resolved.
-fn run(mut session: Session, players: &mut [&mut dyn Player], observer: &mut dyn Observer) -> MatchRecord {
+///
+/// The session is set up by the caller (built-in seats, a fork, its recording: see
+/// [`play`] and [`play_to`] for the usual ones).
+pub fn play_session(mut session: Session, players: &mut [&mut dyn Player], observer: &mut dyn Observer) -> MatchRecord {
     let seats = session.seats();
     assert_eq!(players.len(), seats, "one player per seat");
     let grid = session.grid().clone();
@@ -103,6 +106,9 @@ fn run(mut session: Session, players: &mut [&mut dyn Player], observer: &mut dyn
             }
             if let Some(notes) = players[s].notes() {
                 session.note(s as u8, notes);
+            }
+            if let Some(seconds) = players[s].answer_seconds() {
+                session.time(s as u8, seconds);
             }
         }
         if interrupt::requested() {

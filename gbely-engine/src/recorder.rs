@@ -9,8 +9,8 @@ use std::path::Path;
 
 use gbely_rules::{Command, DiscardReason, Notes};
 use gbely_world::replay::{
-    owner_code, Answer, CellChange, CompactCommands, Cut, Discarded, FinalState, MapRecord, MatchResult, SeatNotes,
-    SeatRecord, SideResult, Turn, REPLAY_FORMAT, REPLAY_VERSION,
+    owner_code, Answer, CellChange, CompactCommands, Cut, Discarded, FinalState, ForkRecord, MapRecord, MatchResult,
+    SeatNotes, SeatRecord, SideResult, Turn, REPLAY_FORMAT, REPLAY_VERSION,
 };
 use gbely_world::Replay;
 use serde_json::Value;
@@ -150,6 +150,8 @@ pub struct Recorder {
     /// Per seat, the bytes of notes recorded so far (marks included), and whether the match's
     /// [`KEPT_NOTE_BYTES_PER_SEAT`] are used.
     notes_spent: Vec<(usize, bool)>,
+    /// Where a forked match came from (set before the head is written).
+    fork: Option<ForkRecord>,
 }
 
 /// A replay being written to its file, and the first error writing it, if any (the match goes
@@ -174,7 +176,13 @@ impl Recorder {
             last: None,
             allowances: Vec::new(),
             notes_spent: Vec::new(),
+            fork: None,
         }
+    }
+
+    /// Records that the match is a fork of another ([`Replay::fork`]); before the head is written.
+    pub fn set_fork(&mut self, fork: Option<ForkRecord>) {
+        self.fork = fork;
     }
 
     /// Records nothing but keeps each round's turn until the next (see [`Recorder::last_turn`]):
@@ -284,9 +292,16 @@ impl Recorder {
     }
 
     /// Streams to `writer`, starting with the replay's head (map, seats); call before round 0.
-    pub fn streaming(mut writer: ReplayWriter, m: &Match, names: &[String], builtins: &[Option<String>]) -> Recorder {
+    pub fn streaming(
+        mut writer: ReplayWriter,
+        m: &Match,
+        names: &[String],
+        builtins: &[Option<String>],
+        fork: Option<ForkRecord>,
+    ) -> Recorder {
         let mut r = Recorder::new();
         r.builtins = builtins.to_vec();
+        r.fork = fork;
         r.start(m);
         let head = r.document(m, names, match_result(m, names), Vec::new());
         let error = writer.head(&head).err().map(|e| e.to_string());
@@ -371,7 +386,16 @@ impl Recorder {
     }
 
     /// Call after resolution with the answers as received and the seats' notes on the round.
-    pub fn after_resolution(&mut self, m: &Match, answers: Vec<Answer>, notes: Vec<(u8, Notes)>, report: &RoundReport) {
+    /// `answer_ms`: per seat, the milliseconds its answer took (`None`: not timed); recorded only
+    /// when some seat was timed.
+    pub fn after_resolution(
+        &mut self,
+        m: &Match,
+        answers: Vec<Answer>,
+        notes: Vec<(u8, Notes)>,
+        answer_ms: Vec<Option<u32>>,
+        report: &RoundReport,
+    ) {
         let notes = self.keep_notes(report.round, notes);
         let (o, u, f) = &self.after_production;
         let mut changes = Vec::new();
@@ -401,6 +425,7 @@ impl Recorder {
             units: (0..seats).map(|s| m.unit_total(s)).collect(),
             changes,
             notes,
+            answer_ms: if answer_ms.iter().any(Option::is_some) { answer_ms } else { Vec::new() },
         };
         // An interrupted match ends with the state at the end of its last round, not with the
         // production of the round it stopped in.
@@ -438,6 +463,7 @@ impl Recorder {
                     builtin: self.builtins.get(k).cloned().flatten(),
                 })
                 .collect(),
+            fork: self.fork.clone(),
             turns,
             final_state: m.cell_states(),
             result,
@@ -677,6 +703,7 @@ impl ReplayWriter {
             mode: replay.mode,
             rounds: replay.rounds,
             seats: &replay.seats,
+            fork: replay.fork.as_ref(),
         };
         let mut text = serde_json::to_vec(&head).map_err(std::io::Error::other)?;
         text.pop(); // the closing brace: the document goes on
@@ -727,4 +754,6 @@ struct ReplayHead<'a> {
     mode: gbely_rules::Mode,
     rounds: u32,
     seats: &'a [gbely_world::replay::SeatRecord],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fork: Option<&'a ForkRecord>,
 }

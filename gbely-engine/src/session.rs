@@ -44,6 +44,9 @@ pub struct RoundRecord<'a> {
     pub played: Vec<&'a [crate::sim::Order]>,
 }
 
+/// How many of a seat's slowest answers a [`MatchRecord`] keeps.
+pub const SLOWEST_KEPT: usize = 3;
+
 /// Everything a played match leaves behind ([`Session::finish`]).
 #[derive(Debug)]
 pub struct MatchRecord {
@@ -63,6 +66,9 @@ pub struct MatchRecord {
     pub violations: Vec<Vec<(u32, ViolationKind, String)>>,
     /// Timings of agent processes, per seat.
     pub agents: Vec<Option<AgentStats>>,
+    /// Per seat, its slowest answers as (round, milliseconds), slowest first (at most
+    /// [`SLOWEST_KEPT`]); empty for seats not timed.
+    pub slowest: Vec<Vec<(u32, u32)>>,
     /// The replay, when recorded in memory.
     pub replay: Option<Replay>,
     /// When streamed to a file: its size, or why writing it failed (the match still counts).
@@ -174,6 +180,12 @@ pub struct Session {
     builtins: Vec<Option<String>>,
     /// Per seat, its notes on this round (for the replay only).
     notes: Vec<Option<Notes>>,
+    /// Per seat, the milliseconds its answer this round took (for the replay).
+    answer_ms: Vec<Option<u32>>,
+    /// Per seat, its slowest answers so far ([`MatchRecord::slowest`]).
+    slowest: Vec<Vec<(u32, u32)>>,
+    /// Where the match was forked from, for its replay.
+    fork: Option<gbely_world::replay::ForkRecord>,
 }
 
 impl Session {
@@ -192,7 +204,16 @@ impl Session {
             violations: vec![Vec::new(); seats],
             builtins: vec![None; seats],
             notes: vec![None; seats],
+            answer_ms: vec![None; seats],
+            slowest: vec![Vec::new(); seats],
+            fork: None,
         }
+    }
+
+    /// Marks the match as a fork of another (its replay says so, [`gbely_world::Replay::fork`]).
+    /// Call before recording starts.
+    pub fn set_fork(&mut self, fork: gbely_world::replay::ForkRecord) {
+        self.fork = Some(fork);
     }
 
     /// Marks `seat` as played by the deterministic built-in agent `name` (see
@@ -208,6 +229,7 @@ impl Session {
     pub fn record(&mut self) {
         let mut r = Recorder::new();
         r.set_builtins(&self.builtins);
+        r.set_fork(self.fork.clone());
         r.start(&self.m);
         self.recorder = Some(r);
     }
@@ -223,7 +245,7 @@ impl Session {
 
     /// Streams the replay to `writer` as rounds finish. Call before the first round.
     pub fn record_to(&mut self, writer: ReplayWriter) {
-        self.recorder = Some(Recorder::streaming(writer, &self.m, &self.names, &self.builtins));
+        self.recorder = Some(Recorder::streaming(writer, &self.m, &self.names, &self.builtins, self.fork.clone()));
     }
 
     /// Keeps each round's record for an observer ([`Session::round_record`]) without recording
@@ -319,6 +341,23 @@ impl Session {
         }
     }
 
+    /// Hands in how long `seat`'s answer this round took, in seconds (recorded in the replay in
+    /// whole milliseconds, [`gbely_world::replay::Turn::answer_ms`]; never seen by the rules).
+    pub fn time(&mut self, seat: u8, seconds: f64) {
+        let ms = (seconds.max(0.0) * 1000.0).round().min(u32::MAX as f64) as u32;
+        if let (Some(slot), Some(slowest)) =
+            (self.answer_ms.get_mut(seat as usize), self.slowest.get_mut(seat as usize))
+        {
+            *slot = Some(ms);
+            // Slowest first; of equal times the earlier round.
+            let at = slowest.iter().position(|&(_, t)| t < ms).unwrap_or(slowest.len());
+            if at < SLOWEST_KEPT {
+                slowest.insert(at, (self.m.round(), ms));
+                slowest.truncate(SLOWEST_KEPT);
+            }
+        }
+    }
+
     /// Resolves the round with what was submitted (SPEC §4, §6) and records it.
     ///
     /// # Panics
@@ -387,6 +426,14 @@ impl Session {
                         }
                         Answer::Out | Answer::Regen => SideInput::Orders(Vec::new()),
                     };
+                    // Recorded in this version's form (a fork of an older replay).
+                    let a = match a {
+                        Answer::Compact(mut c) => {
+                            c.form = gbely_world::replay::CellsForm::of_version(gbely_world::replay::REPLAY_VERSION);
+                            Answer::Compact(c)
+                        }
+                        a => a,
+                    };
                     (input, recording.then_some(Record::Done(a)))
                 }
                 Some(PlayerAnswer::Interrupted) | None => {
@@ -431,7 +478,8 @@ impl Session {
                 })
                 .collect();
             let notes = self.notes.iter_mut().enumerate().filter_map(|(s, n)| Some((s as u8, n.take()?))).collect();
-            r.after_resolution(&self.m, answers, notes, &self.report);
+            let answer_ms = self.answer_ms.iter_mut().map(Option::take).collect();
+            r.after_resolution(&self.m, answers, notes, answer_ms, &self.report);
         }
         &self.report
     }
@@ -461,6 +509,7 @@ impl Session {
             end_reason,
             council_fell: m.council_fell(),
             agents: vec![None; self.names.len()],
+            slowest: self.slowest,
             names: self.names,
             discards: self.discards,
             violations: self.violations,
@@ -487,6 +536,9 @@ impl Session {
             violations: self.violations.clone(),
             builtins: self.builtins.clone(),
             notes: self.notes.clone(),
+            answer_ms: self.answer_ms.clone(),
+            slowest: self.slowest.clone(),
+            fork: self.fork.clone(),
         })
     }
 
@@ -543,6 +595,9 @@ impl Session {
             violations: s.violations,
             builtins: s.builtins,
             notes: vec![None; seats],
+            answer_ms: vec![None; seats],
+            slowest: vec![Vec::new(); seats],
+            fork: None,
         })
     }
 

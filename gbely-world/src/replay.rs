@@ -1,4 +1,4 @@
-//! The replay format, version 3 (versions 1 and 2 still read; schema in `docs/replay-format.md`).
+//! The replay format, version 4 (versions 1 to 3 still read; schema in `docs/replay-format.md`).
 //!
 //! One JSON document per match: the whole map (as a map file, with its fingerprint), the seats,
 //! every round's answers of every side exactly as received, discarded commands with reasons,
@@ -26,12 +26,14 @@ use crate::map::{Map, MAX_SEATS};
 use crate::mapfile::{parse_map_file, MapFileError, MAX_SIDE};
 
 pub const REPLAY_FORMAT: &str = "gbely-replay";
-pub const REPLAY_VERSION: u32 = 3;
+pub const REPLAY_VERSION: u32 = 4;
 /// The versions this build reads: 1 (every answer as received, every round's cell changes),
 /// 2 (commands in a compact columnar form, the Council's commands regenerated, no cell changes:
-/// re-simulation rebuilds them) and 3 (version 2 with the compact answers' cells written as
-/// steps, [`CellsForm::Steps`], and whole amounts as integers).
-pub const READS_VERSIONS: [u32; 3] = [1, 2, 3];
+/// re-simulation rebuilds them), 3 (version 2 with the compact answers' cells written as
+/// steps, [`CellsForm::Steps`], and whole amounts as integers) and 4 (version 3 with each
+/// round's answer times, [`Turn::answer_ms`], and where a forked match came from,
+/// [`Replay::fork`]).
+pub const READS_VERSIONS: [u32; 4] = [1, 2, 3, 4];
 
 /// A whole match. One read by [`Replay::from_json`] or [`Replay::from_reader`] has the structure
 /// [`Replay::check`] describes.
@@ -52,11 +54,25 @@ pub struct Replay {
     pub rounds: u32,
     #[serde(deserialize_with = "per_seat")]
     pub seats: Vec<SeatRecord>,
+    /// Version 4: the match was forked from another at one of its rounds (`gbely play --from`):
+    /// its turns before that round are the source's, played again; the agents took over there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fork: Option<ForkRecord>,
     #[serde(deserialize_with = "turns")]
     pub turns: Vec<Turn>,
     #[serde(rename = "final")]
     pub final_state: FinalState,
     pub result: MatchResult,
+}
+
+/// Where a forked match came from ([`Replay::fork`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ForkRecord {
+    /// The SHA-256 of the source replay's JSON text (decompressed), in lowercase hex.
+    #[serde(deserialize_with = "held_string")]
+    pub source: String,
+    /// The round the agents took over at: the turns before it are the source's.
+    pub round: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -379,6 +395,12 @@ pub struct Turn {
     /// wrote some. Optional: a replay without notes reads and writes as before.
     #[serde(default, deserialize_with = "per_seat", skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<SeatNotes>,
+    /// Version 4: per seat, the milliseconds its answer took (from the observation sent to the
+    /// answer received, or to the violation), `null` for a seat not timed (in-process agents,
+    /// seats out of the game). Empty when no seat was timed. Never part of a result: `gbely
+    /// replay verify` leaves it out.
+    #[serde(default, deserialize_with = "per_seat", skip_serializing_if = "Vec::is_empty")]
+    pub answer_ms: Vec<Option<u32>>,
 }
 
 /// A seat's notes on one round, as a replay keeps them (within `gbely_rules::Notes`' bounds).
@@ -836,7 +858,7 @@ pub enum ReplayError {
     Json(serde_json::Error),
     #[error("not a gbely replay (format `{0}`)")]
     Format(String),
-    #[error("replay version {0} is not supported (this build reads versions 1, 2 and 3)")]
+    #[error("replay version {0} is not supported (this build reads versions 1 to 4)")]
     Version(u32),
     #[error("the replay's map: {0}")]
     Map(MapFileError),
@@ -868,6 +890,10 @@ pub enum ReplayError {
     Compact { turn: usize, seat: usize, why: String },
     #[error("turn {turn}: seat {seat}'s commands are to be regenerated, but the seat names no built-in agent")]
     Regen { turn: usize, seat: usize },
+    #[error("a version {0} replay cannot say where it was forked from (version 4 can)")]
+    ForkVersion(u32),
+    #[error("`fork`: it says the match was forked at round {round}, but it has only {rounds} rounds")]
+    ForkRound { round: u32, rounds: u32 },
     #[error("turn {turn}: a version {version} replay cannot hold {what}")]
     AnswerVersion { turn: usize, version: u32, what: &'static str },
     #[error("turn {turn}: discarded[{index}] names seat {seat}, which does not exist ({seats} seats)")]
@@ -1089,14 +1115,29 @@ impl Replay {
         if self.turns.len() > self.rounds as usize {
             return Err(ReplayError::TooManyTurns { turns: self.turns.len(), rounds: self.rounds });
         }
+        if let Some(fork) = &self.fork {
+            if self.version < 4 {
+                return Err(ReplayError::ForkVersion(self.version));
+            }
+            if fork.round >= self.rounds {
+                return Err(ReplayError::ForkRound { round: fork.round, rounds: self.rounds });
+            }
+        }
         let owner_ok = |o: i8| o >= -1 && (o as i64) < seats as i64;
         for (k, t) in self.turns.iter().enumerate() {
             if t.round as usize != k {
                 return Err(ReplayError::TurnRound { turn: k, found: t.round });
             }
-            for (what, found) in
-                [("answers", t.answers.len()), ("cell counts", t.cells.len()), ("unit totals", t.units.len())]
-            {
+            if !t.answer_ms.is_empty() && self.version < 4 {
+                return Err(ReplayError::AnswerVersion { turn: k, version: self.version, what: "answer times" });
+            }
+            let times = if t.answer_ms.is_empty() { seats } else { t.answer_ms.len() };
+            for (what, found) in [
+                ("answers", t.answers.len()),
+                ("cell counts", t.cells.len()),
+                ("unit totals", t.units.len()),
+                ("answer times", times),
+            ] {
                 if found != seats {
                     return Err(ReplayError::TurnSeats { turn: k, what, found, seats });
                 }

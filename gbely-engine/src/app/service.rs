@@ -25,15 +25,16 @@ use crate::app::runs::interpreter::DEFAULT_PYTHON;
 use crate::app::runs::results::result_json;
 use crate::app::runs::{RunError, MAX_ROUNDS};
 use crate::builtins::builtin_of;
-use crate::game::{play, play_to, Observer, PlayOptions};
+use crate::game::{play_session, Observer};
 use crate::limits::{Defaults, MemoryLimit, TimeLimit};
 use crate::recorder::ReplayWriter;
 use crate::runner::cores::CoreGate;
 use crate::runner::player::{builtin_player, Player, PlayerAnswer};
 use crate::runner::process::{ProcessConfig, ProcessPlayer};
 use crate::runner::sandbox::SandboxMode;
-use crate::session::MatchRecord;
+use crate::session::{MatchRecord, Session};
 use crate::sim::MatchConfig;
+use gbely_world::replay::{Answer, ForkRecord};
 
 /// What every agent process of a match gets.
 #[derive(Clone, Debug, Default)]
@@ -119,6 +120,9 @@ pub struct MatchPlan {
     /// Council decides from its observation alone (rules §11), so the state, the record and the
     /// replay of those rounds are the original's.
     pub resume: Option<Arc<gbely_world::Replay>>,
+    /// With `resume`: the match is a fork of another (`runs::fork::fork_at`), and its replay
+    /// says where it came from.
+    pub fork: Option<ForkRecord>,
 }
 
 impl MatchPlan {
@@ -134,6 +138,7 @@ impl MatchPlan {
             run_dir: None,
             recording: Recording::Off,
             resume: None,
+            fork: None,
         }
     }
 
@@ -161,6 +166,9 @@ impl MatchPlan {
         for spec in self.specs().flatten() {
             check_spec(spec)?;
         }
+        if self.fork.is_some() && self.resume.is_none() {
+            return Err(RunError::Resume("a fork needs the replay it continues".into()));
+        }
         if let Some(replay) = &self.resume {
             let theirs = replay.check().map_err(|e| RunError::Resume(e.to_string()))?;
             if theirs.fingerprint() != self.map.fingerprint() {
@@ -171,6 +179,16 @@ impl MatchPlan {
                     self.map.name(),
                     self.map.fingerprint()
                 )));
+            }
+            if let Some(fork) = &self.fork {
+                if fork.round as usize != replay.turns.len() {
+                    return Err(RunError::Resume(format!(
+                        "a fork at round {} needs the source's first {} rounds, not {}",
+                        fork.round,
+                        fork.round,
+                        replay.turns.len()
+                    )));
+                }
             }
             if replay.rounds != self.rounds || replay.turns.len() > self.rounds as usize {
                 return Err(RunError::Resume(format!(
@@ -194,6 +212,21 @@ struct Replaying {
     /// The round of the last observation handed over.
     round: usize,
     notes: Option<gbely_rules::Notes>,
+    /// The seat's built-in agent in the replay (the Council), when another plays it now: it
+    /// decides the recorded rounds again, as replay readers do ([`Answer::Regen`]).
+    regen: Option<Box<dyn Player + Send>>,
+}
+
+impl Replaying {
+    fn new(inner: Box<dyn Player + Send>, seat: usize, replay: &Arc<gbely_world::Replay>) -> Replaying {
+        let regen = replay.seats[seat].builtin.as_deref().and_then(|b| builtin_player(b, b));
+        Replaying { inner, seat, replay: Arc::clone(replay), round: 0, notes: None, regen }
+    }
+
+    /// Whether this round's recorded answer is the built-in agent's, decided again.
+    fn regenerated(&self) -> bool {
+        matches!(self.recorded().and_then(|t| t.answers.get(self.seat)), Some(Answer::Regen))
+    }
 }
 
 impl Replaying {
@@ -211,12 +244,21 @@ impl Player for Replaying {
         self.round = obs.round as usize;
         if self.recorded().is_none() {
             self.inner.begin(obs, grid);
+        } else if self.regenerated() {
+            if let Some(regen) = self.regen.as_mut() {
+                regen.begin(obs, grid);
+            }
         }
     }
 
     fn finish(&mut self) -> PlayerAnswer {
         let replay = Arc::clone(&self.replay);
         let Some(turn) = replay.turns.get(self.round) else { return self.inner.finish() };
+        if self.regenerated() {
+            if let Some(regen) = self.regen.as_mut() {
+                return regen.finish();
+            }
+        }
         // The notes as the replay kept them: text and cells (drawings are the viewer's, not
         // carried over).
         self.notes = turn.notes.iter().find(|n| n.seat as usize == self.seat).map(|n| gbely_rules::Notes {
@@ -241,6 +283,14 @@ impl Player for Replaying {
             self.notes.take()
         } else {
             self.inner.notes()
+        }
+    }
+
+    /// A recorded round's time is the one recorded (the replay of a fork keeps the source's).
+    fn answer_seconds(&self) -> Option<f64> {
+        match self.recorded() {
+            Some(turn) => turn.answer_ms.get(self.seat).copied().flatten().map(|ms| f64::from(ms) / 1000.0),
+            None => self.inner.answer_seconds(),
         }
     }
 }
@@ -297,7 +347,7 @@ impl Played {
 /// counts). Every agent process is stopped before this returns.
 pub fn run(plan: MatchPlan, observer: &mut dyn Observer) -> Result<Played, RunError> {
     plan.check()?;
-    let MatchPlan { map, seats, rounds, limits, python, run_dir, recording, resume } = plan;
+    let MatchPlan { map, seats, rounds, limits, python, run_dir, recording, resume, fork } = plan;
     let writer = match &recording {
         Recording::File(path) => Some(
             ReplayWriter::create(path).map_err(|error| RunError::Replay { path: path.display().to_string(), error })?,
@@ -331,12 +381,11 @@ pub fn run(plan: MatchPlan, observer: &mut dyn Observer) -> Result<Played, RunEr
             SeatAgent::Player(p) => (p, None),
             SeatAgent::Spec(spec) => seat_player(&spec, name, seat, &run_dir, &limits, &python)?,
         };
-        // A continued match: the replay's answers first, except for a built-in agent, which
-        // decides them again from the same observations.
+        // A continued match: the replay's answers first, except for the built-in agent that
+        // played the seat there, which decides them again from the same observations.
         let player = match &resume {
-            Some(replay) if player.builtin().is_none() => {
-                Box::new(Replaying { inner: player, seat, replay: Arc::clone(replay), round: 0, notes: None })
-                    as Box<dyn Player + Send>
+            Some(replay) if player.builtin().is_none() || player.builtin() != replay.seats[seat].builtin.as_deref() => {
+                Box::new(Replaying::new(player, seat, replay)) as Box<dyn Player + Send>
             }
             _ => player,
         };
@@ -346,10 +395,19 @@ pub fn run(plan: MatchPlan, observer: &mut dyn Observer) -> Result<Played, RunEr
     let config = MatchConfig { rounds };
     let mut refs: Vec<&mut dyn Player> = players.iter_mut().map(|p| p.as_mut() as &mut dyn Player).collect();
     let replay_path = writer.as_ref().map(|w| w.path().to_path_buf());
-    let record = match writer {
-        Some(w) => play_to(map.clone(), &mut refs, config, w, observer),
-        None => play(map.clone(), &mut refs, PlayOptions { config, record: recording == Recording::Memory }, observer),
-    };
+    let mut session = Session::new(map.clone(), config, refs.iter().map(|p| p.name()).collect());
+    for (s, p) in refs.iter().enumerate() {
+        session.set_builtin(s as u8, p.builtin());
+    }
+    if let Some(fork) = fork {
+        session.set_fork(fork);
+    }
+    match writer {
+        Some(w) => session.record_to(w),
+        None if recording == Recording::Memory => session.record(),
+        None => {}
+    }
+    let record = play_session(session, &mut refs, observer);
     drop(refs);
     // Stops every agent process (and all they started) before the result is handed back.
     drop(players);

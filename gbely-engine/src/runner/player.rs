@@ -141,6 +141,11 @@ pub trait Player {
     fn notes(&mut self) -> Option<Notes> {
         None
     }
+    /// How long the answer just collected by `finish` took, in seconds: from the observation
+    /// sent to the answer received (or to the violation). `None` for players that are not timed.
+    fn answer_seconds(&self) -> Option<f64> {
+        None
+    }
 }
 
 /// Plays a seat with an in-process [`Decide`].
@@ -292,6 +297,10 @@ impl<D: Decide> Player for DecidePlayer<D> {
     }
     fn finish(&mut self) -> PlayerAnswer {
         self.answer.take().unwrap_or(PlayerAnswer::Commands(Vec::new()))
+    }
+    fn answer_seconds(&self) -> Option<f64> {
+        // Timed only under a limit: the last time is this round's (`begin` pushed it).
+        self.times.last().copied().filter(|_| !self.limit.is_off())
     }
     fn stats(&self) -> Option<AgentStats> {
         (!self.limit.is_off()).then(|| AgentStats {

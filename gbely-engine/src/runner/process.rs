@@ -181,6 +181,8 @@ pub struct ProcessPlayer {
     token: String,
     running: Option<Running>,
     sent_at: Option<Instant>,
+    /// How long the last answer collected took ([`Player::answer_seconds`]).
+    answer_seconds: Option<f64>,
     pending: Option<PlayerAnswer>,
     /// The notes of the last answer (its `debug` key), and the map's grid to read their cells.
     notes: Option<Notes>,
@@ -262,6 +264,7 @@ impl ProcessPlayer {
             token,
             running: None,
             sent_at: None,
+            answer_seconds: None,
             pending: None,
             notes: None,
             grid: None,
@@ -685,6 +688,7 @@ impl Player for ProcessPlayer {
     fn begin(&mut self, obs: &Observation, grid: &Grid) {
         self.pending = None;
         self.notes = None;
+        self.sent_at = None;
         if self.grid.is_none() {
             self.grid = Some(grid.clone());
         }
@@ -742,7 +746,12 @@ impl Player for ProcessPlayer {
     }
 
     fn finish(&mut self) -> PlayerAnswer {
+        self.answer_seconds = None;
         let answer = self.await_answer();
+        if self.answer_seconds.is_none() {
+            // A violation without a line (a timeout, a crash found at once): the time waited.
+            self.answer_seconds = self.sent_at.map(|s| s.elapsed().as_secs_f64());
+        }
         // A timeout or a crash: the core is given back here, if the reader has not already.
         drop(self.lease.lock().unwrap_or_else(|e| e.into_inner()).take());
         answer
@@ -767,6 +776,9 @@ impl Player for ProcessPlayer {
 
     fn stats(&self) -> Option<AgentStats> {
         Some(self.agent_stats())
+    }
+    fn answer_seconds(&self) -> Option<f64> {
+        self.answer_seconds
     }
     fn notes(&mut self) -> Option<Notes> {
         self.notes.take()
@@ -794,6 +806,7 @@ impl ProcessPlayer {
             }
         };
         let elapsed = line.at.saturating_duration_since(sent);
+        self.answer_seconds = Some(elapsed.as_secs_f64());
         if let (true, Some(limit)) = (limit.exceeded_by(elapsed), limit.as_secs_f64()) {
             let detail = match line.kind {
                 LineKind::Answer(_) => format!("answered after {:.2} s (limit {limit:.1} s)", elapsed.as_secs_f64()),

@@ -94,16 +94,31 @@ fn template_against_the_council_on_seed_golden() {
     check("template-vs-council-golden-30", &text);
 }
 
-/// The replay file itself (format version 3) of a seeded match, pinned byte for byte: the
-/// expander in compact commands (cells as steps), the built-in Council regenerated.
+/// The replay file itself (format version 4) of a seeded match, pinned byte for byte: the
+/// expander in compact commands (cells as steps), the built-in Council regenerated. In-process
+/// agents are not timed, so the file holds no answer times and is the version 3 file's text but
+/// for its version: version 4 only adds fields.
 #[test]
-fn replay_version_3_golden() {
+fn replay_version_4_golden() {
     let replay = golden_v2_match();
-    assert_eq!(replay.version, 3);
+    assert_eq!(replay.version, 4);
     let mut text = replay.to_json();
     text.push('\n');
-    check_file("replay-v3-golden-20.json", &text);
+    check_file("replay-v4-golden-20.json", &text);
     assert!(gbely_engine::replays::verify(&replay).is_ok());
+    let v3 = golden("replay-v3-golden-20.json");
+    assert_eq!(text, v3.replacen("\"version\":3,", "\"version\":4,", 1));
+}
+
+/// The version 3 file, written by the engine before version 4, still reads, verifies and writes
+/// back byte for byte.
+#[test]
+fn replay_version_3_golden_still_reads_verifies_and_writes_back() {
+    let text = golden("replay-v3-golden-20.json");
+    let v3 = gbely_world::Replay::from_json(&text).unwrap();
+    assert_eq!(v3.version, 3);
+    assert!(gbely_engine::replays::verify(&v3).is_ok());
+    assert_eq!(v3.to_json() + "\n", text);
 }
 
 /// The match of `replay-v2-golden-20.json` (pinned when version 2 was written) and of

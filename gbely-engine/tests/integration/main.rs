@@ -23,6 +23,7 @@ mod council;
 mod discards;
 mod fair_runner;
 mod final_mode;
+mod fork;
 mod fuzz_readers;
 mod golden_playthrough;
 mod hostile_files;

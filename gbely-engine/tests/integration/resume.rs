@@ -58,8 +58,22 @@ fn a_match_continued_from_its_cut_replay_is_the_uninterrupted_one_byte_for_byte(
     let mut resumed = plan(&spec, &dir, "resumed.json");
     resumed.resume = Some(Arc::new(cut.replay));
     let resumed = play(resumed);
-    let again = std::fs::read(dir.join("resumed.json")).unwrap();
-    assert!(again == bytes, "the continued match's replay differs from the uninterrupted one's");
+    // Byte for byte but for the answer times, which are measured: the rounds replayed keep the
+    // original's times, the rounds played again have times of their own.
+    let (mut a, mut b) =
+        (read_replay(&dir.join("whole.json")).unwrap(), read_replay(&dir.join("resumed.json")).unwrap());
+    for (k, (x, y)) in a.turns.iter().zip(&b.turns).enumerate() {
+        assert!(x.answer_ms[0].is_some() && x.answer_ms[1].is_none(), "round {k}: {:?}", x.answer_ms);
+        assert!(y.answer_ms[0].is_some() && y.answer_ms[1].is_none(), "round {k}: {:?}", y.answer_ms);
+        if k < kept {
+            assert_eq!(x.answer_ms, y.answer_ms, "round {k} was replayed: its times are the original's");
+        }
+    }
+    assert_eq!(without_times(&mut a), bytes_without_times(&bytes));
+    assert!(
+        without_times(&mut b) == without_times(&mut a),
+        "the continued match's replay differs from the uninterrupted one's"
+    );
     // The agent was asked only from the first round the cut replay lacked; its violations are
     // the original's, the restart counting none.
     let stats = resumed.record.agents[0].expect("an agent process");
@@ -86,4 +100,21 @@ fn a_replay_of_another_map_or_length_is_refused_before_anything_runs() {
     other_map.map = Arc::new(gbely_world::generate_duel("other", 60, 60).unwrap());
     other_map.resume = Some(replay);
     assert!(matches!(run(other_map, &mut ()), Err(RunError::Resume(why)) if why.contains("map")));
+}
+
+/// A replay's JSON without its answer times (the only part of a replay that is measured, not
+/// played: `gbely replay verify` leaves them out too).
+fn without_times(replay: &mut gbely_world::Replay) -> String {
+    for t in &mut replay.turns {
+        t.answer_ms.clear();
+    }
+    replay.to_json()
+}
+
+/// [`without_times`] of a file's bytes, also checking that the file is the replay's own JSON.
+fn bytes_without_times(bytes: &[u8]) -> String {
+    let text = std::str::from_utf8(bytes).unwrap();
+    let mut replay = gbely_world::Replay::from_json(text).unwrap();
+    assert_eq!(replay.to_json(), text.trim_end(), "a file gbely wrote is its replay's JSON");
+    without_times(&mut replay)
 }

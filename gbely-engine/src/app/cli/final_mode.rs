@@ -39,12 +39,13 @@ pub(super) fn cmd_final(a: FinalArgs) -> Result<u8> {
     unique_names(&mut seat_names);
     let specs: Vec<(String, String)> = seat_specs.iter().map(|s| s.to_string()).zip(seat_names).collect();
     let default_dir = format!("{}-final-{}", timestamp(), file_stem(&a.agents[0]));
-    let (played, served) = run_seats(&map, &specs, &a.run, &default_dir, resolved)?;
+    let (played, served) = run_seats(&map, &specs, &a.run, &default_dir, resolved, None)?;
     let (rec, replay_path, python) = (&played.record, played.replay.as_ref(), played.python.as_deref());
     if a.run.json {
         emit_json(played.result_json())?;
     } else if !a.run.quiet {
         print_final(&map, rec, replay_path.map(PathBuf::as_path), python)?;
+        super::play::print_slowest(rec, a.run.game.time_limit)?;
     }
     after_the_match(served, &a.run, replay_path.map(PathBuf::as_path))?;
     // The first agent named is the user's, wherever it was seated.
@@ -52,7 +53,7 @@ pub(super) fn cmd_final(a: FinalArgs) -> Result<u8> {
     Ok(match_exit(rec, Some(mine)))
 }
 
-fn print_final(map: &Map, rec: &MatchRecord, replay: Option<&Path>, python: Option<&str>) -> Result<()> {
+pub(super) fn print_final(map: &Map, rec: &MatchRecord, replay: Option<&Path>, python: Option<&str>) -> Result<()> {
     let mut out = std::io::stdout().lock();
     let total = map.len() as f64;
     writeln!(out, "final {}", headline(map, rec))?;

@@ -159,11 +159,25 @@ struct PlayArgs {
     /// Run this command as your agent instead of a file (any executable speaking the protocol).
     #[arg(long, value_name = "COMMAND", conflicts_with = "agent")]
     agent_cmd: Option<String>,
-    /// The other side: `council`, an agent file, `template`, `expander` or cmd:COMMAND.
-    #[arg(long, short = 'o', default_value = Defaults::OPPONENT)]
-    opponent: String,
+    /// The other side: `council` (the default), an agent file, `template`, `expander` or
+    /// cmd:COMMAND.
+    #[arg(long, short = 'o')]
+    opponent: Option<String>,
     #[command(flatten)]
     map: MapArgs,
+    /// Fork: continue the match of this replay (a duel or a final, complete or cut off) from the
+    /// start of --round with the agents given; its map, seats and rounds are the replay's, and a
+    /// seat nobody is given keeps the replay's own agent (the Council, a built-in agent). See
+    /// docs/debugging.md.
+    #[arg(long, value_name = "REPLAY", requires = "round", conflicts_with_all = ["map", "size"])]
+    from: Option<PathBuf>,
+    /// With --from: the round the agents take over at (the rounds before it are the replay's).
+    #[arg(long, value_name = "N", requires = "from")]
+    round: Option<u32>,
+    /// With --from: the seat your agent plays (default: the first army seat), or SEAT=AGENT to give
+    /// any seat an agent (repeatable; `human` plays it from the browser).
+    #[arg(long, value_name = "SEAT|SEAT=AGENT", requires = "from")]
+    seat: Vec<String>,
     #[command(flatten)]
     run: RunArgs,
 }
@@ -395,8 +409,15 @@ enum ReplayCmd {
         #[arg(long, default_value = "auto", value_parser = ["auto", "always", "never"])]
         color: String,
     },
-    /// Re-simulate the match and check every round, the final state and the result.
-    Verify { file: PathBuf },
+    /// Re-simulate the match and check every round, the final state and the result (answer
+    /// times are measured, not played: they are not compared).
+    Verify {
+        file: PathBuf,
+        /// For a fork (`gbely play --from`): the replay it was forked from, to check that it is
+        /// (its SHA-256) and that the fork's rounds before the fork are its rounds.
+        #[arg(long, value_name = "REPLAY")]
+        source: Option<PathBuf>,
+    },
     /// Shares and units per round, captures, discarded commands per side.
     Stats {
         file: PathBuf,

@@ -20,6 +20,7 @@ pub(super) fn run_seats(
     run: &RunArgs,
     default_dir: &str,
     py: Option<String>,
+    fork: Option<Fork>,
 ) -> Result<(Played, Option<Served>)> {
     let humans: Vec<usize> = specs.iter().enumerate().filter(|(_, (spec, _))| spec == HUMAN).map(|(s, _)| s).collect();
     if humans.len() > 1 {
@@ -77,9 +78,17 @@ pub(super) fn run_seats(
     let show = !run.quiet && !run.json && humans.is_empty();
     let mut progress = Progress { bar: progress_bar(run.game.rounds, show), verbose: run.verbose };
     let speed = run.watch.watch_speed.or(run.watch.projection.then_some(1.0));
+    // A fork's rounds before it are the source's: the page catches up with them at once.
+    let caught_up = fork.as_ref().map_or(0, |f| f.record.round);
+    if let Some(f) = fork {
+        plan.resume = Some(f.head);
+        plan.fork = Some(f.record);
+    }
     let mut observer = Watched {
         progress: &mut progress,
-        watch: served.as_ref().map(|s| WatchObserver::new(s.live.clone(), map.clone(), speed)),
+        watch: served
+            .as_ref()
+            .map(|s| WatchObserver::new(s.live.clone(), map.clone(), speed).catching_up_to(caught_up)),
     };
     let guard = stop_guard()?;
     adopt_orphans();
@@ -189,12 +198,23 @@ pub(super) fn match_exit(rec: &MatchRecord, user_seat: Option<usize>) -> u8 {
     }
 }
 
+/// A match forked from a replay ([`crate::app::runs::fork`]): the source's rounds before the
+/// fork, and the record of where it came from.
+pub(super) struct Fork {
+    head: Arc<gbely_world::Replay>,
+    record: gbely_world::replay::ForkRecord,
+}
+
 pub(super) fn cmd_play(a: PlayArgs) -> Result<u8> {
+    if let Some(from) = a.from.clone() {
+        return cmd_fork(a, &from);
+    }
     let agent = match (&a.agent, &a.agent_cmd) {
         (Some(f), None) => f.clone(),
         (None, Some(c)) => format!("cmd:{c}"),
         _ => bail!("name your agent: `gbely play my_agent.py` (or --agent-cmd COMMAND)"),
     };
+    let opponent = a.opponent.clone().unwrap_or_else(|| Defaults::OPPONENT.to_string());
     let map = Arc::new(load_map(&a.map.map, a.map.size.as_deref())?);
     if map.seats().len() != 2 {
         bail!(
@@ -203,25 +223,160 @@ pub(super) fn cmd_play(a: PlayArgs) -> Result<u8> {
             map.seats().len()
         );
     }
-    for spec in [&agent, &a.opponent] {
+    for spec in [&agent, &opponent] {
         if spec != HUMAN {
             check_spec(spec)?;
         }
     }
-    let default_dir = format!("{}-{}-vs-{}", timestamp(), file_stem(&agent), file_stem(&a.opponent));
-    let py = run_python(a.run.game.python.as_deref(), &[&agent, &a.opponent])?;
+    let default_dir = format!("{}-{}-vs-{}", timestamp(), file_stem(&agent), file_stem(&opponent));
+    let py = run_python(a.run.game.python.as_deref(), &[&agent, &opponent])?;
     let reader = py.clone().unwrap_or_else(|| python(a.run.game.python.as_deref()));
-    let mut names = [named(&agent, &reader), named(&a.opponent, &reader)];
+    let mut names = [named(&agent, &reader), named(&opponent, &reader)];
     unique_names(&mut names);
-    let specs = [(agent.clone(), names[0].clone()), (a.opponent.clone(), names[1].clone())];
-    let (played, served) = run_seats(&map, &specs, &a.run, &default_dir, py)?;
+    let specs = [(agent.clone(), names[0].clone()), (opponent.clone(), names[1].clone())];
+    let (played, served) = run_seats(&map, &specs, &a.run, &default_dir, py, None)?;
     if a.run.json {
         emit_json(played.result_json())?;
     } else if !a.run.quiet {
         print_summary(&map, &played.record, played.replay.as_deref(), &played.logs, played.python.as_deref())?;
+        print_slowest(&played.record, a.run.game.time_limit)?;
     }
     after_the_match(served, &a.run, played.replay.as_deref())?;
     Ok(match_exit(&played.record, Some(0)))
+}
+
+/// `gbely play --from R --round N`: the match of `R` continued from the start of round `N` with
+/// the agents given (see [`crate::app::runs::fork`]).
+fn cmd_fork(a: PlayArgs, from: &Path) -> Result<u8> {
+    use crate::app::runs::fork::{fork_at, own_agents};
+    let read = crate::replays::read_replay_or_cut(from)?;
+    let source = read.replay;
+    let round = a.round.expect("clap: --from requires --round");
+    if a.run.game.rounds != constants::ROUNDS && a.run.game.rounds != source.rounds {
+        bail!(
+            "--rounds {}: a fork plays the rounds of the match it continues ({} in {})",
+            a.run.game.rounds,
+            source.rounds,
+            from.display()
+        );
+    }
+    let (head, record, map) =
+        fork_at(&source, round).with_context(|| format!("cannot fork {} at round {round}", from.display()))?;
+    if read.cut_short {
+        eprintln!(
+            "gbely: note: {} stops after round {} (its match was cut off); the fork replays the rounds it holds",
+            from.display(),
+            source.turns.len().saturating_sub(1)
+        );
+    }
+    let seats = map.seats().len();
+    let mut agents = own_agents(&source);
+    let seat_no = |text: &str| -> Result<usize> {
+        match text.trim().parse::<usize>() {
+            Ok(s) if s < seats => Ok(s),
+            _ => bail!(
+                "--seat {text}: the replay's map has seats 0…{} (see its seats: gbely replay show {})",
+                seats - 1,
+                from.display()
+            ),
+        }
+    };
+    let mut mine = None;
+    for given in &a.seat {
+        match given.split_once('=') {
+            Some((seat, spec)) => agents[seat_no(seat)?] = Some(spec.to_string()),
+            None => mine = Some(seat_no(given)?),
+        }
+    }
+    let yours = match (&a.agent, &a.agent_cmd) {
+        (Some(f), None) => Some(f.clone()),
+        (None, Some(c)) => Some(format!("cmd:{c}")),
+        _ => None,
+    };
+    let first_army = map.seats().iter().position(|s| s.role == gbely_rules::SeatRole::Army).unwrap_or(0);
+    let user_seat = mine.unwrap_or(first_army);
+    if let Some(spec) = &yours {
+        agents[user_seat] = Some(spec.clone());
+    } else if mine.is_some() {
+        bail!(
+            "--seat {user_seat}: name the agent that plays it (`gbely play my_agent.py --from … --seat {user_seat}`)"
+        );
+    }
+    if let Some(opponent) = &a.opponent {
+        if seats != 2 {
+            bail!("--opponent is a duel's; give the seats of a final as --seat SEAT=AGENT");
+        }
+        agents[1 - user_seat] = Some(opponent.clone());
+    }
+    let missing: Vec<String> = agents
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| a.is_none())
+        .map(|(s, _)| format!("seat {s} ({})", crate::text::printable(&source.seats[s].name)))
+        .collect();
+    if !missing.is_empty() {
+        bail!(
+            "{} of {} played by an agent that is not in the replay: give it, e.g. `gbely play my_agent.py --from {} \
+             --round {round}` (your agent in the first army seat) or --seat SEAT=AGENT",
+            missing.join(", "),
+            from.display(),
+            from.display()
+        );
+    }
+    let agents: Vec<String> = agents.into_iter().flatten().collect();
+    if agents.iter().filter(|s| *s == HUMAN).count() > 1 {
+        bail!("one human seat per match (the page plays one seat)");
+    }
+    for spec in agents.iter().filter(|s| *s != HUMAN) {
+        check_spec(spec)?;
+    }
+    let all: Vec<&str> = agents.iter().map(String::as_str).collect();
+    let py = run_python(a.run.game.python.as_deref(), &all)?;
+    let reader = py.clone().unwrap_or_else(|| python(a.run.game.python.as_deref()));
+    let mut names: Vec<String> = agents.iter().map(|spec| named(spec, &reader)).collect();
+    unique_names(&mut names);
+    let specs: Vec<(String, String)> = agents.iter().cloned().zip(names).collect();
+    let default_dir = format!("{}-{}-fork-{round}", timestamp(), file_stem(&agents[user_seat]));
+    let mut run = a.run;
+    run.game.rounds = source.rounds;
+    let (sha, fork_round) = (record.source.clone(), record.round);
+    let (played, served) = run_seats(&map, &specs, &run, &default_dir, py, Some(Fork { head, record }))?;
+    if run.json {
+        let mut doc = played.result_json();
+        doc["fork"] = json!({ "from": from.display().to_string(), "source": sha, "round": fork_round });
+        emit_json(doc)?;
+    } else if !run.quiet {
+        println!("fork of {} at round {fork_round} (source sha256 {})", from.display(), &sha[..16]);
+        if seats == 2 {
+            print_summary(&map, &played.record, played.replay.as_deref(), &played.logs, played.python.as_deref())?;
+        } else {
+            super::final_mode::print_final(&map, &played.record, played.replay.as_deref(), played.python.as_deref())?;
+        }
+        print_slowest(&played.record, run.game.time_limit)?;
+    }
+    after_the_match(served, &run, played.replay.as_deref())?;
+    Ok(match_exit(&played.record, Some(user_seat)))
+}
+
+/// The slowest answers of each timed seat, against the time limit: where the 2 s go.
+pub(super) fn print_slowest(rec: &MatchRecord, limit: TimeLimit) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    let of = limit.as_secs_f64().map_or(String::new(), |l| format!(" of {}", seconds(l)));
+    for (s, slowest) in rec.slowest.iter().enumerate().filter(|(_, v)| !v.is_empty()) {
+        let rounds: Vec<String> =
+            slowest.iter().map(|&(r, ms)| format!("round {r}: {}{of}", seconds(f64::from(ms) / 1000.0))).collect();
+        writeln!(out, "  slowest answers of {}: {}", crate::text::printable(&rec.names[s]), rounds.join(", "))?;
+    }
+    Ok(())
+}
+
+/// `1.91 s`, `2 s`, `0.004 s`: seconds as a person reads them.
+pub(crate) fn seconds(s: f64) -> String {
+    if s >= 0.1 || s == 0.0 {
+        format!("{} s", format!("{s:.2}").trim_end_matches('0').trim_end_matches('.'))
+    } else {
+        format!("{s:.3} s")
+    }
 }
 
 /// The interpreter for the Python agents among `specs`, resolved once for the whole run (`None`

@@ -73,9 +73,13 @@ pub(super) fn cmd_replay(cmd: ReplayCmd) -> Result<u8> {
             }
             write_notes(&mut out, &replay, round, seat)?;
         }
-        ReplayCmd::Verify { file } => {
+        ReplayCmd::Verify { file, source } => {
             let read = crate::replays::read_replay_or_cut(&file)?;
             let replay = read.replay;
+            if let Err(why) = check_fork(&mut out, &replay, source.as_deref()) {
+                writeln!(out, "MISMATCH in {}: {why}", file.display())?;
+                return Ok(exit::VERIFY_FAILED);
+            }
             match verify(&replay) {
                 Ok(v) if read.cut_short => {
                     writeln!(out, "{}", cut_short_line(&file, &replay))?;
@@ -100,6 +104,51 @@ pub(super) fn cmd_replay(cmd: ReplayCmd) -> Result<u8> {
         }
     }
     Ok(exit::OK)
+}
+
+/// `replay verify` of a fork: says where it came from, and with its `source` checks that it is
+/// that replay's fork (the SHA-256 it names) and that its rounds before the fork are the
+/// source's (every seat's cells, units and discarded commands; the answers may be recorded in
+/// another form, a built-in's regenerated there and stored here). Re-simulating the fork's file
+/// then checks both parts as one match.
+fn check_fork(out: &mut impl Write, replay: &gbely_world::Replay, source: Option<&Path>) -> Result<(), String> {
+    let Some(fork) = &replay.fork else {
+        return match source {
+            Some(_) => Err("--source: this replay is not a fork (it records no source)".into()),
+            None => Ok(()),
+        };
+    };
+    let (r, short) = (fork.round, &fork.source[..fork.source.len().min(16)]);
+    let _ = writeln!(
+        out,
+        "a fork at round {r} of the replay with SHA-256 {short}…: rounds before {r} are its, played again"
+    );
+    let Some(path) = source else { return Ok(()) };
+    let source = crate::replays::read_replay_or_cut(path).map_err(|e| e.to_string())?.replay;
+    let sha = crate::app::runs::fork::replay_sha256(&source);
+    if sha != fork.source {
+        return Err(format!(
+            "{} is not its source: its SHA-256 is {}…, the fork's source {short}…",
+            path.display(),
+            &sha[..16]
+        ));
+    }
+    for k in 0..r as usize {
+        let (mine, theirs) = (replay.turns.get(k), source.turns.get(k));
+        let same = match (mine, theirs) {
+            (Some(a), Some(b)) => {
+                a.cells == b.cells
+                    && a.units.iter().map(|u| u.to_bits()).eq(b.units.iter().map(|u| u.to_bits()))
+                    && a.discarded == b.discarded
+            }
+            _ => false,
+        };
+        if !same {
+            return Err(format!("round {k} is not the source's round {k} (the fork's rounds before {r} must be)"));
+        }
+    }
+    let _ = writeln!(out, "its rounds 0…{} are {}'s", r.saturating_sub(1), path.display());
+    Ok(())
 }
 
 /// What a reader says of a file cut short (`replays::ReadReplay::cut_short`): where it stops,

@@ -5,6 +5,7 @@
 //! * [`agent_spec`]: what an agent spec names (a file, an example, a built-in, `cmd:`), its
 //!   display name, and the check that it can run; [`program`]: `cmd:` commands' words and
 //!   whether a program (and its `#!` interpreter) can be started;
+//! * [`fork`]: a match continued from any round of a replay;
 //! * [`folders`]: run folders (the players of a match, with their limits, are built by
 //!   [`service`](crate::app::service));
 //! * [`results`]: the result document and the summary's notes;
@@ -15,6 +16,7 @@
 pub mod agent_spec;
 pub mod final_match;
 pub mod folders;
+pub mod fork;
 pub mod interpreter;
 pub mod maps;
 pub mod program;
