@@ -210,6 +210,13 @@ impl Session {
         }
     }
 
+    /// Names the seats' players anew (a fork's, `replays::session_after`); one name per seat.
+    /// Call before recording starts.
+    pub fn set_names(&mut self, names: Vec<String>) {
+        assert_eq!(names.len(), self.names.len(), "one name per seat");
+        self.names = names;
+    }
+
     /// Marks the match as a fork of another (its replay says so, [`gbely_world::Replay::fork`]).
     /// Call before recording starts.
     pub fn set_fork(&mut self, fork: gbely_world::replay::ForkRecord) {

@@ -508,3 +508,27 @@ impl ReplayCore {
         py.allow_threads(|| dataset_of(&data, s, (gh, gw))).into_dict(py)
     }
 }
+
+/// A replay given from Python: a `gbely.Replay`, or the path of a replay file (one cut short by
+/// a killed match is read up to its last round).
+pub(crate) fn replay_arg(obj: &Bound<'_, PyAny>) -> PyResult<Replay> {
+    if let Ok(doc) = obj.getattr("doc") {
+        let text: String = obj.py().import("json")?.call_method1("dumps", (doc,))?.extract()?;
+        return Replay::from_json(&text).map_err(|e| ReplayError::new_err(e.to_string()));
+    }
+    let path: PathBuf = obj
+        .extract()
+        .map_err(|_| pyo3::exceptions::PyTypeError::new_err("replay: give a gbely.Replay or a replay file's path"))?;
+    let read = obj.py().allow_threads(|| gbely_engine::replays::read_replay_or_cut(&path)).map_err(file_error)?;
+    Ok(read.replay)
+}
+
+/// A fork of `source` at the start of `round` (`gbely_engine::app::runs::fork`): its head, where
+/// it came from, its map. A round not played, or a replay this build plays otherwise, is a
+/// `ValueError` that says so.
+pub(crate) fn fork_of(
+    source: &Replay,
+    round: u32,
+) -> PyResult<(Arc<Replay>, gbely_world::replay::ForkRecord, Arc<Map>)> {
+    gbely_engine::app::runs::fork::fork_at(source, round).map_err(|e| PyValueError::new_err(e.to_string()))
+}

@@ -234,6 +234,39 @@ impl Arena {
         self.keep_before();
     }
 
+    /// A match continued from the start of round `fork.round` of a replay (`head`: its rounds
+    /// before, played again from its answers), the seats then played as this environment's.
+    pub(crate) fn reset_from(
+        &mut self,
+        head: &gbely_world::Replay,
+        fork: gbely_world::replay::ForkRecord,
+        map: Arc<Map>,
+        record: bool,
+    ) -> Result<(), String> {
+        if let Some(e) = self.refuses(&map) {
+            return Err(e);
+        }
+        let names = self.bot_names.iter().enumerate().map(|(k, b)| b.clone().unwrap_or_else(|| format!("seat {k}")));
+        let names: Vec<String> = names.collect();
+        let bot_names = self.bot_names.clone();
+        self.session = gbely_engine::replays::session_after(head, map.clone(), |s| {
+            s.set_names(names);
+            for (k, b) in bot_names.iter().enumerate() {
+                s.set_builtin(k as u8, b.as_deref());
+            }
+            s.set_fork(fork);
+            if record {
+                s.record();
+            }
+        });
+        self.map = map;
+        // The built-in agents start afresh at the fork, as a fork's agents do.
+        self.bots = Self::bots_of(&self.bot_names);
+        self.obs_seat = None;
+        self.keep_before();
+        Ok(())
+    }
+
     /// Notes every seat's share and cells now, as "before" the next round.
     fn keep_before(&mut self) {
         // Reused (no allocation per round): taken out while the session is read.
@@ -426,6 +459,23 @@ impl EnvCore {
             self.arena.session.record();
         }
         Ok(())
+    }
+
+    /// A match continued from the start of `round` of `replay` (a `gbely.Replay` or a file's
+    /// path): its rounds before are played again from its answers, the seats then played as
+    /// this environment's. The replay's map must fit the environment (its grid, its seats).
+    fn reset_from(&mut self, py: Python<'_>, replay: Bound<'_, PyAny>, round: u32) -> PyResult<()> {
+        let source = crate::dataset::replay_arg(&replay)?;
+        let (head, fork, map) = py.allow_threads(|| crate::dataset::fork_of(&source, round))?;
+        if map.grid().width() != self.arena.map.width() || map.grid().height() != self.arena.map.height() {
+            if let Some(e) = self.arena.refuses(&map) {
+                return Err(PyValueError::new_err(e));
+            }
+            self.ids = id_strings(py, map.grid());
+        }
+        let record = self.record;
+        let arena = &mut self.arena;
+        py.allow_threads(|| arena.reset_from(&head, fork, map, record)).map_err(PyValueError::new_err)
     }
 
     #[getter]

@@ -80,6 +80,62 @@ impl PyMatch {
         Ok(PyMatch { session, ids, councils })
     }
 
+    /// The match of a replay continued from the start of `round` (a fork: `gbely play --from`):
+    /// the replay's rounds before it are played again from its answers, and from `round` on
+    /// every seat is yours but the Council's (`council`: the seats the built-in Council plays;
+    /// default: those it played in the replay). `replay`: a `gbely.Replay` or a replay file's
+    /// path (one cut short by a killed match is read up to its last round). The match's replay
+    /// (`record=True`) keeps those rounds and says where it came from. A round the replay did not
+    /// reach, or a replay this build plays otherwise, is a `ValueError` that says so.
+    #[staticmethod]
+    #[pyo3(signature = (replay, round, council = None, names = None, record = false))]
+    fn from_replay(
+        py: Python<'_>,
+        replay: Bound<'_, PyAny>,
+        round: u32,
+        council: Option<Vec<usize>>,
+        names: Option<Vec<String>>,
+        record: bool,
+    ) -> PyResult<Self> {
+        let source = crate::dataset::replay_arg(&replay)?;
+        let (head, fork, map) = py.allow_threads(|| crate::dataset::fork_of(&source, round))?;
+        let seats = map.seats().len();
+        let council = council.unwrap_or_else(|| {
+            (0..seats)
+                .filter(|&k| {
+                    let s = &source.seats[k];
+                    s.builtin.as_deref().map_or(s.name == "council", |b| b == gbely_engine::builtins::BUILTIN_COUNCIL)
+                })
+                .collect()
+        });
+        if let Some(&bad) = council.iter().find(|&&k| k >= seats) {
+            return Err(PyValueError::new_err(format!("seat {bad} does not exist: the map has {seats} seats")));
+        }
+        let names = match names {
+            Some(n) if n.len() == seats => n,
+            Some(n) => return Err(PyValueError::new_err(format!("{} names for {seats} seats", n.len()))),
+            None => (0..seats)
+                .map(|k| if council.contains(&k) { "council".to_string() } else { format!("seat {k}") })
+                .collect(),
+        };
+        let ids = id_strings(py, map.grid());
+        let councils = (0..seats).map(|k| council.contains(&k).then(Council::new)).collect();
+        let session = py.allow_threads(|| {
+            gbely_engine::replays::session_after(&head, map, |session| {
+                session.set_names(names);
+                for k in 0..seats {
+                    let builtin = council.contains(&k).then_some(gbely_engine::builtins::BUILTIN_COUNCIL);
+                    session.set_builtin(k as u8, builtin);
+                }
+                session.set_fork(fork);
+                if record {
+                    session.record();
+                }
+            })
+        });
+        Ok(PyMatch { session, ids, councils })
+    }
+
     /// The current round (0-based; the last one played once the match is over).
     #[getter]
     fn round(&self) -> u32 {

@@ -17,7 +17,7 @@ pub use stats::{stats, stats_text};
 pub use terminal::{render_frame, render_legend, seat_colors, terrain_color, SeatColor};
 pub use verify::{
     answer_commands, expanded, observation_at, recorded_answer, resimulate, resimulate_observing,
-    resimulate_regenerating, verify, Mismatch, Verified,
+    resimulate_regenerating, session_after, verify, Mismatch, Verified,
 };
 
 use std::io::Read;

@@ -22,7 +22,16 @@ use crate::wire::{command_to_value, observation_json};
 /// file's, untouched; a built-in agent's regenerated commands ([`Answer::Regen`]) are decided
 /// again from the same observations; a seat with no answer recorded plays nothing.
 pub fn resimulate(replay: &Replay, map: Arc<Map>, each: impl FnMut(usize, &Match, &RoundReport) -> bool) -> Match {
-    replay_session(replay, map, false, each, |_| false, |_, _, _, _| {}).into_state()
+    replay_session(replay, map, |_| {}, each, |_| false, |_, _, _, _| {}).into_state()
+}
+
+/// The session of a match continued from a replay's rounds (a fork's head,
+/// `app::runs::fork::fork_at`): every round of `head` played again from its answers (a built-in
+/// agent's decided again, the answer times kept), ready for the round after. `prepare` sets the
+/// session up before the first round: who plays each seat from then on (its built-in agent), its
+/// names, the fork's record, its recording.
+pub fn session_after(head: &Replay, map: Arc<Map>, prepare: impl FnOnce(&mut Session)) -> Session {
+    replay_session(head, map, prepare, |_, _, _| true, |_| false, |_, _, _, _| {})
 }
 
 /// [`resimulate`], also handing `regenerated` the commands each built-in seat decided again
@@ -40,7 +49,7 @@ pub fn resimulate_regenerating(
             regenerated(r, s, c);
         }
     };
-    replay_session(replay, map, false, each, watch, seen).into_state()
+    replay_session(replay, map, |_| {}, each, watch, seen).into_state()
 }
 
 /// [`resimulate`], also handing `seen` what each watched seat (`watch`) received and did, before
@@ -55,15 +64,15 @@ pub fn resimulate_observing(
     seen: impl FnMut(usize, u8, &Observation, Option<&[gbely_rules::Command]>),
     each: impl FnMut(usize, &Match, &RoundReport) -> bool,
 ) -> Match {
-    replay_session(replay, map, false, each, watch, seen).into_state()
+    replay_session(replay, map, |_| {}, each, watch, seen).into_state()
 }
 
-/// [`resimulate`], keeping the session (and its record, when `record`); `watch` and `seen` as in
-/// [`resimulate_observing`].
+/// [`resimulate`], keeping the session (set up by `prepare` before the first round: its
+/// recording, …); `watch` and `seen` as in [`resimulate_observing`].
 fn replay_session(
     replay: &Replay,
     map: Arc<Map>,
-    record: bool,
+    prepare: impl FnOnce(&mut Session),
     mut each: impl FnMut(usize, &Match, &RoundReport) -> bool,
     watch: impl Fn(u8) -> bool,
     mut seen: impl FnMut(usize, u8, &Observation, Option<&[gbely_rules::Command]>),
@@ -76,9 +85,7 @@ fn replay_session(
     for (s, r) in replay.seats.iter().enumerate().take(seats) {
         session.set_builtin(s as u8, r.builtin.as_deref());
     }
-    if record {
-        session.record_with_changes();
-    }
+    prepare(&mut session);
     let mut obs = Observation::default();
     for (r, t) in replay.turns.iter().enumerate() {
         if session.is_over() {
@@ -107,6 +114,9 @@ fn replay_session(
                     session.submit(seat, a);
                 }
             }
+            if let Some(ms) = t.answer_ms.get(s).copied().flatten() {
+                session.time(seat, f64::from(ms) / 1000.0);
+            }
         }
         session.advance();
         if !each(r, session.state(), session.report()) {
@@ -124,7 +134,7 @@ pub fn expanded(replay: &Replay) -> Result<Cow<'_, Replay>, String> {
     }
     let map = Arc::new(replay.check().map_err(|e| e.to_string())?);
     super::within_budget(replay, &map, super::Work::Changes)?;
-    let session = replay_session(replay, map, true, |_, _, _| true, |_| false, |_, _, _, _| {});
+    let session = replay_session(replay, map, Session::record_with_changes, |_, _, _| true, |_| false, |_, _, _, _| {});
     let rebuilt = session.replay_so_far().expect("recorded");
     let mut out = replay.clone();
     for (t, r) in out.turns.iter_mut().zip(rebuilt.turns) {

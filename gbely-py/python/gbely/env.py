@@ -105,6 +105,21 @@ def _act(core: EnvCore, seat: int, action: Any, grid: Tuple[int, int]) -> None:
     core.act(seat, *cell_arrays(kind, fraction, grid, "an action"))
 
 
+def _fork(core: EnvCore, options: Optional[dict]) -> bool:
+    """``reset(options={"replay": r, "round": n})``: the episode continues the match of a replay
+    (a :class:`gbely.Replay` or a file's path) from the start of round ``n``, its rounds before
+    played again from its answers (a fork, as ``gbely play --from``); False when not asked."""
+    replay = (options or {}).get("replay")
+    if replay is None:
+        return False
+    if "round" not in options:
+        raise ValueError("reset(options={'replay': ..., 'round': N}): give the round the episode starts at")
+    if options.get("map") is not None:
+        raise ValueError("reset(options=...): a fork plays the replay's own map; give 'replay' or 'map', not both")
+    core.reset_from(replay, int(options["round"]))
+    return True
+
+
 def _observe(core: EnvCore, seat: int, with_dict: bool, share: bool = True) -> Tuple[dict, dict]:
     arrays = core.observe(seat)
     info: Dict[str, Any] = {"action_mask": arrays.pop("action_mask")}
@@ -128,7 +143,8 @@ class GbelyEnv(gymnasium.Env):
     the arrays' shape (the map's by default; padding as the module says). ``maps``: a map drawn
     at every reset (:class:`MapSampler`; the first map is drawn from seed 0 unless ``map`` is
     given). ``reset(options={"map": ...})`` changes the map (any that fits the grid, with the
-    same seats). ``info_share=False`` leaves ``info["share"]`` out. ``record``: keep each
+    same seats); ``reset(options={"replay": r, "round": n})`` starts the episode at round ``n`` of
+    a replay's match (a fork: learning from hard positions). ``info_share=False`` leaves ``info["share"]`` out. ``record``: keep each
     episode's replay for :meth:`save_replay` (seat names ``seat K`` and the built-in opponents'
     names). ``render_mode``: ``"rgb_array"`` or ``"html"`` (see :meth:`render`).
 
@@ -166,6 +182,9 @@ class GbelyEnv(gymnasium.Env):
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
         super().reset(seed=seed)
+        if _fork(self._core, options):
+            self._map = self._core.map
+            return _observe(self._core, self.seat, self.observation_dict, self.info_share)
         new_map = (options or {}).get("map")
         if new_map is not None:
             m = _map(new_map)
@@ -269,8 +288,9 @@ def _parallel_class():
             if seed is not None:
                 for k, a in enumerate(self.possible_agents):
                     self._act_spaces[a].seed(seed + k)
-            new_map = (options or {}).get("map")
-            self._core.reset(_map(new_map) if new_map is not None else None)
+            if not _fork(self._core, options):
+                new_map = (options or {}).get("map")
+                self._core.reset(_map(new_map) if new_map is not None else None)
             self.agents = list(self.possible_agents)
             observations, infos = {}, {}
             for a in self.agents:
