@@ -8,6 +8,7 @@ pub mod cli;
 pub mod inspect;
 pub mod league;
 pub mod requests;
+pub mod rerun;
 pub mod runs;
 pub mod service;
 pub mod stand;

@@ -32,6 +32,7 @@ mod processes;
 mod properties;
 mod reader_memory;
 mod replays;
+mod rerun;
 mod resume;
 mod rust_template;
 mod session_conformance;
