@@ -12,4 +12,5 @@ pub mod rerun;
 pub mod runs;
 pub mod service;
 pub mod stand;
+pub mod transfer;
 pub mod web;

@@ -38,4 +38,5 @@ mod rust_template;
 mod session_conformance;
 mod spec_examples;
 mod tournament;
+mod transfer;
 mod viewer;

@@ -17,6 +17,7 @@ mod play;
 mod replay;
 mod rerun;
 mod stand;
+mod transfer;
 
 use ab::{cmd_ab, AbArgs};
 use arena::{cmd_arena, ArenaCmd};
@@ -29,6 +30,7 @@ use pack::cmd_pack;
 use play::cmd_play;
 use replay::cmd_replay;
 use stand::{cmd_stand, StandArgs};
+use transfer::{cmd_transfer, TransferArgs, TRANSFER_HELP};
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -96,6 +98,8 @@ Examples:
   gbely play a.py --opponent b.py            a duel of two agent files
   gbely check my_agent.py                    the submission check
   gbely final my_agent.py --fill expander    rehearse the 8-army final
+  gbely transfer my_agent.py                 its share on the reference map and on final maps
+  gbely replay rerun R.json.gz --agent my_agent.py   reproduce the judge's rounds of seat 0
   gbely replay view gbely-runs/…/replay.json.gz --open   watch a match
   gbely map show seed:abc --size 40          look at a map";
 
@@ -139,6 +143,10 @@ enum Cmd {
     /// organisers' pages and the live final (see docs/arena.md).
     #[command(subcommand)]
     Arena(ArenaCmd),
+    /// Transfer to the hidden final: your agent's share on the reference map beside its shares
+    /// on generated final maps (eight armies), against each level of the Council, with intervals.
+    #[command(after_help = TRANSFER_HELP)]
+    Transfer(TransferArgs),
     /// Serve a built-in Rust agent over the line protocol on stdin/stdout (e.g. `council`).
     Serve {
         /// `council`, `council:easy`, `council:strong`, `template-rs` or `expander-rs`.
@@ -606,8 +614,9 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 
 /// `gbely my_agent.py` means `gbely play my_agent.py`.
 fn with_default_subcommand(mut args: Vec<OsString>) -> Vec<OsString> {
-    const KNOWN: [&str; 13] = [
+    const KNOWN: [&str; 14] = [
         "play", "check", "map", "serve", "help", "replay", "final", "league", "agents", "ab", "pack", "stand", "arena",
+        "transfer",
     ];
     if let Some(first) = args.get(1).and_then(|a| a.to_str()) {
         let a_file = !first.starts_with('-') && !KNOWN.contains(&first);
@@ -632,6 +641,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Cmd::Arena(a) => cmd_arena(a),
         Cmd::Ab(a) => cmd_ab(a),
         Cmd::Pack(a) => cmd_pack(a),
+        Cmd::Transfer(a) => cmd_transfer(a),
         Cmd::Serve { name } => match crate::builtins::builtin_agent(&name) {
             Some(mut agent) => {
                 crate::runner::serve::serve_stdio(agent.as_mut())?;
