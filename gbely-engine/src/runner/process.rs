@@ -445,6 +445,15 @@ impl ProcessPlayer {
         from_agent
     }
 
+    /// Stops the agent with everything it started, as after a violation: it starts afresh before
+    /// its next observation, its memory lost. `gbely replay rerun` does this where the judge
+    /// restarted the agent after a violation that the rerun did not repeat, so the agent sees
+    /// what the judge's saw.
+    pub fn restart(&mut self, why: &str) {
+        self.note(&format!("stopped, to be restarted before the next round: {why}"));
+        self.kill();
+    }
+
     fn violation(&mut self, kind: ViolationKind, detail: String) -> PlayerAnswer {
         self.note(&format!("violation ({}): {detail}; the agent is stopped and restarted", kind.wire()));
         self.kill();

@@ -15,7 +15,9 @@ mod maps;
 mod pack;
 mod play;
 mod replay;
+mod rerun;
 mod stand;
+mod transfer;
 
 use ab::{cmd_ab, AbArgs};
 use arena::{cmd_arena, ArenaCmd};
@@ -28,6 +30,7 @@ use pack::cmd_pack;
 use play::cmd_play;
 use replay::cmd_replay;
 use stand::{cmd_stand, StandArgs};
+use transfer::{cmd_transfer, TransferArgs, TRANSFER_HELP};
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -72,6 +75,9 @@ pub mod exit {
     /// `replay verify`: the rounds the file holds verify, but it was cut short (its match was
     /// killed before the replay was finished): never a whole match's replay.
     pub const CUT_SHORT: u8 = 6;
+    /// `replay rerun`: the agent violated (a timeout, a crash, an unreadable answer) in a round
+    /// rerun.
+    pub const RERUN_VIOLATION: u8 = 7;
     /// Stopped by Ctrl-C or SIGTERM (128 + SIGINT, as shells report it).
     pub const INTERRUPTED: u8 = 130;
 }
@@ -83,7 +89,7 @@ Python processes), or cmd:COMMAND (any executable speaking the line protocol).
 
 Exit codes: 0 ok, 1 error, 2 bad usage, 3 your agent was disqualified, 4 `check` failed,
 5 `replay verify` found a difference, 6 `replay verify`: the rounds verify but the file was
-cut short (its match was killed), 130 interrupted (Ctrl-C or SIGTERM: the agents are
+cut short (its match was killed), 7 `replay rerun`: the agent violated in a round, 130 interrupted (Ctrl-C or SIGTERM: the agents are
 stopped and the replay of the rounds played is written, marked interrupted).
 
 Examples:
@@ -92,6 +98,8 @@ Examples:
   gbely play a.py --opponent b.py            a duel of two agent files
   gbely check my_agent.py                    the submission check
   gbely final my_agent.py --fill expander    rehearse the 8-army final
+  gbely transfer my_agent.py                 its share on the reference map and on final maps
+  gbely replay rerun R.json.gz --agent my_agent.py   reproduce the judge's rounds of seat 0
   gbely replay view gbely-runs/…/replay.json.gz --open   watch a match
   gbely map show seed:abc --size 40          look at a map";
 
@@ -135,6 +143,10 @@ enum Cmd {
     /// organisers' pages and the live final (see docs/arena.md).
     #[command(subcommand)]
     Arena(ArenaCmd),
+    /// Transfer to the hidden final: your agent's share on the reference map beside its shares
+    /// on generated final maps (eight armies), against each level of the Council, with intervals.
+    #[command(after_help = TRANSFER_HELP)]
+    Transfer(TransferArgs),
     /// Serve a built-in Rust agent over the line protocol on stdin/stdout (e.g. `council`).
     Serve {
         /// `council`, `council:easy`, `council:strong`, `template-rs` or `expander-rs`.
@@ -418,6 +430,11 @@ enum ReplayCmd {
         #[arg(long, value_name = "REPLAY")]
         source: Option<PathBuf>,
     },
+    /// Reproduce what the judge saw: feed your agent the observations a seat received in a
+    /// replay, round by round, under the judge's clock and in the sandbox, and report where its
+    /// answer differs from the recorded one, where it violates and how long it took.
+    #[command(after_help = RERUN_HELP)]
+    Rerun(RerunArgs),
     /// Shares and units per round, captures, discarded commands per side.
     Stats {
         file: PathBuf,
@@ -425,6 +442,69 @@ enum ReplayCmd {
         #[arg(long)]
         json: bool,
     },
+}
+
+const RERUN_HELP: &str = "\
+Each round the agent gets the exact observation the seat received in the replay (rebuilt by
+re-simulating the recorded answers, as `replay show --observation` prints it), whatever it
+answers now: the match does not change. It runs as in a match: its own process, in the
+sandbox where this machine allows it, --time-limit per round from sending the observation
+(start-up included in its first round), restarted before the next round after a violation.
+Where the replay records a violation that the rerun does not repeat, the agent is restarted
+too, so its memory is lost where the judge's agent lost it. With --rounds A..B the agent
+starts fresh at round A (the judge's had played the rounds before).
+
+Answers are compared as the engine parses them: command by command (a discarded item by its
+reason), not as text. Notes (`debug`) are not compared. The report lists the rounds that
+differ, violate or take more than 80% of the limit, then a summary; --json lists every round.
+
+Exit codes: 0 the agent did not violate in any round rerun (its answers may differ), 7 it
+violated in some round (a timeout, a crash or an unreadable answer: the report says which
+rounds and whether the replay has them too), 1 error, 130 interrupted.
+
+Examples:
+  gbely replay rerun replay.json.gz --agent my_agent.py              seat 0, every round
+  gbely replay rerun replay.json.gz --agent my_agent.py --rounds 80..90
+  gbely replay rerun final.json.gz --seat 3 --agent my_agent.py --json";
+
+/// `gbely replay rerun`.
+#[derive(Debug, Args)]
+struct RerunArgs {
+    /// The replay (`.json` or `.json.gz`): one `gbely play` wrote, or the arena's.
+    file: PathBuf,
+    /// The seat whose observations the agent gets (0 is the first agent of a duel).
+    #[arg(long, default_value_t = 0)]
+    seat: u8,
+    /// The agent that answers now: a Python file with decide(stav), or cmd:COMMAND.
+    #[arg(long)]
+    agent: String,
+    /// The rounds to rerun: A..B (both included), A.., ..B or one round (default: all).
+    #[arg(long, value_name = "A..B", value_parser = parse_rerun_rounds)]
+    rounds: Option<(Option<u32>, Option<u32>)>,
+    /// Seconds per round: more than 0, at most 3600; `off` for no limit (debugging).
+    #[arg(long, default_value_t = Defaults::TIME_LIMIT, value_name = "SECONDS|off", value_parser = parse_time_limit)]
+    time_limit: TimeLimit,
+    /// Address space allowed to the agent process, in MiB; `off` for no limit.
+    #[arg(long, default_value_t = Defaults::MEMORY_LIMIT, value_name = "MIB|off", value_parser = parse_memory_limit)]
+    memory_limit: MemoryLimit,
+    /// The Python interpreter for agent files (default: $GBELY_PYTHON, else python3; on Windows python, else py).
+    #[arg(long)]
+    python: Option<String>,
+    #[command(flatten)]
+    sandbox: SandboxArgs,
+    /// Folder for the agent's log (default: gbely-runs/<time>-rerun-…).
+    #[arg(long)]
+    run_dir: Option<PathBuf>,
+    /// Print the report as one JSON document on stdout (every round, with its time).
+    #[arg(long)]
+    json: bool,
+    /// No progress on stderr.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+}
+
+fn parse_rerun_rounds(s: &str) -> Result<(Option<u32>, Option<u32>), String> {
+    crate::app::rerun::parse_round_range(s)
 }
 
 #[derive(Debug, Subcommand)]
@@ -555,8 +635,9 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 
 /// `gbely my_agent.py` means `gbely play my_agent.py`.
 fn with_default_subcommand(mut args: Vec<OsString>) -> Vec<OsString> {
-    const KNOWN: [&str; 13] = [
+    const KNOWN: [&str; 14] = [
         "play", "check", "map", "serve", "help", "replay", "final", "league", "agents", "ab", "pack", "stand", "arena",
+        "transfer",
     ];
     if let Some(first) = args.get(1).and_then(|a| a.to_str()) {
         let a_file = !first.starts_with('-') && !KNOWN.contains(&first);
@@ -581,6 +662,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Cmd::Arena(a) => cmd_arena(a),
         Cmd::Ab(a) => cmd_ab(a),
         Cmd::Pack(a) => cmd_pack(a),
+        Cmd::Transfer(a) => cmd_transfer(a),
         Cmd::Serve { name } => match crate::builtins::builtin_agent(&name) {
             Some(mut agent) => {
                 crate::runner::serve::serve_stdio(agent.as_mut())?;

@@ -1,4 +1,4 @@
-//! `gbely replay view|show|verify|stats`.
+//! `gbely replay view|show|verify|stats` (and `rerun`, in `rerun.rs`).
 
 use super::*;
 use crate::text::{printable, printable_lines};
@@ -15,6 +15,7 @@ pub(super) fn cmd_replay(cmd: ReplayCmd) -> Result<u8> {
         Ok(read.replay)
     };
     match cmd {
+        ReplayCmd::Rerun(a) => return super::rerun::cmd_rerun(a),
         ReplayCmd::View { file, output, open } => {
             let replay = read_replay(&file)?;
             let html = crate::replays::viewer::viewer_html(&replay).map_err(|e| anyhow!("{}: {e}", file.display()))?;
