@@ -653,7 +653,26 @@ fn each_structural_fault_is_named_where_it_is() {
         (Box::new(|r| r.version = 2), "a version 2 replay cannot hold cells as steps (`d`"),
         (
             Box::new(move |r| edit_compact(r, t, |c| c.form = gbely_world::replay::CellsForm::Indices)),
-            "a version 3 replay cannot hold cells as indices (`c`",
+            "a version 4 replay cannot hold cells as indices (`c`",
+        ),
+        (Box::new(|r| r.turns[2].answer_ms = vec![Some(5); 3]), "turn 2: 3 answer times for 2 seats"),
+        (
+            Box::new(|r| {
+                r.version = 3;
+                r.turns[1].answer_ms = vec![Some(5), None];
+            }),
+            "turn 1: a version 3 replay cannot hold answer times",
+        ),
+        (
+            Box::new(|r| {
+                r.version = 3;
+                r.fork = Some(gbely_world::replay::ForkRecord { source: "ab".repeat(32), round: 4 });
+            }),
+            "a version 3 replay cannot say where it was forked from",
+        ),
+        (
+            Box::new(|r| r.fork = Some(gbely_world::replay::ForkRecord { source: "ab".repeat(32), round: r.rounds })),
+            "it says the match was forked at round",
         ),
         (
             Box::new(|r| {

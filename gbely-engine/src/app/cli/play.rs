@@ -350,7 +350,7 @@ fn cmd_fork(a: PlayArgs, from: &Path) -> Result<u8> {
         if seats == 2 {
             print_summary(&map, &played.record, played.replay.as_deref(), &played.logs, played.python.as_deref())?;
         } else {
-            super::final_mode::print_final(&map, &played.record, played.replay.as_deref(), played.python.as_deref())?;
+            print_final(&map, &played.record, played.replay.as_deref(), played.python.as_deref())?;
         }
         print_slowest(&played.record, run.game.time_limit)?;
     }
@@ -436,6 +436,74 @@ fn print_summary(
         if let Some(l) = log {
             writeln!(out, "  log of {}: {}", name(s), l.display())?;
         }
+    }
+    if let Some(py) = python {
+        writeln!(out, "  python: {py}")?;
+    }
+    Ok(())
+}
+
+/// The final's summary: the table of finalists, the Council and the neutral cells (shared by
+/// `final` and a fork of a final).
+pub(super) fn print_final(map: &Map, rec: &MatchRecord, replay: Option<&Path>, python: Option<&str>) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    let total = map.len() as f64;
+    writeln!(out, "final {}", headline(map, rec))?;
+    let width = rec.names.iter().map(|n| n.chars().count()).max().unwrap_or(8).max(8);
+    writeln!(
+        out,
+        "  {:>4}  {:<width$}  {:>4} {:<6}  {:>8}  {:>6}  {:>10}  violations",
+        "rank", "agent", "seat", "", "share", "cells", "tie-break"
+    )?;
+    let rows = final_table(map, rec);
+    for r in &rows {
+        writeln!(
+            out,
+            "  {:>4}  {:<width$}  {:>4} {:<6}  {:>8}  {:>6}  {:>10}  {}",
+            r.rank.map_or("DQ".into(), |k| k.to_string()),
+            r.name,
+            r.seat,
+            r.class,
+            r.share.map_or("—".into(), |s| format!("{s:.2} %")),
+            r.cells,
+            r.tiebreak.map_or("-".into(), |t| format!("round {t}")),
+            r.violations
+        )?;
+    }
+    let council = map.seats().len() - 1;
+    let cc = rec.outcome[council].cells;
+    let neutral = map.len() as u32 - rec.outcome.iter().map(|o| o.cells).sum::<u32>();
+    writeln!(
+        out,
+        "        {:<width$}  {:>11}  {:>8}  {:>6}",
+        "council",
+        "",
+        format!("{:.2} %", cc as f64 / total * 100.0),
+        cc
+    )?;
+    writeln!(
+        out,
+        "        {:<width$}  {:>11}  {:>8}  {:>6}",
+        "hbp (neutral)",
+        "",
+        format!("{:.2} %", neutral as f64 / total * 100.0),
+        neutral
+    )?;
+    match rec.council_fell {
+        Some(r) => writeln!(out, "  the Council fell in round {r}")?,
+        None => writeln!(out, "  the Council held out")?,
+    }
+    for (s, name) in rec.names.iter().enumerate() {
+        if let Some(o) = rec.outcome.get(s).and_then(|o| o.disqualified) {
+            let cause =
+                rec.violations[s].last().map_or(String::new(), |(_, _, d)| format!(": {}", crate::text::printable(d)));
+            let name = crate::text::printable(name);
+            writeln!(out, "  {name}: disqualified in round {o} (the fourth violation{cause})")?;
+        }
+    }
+    print_fairness(&mut out, rec)?;
+    if let Some(p) = replay {
+        writeln!(out, "  replay: {}   (gbely replay view {})", p.display(), p.display())?;
     }
     if let Some(py) = python {
         writeln!(out, "  python: {py}")?;
