@@ -802,9 +802,11 @@ fn replay_show_observation_marks_the_discarded_commands_and_who_took_their_cells
     let mut taken = 0;
     for round in 0..40u32 {
         let r = round.to_string();
-        let shown = text(&gbely(&dir, &["replay", "show", "r.json.gz", "--round", &r, "--seat", "0", "--observation"]).stdout);
+        let shown =
+            text(&gbely(&dir, &["replay", "show", "r.json.gz", "--round", &r, "--seat", "0", "--observation"]).stdout);
         let raw = text(
-            &gbely(&dir, &["replay", "show", "r.json.gz", "--round", &r, "--seat", "0", "--observation", "--json"]).stdout,
+            &gbely(&dir, &["replay", "show", "r.json.gz", "--round", &r, "--seat", "0", "--observation", "--json"])
+                .stdout,
         );
         let obs: serde_json::Value = serde_json::from_str(raw.lines().nth(1).unwrap()).unwrap();
         let answer = raw.split("# its answer\n").nth(1).unwrap().lines().next().unwrap();
@@ -826,7 +828,8 @@ fn replay_show_observation_marks_the_discarded_commands_and_who_took_their_cells
             assert_eq!(round % 2, 1, "round {round}: {line}");
             // The cell was seat 0's when it decided: one of its own cells in its observation.
             let item: serde_json::Value =
-                serde_json::from_str(line.split_once(' ').unwrap().1.trim_start().split(" — ").next().unwrap()).unwrap();
+                serde_json::from_str(line.split_once(' ').unwrap().1.trim_start().split(" — ").next().unwrap())
+                    .unwrap();
             let cell = if line.contains("target not owned") { &item["na"] } else { &item["z"] };
             let own = obs["moje_pola"].as_array().unwrap();
             assert!(own.iter().any(|c| &c["id"] == cell), "round {round}: {cell} was not seat 0's: {line}");

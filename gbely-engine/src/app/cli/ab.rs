@@ -279,7 +279,10 @@ mod tests {
         assert!((t.estimate().mean_outcome - 0.5).abs() < 1e-12);
         let shown = progress_estimate(&t);
         let summary = final_estimate(&t, true);
-        assert!(summary.starts_with(&format!("{shown} (95 %, corrected for the early stop), LOS ")), "{shown} | {summary}");
+        assert!(
+            summary.starts_with(&format!("{shown} (95 %, corrected for the early stop), LOS ")),
+            "{shown} | {summary}"
+        );
         let los = format!("LOS {:.1} %", 100.0 * t.estimate().los);
         assert!(live(&t, true).contains(&los) && summary.ends_with(&los), "{summary}");
     }

@@ -44,7 +44,8 @@ pub(super) fn cmd_replay(cmd: ReplayCmd) -> Result<u8> {
                 let seat = seat.expect("clap requires --seat");
                 let (obs, answer) =
                     observation_at(&replay, round, seat).map_err(|e| anyhow!("{}: {e}", file.display()))?;
-                let discards = discards_of(&replay, round, seat, &answer).map_err(|e| anyhow!("{}: {e}", file.display()))?;
+                let discards =
+                    discards_of(&replay, round, seat, &answer).map_err(|e| anyhow!("{}: {e}", file.display()))?;
                 writeln!(
                     out,
                     "# the observation seat {seat} ({}) received in round {round}",

@@ -474,7 +474,8 @@ pub fn run(checked: Checked, dir: &Path, stop: &Arc<AtomicBool>, progress: &mut 
 
 /// The maps of a league's title: "gbely", "gbely and seed:x", "3 maps".
 fn maps_named(maps: &[String]) -> String {
-    let short: Vec<&str> = maps.iter().map(|m| Path::new(m).file_name().and_then(|f| f.to_str()).unwrap_or(m)).collect();
+    let short: Vec<&str> =
+        maps.iter().map(|m| Path::new(m).file_name().and_then(|f| f.to_str()).unwrap_or(m)).collect();
     match short.as_slice() {
         [one] => one.to_string(),
         [a, b] => format!("{a} and {b}"),

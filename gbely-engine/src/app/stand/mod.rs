@@ -250,7 +250,7 @@ impl Stand {
         });
         // The live feeds of the last few matches stay (pages still reading them); older ones are
         // dropped, their pages are the replays' (`/m/ID/` leads to `/r/ID`).
-        if !lock(&self.runs).get(&id).is_some_and(|r| r.live.is_some()) {
+        if lock(&self.runs).get(&id).is_none_or(|r| r.live.is_none()) {
             return;
         }
         let mut kept = lock(&self.kept);
