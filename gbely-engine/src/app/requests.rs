@@ -23,7 +23,7 @@ use super::runs::interpreter::{python, resolve_python};
 use crate::limits::{Defaults, MemoryLimit, TimeLimit};
 use crate::runner::cores::CoreGate;
 use crate::runner::sandbox::{isolation, SandboxMode};
-use crate::tournament::ab::{EloModel, Hypotheses, Sprt, Verdict};
+use crate::tournament::ab::{EloModel, Hypotheses, Interval, Sprt, Verdict};
 use crate::tournament::Standings;
 
 /// How each match of a league or an A/B test is played.
@@ -376,21 +376,13 @@ impl AbReport {
     pub fn to_json(&self) -> Value {
         let (setup, sprt, run) = (&self.setup, &self.sprt, &self.run);
         let head_to_head = self.head_to_head();
-        let estimate = sprt.estimate();
         let pairs: Vec<_> = sprt
             .outcomes
             .iter()
             .enumerate()
             .map(|(k, o)| json!({"k": k, "map": setup.map_of(k), "outcome": o}))
             .collect();
-        let est = if head_to_head {
-            json!({"elo": estimate.value.value, "low": estimate.value.low, "high": estimate.value.high,
-                   "score": estimate.mean_outcome, "los": estimate.los, "logistic": estimate.logistic,
-                   "normalized": estimate.normalized, "sweep": estimate.sweep})
-        } else {
-            json!({"share_points": estimate.value.value, "low": estimate.value.low, "high": estimate.value.high,
-                   "mean": estimate.mean_outcome, "los": estimate.los})
-        };
+        let est = estimate_json(sprt, head_to_head);
         json!({
             "a": setup.a, "b": setup.b, "against": setup.against,
             "verdict": run.verdict, "verdict_text": self.verdict_text(), "interrupted": self.interrupted(),
@@ -398,12 +390,85 @@ impl AbReport {
             "llr": sprt.llr(), "bounds": [sprt.lower, sprt.upper],
             "pairs": run.pairs, "max_pairs": setup.max_pairs, "from_journal": run.from_journal,
             "played": run.played,
-            "estimate": est, "expected_pairs": sprt.expected_pairs(),
+            "estimate": est, "estimate_text": estimate_text(sprt, head_to_head),
+            "expected_pairs": sprt.expected_pairs(),
             "pentanomial": head_to_head.then(|| sprt.counts()),
             "outcomes": sprt.outcomes, "pair_maps": pairs, "seconds": run.seconds,
             "isolation": isolation(self.sandbox),
         })
     }
+}
+
+/// The estimate of an A/B test as data (`gbely ab --json`'s `estimate`, the stand's figures):
+/// [`Sprt::estimate`], the one estimate of the test, as pairs come and at the end alike.
+pub fn estimate_json(sprt: &Sprt, head_to_head: bool) -> Value {
+    let estimate = sprt.estimate();
+    if head_to_head {
+        json!({"elo": estimate.value.value, "low": estimate.value.low, "high": estimate.value.high,
+               "score": estimate.mean_outcome, "los": estimate.los, "logistic": estimate.logistic,
+               "normalized": estimate.normalized, "sweep": estimate.sweep})
+    } else {
+        json!({"share_points": estimate.value.value, "low": estimate.value.low, "high": estimate.value.high,
+               "mean": estimate.mean_outcome, "los": estimate.los})
+    }
+}
+
+/// Where an A/B test stands after the pairs read so far (the stand's progress): pairs, the LLR
+/// and its bounds, the hypotheses, the estimate (as [`AbReport::to_json`] has them) and the
+/// pentanomial counts head to head.
+pub fn ab_progress_json(sprt: &Sprt, head_to_head: bool) -> Value {
+    json!({
+        "pairs": sprt.n(), "llr": sprt.llr(), "lower": sprt.lower, "upper": sprt.upper,
+        "bounds": [sprt.lower, sprt.upper], "verdict": sprt.verdict(), "hypotheses": sprt.hypotheses,
+        "alpha": sprt.alpha, "beta": sprt.beta,
+        "estimate": estimate_json(sprt, head_to_head), "estimate_text": estimate_text(sprt, head_to_head),
+        "pentanomial": head_to_head.then(|| sprt.counts()),
+    })
+}
+
+/// A signed number, or ±∞ for an unbounded end.
+fn signed(x: Option<f64>, high: bool, decimals: usize) -> String {
+    match x {
+        Some(x) if x.is_finite() => format!("{x:+.decimals$}"),
+        _ if high => "+inf".into(),
+        _ => "-inf".into(),
+    }
+}
+
+fn unit(t: &Sprt) -> &'static str {
+    match t.hypotheses {
+        Hypotheses::Elo { model: EloModel::Logistic, .. } => "Elo",
+        Hypotheses::Elo { model: EloModel::Normalized, .. } => "nElo",
+        Hypotheses::Share { .. } => "share points",
+    }
+}
+
+/// "+35 Elo [-10, +80]": an estimate and its interval.
+pub fn interval_text(i: &Interval, unit: &str, decimals: usize) -> String {
+    format!(
+        "{} {unit} [{}, {}]",
+        signed(i.value, i.low.is_some(), decimals),
+        signed(i.low, false, decimals),
+        signed(i.high, true, decimals)
+    )
+}
+
+/// "B−A +35 Elo [−10, +80]", or for a sweep "all 8 pairs won: B−A ≥ +137 Elo (95 %)": the one
+/// estimate every place shows ([`Sprt::estimate`], corrected for the sequential stop, which for
+/// a test still going is the stop "undecided after these pairs") — `gbely ab`'s progress line and
+/// summary, the stand's list — so the same pairs give the same figures everywhere.
+pub fn estimate_text(t: &Sprt, head_to_head: bool) -> String {
+    let e = t.estimate();
+    if let Some(s) = e.sweep {
+        let (what, rel) = if s.won { ("won", "≥") } else { ("lost", "≤") };
+        return format!("all {} pairs {what}: B−A {rel} {:+.0} Elo (95 %)", s.pairs, s.bound_elo);
+    }
+    let decimals = if head_to_head { 0 } else { 2 };
+    let mut text = format!("B−A {}", interval_text(&e.value, unit(t), decimals));
+    if let (Hypotheses::Elo { model: EloModel::Normalized, .. }, Some(l)) = (t.hypotheses, e.logistic) {
+        text += &format!("; {} logistic", interval_text(&l, "Elo", 0));
+    }
+    text
 }
 
 /// Runs one A/B test (not `against: both`: run each of [`AbRequest::tests`]); `line` is called

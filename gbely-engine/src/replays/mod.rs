@@ -4,6 +4,7 @@
 //! [`crate::recorder`]'s.
 
 mod budget;
+pub mod discards;
 mod frames;
 mod stats;
 mod terminal;

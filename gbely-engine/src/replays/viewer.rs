@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use crate::replays::{resimulate_regenerating, seat_colors, terrain_color, Frame};
 use crate::session::RoundRecord;
-use crate::sim::{Match, RoundReport};
+use crate::sim::{CaptureEvent, Match, RoundReport};
 use crate::wire::{command_to_value, parse_command};
 
 const TEMPLATE: &str = include_str!("viewer.html");
@@ -74,23 +74,28 @@ fn turn_value(mut changes: Vec<(u32, i8, f64, f64)>, cap: Vec<Value>, fail: Vec<
 
 /// Adds to a round's `turn` (see [`turn_value`]) what the seats did, from the replay's record of
 /// the round and each seat's commands as JSON items (`lists`, by index in its answer; `None`: no
-/// commands): discarded commands (`disc`: `[seat, index, reason, command]`), violations (`viol`:
+/// commands) and its captures in resolution order: discarded commands (`disc`: `[seat, index,
+/// reason, command, taken_by]`, `taken_by` the seat that took the command's cell earlier in the
+/// round, see [`super::discards`], or null), violations (`viol`:
 /// `[seat, kind, detail]`), the number of commands per seat (`n`), each seat's commands (`cmd`,
 /// see [`drawn_commands`]) and the agents' notes (`notes`: `[seat, text, [[cell, note], …],
 /// [drawing, …]]`), the last two only in rounds that have some. The replay's page and the live
 /// page both make their rounds here.
-fn recorded_turn_value(mut turn: Value, t: &Turn, lists: &[Option<Vec<Value>>], g: &gbely_rules::Grid) -> Value {
+fn recorded_turn_value(
+    mut turn: Value,
+    t: &Turn,
+    lists: &[Option<Vec<Value>>],
+    g: &gbely_rules::Grid,
+    captures: &[CaptureEvent],
+) -> Value {
     let disc: Vec<Value> = t
         .discarded
         .iter()
         .map(|d| {
-            let cmd = lists
-                .get(d.seat as usize)
-                .and_then(|l| l.as_ref())
-                .and_then(|l| l.get(d.index as usize))
-                .map(|v| v.to_string())
-                .unwrap_or_default();
-            json!([d.seat, d.index, d.reason, cmd])
+            let item = lists.get(d.seat as usize).and_then(|l| l.as_ref()).and_then(|l| l.get(d.index as usize));
+            let cmd = item.map(|v| v.to_string()).unwrap_or_default();
+            let by = super::discards::taken_by(t.round, lists.len(), d.seat, d.reason, item, g, captures);
+            json!([d.seat, d.index, d.reason, cmd, by])
         })
         .collect();
     let viol: Vec<Value> = t
@@ -153,12 +158,14 @@ pub fn viewer_data(replay: &Replay) -> Result<Value, String> {
     // Events come from a re-simulation (failed attacks are not stored in the file), and so do
     // the commands of built-in seats (the file says only that they are regenerated).
     let mut events: Vec<(Vec<Value>, Vec<Value>)> = Vec::new();
+    let mut captures: Vec<Vec<CaptureEvent>> = Vec::new();
     let mut regenerated: Vec<Vec<Option<Vec<Value>>>> = Vec::new();
     resimulate_regenerating(
         replay,
         map.clone(),
         |_, _, report| {
             events.push(events_of(report));
+            captures.push(report.captures.clone());
             true
         },
         |r, s, commands| {
@@ -183,7 +190,8 @@ pub fn viewer_data(replay: &Replay) -> Result<Value, String> {
             })
             .collect();
         let (cap, fail) = events.get(r).cloned().unwrap_or_default();
-        turns.push(recorded_turn_value(turn_value(changes, cap, fail), t, &lists, g));
+        let caps = captures.get(r).map_or(&[][..], Vec::as_slice);
+        turns.push(recorded_turn_value(turn_value(changes, cap, fail), t, &lists, g, caps));
     }
     data["turns"] = json!(turns);
     data["result"] = json!(replay.result);
@@ -236,7 +244,7 @@ impl LiveTurns {
                 _ => super::answer_commands(a, g),
             })
             .collect();
-        recorded_turn_value(turn_value(changes, cap, fail), record.turn, &lists, g)
+        recorded_turn_value(turn_value(changes, cap, fail), record.turn, &lists, g, &report.captures)
     }
 }
 

@@ -242,13 +242,8 @@ impl Sprt {
         }
     }
 
-    /// The plain mean outcome and the half-width of its 95 % interval (the live line).
-    pub fn naive(&self) -> (f64, f64) {
-        let d = self.drift();
-        (d.mean, 1.96 * (d.var / d.n).sqrt())
-    }
-
-    /// The estimate, corrected for the sequential stop.
+    /// The estimate, corrected for the sequential stop: the one estimate of the test, shown as
+    /// pairs come and at the end alike.
     pub fn estimate(&self) -> Estimate {
         let d = self.drift();
         let even = if matches!(self.hypotheses, Hypotheses::Elo { .. }) { 0.5 } else { 0.0 };

@@ -205,7 +205,7 @@ def test_a_human_seat_is_played_by_clicking(stand, pages):
     replay = json.loads(stand.call("GET", f"/api/runs/{rid}")[1])["result"]["replay"]
     # Each round the seat sent the one ATTACK clicked.
     for rnd in range(3):
-        out = gbely("replay", "show", replay, "--observation", "--seat", "0", "--round", str(rnd), cwd=stand.work).stdout
+        out = gbely("replay", "show", replay, "--observation", "--json", "--seat", "0", "--round", str(rnd), cwd=stand.work).stdout
         answer = json.loads(out.split("# its answer\n")[1])
         assert len(answer["prikazy"]) == 1 and answer["prikazy"][0]["typ"] == "ATTACK", answer
     assert r["summary"].startswith("human")
@@ -239,7 +239,102 @@ def test_a_league_of_three_shows_the_standings_gbely_league_gives(stand, pages):
              f"{round(s['rating'])} ± {round(s['uncertainty'])}", f"{s['mean_share']:.1f} %"] for s in cli]
     assert shown == want, (shown, want)
     assert len(shown) == 3
+    # The history names the entries.
+    title = p.page.locator(f'#runs tr[data-id="{rid}"] td').nth(1).inner_text()
+    entries, _, maps = title.removeprefix("league: ").partition(" on ")
+    assert sorted(entries.split(", ")) == ["council", "expander.py", "my_agent.py"] and maps == "seed:stand-league", title
+    doc = json.loads(stand.call("GET", f"/api/runs/{rid}")[1])["result"]
+    names = [s["name"] for s in doc["standings"]]
+    name_of = {e["id"]: e["name"] for e in doc["entries"]}
+    # The pair matrix: each against each, the row's wins–draws–losses against the column: as many
+    # as the matches of the two in the list, a win of one a loss of the other, and the score a
+    # win 1, a draw ½.
+    cells = {(c.get_attribute("data-row"), c.get_attribute("data-col")): c.inner_text()
+             for c in p.page.locator("#rundetail table.matrix td").all()}
+    assert len(cells) == 9
+    wdl = lambda a, b: tuple(int(x) for x in cells[(a, b)].split(" ")[0].split("–"))
+    for i, a in enumerate(names):
+        for j, b in enumerate(names):
+            if i == j:
+                assert cells[(a, b)] == "—"
+                continue
+            played = sum(1 for m in doc["matches"] if sorted([name_of[m["seat0"]], name_of[m["seat1"]]]) == sorted([a, b]))
+            w, d, l = wdl(a, b)
+            # One game a pairing and map, in each seat.
+            assert w + d + l == played == 2, (a, b, cells[(a, b)])
+            assert wdl(b, a) == (l, d, w)
+            assert cells[(a, b)].endswith(f"({round((w + d / 2) / played * 100)} %)")
+    # The standings' wins are the matrix rows' wins.
+    for s in doc["standings"]:
+        assert s["wins"] == sum(wdl(s["name"], b)[0] for b in names if b != s["name"])
+    # The matches, each with its replay in the viewer.
+    rows = p.page.locator("#rundetail table.matches tr").all()[1:]
+    assert len(rows) == len(doc["matches"]) == 6
+    for row in rows:
+        href = row.locator("a", has_text="replay").get_attribute("href")
+        assert re.match(rf"^r/{rid}/[0-9a-f]{{16}}\?t=", href), href
+        status, page = stand.call("GET", "/" + href.split("?")[0])
+        assert status == 200 and "gbely" in page, (status, page[:200])
+    viewer = pages(1366, 768)
+    viewer.open(urllib.parse.urljoin(stand.url, rows[0].locator("a", has_text="replay").get_attribute("href"))).wait_ready()
+    assert viewer.page.evaluate("window.gbely.frames()") == 26
+    viewer.close()
     shot(p, "stand.png")
+
+
+def test_equal_rows_of_the_standings_are_said_to_be_tied(stand, pages):
+    p = pages(1366, 768).open(stand.url).wait_ready()
+    row = lambda rank, name, rating, wins, share: {"rank": rank, "name": name, "played": 2, "wins": wins, "draws": 0,
+                                                   "losses": 2 - wins, "rating": rating, "uncertainty": 30.0,
+                                                   "mean_share": share}
+    # b and c: the same rating, wins and mean share, ordered by name only; d differs in share.
+    rows = [row(1, "a", 40.0, 2, 60.0), row(2, "b", 0.0, 1, 50.0), row(3, "c", 0.0, 1, 50.0), row(4, "d", 0.0, 1, 49.0)]
+    shown = p.page.evaluate("""(rows) => { const t = standingsTable(rows); document.body.append(t); t.id = 'tietest';
+        return [...t.querySelectorAll('tr')].slice(1).map((r) => r.cells[0].textContent); }""", rows)
+    assert shown == ["1", "2=", "2=", "4"]
+    assert "tied" in p.page.locator("#tietest").inner_text()
+    p.close()
+
+
+def test_an_ab_test_shows_its_figures(stand, pages):
+    """The A/B result as figures, not a JSON block: the verdict with the LLR between its bounds,
+    the estimate with its 95 % interval (the one `gbely ab` prints), LOS, the pairs and the
+    pentanomial counts of the pairs' outcomes."""
+    p = pages(1366, 768).open(stand.url).wait_ready()
+    p.page.select_option("#mode", "ab")
+    p.page.wait_for_function("() => [...document.querySelectorAll('#abnew option')].some(o => o.value === 'expander')",
+                             timeout=30000)
+    p.page.select_option("#abold", "template")
+    p.page.select_option("#abnew", "expander")
+    p.page.fill("#maxpairs", "3")
+    p.page.fill("#abmaps", "seed:ab-stand")
+    p.page.fill("#rounds", "15")
+    p.page.click("#start")
+    p.page.wait_for_function("() => document.getElementById('msg').textContent.includes('queued')", timeout=10000)
+    rid = newest_run(stand)
+    r = stand.wait_run(rid, {"finished"}, timeout=600)
+    doc = json.loads(stand.call("GET", f"/api/runs/{rid}")[1])["result"]
+    # The list says the verdict with its figures.
+    assert r["summary"] == f"{doc['verdict_text']} · {doc['estimate_text']} · {doc['pairs']} pairs", r["summary"]
+    p.page.locator(f'#runs tr[data-id="{rid}"]').locator("button", has_text="details").click()
+    fig = p.page.locator("#rundetail table.abfigures")
+    fig.wait_for(timeout=10000)
+    rows = {tr.get_attribute("data-k"): tr.locator("td").inner_text() for tr in fig.locator("tr").all()}
+    lower, upper = doc["bounds"]
+    assert rows["verdict"].startswith(doc["verdict_text"] + " — LLR ")
+    assert f"{doc['llr']:.2f} between the bounds {lower:.2f} (no better) and {upper:.2f} (better)" in rows["verdict"]
+    assert "H0 0 Elo, H1 40 Elo" in rows["verdict"], rows["verdict"]
+    assert rows["estimate"].startswith(re.sub(r"^B−A ", "", doc["estimate_text"])), (rows["estimate"], doc["estimate_text"])
+    assert rows["los"].startswith(f"{100 * doc['estimate']['los']:.1f} %")
+    assert rows["pairs"].startswith(f"{len(doc['outcomes'])} of at most 3")
+    # Each pair's outcome is B's mean score over its two games: 0, ¼, ½, ¾ or 1 (LL … WW).
+    counts = [0] * 5
+    for o in doc["outcomes"]:
+        counts[round(o * 4)] += 1
+    assert rows["pentanomial"] == "LL {} · LD {} · LW/DD {} · DW {} · WW {}".format(*counts)
+    # The figures are on the page, outside the raw document.
+    assert fig.is_visible() and not p.page.locator("#rundetail details").evaluate("d => d.open")
+    p.close()
 
 
 def test_a_running_match_is_stopped_its_agents_gone_its_replay_interrupted(stand, pages):

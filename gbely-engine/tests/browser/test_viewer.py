@@ -428,7 +428,7 @@ def test_three_rounds_played_by_clicking_as_the_human_seat(work, pages):
     assert m.proc.returncode == 0
     replay = work / "human-run" / "replay.json.gz"
     for rnd in range(3):
-        out = gbely("replay", "show", str(replay), "--observation", "--seat", "0", "--round", str(rnd), cwd=work).stdout
+        out = gbely("replay", "show", str(replay), "--observation", "--json", "--seat", "0", "--round", str(rnd), cwd=work).stdout
         answer = json.loads(out.split("# its answer\n")[1])
         assert answer == {"prikazy": sent[rnd]}, (rnd, answer)
 
@@ -1192,7 +1192,7 @@ def test_every_seats_commands_are_arrows_on_the_map_with_their_amounts(commanded
     assert drawn == replay_commands(work / "arrows.json.gz", 7)
     # The Council's commands are not in the file (a built-in seat's are regenerated): drawn as
     # `gbely replay show --observation` prints its answer of the round.
-    out = gbely("replay", "show", "duel.json.gz", "--round", "30", "--seat", "1", "--observation", "--color", "never", cwd=work).stdout
+    out = gbely("replay", "show", "duel.json.gz", "--round", "30", "--seat", "1", "--observation", "--json", "--color", "never", cwd=work).stdout
     answer = json.loads(out.split("# its answer\n")[1].splitlines()[0])["prikazy"]
     council = [(c["typ"], c.get("z", c.get("pole")), c.get("na", c.get("pole")), c.get("pocet", c.get("investicia"))) for c in answer]
     q = pages(1366, 768).open(duel.as_uri() + "#round=30").wait_ready()
@@ -1512,3 +1512,52 @@ def test_a_watched_match_shows_its_notes_discards_and_violations_as_it_is_played
     assert replay["turns"][3]["notes"][0]["text"] == note.removeprefix("watched: ")
     p.page.evaluate("window.gbely.show(4)")
     assert p.page.inner_text("#notes") == note
+
+
+def test_the_timeline_marks_the_rounds_with_discarded_commands_and_says_why(tmp_path, pages):
+    """Each round with discarded commands has a mark on the timeline whose tip counts them by
+    reason (from the replay's `discarded`); a command whose cell a seat resolved earlier in the
+    round took says so, in the viewer as in `gbely replay show --observation`."""
+    work = tmp_path
+    gbely("play", "template", "--map", "seed:r", "--size", "20", "--rounds", "40", "--replay", "d.json.gz", "--quiet",
+          cwd=work)
+    gbely("replay", "view", "d.json.gz", "-o", "d.html", cwd=work)
+    replay = json.loads(gzip.decompress((work / "d.json.gz").read_bytes()))
+    want = []
+    for r, t in enumerate(replay["turns"]):
+        counts: dict[str, int] = {}
+        for d in t.get("discarded", []):
+            counts[d["reason"]] = counts.get(d["reason"], 0) + 1
+        if counts:
+            want.append((r, sum(counts.values()), counts))
+    assert want, "the template's commands are discarded now and then"
+    p = pages(1366, 768).open((work / "d.html").as_uri()).wait_ready()
+    got = p.page.evaluate("window.gbely.discards()")
+    assert [(d["r"], d["n"], dict(d["counts"])) for d in got] == want
+    # The timeline's tip over such a round counts them by reason.
+    frames = p.page.evaluate("window.gbely.frames()")
+    box = p.page.locator("#timeline").bounding_box()
+    for d in [got[0], got[len(got) // 2], got[-1]]:
+        x = box["x"] + 6 + (d["r"] + 1) / (frames - 1) * (box["width"] - 12)
+        p.page.mouse.move(x, box["y"] + box["height"] - 4)
+        title = p.page.locator("#timeline").get_attribute("title")
+        word = "command" if d["n"] == 1 else "commands"
+        assert f"round {d['r']}: {d['n']} discarded {word} (" in title, (d, title)
+        for reason, n in d["counts"]:
+            assert f"{reason.replace('_', ' ')} {n}" in title, (d, title)
+    # A discard of a cell the Council took earlier in the round says so, in the events of the
+    # round, for the same commands `gbely replay show --observation` marks.
+    taken = 0
+    for r, _, _ in want:
+        shown = gbely("replay", "show", "d.json.gz", "--round", str(r), "--seat", "0", "--observation", cwd=work).stdout
+        marked = [line for line in shown.splitlines() if "(taken by seat 1, council, earlier in this round)" in line]
+        p.page.evaluate(f"window.gbely.show({r + 1})")
+        events = p.page.locator("#events").inner_text()
+        in_viewer = [line for line in events.splitlines() if "(taken by seat 1, council, earlier in this round)" in line]
+        assert len(in_viewer) == len(marked), (r, marked, events)
+        if marked:
+            # SPEC §4: the Council (seat 1) resolves first on odd rounds only.
+            assert r % 2 == 1, (r, marked)
+            taken += 1
+    assert taken, "the template loses cells to the Council and still commands them"
+    p.close()

@@ -247,13 +247,14 @@ fn replay_commands_view_show_verify_stats() {
     assert_eq!(board.lines().count(), 1 + 20 + 2 + 2);
     assert_eq!(notes.lines().filter(|l| l.contains(": target: needs ")).count(), 5, "{notes}");
     assert!(s.contains("legend:  0A expander (army)  1B council (council)\n"), "{s}");
-    let obs = gbely(&dir, &["replay", "show", "r.json.gz", "--round", "3", "--seat", "0", "--observation"]);
+    let obs = gbely(&dir, &["replay", "show", "r.json.gz", "--round", "3", "--seat", "0", "--observation", "--json"]);
     let s = text(&obs.stdout);
     let lines: Vec<&str> = s.lines().collect();
     let o: serde_json::Value = serde_json::from_str(lines[1]).unwrap();
     assert_eq!(o["kolo"], 3);
     assert_eq!(o["moja_zakladna"], "P17_02");
-    let answer: serde_json::Value = serde_json::from_str(lines[3]).unwrap();
+    let answer = s.split("# its answer\n").nth(1).unwrap().lines().next().unwrap();
+    let answer: serde_json::Value = serde_json::from_str(answer).unwrap();
     assert!(answer["prikazy"].is_array());
     let stats = gbely(&dir, &["replay", "stats", "r.json.gz", "--json"]);
     let st: serde_json::Value = serde_json::from_slice(&stats.stdout).unwrap();
@@ -787,4 +788,73 @@ fn two_matches_in_one_run_folder_both_play() {
         assert!(!std::fs::symlink_metadata(dir.join("out/.seat0")).unwrap().file_type().is_symlink());
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn replay_show_observation_marks_the_discarded_commands_and_who_took_their_cells() {
+    let dir = scratch("observation-discards");
+    let out = gbely(
+        &dir,
+        &["play", "template", "--map", "seed:r", "--size", "20", "--rounds", "40", "--replay", "r.json.gz", "--quiet"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let replay = gbely_engine::replays::read_replay(&dir.join("r.json.gz")).unwrap();
+    let mut taken = 0;
+    for round in 0..40u32 {
+        let r = round.to_string();
+        let shown =
+            text(&gbely(&dir, &["replay", "show", "r.json.gz", "--round", &r, "--seat", "0", "--observation"]).stdout);
+        let raw = text(
+            &gbely(&dir, &["replay", "show", "r.json.gz", "--round", &r, "--seat", "0", "--observation", "--json"])
+                .stdout,
+        );
+        let obs: serde_json::Value = serde_json::from_str(raw.lines().nth(1).unwrap()).unwrap();
+        let answer = raw.split("# its answer\n").nth(1).unwrap().lines().next().unwrap();
+        let answer: serde_json::Value = serde_json::from_str(answer).unwrap();
+        // The readable observation is the same document, a cell a line.
+        let (readable, items) = shown.split_once("# its answer: ").unwrap();
+        let readable: serde_json::Value = serde_json::from_str(readable.split_once('\n').unwrap().1).unwrap();
+        assert_eq!(readable, obs, "round {round}");
+        assert!(shown.lines().count() > obs["moje_pola"].as_array().unwrap().len(), "a cell a line");
+        // Each item a line, the discarded ones marked: as many as the replay's discards of seat 0.
+        let list = answer["prikazy"].as_array().unwrap();
+        let items: Vec<&str> = items.lines().skip(1).take_while(|l| l.starts_with('#')).collect();
+        assert_eq!(items.len(), list.len(), "round {round}: {shown}");
+        let marked = items.iter().filter(|l| l.contains(" — discarded: ")).count();
+        let discards = replay.turns[round as usize].discarded.iter().filter(|d| d.seat == 0).count();
+        assert_eq!(marked, discards, "round {round}");
+        for line in items.iter().filter(|l| l.contains("(taken by seat 1, council, earlier in this round)")) {
+            // SPEC §4: the Council (seat 1) resolves before seat 0 on odd rounds only.
+            assert_eq!(round % 2, 1, "round {round}: {line}");
+            // The cell was seat 0's when it decided: one of its own cells in its observation.
+            let item: serde_json::Value =
+                serde_json::from_str(line.split_once(' ').unwrap().1.trim_start().split(" — ").next().unwrap())
+                    .unwrap();
+            let cell = if line.contains("target not owned") { &item["na"] } else { &item["z"] };
+            let own = obs["moje_pola"].as_array().unwrap();
+            assert!(own.iter().any(|c| &c["id"] == cell), "round {round}: {cell} was not seat 0's: {line}");
+            taken += 1;
+        }
+    }
+    assert!(taken > 0, "the template loses cells to the Council in 40 rounds and commands them");
+}
+
+#[test]
+fn a_bad_map_size_is_said_once() {
+    let dir = scratch("bad-size");
+    let out = gbely(&dir, &["play", "template", "--map", "seed:x", "--size", "5", "--rounds", "1"]);
+    let err = text(&out.stderr);
+    assert!(!out.status.success());
+    assert_eq!(err.matches("out of range").count(), 1, "{err}");
+    assert!(err.contains("map size 5×5 is out of range: each side must be 12…500"), "{err}");
+}
+
+#[test]
+fn the_stand_without_its_folder_says_how_to_name_or_create_one() {
+    let dir = scratch("stand-no-folder");
+    let out = gbely(&dir, &["stand", "--no-open"]);
+    let err = text(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("the agents' folder agents does not exist"), "{err}");
+    assert!(err.contains("`gbely stand FOLDER`") && err.contains("`mkdir agents`"), "{err}");
 }

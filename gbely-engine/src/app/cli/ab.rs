@@ -2,8 +2,8 @@
 //! evidence is enough (see `app::ab` and docs/ab.md).
 
 use super::*;
-use crate::app::requests::{run_ab, AbRequest};
-use crate::tournament::ab::{EloModel, Hypotheses, Interval, Sprt};
+use crate::app::requests::{estimate_text, run_ab, AbRequest};
+use crate::tournament::ab::{EloModel, Sprt};
 
 #[derive(Clone, Debug, Args)]
 pub(super) struct AbArgs {
@@ -206,80 +206,26 @@ fn one_test(req: &AbRequest, a: &AbArgs) -> Result<(u8, Option<serde_json::Value
     Ok((if test.interrupted() { exit::INTERRUPTED } else { exit::OK }, doc))
 }
 
-/// A signed number, or ±∞ for an unbounded end.
-fn signed(x: Option<f64>, high: bool, decimals: usize) -> String {
-    match x {
-        Some(x) if x.is_finite() => format!("{x:+.decimals$}"),
-        _ if high => "+inf".into(),
-        _ => "-inf".into(),
-    }
-}
-
-fn unit(t: &Sprt) -> &'static str {
-    match t.hypotheses {
-        Hypotheses::Elo { model: EloModel::Logistic, .. } => "Elo",
-        Hypotheses::Elo { model: EloModel::Normalized, .. } => "nElo",
-        Hypotheses::Share { .. } => "share points",
-    }
-}
-
-/// "pairs 12  B−A +35 Elo [−10, +80]  LLR 1.23 (−2.94, 2.94)": the plain estimate, as pairs come.
+/// "pairs 12  B−A +35 Elo [−10, +80]  LOS 97.2 %  LLR 1.23 (−2.94, 2.94)": the estimate as pairs
+/// come, the same as the summary's for the same pairs ([`estimate_text`]).
 fn live(t: &Sprt, head_to_head: bool) -> String {
-    let (m, h) = t.naive();
-    let c = t.counts();
-    let n = t.n() as u32;
-    let est = if head_to_head && n > 0 && (c[4] == n || c[0] == n) {
-        // No finite estimate yet: the final summary gives the bound.
-        format!("all {n} pairs {}", if c[4] == n { "won" } else { "lost" })
-    } else if head_to_head {
-        let d = t.drift();
-        let to = |s: f64| match t.hypotheses {
-            Hypotheses::Elo { model: EloModel::Normalized, .. } => {
-                Some((s - 0.5) / (2.0 * d.var).sqrt() * crate::tournament::sprt::NELO_PER_NT)
-            }
-            _ => crate::tournament::ab::score_to_elo(s),
-        };
-        let i = Interval { value: to(m), low: to(m - h), high: to(m + h) };
-        interval_text(&i, unit(t), 0)
-    } else {
-        interval_text(&Interval { value: Some(m), low: Some(m - h), high: Some(m + h) }, unit(t), 2)
-    };
-    let est = if est.starts_with("all") { est } else { format!("B−A {est}") };
-    format!("pairs {}  {est}  LLR {:.2} ({:.2}, {:.2})", t.n(), t.llr(), t.lower, t.upper)
-}
-
-fn interval_text(i: &Interval, unit: &str, decimals: usize) -> String {
     format!(
-        "{} {unit} [{}, {}]",
-        signed(i.value, i.low.is_some(), decimals),
-        signed(i.low, false, decimals),
-        signed(i.high, true, decimals)
+        "pairs {}  {}  LOS {:.1} %  LLR {:.2} ({:.2}, {:.2})",
+        t.n(),
+        estimate_text(t, head_to_head),
+        100.0 * t.estimate().los,
+        t.llr(),
+        t.lower,
+        t.upper
     )
 }
 
-/// "B−A +35 Elo [−10, +80] (corrected for the early stop), LOS 97.2 %", or for a sweep
-/// "all 8 pairs won: B−A ≥ +137 Elo (95 %)".
+/// "B−A +35 Elo [−10, +80] (95 %, corrected for the early stop), LOS 97.2 %", or for a sweep
+/// "all 8 pairs won: B−A ≥ +137 Elo (95 %), LOS 99.9 %".
 fn final_estimate(t: &Sprt, head_to_head: bool) -> String {
     let e = t.estimate();
-    if let Some(s) = e.sweep {
-        let (what, rel) = if s.won { ("won", "≥") } else { ("lost", "≤") };
-        return format!(
-            "all {} pairs {what}: B−A {rel} {:+.0} Elo (95 %), LOS {:.1} %",
-            s.pairs,
-            s.bound_elo,
-            100.0 * e.los
-        );
-    }
-    let decimals = if head_to_head { 0 } else { 2 };
-    let mut text = format!(
-        "B−A {} (95 %, corrected for the early stop), LOS {:.1} %",
-        interval_text(&e.value, unit(t), decimals),
-        100.0 * e.los
-    );
-    if let (Hypotheses::Elo { model: EloModel::Normalized, .. }, Some(l)) = (t.hypotheses, e.logistic) {
-        text += &format!("; {} logistic", interval_text(&l, "Elo", 0));
-    }
-    text
+    let corrected = if e.sweep.is_some() { "" } else { " (95 %, corrected for the early stop)" };
+    format!("{}{corrected}, LOS {:.1} %", estimate_text(t, head_to_head), 100.0 * e.los)
 }
 
 /// A warning when, with the variance seen so far, the test is not likely to decide within
@@ -298,4 +244,68 @@ fn forecast_warning(t: &Sprt, max_pairs: usize) -> Option<String> {
             e.between
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use crate::tournament::ab::Hypotheses;
+
+    fn logistic(outcomes: &[f64]) -> Sprt {
+        let mut t = Sprt::new(Hypotheses::Elo { model: EloModel::Logistic, elo0: 0.0, elo1: 5.0 }, 0.05, 0.05);
+        for &o in outcomes {
+            t.push(o);
+        }
+        t
+    }
+
+    /// The progress line's estimate, between "pairs N  " and "  LOS".
+    fn progress_estimate(t: &Sprt) -> String {
+        let line = live(t, true);
+        let rest = line.split_once("  ").unwrap().1;
+        rest.split_once("  LOS").unwrap().0.to_string()
+    }
+
+    #[test]
+    fn progress_and_summary_agree_on_three_drawn_pairs() {
+        // `gbely ab --max-pairs 3` printed "+0 Elo [-11, +11]" as progress and "+6 Elo [-27, +43]"
+        // as the summary for three pairs each split 1–1: two estimators for the same pairs.
+        let t = logistic(&[0.5, 0.5, 0.5]);
+        // A pair split 1–1 scores ½ for B: LW/DD, the middle of the pentanomial (LL … WW).
+        assert_eq!(t.counts(), [0, 0, 3, 0, 0]);
+        // The regularised counts are symmetric about ½ (a pseudo-count of 0.001 at each end), so
+        // the mean pair score is ½ (to the rounding of the frequencies' sum).
+        assert!((t.estimate().mean_outcome - 0.5).abs() < 1e-12);
+        let shown = progress_estimate(&t);
+        let summary = final_estimate(&t, true);
+        assert!(
+            summary.starts_with(&format!("{shown} (95 %, corrected for the early stop), LOS ")),
+            "{shown} | {summary}"
+        );
+        let los = format!("LOS {:.1} %", 100.0 * t.estimate().los);
+        assert!(live(&t, true).contains(&los) && summary.ends_with(&los), "{summary}");
+    }
+
+    #[test]
+    fn progress_and_summary_agree_on_mixed_pairs() {
+        // WW, DW, LW/DD, LD, WW: one pair in each class but LL, two WW.
+        let t = logistic(&[1.0, 0.75, 0.5, 0.25, 1.0]);
+        assert_eq!(t.counts(), [0, 1, 1, 1, 2]);
+        // (0.75 + 0.5 + 0.25 + 2 · 1) / (5 + 0.001): the LL pseudo-count adds weight, no score.
+        assert!((t.estimate().mean_outcome - 3.5 / 5.001).abs() < 1e-12);
+        let shown = progress_estimate(&t);
+        assert!(shown.starts_with("B−A +") && shown.ends_with(']'), "{shown}");
+        assert!(final_estimate(&t, true).starts_with(&shown));
+    }
+
+    #[test]
+    fn a_sweep_shows_its_bound_as_it_goes() {
+        let t = logistic(&[1.0, 1.0, 1.0]);
+        assert_eq!(t.counts(), [0, 0, 0, 0, 3]);
+        // B's score is at least 0.05^(1/3) = 0.368403: −400 log10(1/0.368403 − 1) = −93.65 Elo.
+        let shown = progress_estimate(&t);
+        assert_eq!(shown, "all 3 pairs won: B−A ≥ -94 Elo (95 %)");
+        assert!(final_estimate(&t, true).starts_with(&format!("{shown}, LOS ")));
+    }
 }

@@ -414,9 +414,15 @@ enum ReplayCmd {
         /// The seat: with --observation, whose; else whose notes to print (default: every seat's).
         #[arg(long)]
         seat: Option<u8>,
-        /// Print the exact observation (SPEC §5 JSON) the seat received in the round, and its answer.
+        /// Print the observation (SPEC §5 JSON, a cell a line) the seat received in the round, and
+        /// its answer an item a line, each discarded one marked with why.
         #[arg(long, requires = "seat")]
         observation: bool,
+        /// With --observation: the exact observation as one JSON line, its discarded commands
+        /// (`[{"index", "reason", "taken_by"}]`, after `# its discarded commands`, when there are
+        /// some) and its answer as one JSON line (`{"prikazy": […]}`, after `# its answer`).
+        #[arg(long, requires = "observation")]
+        json: bool,
         /// Colours: auto (when the output is a terminal), always, never.
         #[arg(long, default_value = "auto", value_parser = ["auto", "always", "never"])]
         color: String,

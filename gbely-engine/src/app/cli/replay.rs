@@ -30,7 +30,7 @@ pub(super) fn cmd_replay(cmd: ReplayCmd) -> Result<u8> {
                 writeln!(out, "open it in a browser: file://{}", std::fs::canonicalize(&output)?.display())?;
             }
         }
-        ReplayCmd::Show { file, round, seat, observation, color } => {
+        ReplayCmd::Show { file, round, seat, observation, color, json: as_json } => {
             let replay = read_replay(&file)?;
             let last = replay
                 .turns
@@ -45,19 +45,58 @@ pub(super) fn cmd_replay(cmd: ReplayCmd) -> Result<u8> {
                 let seat = seat.expect("clap requires --seat");
                 let (obs, answer) =
                     observation_at(&replay, round, seat).map_err(|e| anyhow!("{}: {e}", file.display()))?;
+                let discards =
+                    discards_of(&replay, round, seat, &answer).map_err(|e| anyhow!("{}: {e}", file.display()))?;
                 writeln!(
                     out,
                     "# the observation seat {seat} ({}) received in round {round}",
                     printable(&replay.seats[seat as usize].name)
                 )?;
-                writeln!(out, "{obs}")?;
-                writeln!(out, "# its answer")?;
+                if as_json {
+                    writeln!(out, "{obs}")?;
+                    if !discards.is_empty() {
+                        let list: Vec<_> = discards
+                            .iter()
+                            .map(|(i, reason, by)| json!({"index": i, "reason": reason, "taken_by": by}))
+                            .collect();
+                        writeln!(out, "# its discarded commands\n{}", json!(list))?;
+                    }
+                } else {
+                    let obs: serde_json::Value = serde_json::from_str(&obs)?;
+                    out.write_all(one_item_a_line(&obs).as_bytes())?;
+                }
+                let names: Vec<String> = replay.seats.iter().map(|s| s.name.clone()).collect();
                 match answer {
-                    gbely_world::replay::Answer::Commands(list) => writeln!(out, "{}", json!({ "prikazy": list }))?,
+                    gbely_world::replay::Answer::Commands(list) if as_json => {
+                        writeln!(out, "# its answer")?;
+                        writeln!(out, "{}", json!({ "prikazy": list }))?
+                    }
+                    gbely_world::replay::Answer::Commands(list) => {
+                        writeln!(
+                            out,
+                            "# its answer: {} items, {} discarded (#index item — why)",
+                            list.len(),
+                            discards.len()
+                        )?;
+                        for (k, item) in list.iter().enumerate() {
+                            match discards.iter().find(|d| d.0 == k as u32) {
+                                Some((_, reason, by)) => writeln!(
+                                    out,
+                                    "#{k:<4} {item} — discarded: {}",
+                                    crate::replays::discards::reason_text(*reason, *by, &names)
+                                )?,
+                                None => writeln!(out, "#{k:<4} {item}")?,
+                            }
+                        }
+                    }
                     gbely_world::replay::Answer::Violation(v) => {
+                        writeln!(out, "# its answer")?;
                         writeln!(out, "violation ({}): {}", v.kind, printable(&v.detail))?
                     }
-                    gbely_world::replay::Answer::Out => writeln!(out, "none: the seat was out of the game")?,
+                    gbely_world::replay::Answer::Out => {
+                        writeln!(out, "# its answer")?;
+                        writeln!(out, "none: the seat was out of the game")?
+                    }
                     // observation_at writes compact and regenerated commands out as commands.
                     gbely_world::replay::Answer::Compact(_) | gbely_world::replay::Answer::Regen => {}
                 }
@@ -196,4 +235,76 @@ fn write_notes(out: &mut impl Write, replay: &gbely_world::Replay, round: u32, s
         }
     }
     Ok(())
+}
+
+/// The discarded commands of `seat` in round `round` (its answer's items, as
+/// [`crate::replays::observation_at`] writes them out): index, reason, and the seat that took the
+/// command's cell earlier in the round where one did (from the round's captures, re-simulated).
+fn discards_of(
+    replay: &gbely_world::Replay,
+    round: u32,
+    seat: u8,
+    answer: &gbely_world::replay::Answer,
+) -> Result<Vec<(u32, gbely_rules::DiscardReason, Option<u8>)>, String> {
+    let turn = &replay.turns[round as usize];
+    let mine: Vec<_> = turn.discarded.iter().filter(|d| d.seat == seat).collect();
+    if mine.is_empty() {
+        return Ok(Vec::new());
+    }
+    let map = std::sync::Arc::new(replay.check().map_err(|e| e.to_string())?);
+    let mut captures = Vec::new();
+    crate::replays::resimulate(replay, map.clone(), |r, _, report| {
+        if r == round as usize {
+            captures = report.captures.clone();
+        }
+        r < round as usize
+    });
+    let list = match answer {
+        gbely_world::replay::Answer::Commands(list) => list.as_slice(),
+        _ => &[],
+    };
+    let seats = replay.seats.len();
+    Ok(mine
+        .iter()
+        .map(|d| {
+            let by = crate::replays::discards::taken_by(
+                round,
+                seats,
+                seat,
+                d.reason,
+                list.get(d.index as usize),
+                map.grid(),
+                &captures,
+            );
+            (d.index, d.reason, by)
+        })
+        .collect())
+}
+
+/// A JSON document with each item of its arrays on a line of its own (an observation: a cell a
+/// line), the rest as compact JSON: still JSON, and readable.
+fn one_item_a_line(v: &serde_json::Value) -> String {
+    let mut s = String::new();
+    match v {
+        serde_json::Value::Object(m) => {
+            s.push_str("{\n");
+            for (k, (key, value)) in m.iter().enumerate() {
+                let comma = if k + 1 < m.len() { "," } else { "" };
+                match value {
+                    serde_json::Value::Array(items) if !items.is_empty() => {
+                        s.push_str(&format!("  {}: [\n", json!(key)));
+                        for (j, item) in items.iter().enumerate() {
+                            let c = if j + 1 < items.len() { "," } else { "" };
+                            s.push_str(&format!("    {item}{c}\n"));
+                        }
+                        s.push_str(&format!("  ]{comma}\n"));
+                    }
+                    _ => s.push_str(&format!("  {}: {value}{comma}\n", json!(key))),
+                }
+            }
+            s.push_str("}\n");
+        }
+        other => s.push_str(&format!("{other}\n")),
+    }
+    s
 }

@@ -33,6 +33,14 @@ pub(super) struct StandArgs {
 }
 
 pub(super) fn cmd_stand(a: StandArgs) -> Result<u8> {
+    if !a.folder.exists() {
+        // The usual first try: `gbely stand` in a folder without `agents/`.
+        bail!(
+            "the agents' folder {0} does not exist: name the folder of your agent files (`gbely stand FOLDER`, \
+             e.g. `gbely stand .`), or create it (`mkdir {0}`) and copy agent files (*.py) into it",
+            a.folder.display()
+        );
+    }
     let py = resolve_python(&python(a.python.as_deref()))?;
     let jobs = a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
     let guard = stop_guard()?;

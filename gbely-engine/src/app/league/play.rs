@@ -22,7 +22,8 @@ use std::collections::BTreeSet;
 /// Why a league cannot run.
 #[derive(Debug, thiserror::Error)]
 pub enum LeagueError {
-    #[error("{0}")]
+    // Transparent, so that the chain does not print the same message twice.
+    #[error(transparent)]
     Run(#[from] RunError),
     #[error("the league database {path}: {error}")]
     Db { path: String, error: rusqlite::Error },

@@ -33,7 +33,9 @@ pub enum RunError {
     MapUnreadable { path: String, error: std::io::Error },
     #[error("{path}: {error}")]
     MapFile { path: String, error: gbely_world::MapFileError },
-    #[error("{0}")]
+    // Transparent: the generator's message is the whole message, once (an `{0}` with `#[from]`
+    // made it the source too, and the error chain printed it twice).
+    #[error(transparent)]
     Generate(#[from] gbely_world::GenError),
     #[error("map `{map}` is not a final map: {why}")]
     NotAFinalMap { map: String, why: &'static str },

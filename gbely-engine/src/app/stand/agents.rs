@@ -108,8 +108,11 @@ pub struct Folder {
     pub maps: Vec<String>,
 }
 
+/// An agent file as the folder lists it: its name, size and time of change.
+pub type FileSeen = (String, u64, Option<SystemTime>);
+
 /// What the folder holds now: `(agent files with size and time, map files)`, names sorted.
-pub fn look(folder: &Path) -> (Vec<(String, u64, Option<SystemTime>)>, Vec<String>) {
+pub fn look(folder: &Path) -> (Vec<FileSeen>, Vec<String>) {
     let mut agents = Vec::new();
     let mut maps = Vec::new();
     for e in std::fs::read_dir(folder).into_iter().flatten().flatten() {

@@ -281,16 +281,19 @@ impl Context {
                 let specs = entries.iter().map(|n| self.spec(n, false)).collect::<Result<Vec<_>, _>>()?;
                 let maps = maps.iter().map(|m| self.map_spec(m)).collect::<Result<Vec<_>, _>>()?;
                 let mut req = LeagueRequest::new(specs.clone());
+                // Each match's replay and viewer page, for the run's list of matches.
+                req.replays = true;
                 req.gauntlet = *gauntlet;
                 req.maps = maps.join(",");
                 req.games = (*games).max(1);
                 req.settings = settings(s)?;
-                let title = format!(
-                    "{} of {} entries, {} map(s)",
-                    if *gauntlet { "gauntlet" } else { "league" },
-                    specs.len(),
-                    maps.len()
-                );
+                // The entries by name (the history lists runs by their titles), the maps as given.
+                let names: Vec<String> = specs.iter().map(|s| self.name_of(s)).collect();
+                let title = if *gauntlet {
+                    format!("gauntlet: {} against {} on {}", names[0], names[1..].join(", "), maps_named(&maps))
+                } else {
+                    format!("{} on {}", names.join(", "), maps_named(&maps))
+                };
                 Ok(Checked {
                     kind: "league",
                     title,
@@ -431,7 +434,8 @@ pub fn run(checked: Checked, dir: &Path, stop: &Arc<AtomicBool>, progress: &mut 
             };
             match crate::app::requests::run_league(&req, &mut heard) {
                 Ok(report) => {
-                    let doc = report.to_json();
+                    let mut doc = report.to_json();
+                    with_replays(&mut doc, &dir.join("replays"));
                     let first = report.table.standings.first().map_or(String::new(), |s| format!("1. {}", s.name));
                     let status = if report.run.interrupted { "interrupted" } else { "finished" };
                     let summary = format!(
@@ -446,20 +450,50 @@ pub fn run(checked: Checked, dir: &Path, stop: &Arc<AtomicBool>, progress: &mut 
         }
         Plan::Ab(mut req) => {
             req.db = dir.join("ab.sqlite");
+            let head_to_head = req.head_to_head();
             let mut heard = |s: &crate::tournament::ab::Sprt| {
-                progress(
-                    json!({"pairs": s.n(), "llr": s.llr(), "lower": s.lower, "upper": s.upper, "verdict": s.verdict()}),
-                );
+                progress(crate::app::requests::ab_progress_json(s, head_to_head));
             };
             match crate::app::requests::run_ab(&req, &mut heard) {
                 Ok(report) => {
                     let status = if report.interrupted() { "interrupted" } else { "finished" };
-                    Ended { status, summary: report.verdict_text(), result: report.to_json(), replay: None }
+                    // "no better · B−A +6 Elo [-27, +43] · 3 pairs": the verdict with its figures.
+                    let summary = format!(
+                        "{} · {} · {} pairs",
+                        report.verdict_text(),
+                        crate::app::requests::estimate_text(&report.sprt, report.head_to_head()),
+                        report.run.pairs
+                    );
+                    Ended { status, summary, result: report.to_json(), replay: None }
                 }
                 Err(e) => failed(e.to_string()),
             }
         }
     })
+}
+
+/// The maps of a league's title: "gbely", "gbely and seed:x", "3 maps".
+fn maps_named(maps: &[String]) -> String {
+    let short: Vec<&str> =
+        maps.iter().map(|m| Path::new(m).file_name().and_then(|f| f.to_str()).unwrap_or(m)).collect();
+    match short.as_slice() {
+        [one] => one.to_string(),
+        [a, b] => format!("{a} and {b}"),
+        _ => format!("{} maps", short.len()),
+    }
+}
+
+/// Adds to each of a league document's `matches` the name of its replay (`replay`: the stem of
+/// `replays/STEM.json.gz`, which the stand serves at `/r/RUN/STEM`), where the match left one.
+fn with_replays(doc: &mut Value, replays: &Path) {
+    let Some(matches) = doc.get_mut("matches").and_then(Value::as_array_mut) else { return };
+    for m in matches {
+        let Some(key) = m.get("key").and_then(Value::as_str) else { continue };
+        let stem = crate::app::league::play::replay_stem(key);
+        if replays.join(&stem).with_extension("json.gz").is_file() {
+            m["replay"] = json!(stem);
+        }
+    }
 }
 
 /// The standings of the league's matches so far (the same table the league ends with, of fewer

@@ -250,7 +250,7 @@ impl Stand {
         });
         // The live feeds of the last few matches stay (pages still reading them); older ones are
         // dropped, their pages are the replays' (`/m/ID/` leads to `/r/ID`).
-        if !lock(&self.runs).get(&id).is_some_and(|r| r.live.is_some()) {
+        if lock(&self.runs).get(&id).is_none_or(|r| r.live.is_none()) {
             return;
         }
         let mut kept = lock(&self.kept);
@@ -566,6 +566,7 @@ fn routes(stand: Arc<Stand>) -> Router<()> {
             }),
         )
         .route("/r/{id}", get(replay_page))
+        .route("/r/{id}/{stem}", get(league_replay_page))
         .route("/m/{id}", get(|UrlPath(id): UrlPath<i64>, req: Request| async move { to_slash(id, &req) }))
         .route("/m/{id}/", any(live_route))
         .route("/m/{id}/{*rest}", any(live_route))
@@ -619,6 +620,22 @@ async fn replay_page(State(s): Shared, UrlPath(id): UrlPath<i64>) -> Response {
     match crate::app::web::replay_page(PathBuf::from(path)).await {
         Ok(page) => html(page),
         Err(e) => text(StatusCode::INTERNAL_SERVER_ERROR, format!("the replay of run {id}: {e}")),
+    }
+}
+
+/// A league run's match in the viewer: `replays/STEM.json.gz` of the run's folder, `STEM` as the
+/// run's result names it (hexadecimal: no path can be made of it).
+async fn league_replay_page(State(s): Shared, UrlPath((id, stem)): UrlPath<(i64, String)>) -> Response {
+    if stem.is_empty() || !stem.bytes().all(|b| b.is_ascii_hexdigit()) || !lock(&s.runs).contains_key(&id) {
+        return text(StatusCode::NOT_FOUND, format!("run {id} has no match {stem}"));
+    }
+    let path = s.runs_dir(id).join("replays").join(format!("{stem}.json.gz"));
+    if !path.is_file() {
+        return text(StatusCode::NOT_FOUND, format!("run {id} has no replay of match {stem}"));
+    }
+    match crate::app::web::replay_page(path).await {
+        Ok(page) => html(page),
+        Err(e) => text(StatusCode::INTERNAL_SERVER_ERROR, format!("the replay of run {id}'s match {stem}: {e}")),
     }
 }
 
