@@ -120,6 +120,12 @@ def test_the_same_match_through_the_file_and_the_callable_is_identical(tmp_path)
     assert by_file.discarded == by_callable.discarded
     a = json.loads((tmp_path / "file.json").read_text())
     b = json.loads((tmp_path / "callable.json").read_text())
+    # The same but for the answer times, which are measured (docs/replay-format.md): the agent
+    # process's are recorded every round, within the 2 s limit.
+    times = [t.pop("answer_ms") for t in a["turns"]]
+    assert all(ms[0] is not None and ms[0] < 2000 and ms[1] is None for ms in times)
+    for t in b["turns"]:
+        t.pop("answer_ms", None)
     assert a["turns"] == b["turns"] and a["final"] == b["final"]
 
 

@@ -259,13 +259,7 @@ impl Player for Replaying {
                 return regen.finish();
             }
         }
-        // The notes as the replay kept them: text and cells (drawings are the viewer's, not
-        // carried over).
-        self.notes = turn.notes.iter().find(|n| n.seat as usize == self.seat).map(|n| gbely_rules::Notes {
-            text: n.text.clone(),
-            cells: n.cells.iter().map(|(c, t)| (gbely_rules::Cell(*c), t.clone())).collect(),
-            draw: Vec::new(),
-        });
+        self.notes = crate::replays::recorded_notes(turn, self.seat as u8);
         let answer = turn.answers.get(self.seat).and_then(crate::replays::recorded_answer);
         answer.unwrap_or(PlayerAnswer::Commands(Vec::new()))
     }

@@ -17,7 +17,7 @@ pub use frames::{frame_after, frames, Frame, MAX_FRAME_CELLS};
 pub use stats::{stats, stats_text};
 pub use terminal::{render_frame, render_legend, seat_colors, terrain_color, SeatColor};
 pub use verify::{
-    answer_commands, expanded, observation_at, recorded_answer, resimulate, resimulate_observing,
+    answer_commands, expanded, observation_at, recorded_answer, recorded_notes, resimulate, resimulate_observing,
     resimulate_regenerating, session_after, verify, Mismatch, Verified,
 };
 

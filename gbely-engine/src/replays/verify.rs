@@ -117,6 +117,9 @@ fn replay_session(
             if let Some(ms) = t.answer_ms.get(s).copied().flatten() {
                 session.time(seat, f64::from(ms) / 1000.0);
             }
+            if let Some(notes) = recorded_notes(t, seat) {
+                session.note(seat, notes);
+            }
         }
         session.advance();
         if !each(r, session.state(), session.report()) {
@@ -124,6 +127,16 @@ fn replay_session(
         }
     }
     session
+}
+
+/// A seat's notes on a round as the replay kept them, to record again (a match continued from
+/// a replay): the text and the cells' notes (drawings are the viewer's, not carried over).
+pub fn recorded_notes(turn: &gbely_world::replay::Turn, seat: u8) -> Option<gbely_rules::Notes> {
+    turn.notes.iter().find(|n| n.seat == seat).map(|n| gbely_rules::Notes {
+        text: n.text.clone(),
+        cells: n.cells.iter().map(|(c, t)| (Cell(*c), t.clone())).collect(),
+        draw: Vec::new(),
+    })
 }
 
 /// A replay with every round's cell changes: a version 2 file leaves them out, and they are

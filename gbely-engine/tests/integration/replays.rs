@@ -161,17 +161,19 @@ fn version_1_files_still_read_and_verify() {
 }
 
 /// Version 2 left out what re-simulation rebuilds: no cell changes, commands in columns, the
-/// built-in Council's commands regenerated; version 3, what the engine writes, does the same
-/// with the columns' cells as steps.
+/// built-in Council's commands regenerated; version 3 does the same with the columns' cells as
+/// steps, and version 4, what the engine writes, adds the answer times of timed seats (none
+/// here: in-process agents are not timed).
 #[test]
-fn version_3_is_compact_and_regenerates_the_council() {
+fn version_4_is_compact_and_regenerates_the_council() {
     let replay = record(
         gbely_world::generate_duel("v2", 20, 20).unwrap(),
         30,
         &mut DecidePlayer::new("expander", Expander::default()),
         &mut DecidePlayer::council("council"),
     );
-    assert_eq!(replay.version, 3);
+    assert_eq!(replay.version, 4);
+    assert!(replay.turns.iter().all(|t| t.answer_ms.is_empty()));
     assert_eq!(replay.seats[1].builtin.as_deref(), Some("council"));
     assert!(replay.turns.iter().all(|t| t.changes.is_empty()));
     assert!(replay.turns.iter().all(|t| matches!(t.answers[1], Answer::Regen)));
@@ -457,8 +459,13 @@ fn two_python_expanders_make_a_replay_under_a_megabyte() {
     let size = std::fs::metadata(dir.join("r.json.gz")).unwrap().len();
     assert!(size < 1_000_000, "{size} bytes");
     let replay = read_replay(&dir.join("r.json.gz")).unwrap();
-    assert_eq!(replay.version, 3);
+    assert_eq!(replay.version, 4);
     assert!(replay.turns.iter().all(|t| t.answers.iter().all(|a| matches!(a, Answer::Compact(_)))));
+    // Both seats are agent processes: every round has both answers' times, within the limit.
+    assert!(replay
+        .turns
+        .iter()
+        .all(|t| t.answer_ms.len() == 2 && t.answer_ms.iter().all(|ms| ms.is_some_and(|ms| ms < 60_000))));
     verify(&replay).unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 }
