@@ -35,10 +35,10 @@ pub fn replay_sha256(replay: &Replay) -> String {
 /// Refused with what is wrong: a map that cannot be rebuilt, a round the source did not reach
 /// (a match ended or cut off before it), one at or past the match's end.
 pub fn fork_at(source: &Replay, round: u32) -> Result<(Arc<Replay>, ForkRecord, Arc<Map>), RunError> {
-    let map = Arc::new(source.check().map_err(|e| RunError::Resume(format!("it cannot be rebuilt here: {e}")))?);
+    let map = Arc::new(source.check().map_err(|e| RunError::Fork(format!("it cannot be rebuilt here: {e}")))?);
     let played = source.turns.len();
     if round >= source.rounds {
-        return Err(RunError::Resume(format!(
+        return Err(RunError::Fork(format!(
             "round {round} is past the match's last round ({}): nothing is left to play",
             source.rounds - 1
         )));
@@ -46,7 +46,7 @@ pub fn fork_at(source: &Replay, round: u32) -> Result<(Arc<Replay>, ForkRecord, 
     let ended = source.result.ended_by != EndReason::Interrupted;
     if round as usize > played || (ended && round as usize == played) {
         let last = played.saturating_sub(1);
-        return Err(RunError::Resume(if ended {
+        return Err(RunError::Fork(if ended {
             format!("round {round} was not played: the match ended after round {last} (fork at 0…{last})")
         } else {
             format!(
@@ -70,7 +70,7 @@ pub fn fork_at(source: &Replay, round: u32) -> Result<(Arc<Replay>, ForkRecord, 
         same
     });
     if let Some(r) = differs {
-        return Err(RunError::Resume(format!(
+        return Err(RunError::Fork(format!(
             "its round {r} does not re-simulate here as it was recorded (written by {}): a fork of it would not \
              continue the same match (`gbely replay verify` says more)",
             source.engine

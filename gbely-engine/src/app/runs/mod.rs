@@ -69,6 +69,9 @@ pub enum RunError {
     RunFolder { dir: String, error: std::io::Error },
     #[error("the replay to continue from does not fit this match: {0}")]
     Resume(String),
+    /// A fork that cannot be made (`fork::fork_at`): the message says why.
+    #[error("{0}")]
+    Fork(String),
 }
 
 type Result<T, E = RunError> = std::result::Result<T, E>;
