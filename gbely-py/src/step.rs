@@ -57,16 +57,7 @@ impl PyMatch {
                 .map(|(k, _)| k)
                 .collect()
         });
-        if let Some(&bad) = council.iter().find(|&&k| k >= seats) {
-            return Err(PyValueError::new_err(format!("seat {bad} does not exist: the map has {seats} seats")));
-        }
-        let names = match names {
-            Some(n) if n.len() == seats => n,
-            Some(n) => return Err(PyValueError::new_err(format!("{} names for {seats} seats", n.len()))),
-            None => (0..seats)
-                .map(|k| if council.contains(&k) { "council".to_string() } else { format!("seat {k}") })
-                .collect(),
-        };
+        let names = seat_names(seats, &council, names)?;
         let ids = id_strings(py, map.grid());
         let councils = (0..seats).map(|k| council.contains(&k).then(Council::new)).collect();
         let mut session = Session::new(map, MatchConfig { rounds }, names);
@@ -108,16 +99,7 @@ impl PyMatch {
                 })
                 .collect()
         });
-        if let Some(&bad) = council.iter().find(|&&k| k >= seats) {
-            return Err(PyValueError::new_err(format!("seat {bad} does not exist: the map has {seats} seats")));
-        }
-        let names = match names {
-            Some(n) if n.len() == seats => n,
-            Some(n) => return Err(PyValueError::new_err(format!("{} names for {seats} seats", n.len()))),
-            None => (0..seats)
-                .map(|k| if council.contains(&k) { "council".to_string() } else { format!("seat {k}") })
-                .collect(),
-        };
+        let names = seat_names(seats, &council, names)?;
         let ids = id_strings(py, map.grid());
         let councils = (0..seats).map(|k| council.contains(&k).then(Council::new)).collect();
         let session = py.allow_threads(|| {
@@ -329,6 +311,21 @@ impl PyMatch {
         gbely_engine::recorder::write_replay(&path, &replay)
             .map(|_| ())
             .map_err(|e| PyOSError::new_err(format!("cannot write {}: {e}", path.display())))
+    }
+}
+
+/// The seats' names of a match: `names` when given (one per seat), else `council` for the
+/// Council's seats and `seat K` for the others; a Council seat the map lacks is a `ValueError`.
+fn seat_names(seats: usize, council: &[usize], names: Option<Vec<String>>) -> PyResult<Vec<String>> {
+    if let Some(&bad) = council.iter().find(|&&k| k >= seats) {
+        return Err(PyValueError::new_err(format!("seat {bad} does not exist: the map has {seats} seats")));
+    }
+    match names {
+        Some(n) if n.len() == seats => Ok(n),
+        Some(n) => Err(PyValueError::new_err(format!("{} names for {seats} seats", n.len()))),
+        None => Ok((0..seats)
+            .map(|k| if council.contains(&k) { "council".to_string() } else { format!("seat {k}") })
+            .collect()),
     }
 }
 
