@@ -20,7 +20,7 @@ Seat = Union[int, str]
 
 
 class Replay:
-    """A replay document (format ``gbely-replay``, versions 1 to 3, see docs/replay-format.md).
+    """A replay document (format ``gbely-replay``, versions 1 to 4, see docs/replay-format.md).
 
     >>> import gbely, tempfile, os
     >>> path = os.path.join(tempfile.mkdtemp(), "r.json")
