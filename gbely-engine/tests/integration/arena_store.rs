@@ -214,6 +214,7 @@ fn limits_hold_under_parallel_requests_on_sqlite_and_postgresql() {
     on_both("fair", &pg, judges_are_fair_between_participants);
     on_both("board", &pg, the_board_keeps_a_row_while_a_new_upload_is_judged);
     on_both("final", &pg, the_final_waits_for_every_pending_job);
+    on_both("leases", &pg, a_lapsed_lease_is_judged_again_and_one_result_counts);
 }
 
 /// A stranger asking five times for someone else's address uses up their own allowance, not
@@ -339,4 +340,41 @@ async fn the_final_waits_for_every_pending_job(store: Store) {
     let log = store.audit_log(10).await.unwrap();
     let got: Vec<(&str, &str)> = log.iter().map(|e| (e.what.as_str(), e.who.as_str())).collect();
     assert_eq!(got, vec![("run the final", "org@mail.example"), ("re-judge", "org@mail.example")]);
+}
+
+/// The judges' leases: a job is held while its lease runs (renewed by its worker); once it lapses
+/// (a dead worker) another worker takes it as a new attempt, and the first worker's late renewal,
+/// result and release are refused without writing anything. One result per submission: a second
+/// finish of the same attempt writes nothing either. A released job is queued again at once.
+async fn a_lapsed_lease_is_judged_again_and_one_result_counts(store: Store) {
+    let now = 5_000_000;
+    let a = store.add_submission(&upload("a@mail.example", now), 10).await.unwrap().unwrap();
+    let first = store.claim("w1", now, 60).await.unwrap().expect("a job");
+    assert_eq!((first.submission, first.attempt), (a, 1));
+    assert!(store.claim("w2", now + 30, 60).await.unwrap().is_none(), "held by w1's lease");
+    assert!(store.renew(&first, now + 90).await.unwrap());
+    assert!(store.claim("w2", now + 89, 60).await.unwrap().is_none(), "held until now + 90");
+    // w1 falls silent: its lease lapses, w2 takes the job as attempt 2.
+    let second = store.claim("w2", now + 91, 60).await.unwrap().expect("the lapsed job");
+    assert_eq!((second.id, second.submission, second.attempt), (first.id, a, 2));
+    store.set_state(a, "running").await.unwrap(); // as the judge marks what it judges
+    assert!(!store.renew(&first, now + 200).await.unwrap(), "w1's lease is gone");
+    assert!(!store.finish(&first, &scored(a, 10.0, 5), now + 92).await.unwrap(), "a late result is dropped");
+    assert!(store.outcome(a).await.unwrap().is_none());
+    store.release(&first).await.unwrap();
+    assert_eq!(store.submission(a).await.unwrap().unwrap().state, "running", "w1's release changes nothing");
+    assert!(store.finish(&second, &scored(a, 45.0, 60), now + 93).await.unwrap());
+    assert!(!store.finish(&second, &scored(a, 99.0, 1), now + 94).await.unwrap(), "one result per submission");
+    let outcome = store.outcome(a).await.unwrap().unwrap();
+    assert_eq!((outcome.share, outcome.tiebreak, outcome.judged), (Some(45.0), Some(60), now + 93));
+    assert_eq!(store.all_outcomes().await.unwrap().len(), 1);
+    assert_eq!(store.submission(a).await.unwrap().unwrap().state, "scored");
+    // A worker stopping gives its job back: queued again, taken at once as the next attempt.
+    let b = store.add_submission(&upload("b@mail.example", now + 100), 10).await.unwrap().unwrap();
+    let job = store.claim("w3", now + 101, 60).await.unwrap().unwrap();
+    assert_eq!(job.submission, b);
+    store.release(&job).await.unwrap();
+    assert_eq!(store.submission(b).await.unwrap().unwrap().state, "queued");
+    let again = store.claim("w4", now + 102, 60).await.unwrap().expect("the released job");
+    assert_eq!((again.id, again.attempt), (job.id, job.attempt + 1));
 }
