@@ -2,7 +2,6 @@
 //! set-up it shares with the Python package (naming maps and agents, run folders, results).
 
 pub mod ab;
-pub mod arena;
 pub mod check;
 pub mod cli;
 pub mod inspect;

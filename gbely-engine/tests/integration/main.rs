@@ -16,7 +16,6 @@ mod common;
 mod ab;
 mod agent_output;
 mod architecture;
-mod arena_store;
 mod cli;
 mod cli_runner;
 mod council;

@@ -9,7 +9,7 @@ mod check;
 mod final_mode;
 mod league;
 // `gbely agents`; not named `agents`, which would hide the `agents` crate in this module.
-mod arena;
+mod external;
 mod list_agents;
 mod maps;
 mod pack;
@@ -20,7 +20,6 @@ mod stand;
 mod transfer;
 
 use ab::{cmd_ab, AbArgs};
-use arena::{cmd_arena, ArenaCmd};
 use check::cmd_check;
 use final_mode::cmd_final;
 use league::{cmd_league, LeagueArgs};
@@ -140,9 +139,14 @@ enum Cmd {
     /// final, a league, an A/B test; any seat human), play, watch live and keep the history.
     Stand(StandArgs),
     /// The competition server: sign-in by e-mail, uploads, the judge, the leaderboard, the
-    /// organisers' pages and the live final (see docs/arena.md).
-    #[command(subcommand)]
-    Arena(ArenaCmd),
+    /// organisers' pages and the live final (the program `gbely-arena`, beside `gbely` or on
+    /// PATH; `gbely arena --help` shows its commands; see docs/arena.md).
+    #[command(disable_help_flag = true)]
+    Arena {
+        /// What `gbely-arena` takes: `serve CONFIG`, `worker CONFIG`, `example`, `--help`.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "ARGS")]
+        args: Vec<OsString>,
+    },
     /// Transfer to the hidden final: your agent's share on the reference map beside its shares
     /// on generated final maps (eight armies), against each level of the Council, with intervals.
     #[command(after_help = TRANSFER_HELP)]
@@ -665,7 +669,7 @@ fn dispatch(cli: Cli) -> Result<u8> {
         Cmd::League(a) => cmd_league(a),
         Cmd::Agents(a) => cmd_agents(a),
         Cmd::Stand(a) => cmd_stand(a),
-        Cmd::Arena(a) => cmd_arena(a),
+        Cmd::Arena { args } => external::run(external::ARENA, &args),
         Cmd::Ab(a) => cmd_ab(a),
         Cmd::Pack(a) => cmd_pack(a),
         Cmd::Transfer(a) => cmd_transfer(a),

@@ -9,7 +9,7 @@ use super::config::Phase;
 use super::store::{AuditEntry, BoardRow, FinalRecord, Outcome, Submission};
 use super::{Arena, FinalSeat, User};
 
-pub use crate::replays::viewer::escape_html as esc;
+pub use gbely_engine::replays::viewer::escape_html as esc;
 
 /// The site's icon: an oil drop.
 pub const ICON: &str = "<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'><path d='M8 1C8 1 3 7 3 10a5 5 0 0 0 10 0C13 7 8 1 8 1z' fill='#3b2a1a'/></svg>";
@@ -390,7 +390,7 @@ pub fn organiser(a: &Arena, user: &User, phase: Phase, view: &OrgView) -> String
                     format!(
                         "<tr><td class=num>{}</td><td>{}</td><td class=agent>{}</td><td>{who}</td></tr>",
                         f.seat,
-                        crate::app::runs::final_match::seat_class(f.seat),
+                        gbely_engine::app::runs::final_match::seat_class(f.seat),
                         esc(&f.name)
                     )
                 })

@@ -180,8 +180,8 @@ pub struct Limits {
 
 impl Limits {
     /// The server's connection limits these make.
-    pub fn connection_limits(&self) -> crate::app::web::conn::Limits {
-        use crate::app::web::conn;
+    pub fn connection_limits(&self) -> gbely_engine::app::web::conn::Limits {
+        use gbely_engine::app::web::conn;
         let descriptors = conn::raise_descriptor_limit();
         let cap = if self.connections == 0 { conn::default_connections(descriptors) } else { self.connections };
         conn::Limits {
@@ -204,8 +204,8 @@ impl Default for Limits {
             requester_header: String::new(),
             signin_minutes: 20,
             session_days: 30,
-            header_seconds: crate::app::web::conn::HEADER_READ.as_secs(),
-            idle_seconds: crate::app::web::conn::IDLE.as_secs(),
+            header_seconds: gbely_engine::app::web::conn::HEADER_READ.as_secs(),
+            idle_seconds: gbely_engine::app::web::conn::IDLE.as_secs(),
             connections: 0,
         }
     }
@@ -361,12 +361,12 @@ impl Config {
             return Err(format!("final.rate {}: rounds a second, above 0", final_.rate));
         }
         for (key, r) in [("leaderboard.rounds", leaderboard.rounds), ("final.rounds", final_.rounds)] {
-            if !(1..=crate::app::runs::MAX_ROUNDS).contains(&r) {
+            if !(1..=gbely_engine::app::runs::MAX_ROUNDS).contains(&r) {
                 return Err(format!("{key} {r}: out of range"));
             }
         }
         let judge = f.judge;
-        judge.sandbox.parse::<crate::runner::sandbox::SandboxMode>().map_err(|e| format!("judge.sandbox: {e}"))?;
+        judge.sandbox.parse::<gbely_engine::runner::sandbox::SandboxMode>().map_err(|e| format!("judge.sandbox: {e}"))?;
         if !(judge.time_limit > 0.0) {
             return Err("judge.time_limit: seconds a round, above 0".into());
         }

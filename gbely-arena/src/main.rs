@@ -1,10 +1,27 @@
-//! `gbely arena`: the competition server ([`crate::app::arena`]) and its judge workers.
+//! `gbely-arena` (run as `gbely arena …`): the competition server ([`gbely_arena`]) and its judge
+//! workers.
 
-use super::*;
-use crate::app::arena::config::{Config, EXAMPLE};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use gbely_arena::config::{Config, EXAMPLE};
+use gbely_engine::app::runs::interpreter::{python, resolve_python};
+use gbely_engine::runner::interrupt::{requested, Guard, POLL};
+use gbely_engine::runner::process::{become_subreaper, kill_orphans};
+
+/// The competition server: sign-in by e-mail, uploads, the judge, the leaderboard, the
+/// organisers' pages and the live final (see docs/arena.md).
+#[derive(Debug, Parser)]
+#[command(name = "gbely arena", version, bin_name = "gbely arena")]
+struct Cli {
+    #[command(subcommand)]
+    command: ArenaCmd,
+}
 
 #[derive(Debug, Subcommand)]
-pub(super) enum ArenaCmd {
+enum ArenaCmd {
     /// Serve the competition's site (and judge in its process, `judge.workers` at once) until
     /// Ctrl-C.
     Serve {
@@ -33,45 +50,65 @@ pub(super) enum ArenaCmd {
     Example,
 }
 
-pub(super) fn cmd_arena(cmd: ArenaCmd) -> Result<u8> {
+/// How long a stop (Ctrl-C, SIGTERM) waits for matches to end before the process exits; a
+/// second signal exits at once (as `gbely`'s commands do).
+const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+
+fn stop_guard() -> Result<Guard> {
+    Guard::install_exiting(STOP_GRACE).context("cannot install the Ctrl-C handler")
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli.command) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("gbely: error: {e:#}");
+            // `gbely`'s exit code for a runtime error.
+            ExitCode::from(gbely_engine::app::cli::exit::ERROR)
+        }
+    }
+}
+
+fn run(cmd: ArenaCmd) -> Result<()> {
     match cmd {
         ArenaCmd::Example => {
             print!("{EXAMPLE}");
-            Ok(exit::OK)
+            Ok(())
         }
         ArenaCmd::Serve { config, listen, python: py } => {
             let config = Config::load(&config)?;
             let py = resolve_python(&python(py.as_deref().or(config.judge.python.as_deref())))?;
             let listen = listen.unwrap_or_else(|| std::net::SocketAddr::from(([127, 0, 0, 1], config.port)));
             let guard = stop_guard()?;
-            adopt_orphans();
+            become_subreaper();
             let (name, public, data) = (config.name.clone(), config.public_url.clone(), config.data.clone());
-            let running = crate::app::arena::serve(config, py, listen)?;
+            let running = gbely_arena::serve(config, py, listen)?;
             eprintln!(
                 "gbely: {name} is served on {} for {public}\n       (data in {}; {} database; Ctrl-C stops it)",
                 running.url,
                 data.display(),
                 running.arena.store.backend_name()
             );
-            while !crate::runner::interrupt::requested() {
-                std::thread::sleep(crate::runner::interrupt::POLL);
+            while !requested() {
+                std::thread::sleep(POLL);
             }
             eprintln!("gbely: stopping the arena (jobs being judged go back to the queue)");
             running.close();
-            kill_leftovers();
+            kill_orphans();
             drop(guard);
-            Ok(exit::OK)
+            Ok(())
         }
         ArenaCmd::Worker { config, jobs, python: py } => {
             let config = Config::load(&config)?;
             let py = resolve_python(&python(py.as_deref().or(config.judge.python.as_deref())))?;
             let guard = stop_guard()?;
-            adopt_orphans();
+            become_subreaper();
             eprintln!("gbely: judging {}'s submissions, {jobs} at once (Ctrl-C stops)", config.name);
-            crate::app::arena::work(config, py, jobs)?;
-            kill_leftovers();
+            gbely_arena::work(config, py, jobs)?;
+            kill_orphans();
             drop(guard);
-            Ok(exit::OK)
+            Ok(())
         }
     }
 }

@@ -19,10 +19,10 @@ use serde_json::json;
 use super::config::Config;
 use super::mail::Mailer;
 use super::store::{Job, Outcome, Store, Submission, Verdict};
-use crate::app::check::check_agent;
-use crate::app::service::{AgentLimits, MatchPlan, Recording, Seat};
-use crate::limits::{Defaults, TimeLimit};
-use crate::runner::sandbox::SandboxMode;
+use gbely_engine::app::check::check_agent;
+use gbely_engine::app::service::{AgentLimits, MatchPlan, Recording, Seat};
+use gbely_engine::limits::{Defaults, TimeLimit};
+use gbely_engine::runner::sandbox::SandboxMode;
 
 /// What a judge needs.
 #[derive(Clone, Debug)]
@@ -113,7 +113,7 @@ impl Judging {
                 }
             })
         };
-        let verdict = crate::runner::interrupt::within(Some(Arc::clone(&stop)), || self.verdict(job, &sub));
+        let verdict = gbely_engine::runner::interrupt::within(Some(Arc::clone(&stop)), || self.verdict(job, &sub));
         done.store(true, Ordering::Relaxed);
         let _ = renewer.join();
         let Some(verdict) = verdict else {
@@ -148,7 +148,7 @@ impl Judging {
             Ok(r) => r,
             // The file could not even be read as Python (its inspection died on it): the file's
             // fault, not the judge's.
-            Err(e @ crate::app::runs::RunError::Inspect { .. }) => {
+            Err(e @ gbely_engine::app::runs::RunError::Inspect { .. }) => {
                 let reason = format!("the file cannot be read as Python: {e}");
                 let check = json!({"ok": false, "file": sub.file_name, "problems": [reason]}).to_string();
                 return Some(Verdict::CheckFailed { reason, check });
@@ -160,7 +160,7 @@ impl Judging {
         if let Some(run) = &report.run_dir {
             let _ = std::fs::remove_dir_all(run);
         }
-        if crate::runner::interrupt::requested() {
+        if gbely_engine::runner::interrupt::requested() {
             return None;
         }
         let mut doc = report.to_json();
@@ -175,7 +175,7 @@ impl Judging {
         }
         let _ = self.rt.block_on(self.store.set_state(sub.id, "running"));
         let lb = &self.config.leaderboard;
-        let map = match crate::app::runs::maps::load_map(&lb.map, None) {
+        let map = match gbely_engine::app::runs::maps::load_map(&lb.map, None) {
             Ok(m) => Arc::new(m),
             Err(e) => return Some(Verdict::Error { reason: format!("the leaderboard's map: {e}") }),
         };
@@ -192,7 +192,7 @@ impl Judging {
         plan.python = self.python.clone();
         plan.run_dir = Some(dir.join("match"));
         plan.recording = Recording::File(dir.join("replay.json.gz"));
-        let played = match crate::app::service::run(plan, &mut ()) {
+        let played = match gbely_engine::app::service::run(plan, &mut ()) {
             Ok(p) => p,
             Err(e) => return Some(Verdict::Error { reason: format!("the match could not be played: {e}") }),
         };

@@ -1,5 +1,5 @@
 #![cfg(unix)]
-//! The arena's data layer (`app::arena::store`) on SQLite and on a PostgreSQL server the test
+//! The arena's data layer (`gbely_arena::store`) on SQLite and on a PostgreSQL server the test
 //! starts itself (Debian's initdb in a temporary folder): the limits hold under parallel
 //! requests (the count and the insert are one step), the judges take jobs fairly between
 //! participants, a newer upload supersedes an older one still queued, the leaderboard keeps a
@@ -11,9 +11,15 @@ use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use gbely_engine::app::arena::store::{NewSignin, Outcome, SigninLimits, SigninRefusal, Store, Submission, Verdict};
+use gbely_arena::store::{NewSignin, Outcome, SigninLimits, SigninRefusal, Store, Submission, Verdict};
 
-use crate::common::scratch;
+/// A fresh folder of this test's own in the temporary folder.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("gbely-arena-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread().worker_threads(4).enable_all().build().unwrap()
@@ -290,7 +296,7 @@ async fn the_board_keeps_a_row_while_a_new_upload_is_judged(store: Store) {
     assert!(store.finish(&j, &scored(a1, 40.0, 80), now + 2).await.unwrap());
     let j = store.claim("w", now, 60).await.unwrap().unwrap();
     assert!(store.finish(&j, &scored(b1, 45.0, 60), now + 3).await.unwrap());
-    let rows = |b: Vec<gbely_engine::app::arena::store::BoardRow>| {
+    let rows = |b: Vec<gbely_arena::store::BoardRow>| {
         b.iter().map(|r| (r.rank, r.submission.id, r.pending)).collect::<Vec<_>>()
     };
     assert_eq!(rows(store.board().await.unwrap()), vec![(1, b1, false), (2, a1, false)]);

@@ -45,9 +45,9 @@ use self::config::{normal_email, Config, Phase};
 use self::judge::{unix_now, Judging};
 use self::mail::Mailer;
 use self::store::{Store, Submission};
-use crate::app::web::live::{parts, Live, Start, WatchObserver};
-use crate::app::web::{random_token, same_secret, text, with_safe_headers, Server};
-use crate::replays::viewer::LivePage;
+use gbely_engine::app::web::live::{parts, Live, Start, WatchObserver};
+use gbely_engine::app::web::{random_token, same_secret, text, with_safe_headers, Server};
+use gbely_engine::replays::viewer::LivePage;
 
 /// The session cookie's name.
 const COOKIE: &str = "gbely_arena";
@@ -161,7 +161,7 @@ fn redact(url: &str) -> String {
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, ArenaError> {
-    crate::app::web::runtime("gbely-arena")
+    gbely_engine::app::web::runtime("gbely-arena")
         .map_err(|e| ArenaError::Other(format!("cannot start the server's runtime: {e}")))
 }
 
@@ -268,8 +268,8 @@ pub fn work(config: Config, python: String, jobs: usize) -> Result<(), ArenaErro
         worker: String::new(),
     };
     let threads = judging.spawn(jobs.max(1), "worker").map_err(|e| ArenaError::Other(e.to_string()))?;
-    while !crate::runner::interrupt::requested() {
-        std::thread::sleep(crate::runner::interrupt::POLL);
+    while !gbely_engine::runner::interrupt::requested() {
+        std::thread::sleep(gbely_engine::runner::interrupt::POLL);
     }
     closing.store(true, Ordering::Relaxed);
     for t in threads {
@@ -299,7 +299,7 @@ async fn site_guard(State(a): State<Arc<Arena>>, mut req: Request, next: Next) -
 impl Arena {
     fn refusal(&self, method: &Method, headers: &HeaderMap) -> Option<Response> {
         let value = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_ascii_lowercase);
-        if let Some(why) = crate::app::web::host_fields_refusal(headers) {
+        if let Some(why) = gbely_engine::app::web::host_fields_refusal(headers) {
             return Some(text(StatusCode::BAD_REQUEST, why));
         }
         if value(header::HOST.as_str()).as_deref() != Some(self.authority.to_ascii_lowercase().as_str()) {
@@ -348,7 +348,7 @@ impl Arena {
     }
 
     fn page(&self, user: Option<&User>, title: &str, body: &str) -> Response {
-        crate::app::web::html(pages::layout(self, user, title, body))
+        gbely_engine::app::web::html(pages::layout(self, user, title, body))
     }
 
     /// A failure of the server's own (the database, the disk): logged in full, answered 500
@@ -583,7 +583,7 @@ async fn me(State(a): Shared, headers: HeaderMap, Query(q): Query<PartQuery>) ->
     };
     let (head, inner) = pages::me(&a, &user, a.phase(), current.as_ref(), &subs);
     if q.part.is_some() {
-        return crate::app::web::html(inner);
+        return gbely_engine::app::web::html(inner);
     }
     a.page(Some(&user), "Your submission", &format!("{head}{}", pages::live("/me?part=1", &inner)))
 }
@@ -606,7 +606,7 @@ async fn status(
     let outcome = a.store.outcome(id).await.ok().flatten();
     let body = pages::status(&a, &sub, outcome.as_ref());
     if q.part.is_some() {
-        return crate::app::web::html(body);
+        return gbely_engine::app::web::html(body);
     }
     a.page(Some(&user), &format!("Submission {id}"), &pages::live(&format!("/me/{id}?part=1"), &body))
 }
@@ -726,7 +726,7 @@ async fn upload(State(a): Shared, headers: HeaderMap, mut form: Multipart) -> Re
     };
     let stored = format!("{token}.py");
     let path = a.config.data.join("submissions").join(&stored);
-    let version = crate::app::league::play::content_id(&bytes);
+    let version = gbely_engine::app::league::play::content_id(&bytes);
     let size = bytes.len() as i64;
     let python = a.python.clone();
     let written = tokio::task::spawn_blocking(move || -> std::io::Result<String> {
@@ -734,13 +734,13 @@ async fn upload(State(a): Shared, headers: HeaderMap, mut form: Multipart) -> Re
         let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&path)?;
         f.write_all(&bytes)?;
         f.sync_all()?;
-        Ok(crate::app::inspect::display_name(&path.display().to_string(), &python).0)
+        Ok(gbely_engine::app::inspect::display_name(&path.display().to_string(), &python).0)
     })
     .await;
     let agent_name = match written {
         // A file without AGENT_NAME is named by its stem: the one the participant gave, not ours,
         // its bidi and invisible characters escaped as an AGENT_NAME's are.
-        Ok(Ok(n)) if n.starts_with(&token) => crate::text::printable(shown.trim_end_matches(".py")).into_owned(),
+        Ok(Ok(n)) if n.starts_with(&token) => gbely_engine::text::printable(shown.trim_end_matches(".py")).into_owned(),
         Ok(Ok(n)) => n,
         Ok(Err(e)) => return a.internal(Some(&user), "storing the file", &e),
         Err(e) => return a.internal(Some(&user), "storing the file", &e),
@@ -784,7 +784,7 @@ async fn board(State(a): Shared, headers: HeaderMap, Query(q): Query<PartQuery>)
     let flash = a.store.flash().await.unwrap_or_default();
     let body = pages::board(&a, &rows, &flash);
     if q.part.is_some() {
-        return crate::app::web::html(body);
+        return gbely_engine::app::web::html(body);
     }
     let user = a.user(&headers).await;
     a.page(user.as_ref(), "Leaderboard", &pages::live("/board?part=1", &body))
@@ -808,8 +808,8 @@ async fn replay(State(a): Shared, headers: HeaderMap, UrlPath(id): UrlPath<i64>)
 }
 
 async fn viewer(path: PathBuf) -> Response {
-    match crate::app::web::replay_page(path).await {
-        Ok(page) => crate::app::web::html(page),
+    match gbely_engine::app::web::replay_page(path).await {
+        Ok(page) => gbely_engine::app::web::html(page),
         Err(e) => text(StatusCode::INTERNAL_SERVER_ERROR, format!("the replay: {e}")),
     }
 }
@@ -874,7 +874,7 @@ async fn organiser(State(a): Shared, headers: HeaderMap, Query(q): Query<PartQue
     };
     let body = pages::organiser(&a, &user, a.phase(), &view);
     if q.part.is_some() {
-        return crate::app::web::html(body);
+        return gbely_engine::app::web::html(body);
     }
     a.page(Some(&user), "Organisers", &pages::live("/org?part=1", &body))
 }
@@ -1031,7 +1031,7 @@ impl Arena {
         self.final_map
             .get_or_init(|| {
                 let fc = &self.config.final_;
-                crate::app::runs::maps::load_final_map(&fc.map, fc.size)
+                gbely_engine::app::runs::maps::load_final_map(&fc.map, fc.size)
                     .map(Arc::new)
                     .map_err(|e| format!("the final's map: {e}"))
             })
@@ -1043,13 +1043,13 @@ impl Arena {
     /// permutation that the final map's fingerprint draws ([`final_seating`]): the `k`-th
     /// finalist sits where it sends entry `k`, whatever the agents.
     ///
-    /// [`final_seating`]: crate::app::runs::final_match::final_seating
+    /// [`final_seating`]: gbely_engine::app::runs::final_match::final_seating
     pub fn seating(&self, board: &[store::BoardRow]) -> Result<Vec<FinalSeat>, String> {
         let map = self.final_map()?;
         let finalists = map.seats().len() - 1;
         let fc = &self.config.final_;
         let fill_name =
-            self.fill_name.get_or_init(|| crate::app::inspect::display_name(&fc.fill, &self.python).0).clone();
+            self.fill_name.get_or_init(|| gbely_engine::app::inspect::display_name(&fc.fill, &self.python).0).clone();
         // (agent, name, board place and submission)
         type Entry = (String, String, Option<(usize, Submission)>);
         let mut entries: Vec<Entry> = board
@@ -1063,7 +1063,7 @@ impl Arena {
         while entries.len() < finalists {
             entries.push((fc.fill.clone(), fill_name.clone(), None));
         }
-        let entry_of = crate::app::runs::final_match::final_seating(&map, &[]).map_err(|e| e.to_string())?;
+        let entry_of = gbely_engine::app::runs::final_match::final_seating(&map, &[]).map_err(|e| e.to_string())?;
         Ok((0..finalists)
             .map(|seat| {
                 let (spec, name, board) = entries[entry_of[seat]].clone();
@@ -1081,7 +1081,7 @@ fn final_names(full: &[String], own: &[Option<String>]) -> Vec<String> {
         .iter()
         .enumerate()
         .map(|(k, f)| {
-            match own.get(k).cloned().flatten().map(|n| crate::text::printable(&n).chars().take(80).collect::<String>())
+            match own.get(k).cloned().flatten().map(|n| gbely_engine::text::printable(&n).chars().take(80).collect::<String>())
             {
                 Some(n) if f.starts_with(n.as_str()) => n,
                 _ => f.clone(),
@@ -1121,7 +1121,7 @@ async fn start_final(a: &Arc<Arena>, board: &[store::BoardRow]) -> Result<i64, F
     // The finalists' own AGENT_NAMEs, read from their files (the board's names carry the version).
     let (files, py) = (specs.clone(), a.python.clone());
     let own = tokio::task::spawn_blocking(move || {
-        files.iter().map(|f| crate::app::inspect::spec_meta(f, &py).and_then(|m| m.name)).collect::<Vec<_>>()
+        files.iter().map(|f| gbely_engine::app::inspect::spec_meta(f, &py).and_then(|m| m.name)).collect::<Vec<_>>()
     })
     .await
     .unwrap_or_default();
@@ -1131,7 +1131,7 @@ async fn start_final(a: &Arc<Arena>, board: &[store::BoardRow]) -> Result<i64, F
     let places: Vec<usize> = seating.iter().map(|s| s.board.as_ref().map_or(usize::MAX - 1, |b| b.0)).collect();
     specs.push(fc.opponent.clone());
     names.push("council".into());
-    crate::app::service::unique_names(&mut names);
+    gbely_engine::app::service::unique_names(&mut names);
     let seats = FinalSeats { specs, names, places };
     let stored = serde_json::to_string(&seats).map_err(|e| FinalRefusal::Failed(e.to_string()))?;
     let id = match a.store.start_final(unix_now(), &stored).await {
@@ -1160,7 +1160,7 @@ fn launch_final(
         .name("gbely-final".into())
         .spawn(move || {
             let stop = Arc::clone(&arena.closing);
-            crate::runner::interrupt::within(Some(stop), || play_final(&arena, &rt, id, map, seats, resume, live));
+            gbely_engine::runner::interrupt::within(Some(stop), || play_final(&arena, &rt, id, map, seats, resume, live));
         })
         .map_err(|e| e.to_string())?;
     Ok(())
@@ -1222,7 +1222,7 @@ fn continued_replay(dir: &std::path::Path) -> Result<Option<gbely_world::Replay>
         .collect();
     files.sort();
     for file in &files {
-        match crate::replays::read_replay_or_cut(file) {
+        match gbely_engine::replays::read_replay_or_cut(file) {
             Ok(r) if best.as_ref().is_none_or(|b| r.replay.turns.len() > b.turns.len()) => best = Some(r.replay),
             Ok(_) => {}
             // A file cut before its first round holds nothing to continue.
@@ -1250,27 +1250,27 @@ fn play_final(
     let fc = &a.config.final_;
     live.wait_for_start(Start::Page);
     let dir = a.config.data.join("finals").join(id.to_string());
-    let seats = specs.iter().zip(&names).map(|(s, n)| crate::app::service::Seat::spec(s, n)).collect();
-    let mut plan = crate::app::service::MatchPlan::new(map.clone(), seats);
+    let seats = specs.iter().zip(&names).map(|(s, n)| gbely_engine::app::service::Seat::spec(s, n)).collect();
+    let mut plan = gbely_engine::app::service::MatchPlan::new(map.clone(), seats);
     plan.rounds = fc.rounds;
-    plan.limits = crate::app::service::AgentLimits {
-        time: crate::limits::TimeLimit::from_option(Some(a.config.judge.time_limit))
-            .unwrap_or(crate::limits::Defaults::TIME_LIMIT),
-        memory: crate::limits::Defaults::MEMORY_LIMIT,
-        sandbox: a.config.judge.sandbox.parse().unwrap_or(crate::runner::sandbox::SandboxMode::Require),
+    plan.limits = gbely_engine::app::service::AgentLimits {
+        time: gbely_engine::limits::TimeLimit::from_option(Some(a.config.judge.time_limit))
+            .unwrap_or(gbely_engine::limits::Defaults::TIME_LIMIT),
+        memory: gbely_engine::limits::Defaults::MEMORY_LIMIT,
+        sandbox: a.config.judge.sandbox.parse().unwrap_or(gbely_engine::runner::sandbox::SandboxMode::Require),
         cores: None,
     };
     plan.python = a.python.clone();
     plan.run_dir = Some(dir.clone());
-    plan.recording = crate::app::service::Recording::File(dir.join("replay.json.gz"));
+    plan.recording = gbely_engine::app::service::Recording::File(dir.join("replay.json.gz"));
     let caught_up = resume.as_ref().map_or(0, |r| r.turns.len() as u32);
     plan.resume = resume;
     let mut observer = WatchObserver::new(Arc::clone(&live), map.clone(), Some(fc.rate)).catching_up_to(caught_up);
-    match crate::app::service::run(plan, &mut observer) {
+    match gbely_engine::app::service::run(plan, &mut observer) {
         Ok(played) => {
             let result = played.result_json();
-            let mut rows = crate::app::runs::final_match::final_table(&map, &played.record);
-            crate::app::runs::final_match::order_ties_by(&mut rows, &places);
+            let mut rows = gbely_engine::app::runs::final_match::final_table(&map, &played.record);
+            gbely_engine::app::runs::final_match::order_ties_by(&mut rows, &places);
             let table: Vec<serde_json::Value> = rows
                 .iter()
                 .map(|r| serde_json::json!({"rank": r.rank, "name": r.name, "seat": r.seat, "share": r.share, "cells": r.cells, "tiebreak": r.tiebreak, "violations": r.violations, "disqualified": r.disqualified}))
@@ -1304,7 +1304,7 @@ async fn final_page(State(a): Shared, headers: HeaderMap, Query(q): Query<PartQu
     let live = a.final_.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(|f| f.id);
     let body = pages::final_results(&a, fin.as_ref(), live);
     if q.part.is_some() {
-        return crate::app::web::html(body);
+        return gbely_engine::app::web::html(body);
     }
     a.page(user.as_ref(), "The final", &pages::live("/final?part=1", &body))
 }
