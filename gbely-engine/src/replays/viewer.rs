@@ -521,6 +521,17 @@ mod tests {
         }
     }
 
+    /// The replay file's name reaches the page's configuration as JSON text that cannot close its
+    /// script element (a name is the user's, any characters).
+    #[test]
+    fn the_file_name_is_configuration_text() {
+        let file = Some("</script><b>'x'.json.gz".to_string());
+        let page = super::viewer_page("t", &super::PageMode::File { data_gz_base64: String::new(), file });
+        assert!(page.contains(r#""file":"\u003c/script>\u003cb>'x'.json.gz""#), "{page}");
+        let page = super::viewer_page("t", &super::PageMode::File { data_gz_base64: String::new(), file: None });
+        assert!(page.contains(r#""file":null"#));
+    }
+
     #[test]
     fn slots_are_filled_once_and_names_stay_text() {
         let t = "<title>{{TITLE}}</title><i>{{DATA}}</i>{{UNKNOWN}}{{";
