@@ -31,7 +31,9 @@ fn py_error(e: LeagueError) -> PyErr {
             | RunError::MapFile { .. }
             | RunError::Generate(_)
             | RunError::NotAFinalMap { .. } => MapError::new_err(text),
-            RunError::Rounds(_) | RunError::Seating(_) | RunError::Seats { .. } => PyValueError::new_err(text),
+            RunError::Rounds(_) | RunError::Seating(_) | RunError::Seats { .. } | RunError::ForkPoints(_) => {
+                PyValueError::new_err(text)
+            }
             RunError::Replay { .. } | RunError::RunFolder { .. } => PyOSError::new_err(text),
             _ => AgentError::new_err(text),
         },

@@ -69,6 +69,10 @@ pub enum RunError {
     RunFolder { dir: String, error: std::io::Error },
     #[error("the replay to continue from does not fit this match: {0}")]
     Resume(String),
+    /// The fork points of a paired-fork A/B test (`gbely ab --from-replays`): none, or a setting
+    /// that does not fit the replays.
+    #[error("{0}")]
+    ForkPoints(String),
 }
 
 type Result<T, E = RunError> = std::result::Result<T, E>;
