@@ -18,7 +18,7 @@ use serde_json::json;
 
 use super::config::Config;
 use super::mail::Mailer;
-use super::store::{Job, Outcome, Store, Submission, Verdict};
+use super::store::{AnswerTimes, Job, Outcome, Store, Submission, Verdict};
 use gbely_engine::app::check::check_agent;
 use gbely_engine::app::service::{AgentLimits, MatchPlan, Recording, Seat};
 use gbely_engine::limits::{Defaults, TimeLimit};
@@ -183,12 +183,8 @@ impl Judging {
         let seats = vec![Seat::spec(&spec, &sub.agent_name), Seat::spec(&lb.opponent, "council")];
         let mut plan = MatchPlan::new(map, seats);
         plan.rounds = lb.rounds;
-        plan.limits = AgentLimits {
-            time: TimeLimit::from_option(Some(self.config.judge.time_limit)).unwrap_or(Defaults::TIME_LIMIT),
-            memory: Defaults::MEMORY_LIMIT,
-            sandbox,
-            cores: None,
-        };
+        let limit = TimeLimit::from_option(Some(self.config.judge.time_limit)).unwrap_or(Defaults::TIME_LIMIT);
+        plan.limits = AgentLimits { time: limit, memory: Defaults::MEMORY_LIMIT, sandbox, cores: None };
         plan.python = self.python.clone();
         plan.run_dir = Some(dir.join("match"));
         plan.recording = Recording::File(dir.join("replay.json.gz"));
@@ -224,6 +220,7 @@ impl Judging {
             replay: played.replay.as_deref().map(relative).unwrap_or_default(),
             log: played.logs[0].as_deref().map(relative).unwrap_or_default(),
             judged: unix_now(),
+            times: AnswerTimes { limit, slowest: rec.slowest[0].clone() },
         };
         Some(Verdict::Judged { outcome, reason, check })
     }

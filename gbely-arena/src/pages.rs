@@ -248,6 +248,10 @@ pub fn status(a: &Arena, s: &Submission, o: Option<&Outcome>) -> String {
             o.rounds,
             o.council_fell.map_or("no".into(), |r| format!("in round {r}")),
         );
+        if !o.times.slowest.is_empty() {
+            // Where the time went, against the judge's limit (a timeout is over it).
+            out += &format!("<p id=slowest>Slowest answers: {}</p>", esc(&o.times.text()));
+        }
         out += &format!(
             "<p><a href=/replay/{id}>the replay</a> · <a href=/me/{id}/log>your agent's log</a></p>",
             id = s.id

@@ -65,6 +65,36 @@ pub struct Outcome {
     pub replay: String,
     pub log: String,
     pub judged: i64,
+    /// The agent's slowest answers in the match (empty for results judged before they were kept).
+    pub times: AnswerTimes,
+}
+
+/// A judged match's slowest answers of the agent, `(round, milliseconds)` slowest first (as
+/// [`gbely_engine::session::MatchRecord::slowest`] keeps them), and the limit they were held to:
+/// `results.slowest`, in JSON.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct AnswerTimes {
+    pub limit: gbely_engine::limits::TimeLimit,
+    pub slowest: Vec<(u32, u32)>,
+}
+
+impl AnswerTimes {
+    /// `round 87: 1.91 s of 2 s, …`; empty when none were kept.
+    pub fn text(&self) -> String {
+        self.limit.slowest_text(&self.slowest)
+    }
+
+    fn column(&self) -> String {
+        serde_json::to_string(self).expect("plain data")
+    }
+
+    /// The column as stored: '' (a result judged before the times were kept) is none.
+    fn from_column(text: &str) -> Result<AnswerTimes, sqlx::Error> {
+        if text.is_empty() {
+            return Ok(AnswerTimes::default());
+        }
+        serde_json::from_str(text).map_err(|e| sqlx::Error::Decode(Box::new(e)))
+    }
 }
 
 /// A claimed job.
@@ -183,7 +213,7 @@ pub struct Store {
 const SUBMISSION_COLUMNS: &str =
     "id, email, uploaded, file_name, bytes, version, agent_name, state, reason, check_report, stored";
 const OUTCOME_COLUMNS: &str =
-    "submission, share, cells, tiebreak, violations, disqualified, council_fell, rounds, replay, log, judged";
+    "submission, share, cells, tiebreak, violations, disqualified, council_fell, rounds, replay, log, judged, slowest";
 
 fn submission(r: &AnyRow) -> Result<Submission, sqlx::Error> {
     Ok(Submission {
@@ -214,6 +244,7 @@ fn outcome(r: &AnyRow, at: usize) -> Result<Outcome, sqlx::Error> {
         replay: r.try_get(at + 8)?,
         log: r.try_get(at + 9)?,
         judged: r.try_get(at + 10)?,
+        times: AnswerTimes::from_column(&r.try_get::<String, _>(at + 11)?)?,
     })
 }
 
@@ -233,8 +264,11 @@ fn joined_columns() -> String {
 
 /// The migrations, written for SQLite; PostgreSQL's differ in one word, the type of a
 /// generated id, and are made from them.
-const MIGRATIONS: &[(i64, &str, &str)] =
-    &[(1, "arena", include_str!("migrations/0001_arena.sql")), (2, "event", include_str!("migrations/0002_event.sql"))];
+const MIGRATIONS: &[(i64, &str, &str)] = &[
+    (1, "arena", include_str!("migrations/0001_arena.sql")),
+    (2, "event", include_str!("migrations/0002_event.sql")),
+    (3, "times", include_str!("migrations/0003_times.sql")),
+];
 
 fn migrator(backend: Backend) -> Migrator {
     let migrations: Vec<Migration> = MIGRATIONS
@@ -677,11 +711,12 @@ impl Store {
                 // binary data format": a disqualification, then a score, on one connection).
                 let q = format!(
                     "INSERT INTO results ({OUTCOME_COLUMNS}) VALUES ($1, CASE WHEN $12 = 1 THEN $2 ELSE NULL END, \
-                     $3, $4, $5, $6, $7, $8, $9, $10, $11) \
+                     $3, $4, $5, $6, $7, $8, $9, $10, $11, $13) \
                      ON CONFLICT (submission) DO UPDATE SET share = excluded.share, cells = excluded.cells, \
                      tiebreak = excluded.tiebreak, violations = excluded.violations, \
                      disqualified = excluded.disqualified, council_fell = excluded.council_fell, \
-                     rounds = excluded.rounds, replay = excluded.replay, log = excluded.log, judged = excluded.judged"
+                     rounds = excluded.rounds, replay = excluded.replay, log = excluded.log, judged = excluded.judged, \
+                     slowest = excluded.slowest"
                 );
                 sqlx::query(&q)
                     .bind(job.submission)
@@ -696,6 +731,7 @@ impl Store {
                     .bind(&outcome.log)
                     .bind(now)
                     .bind(i64::from(outcome.share.is_some()))
+                    .bind(outcome.times.column())
                     .execute(&mut *tx)
                     .await?;
                 let state = if outcome.disqualified.is_some() { "disqualified" } else { "scored" };

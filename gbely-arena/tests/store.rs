@@ -55,6 +55,7 @@ fn scored(submission: i64, share: f64, tiebreak: i64) -> Verdict {
             replay: String::new(),
             log: String::new(),
             judged: 0,
+            times: Default::default(),
         },
         reason: String::new(),
         check: "{}".into(),

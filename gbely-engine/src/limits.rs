@@ -89,6 +89,32 @@ impl TimeLimit {
     }
 }
 
+/// How summaries word answer times against the limit (`gbely play`'s, `gbely check`'s, the
+/// arena's status page; the viewer's graph writes seconds the same way).
+impl TimeLimit {
+    /// One answer: `round 87: 1.91 s of 2 s` (without `of …` when there is no limit).
+    pub fn answer_text(self, round: u32, ms: u32) -> String {
+        let of = self.as_secs_f64().map_or(String::new(), |l| format!(" of {}", seconds_text(l)));
+        format!("round {round}: {}{of}", seconds_text(f64::from(ms) / 1000.0))
+    }
+
+    /// A seat's slowest answers, `(round, milliseconds)` slowest first (as
+    /// [`crate::session::MatchRecord::slowest`] keeps them), in one line:
+    /// `round 87: 1.91 s of 2 s, round 3: 0.5 s of 2 s`.
+    pub fn slowest_text(self, slowest: &[(u32, u32)]) -> String {
+        slowest.iter().map(|&(r, ms)| self.answer_text(r, ms)).collect::<Vec<_>>().join(", ")
+    }
+}
+
+/// `1.91 s`, `2 s`, `0.004 s`: seconds as a person reads them.
+pub fn seconds_text(s: f64) -> String {
+    if s >= 0.1 || s == 0.0 {
+        format!("{} s", format!("{s:.2}").trim_end_matches('0').trim_end_matches('.'))
+    } else {
+        format!("{s:.3} s")
+    }
+}
+
 impl Default for TimeLimit {
     fn default() -> TimeLimit {
         Defaults::TIME_LIMIT
@@ -213,6 +239,13 @@ mod tests {
             assert_eq!(bad.parse::<TimeLimit>(), Err(TimeLimitError), "{bad}");
         }
         assert_eq!(TimeLimit::seconds(f64::NAN), Err(TimeLimitError));
+        // Answer times as the summaries word them.
+        assert_eq!(TimeLimit::JUDGE.answer_text(87, 1910), "round 87: 1.91 s of 2 s");
+        assert_eq!(
+            TimeLimit::JUDGE.slowest_text(&[(1, 310), (0, 41), (2, 0)]),
+            "round 1: 0.31 s of 2 s, round 0: 0.041 s of 2 s, round 2: 0 s of 2 s"
+        );
+        assert_eq!(TimeLimit::OFF.answer_text(3, 2500), "round 3: 2.5 s");
         assert_eq!(TimeLimit::from_option(None), Ok(TimeLimit::OFF));
         assert_eq!(TimeLimit::from_option(Some(0.0)), Err(TimeLimitError));
     }

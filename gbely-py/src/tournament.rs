@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use gbely_engine::app::league::LeagueError;
-use gbely_engine::app::requests::{self, AbRequest, LeagueRequest, MatchSettings};
+use gbely_engine::app::requests::{self, AbForks, AbRequest, LeagueRequest, MatchSettings};
 use gbely_engine::app::runs::RunError;
 use gbely_engine::limits::{MemoryLimit, TimeLimit};
 use gbely_engine::runner::interrupt;
@@ -31,7 +31,11 @@ fn py_error(e: LeagueError) -> PyErr {
             | RunError::MapFile { .. }
             | RunError::Generate(_)
             | RunError::NotAFinalMap { .. } => MapError::new_err(text),
-            RunError::Rounds(_) | RunError::Seating(_) | RunError::Seats { .. } => PyValueError::new_err(text),
+            RunError::Rounds(_)
+            | RunError::Seating(_)
+            | RunError::Seats { .. }
+            | RunError::Fork(_)
+            | RunError::ForkPoints(_) => PyValueError::new_err(text),
             RunError::Replay { .. } | RunError::RunFolder { .. } => PyOSError::new_err(text),
             _ => AgentError::new_err(text),
         },
@@ -180,7 +184,7 @@ pub(crate) fn league(
 /// Python data (for `against="both"`, the two tests' under `head_to_head` and `against_council`).
 #[pyfunction]
 #[allow(clippy::too_many_arguments)] // the keyword arguments of gbely.ab
-#[pyo3(signature = (a, b, *, against, maps, elo0, elo1, elo_model, share0, share1, alpha, beta, max_pairs, rounds, time_limit, jobs, db, seed, python, memory_limit, sandbox, fill, size, progress=None))]
+#[pyo3(signature = (a, b, *, against, maps, elo0, elo1, elo_model, share0, share1, alpha, beta, max_pairs, rounds, time_limit, jobs, db, seed, python, memory_limit, sandbox, fill, size, from_replays=None, at=Vec::new(), seat=None, progress=None))]
 pub(crate) fn ab(
     py: Python<'_>,
     a: String,
@@ -205,6 +209,9 @@ pub(crate) fn ab(
     sandbox: &str,
     fill: Option<String>,
     size: u32,
+    from_replays: Option<PathBuf>,
+    at: Vec<u32>,
+    seat: Option<usize>,
     progress: Option<PyObject>,
 ) -> PyResult<PyObject> {
     let elo_model = match elo_model {
@@ -228,6 +235,7 @@ pub(crate) fn ab(
         db,
         settings: settings(rounds, time_limit, memory_limit, sandbox, python)?,
         final_mode: fill.map(|f| (f, size)),
+        forks: from_replays.map(|dir| AbForks { dir, rounds: at, seat }),
         ..AbRequest::new(a, b)
     };
     let mut docs = Vec::new();

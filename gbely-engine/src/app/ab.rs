@@ -10,6 +10,7 @@ use std::sync::Arc;
 use rusqlite::{params, Connection};
 
 use super::league::play::{play_one, Entry, LeagueConfig, LeagueError, LeagueMap};
+use super::runs::fork::{fork_at, ForkPoint, ForkPoints};
 use super::runs::maps::load_map;
 use crate::runner::interrupt;
 use crate::tournament::ab::{run_ab as run_test, AbDesign, Sprt, Verdict, A, B};
@@ -31,11 +32,18 @@ pub struct AbSetup {
     /// field (this entry in the other seven seats, the Council in the centre); pair `k` uses seat
     /// `k mod 8`, so the pairs rotate through the corner and edge seats. `(fill, map side)`.
     pub final_mode: Option<(Entry, u32)>,
+    /// Paired forks: pair `k` is A, then B, taking over their seat at fork point `k` (a replay
+    /// and a round), the other seats kept by the replay's own agents; `max_pairs` is at most the
+    /// number of points.
+    pub forks: Option<Arc<ForkPoints>>,
 }
 
 impl AbSetup {
     /// The map of pair `k`.
     pub fn map_of(&self, k: usize) -> String {
+        if let Some(f) = &self.forks {
+            return f.points[k].name();
+        }
         if self.final_mode.is_some() {
             let named = (!self.maps.is_empty()).then(|| self.maps[k % self.maps.len()].clone());
             return named.unwrap_or_else(|| format!("seed:{}-final-{k}", self.seed));
@@ -56,14 +64,15 @@ impl AbSetup {
             self.a.id,
             self.b.id,
             self.against.as_ref().map_or("head-to-head", |e| e.id.as_str()),
-            match &self.final_mode {
-                Some((fill, size)) => format!(
+            match (&self.forks, &self.final_mode) {
+                (Some(f), _) => format!("forks {}", f.digest),
+                (None, Some((fill, size))) => format!(
                     "final {size} {} {}",
                     fill.id,
                     if self.maps.is_empty() { format!("seed:{}", self.seed) } else { self.maps.join(",") }
                 ),
-                None if self.maps.is_empty() => format!("seed:{}", self.seed),
-                None => self.maps.join(","),
+                (None, None) if self.maps.is_empty() => format!("seed:{}", self.seed),
+                (None, None) => self.maps.join(","),
             },
             config.rounds,
             config.time_limit.as_secs_f64().unwrap_or(0.0),
@@ -75,7 +84,7 @@ impl AbSetup {
 impl AbSetup {
     /// What a pair is: head to head, or against an opponent (also the final's field).
     pub fn design(&self) -> AbDesign {
-        if self.against.is_none() && self.final_mode.is_none() {
+        if self.against.is_none() && self.final_mode.is_none() && self.forks.is_none() {
             AbDesign::HeadToHead
         } else {
             AbDesign::Against
@@ -105,6 +114,9 @@ impl Arena for Processes<'_> {
             _ => s.against.as_ref().expect("an opponent to play against"),
         };
         let dir = self.config.dir.join(format!("pair{k:05}"));
+        if let Some(forks) = &s.forks {
+            return play_fork(entry(m.seats[0]), &forks.points[k], self.config, &dir.join(["a", "b"][m.leg]));
+        }
         if let Some((fill, size)) = &s.final_mode {
             let sub = ["a", "b"][m.leg];
             return play_final(k, entry(m.seats[0]), fill, &s.map_of(k), *size, self.config, &dir.join(sub));
@@ -167,6 +179,38 @@ fn play_final(
         return Ok(None);
     }
     let o = &rec.outcome[seat];
+    Ok(Some(Outcome { score: [o.score, None], disqualified: [o.disqualified.is_some(), false], ..Outcome::default() }))
+}
+
+/// `who` taking over its seat at a fork point, the other seats played by the replay's own
+/// agents: its outcome has `who`'s share (0 when disqualified) as seat 0's.
+fn play_fork(
+    who: &Entry,
+    point: &ForkPoint,
+    config: &LeagueConfig,
+    run_dir: &Path,
+) -> Result<Option<Outcome>, LeagueError> {
+    let (head, record, map) = fork_at(&point.source, point.round)?;
+    let specs: Vec<&str> =
+        point.agents.iter().enumerate().map(|(s, a)| if s == point.seat { who.spec.as_str() } else { a }).collect();
+    let mut names: Vec<String> =
+        (0..specs.len()).map(|s| if s == point.seat { who.name.clone() } else { specs[s].to_string() }).collect();
+    super::service::unique_names(&mut names);
+    let seats = specs.iter().zip(names).map(|(spec, name)| super::service::Seat::spec(*spec, name)).collect();
+    let mut plan = super::service::MatchPlan::new(map, seats);
+    plan.rounds = point.source.rounds;
+    plan.limits = config.limits();
+    plan.python = config.python.clone();
+    plan.run_dir = Some(run_dir.to_path_buf());
+    plan.resume = Some(head);
+    plan.fork = Some(record);
+    // Kept to look at: where one of the pair did better than the other from the same state.
+    plan.recording = super::service::Recording::File(run_dir.join("replay.json.gz"));
+    let rec = super::service::run(plan, &mut ())?.record;
+    if rec.interrupted() {
+        return Ok(None);
+    }
+    let o = &rec.outcome[point.seat];
     Ok(Some(Outcome { score: [o.score, None], disqualified: [o.disqualified.is_some(), false], ..Outcome::default() }))
 }
 

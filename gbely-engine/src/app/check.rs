@@ -12,6 +12,7 @@ use crate::app::runs::agent_spec::{agent_name, file_stem};
 use crate::app::runs::folders::{timestamp, unique_dir};
 use crate::app::runs::RunError;
 use crate::app::service::{MatchPlan, Seat};
+use crate::limits::TimeLimit;
 use crate::runner::player::Isolation;
 use crate::runner::sandbox::SandboxMode;
 use gbely_rules::ViolationKind;
@@ -28,6 +29,10 @@ pub struct CheckReport {
     pub timing: Option<(f64, f64, usize)>,
     /// The time to the first answer (start-up), when round 0 was answered.
     pub startup: Option<f64>,
+    /// The test match's slowest answers, `(round, milliseconds)` slowest first (at most
+    /// [`crate::session::SLOWEST_KEPT`]), and the limit they were held to.
+    pub slowest: Vec<(u32, u32)>,
+    pub time_limit: TimeLimit,
     pub meta: AgentMeta,
     /// The test match's violations: (round, kind, detail).
     pub violations: Vec<(u32, ViolationKind, String)>,
@@ -72,6 +77,13 @@ impl CheckReport {
             "warnings": self.warnings,
             "decision_seconds": self.timing.map(|(max, p95, n)| json!({"max": max, "p95": p95, "rounds": n})),
             "startup_seconds": self.startup,
+            // Where the time went: the slowest rounds, as the text words them too.
+            "slowest": self.slowest.iter().map(|&(round, ms)| json!({
+                "round": round,
+                "seconds": f64::from(ms) / 1000.0,
+                "text": self.time_limit.answer_text(round, ms),
+            })).collect::<Vec<_>>(),
+            "time_limit_seconds": self.time_limit.as_secs_f64(),
             "meta": self.meta,
             "violations": self.violations.len(),
             "ok_strict": self.ok_strict(),
@@ -162,6 +174,8 @@ pub fn check_agent(
     warnings.extend(isolation_warnings(&inspect));
     let mut timing = None;
     let mut startup = None;
+    let mut slowest = Vec::new();
+    let time_limit = TimeLimit::default();
     let mut violations = Vec::new();
     let mut checked_in = None;
     if problems.is_empty() {
@@ -173,6 +187,7 @@ pub fn check_agent(
         let mut plan = MatchPlan::new(Arc::new(gbely_world::reference_map()), seats);
         plan.rounds = rounds;
         plan.limits.sandbox = sandbox;
+        plan.limits.time = time_limit;
         plan.python = py.to_string();
         plan.run_dir = Some(run_dir.clone());
         checked_in = Some(run_dir);
@@ -181,6 +196,7 @@ pub fn check_agent(
         let stats = rec.agents[0].unwrap_or_default();
         timing = Some((stats.max_answer_seconds, stats.p95_answer_seconds, stats.answered_rounds as usize));
         violations = rec.violations[0].clone();
+        slowest = rec.slowest[0].clone();
         // SPEC §8: the process starts just before its first observation, so the time to answer
         // round 0 is the start-up (interpreter, imports, the first decide) the 2 s limit counts.
         if !violations.iter().any(|(round, _, _)| *round == 0) {
@@ -242,6 +258,8 @@ pub fn check_agent(
         warnings,
         timing,
         startup,
+        slowest,
+        time_limit,
         meta,
         violations,
         isolation,

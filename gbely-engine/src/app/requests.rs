@@ -9,6 +9,7 @@
 //! children are not ours), the progress bar and the printed tables.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::{json, Value};
 
@@ -19,6 +20,7 @@ use super::league::schedule::{league_maps, Schedule};
 use super::league::{league_python, run_schedule, standings, Backend, Entry, LeagueConfig, LeagueError, LeagueMap};
 use super::league::{play::replay_stem, LeagueRun, MatchRow, Progress};
 use super::runs::agent_spec::check_spec;
+use super::runs::fork::fork_points;
 use super::runs::interpreter::{python, resolve_python};
 use crate::limits::{Defaults, MemoryLimit, TimeLimit};
 use crate::runner::cores::CoreGate;
@@ -299,6 +301,17 @@ pub struct AbRequest {
     pub settings: MatchSettings,
     /// The final: `(fill, map side)`.
     pub final_mode: Option<(String, u32)>,
+    /// Paired forks: the pairs start from the replays of a folder at given rounds.
+    pub forks: Option<AbForks>,
+}
+
+/// Where the pairs of a paired-fork A/B test start (`--from-replays DIR --at 30,60 --seat N`):
+/// every replay of `dir` at each of `rounds`, A and B in `seat` (default: the first army seat).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AbForks {
+    pub dir: PathBuf,
+    pub rounds: Vec<u32>,
+    pub seat: Option<usize>,
 }
 
 impl AbRequest {
@@ -322,6 +335,7 @@ impl AbRequest {
             db: PathBuf::from("gbely-ab/ab.sqlite"),
             settings: MatchSettings::default(),
             final_mode: None,
+            forks: None,
         }
     }
 
@@ -337,9 +351,9 @@ impl AbRequest {
         }
     }
 
-    /// Whether a pair is A against B (not both against an opponent or in a final).
+    /// Whether a pair is A against B (not both against an opponent, in a final or from forks).
     pub fn head_to_head(&self) -> bool {
-        self.against.is_none() && self.final_mode.is_none()
+        self.against.is_none() && self.final_mode.is_none() && self.forks.is_none()
     }
 }
 
@@ -347,6 +361,8 @@ impl AbRequest {
 #[derive(Clone, Debug)]
 pub struct AbReport {
     pub setup: AbSetup,
+    /// What a paired-fork test asked for (its points are the setup's).
+    pub forks: Option<AbForks>,
     pub sprt: Sprt,
     pub run: AbRun,
     pub sandbox: SandboxMode,
@@ -360,7 +376,22 @@ impl AbReport {
 
     /// Whether a pair was A against B.
     pub fn head_to_head(&self) -> bool {
-        self.setup.against.is_none() && self.setup.final_mode.is_none()
+        self.setup.design() == crate::tournament::ab::AbDesign::HeadToHead
+    }
+
+    /// Paired forks: "fork points: 12 from 4 replays in games/ at rounds 20, 40 (seat 0), 9 used".
+    pub fn forks_text(&self) -> Option<String> {
+        let (f, req) = (self.setup.forks.as_ref()?, self.forks.as_ref()?);
+        let rounds: Vec<String> = req.rounds.iter().map(u32::to_string).collect();
+        let seat = req.seat.map_or("the first army seat".to_string(), |s| format!("seat {s}"));
+        Some(format!(
+            "fork points: {} from {} replays in {} at rounds {} ({seat}), {} used",
+            f.points.len(),
+            f.files,
+            req.dir.display(),
+            rounds.join(", "),
+            self.sprt.n()
+        ))
     }
 
     /// The verdict in words.
@@ -395,6 +426,10 @@ impl AbReport {
             "pentanomial": head_to_head.then(|| sprt.counts()),
             "outcomes": sprt.outcomes, "pair_maps": pairs, "seconds": run.seconds,
             "isolation": isolation(self.sandbox),
+            "forks": self.setup.forks.as_ref().zip(self.forks.as_ref()).map(|(f, req)| json!({
+                "dir": req.dir.display().to_string(), "at": req.rounds, "seat": req.seat,
+                "points": f.points.len(), "files": f.files, "used": sprt.n(), "skipped": f.notes,
+            })),
         })
     }
 }
@@ -481,6 +516,11 @@ pub fn run_ab(req: &AbRequest, line: &mut dyn FnMut(&Sprt)) -> Result<AbReport, 
     if req.final_mode.is_some() && req.against.is_some() {
         return bad("a final's A/B test plays against its field, not against an opponent");
     }
+    if req.forks.is_some() && (req.against.is_some() || req.final_mode.is_some() || !req.maps.is_empty()) {
+        return bad(
+            "--from-replays plays the replays' maps against their own agents: not with --against, --final or --maps",
+        );
+    }
     if !(0.0 < req.alpha && req.alpha < 0.5 && 0.0 < req.beta && req.beta < 0.5) {
         return bad("--alpha and --beta are error rates between 0 and 0.5");
     }
@@ -491,6 +531,22 @@ pub fn run_ab(req: &AbRequest, line: &mut dyn FnMut(&Sprt)) -> Result<AbReport, 
         check_spec(s)?;
     }
     let s = &req.settings;
+    let forks = match &req.forks {
+        Some(f) => {
+            // A fork plays its source's rounds: another length, asked for, is refused.
+            let asked = (s.rounds != Defaults::ROUNDS).then_some(s.rounds);
+            let points = fork_points(&f.dir, &f.rounds, f.seat, asked)?;
+            for note in &points.notes {
+                eprintln!("gbely: note: {note}");
+            }
+            // The other seats' agents (the Council, built-ins, the examples) may need Python too.
+            specs.extend(
+                points.points.iter().flat_map(|p| p.agents.iter().cloned()).collect::<std::collections::BTreeSet<_>>(),
+            );
+            Some(Arc::new(points))
+        }
+        None => None,
+    };
     let py = league_python(&specs, &python(s.python.as_deref()))?;
     let entry = |spec: &str| entry_of(spec, &py);
     let setup = AbSetup {
@@ -499,7 +555,8 @@ pub fn run_ab(req: &AbRequest, line: &mut dyn FnMut(&Sprt)) -> Result<AbReport, 
         against: req.against.as_deref().map(entry).transpose()?,
         maps: req.maps.clone(),
         seed: req.seed.clone(),
-        max_pairs: req.max_pairs.max(1),
+        max_pairs: forks.as_ref().map_or(req.max_pairs, |f| req.max_pairs.min(f.points.len())).max(1),
+        forks,
         final_mode: req
             .final_mode
             .as_ref()
@@ -527,5 +584,5 @@ pub fn run_ab(req: &AbRequest, line: &mut dyn FnMut(&Sprt)) -> Result<AbReport, 
     };
     let mut journal = Journal::open(&req.db)?;
     let run = run_pairs(&setup, &mut sprt, &config, &mut journal, line)?;
-    Ok(AbReport { setup, sprt, run, sandbox: s.sandbox })
+    Ok(AbReport { setup, forks: req.forks.clone(), sprt, run, sandbox: s.sandbox })
 }

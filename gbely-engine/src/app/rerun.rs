@@ -130,6 +130,9 @@ pub struct RerunRound {
     /// Seconds from sending the observation to the answer (the runner's clock when it answered;
     /// else until the runner gave up on it).
     pub seconds: f64,
+    /// The seconds the recorded answer took (the replay's `answer_ms`, version 4); `None` when
+    /// the replay has no time for it.
+    pub recorded_seconds: Option<f64>,
     /// The agent was started afresh for this round (its first, or after a violation).
     pub started: bool,
 }
@@ -197,6 +200,7 @@ impl RerunReport {
                         "index": d.index, "recorded": d.recorded, "now": d.now,
                     })),
                     "seconds": r.seconds,
+                    "recorded_seconds": r.recorded_seconds,
                     "started": r.started,
                 })
             })
@@ -226,7 +230,8 @@ impl RerunReport {
     }
 
     /// The report for a terminal: a line per round that differs, violates or was slow against
-    /// the limit, then the summary.
+    /// the limit (now or as recorded), with the recorded time beside the new one where the
+    /// replay has it, then the summary.
     pub fn text(&self) -> String {
         use std::fmt::Write;
         let mut s = String::new();
@@ -242,7 +247,8 @@ impl RerunReport {
             self.isolation.line()
         );
         for r in &self.rounds {
-            let slow = self.time_limit.is_some_and(|l| r.seconds > 0.8 * l);
+            let slow =
+                self.time_limit.is_some_and(|l| r.seconds > 0.8 * l || r.recorded_seconds.is_some_and(|t| t > 0.8 * l));
             if r.same() && r.now.violation().is_none() && !slow {
                 continue;
             }
@@ -265,7 +271,8 @@ impl RerunReport {
                 },
             };
             let started = if r.started && r.round > self.rounds[0].round { ", restarted" } else { "" };
-            let _ = writeln!(s, "round {:>4}  {:>6.3} s{started}  {what}", r.round, r.seconds);
+            let then = r.recorded_seconds.map_or(String::new(), |t| format!(" (recorded {t:.3} s)"));
+            let _ = writeln!(s, "round {:>4}  {:>6.3} s{then}{started}  {what}", r.round, r.seconds);
         }
         let same = self.rounds.iter().filter(|r| r.same()).count();
         let _ = writeln!(s, "same answer as recorded: {same} of {} rounds", self.rounds.len());
@@ -491,7 +498,9 @@ pub fn rerun(plan: RerunPlan, progress: &mut dyn FnMut(&RerunRound, u32)) -> Res
         judge_restarts.set(recorded.violation().is_some());
         restarted_now.set(now.violation().is_some());
         let difference = difference(&recorded, &now, &grid);
-        let row = RerunRound { round, recorded, now, difference, seconds, started };
+        let recorded_seconds =
+            replay.turns[r].answer_ms.get(seat as usize).copied().flatten().map(|ms| f64::from(ms) / 1000.0);
+        let row = RerunRound { round, recorded, now, difference, seconds, recorded_seconds, started };
         progress(&row, last);
         rounds.borrow_mut().push(row);
     };

@@ -79,8 +79,9 @@ fn turn_value(mut changes: Vec<(u32, i8, f64, f64)>, cap: Vec<Value>, fail: Vec<
 /// round, see [`super::discards`], or null), violations (`viol`:
 /// `[seat, kind, detail]`), the number of commands per seat (`n`), each seat's commands (`cmd`,
 /// see [`drawn_commands`]) and the agents' notes (`notes`: `[seat, text, [[cell, note], …],
-/// [drawing, …]]`), the last two only in rounds that have some. The replay's page and the live
-/// page both make their rounds here.
+/// [drawing, …]]`), the last two only in rounds that have some, and the seats' answer times in
+/// milliseconds (`ms`: one entry a seat, null where not timed) in rounds that have them. The
+/// replay's page and the live page both make their rounds here.
 fn recorded_turn_value(
     mut turn: Value,
     t: &Turn,
@@ -118,6 +119,11 @@ fn recorded_turn_value(
     // The agents' notes (a drawing as the replay has it: `{"dot": cell, "color": "#rrggbb"}`, …).
     if !t.notes.is_empty() {
         turn["notes"] = t.notes.iter().map(|n| json!([n.seat, n.text, n.cells, n.draw])).collect();
+    }
+    // The seats' answer times (version 4), for the time graph: as the replay has them, `null`
+    // for a seat not timed; none in a round when no seat was.
+    if !t.answer_ms.is_empty() {
+        turn["ms"] = json!(t.answer_ms);
     }
     turn
 }
@@ -195,6 +201,10 @@ pub fn viewer_data(replay: &Replay) -> Result<Value, String> {
     }
     data["turns"] = json!(turns);
     data["result"] = json!(replay.result);
+    // A forked match: the rounds before `round` are its source's (named by its SHA-256).
+    if let Some(fork) = &replay.fork {
+        data["fork"] = json!({"source": fork.source, "round": fork.round});
+    }
     Ok(data)
 }
 
@@ -269,6 +279,9 @@ pub enum PageMode {
     File {
         /// The viewer's data of the match, gzip-compressed, in base64.
         data_gz_base64: String,
+        /// The replay file as its reader named it, for the page's "continue from here" command
+        /// (`gbely play my_agent.py --from FILE --round N`); `None`: a placeholder name.
+        file: Option<String>,
     },
     /// The page asks its server for the match as it is played (`api/…?t=TOKEN`, same origin).
     Live(LivePage),
@@ -324,7 +337,9 @@ pub fn escape_html(s: &str) -> String {
 /// ever puts names in as text).
 pub fn viewer_page(title: &str, mode: &PageMode) -> String {
     let (data, config, connect) = match mode {
-        PageMode::File { data_gz_base64 } => (data_gz_base64.as_str(), json!({"live": false}), "'none'"),
+        PageMode::File { data_gz_base64, file } => {
+            (data_gz_base64.as_str(), json!({"live": false, "file": file}), "'none'")
+        }
         PageMode::Live(p) => (
             "",
             json!({"live": true, "human": p.human, "controls": p.controls, "layout": if p.projection { "projection" } else { "desk" }}),
@@ -338,12 +353,19 @@ pub fn viewer_page(title: &str, mode: &PageMode) -> String {
 
 /// The viewer page for a replay.
 pub fn viewer_html(replay: &Replay) -> Result<String, String> {
+    viewer_html_of(replay, None)
+}
+
+/// The viewer page for a replay read from `file` (as the user named it: the page's "continue
+/// from here" puts it in the fork command it copies; `None`: a placeholder name).
+pub fn viewer_html_of(replay: &Replay, file: Option<&str>) -> Result<String, String> {
     let data = viewer_data(replay)?;
     let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
     enc.write_all(data.to_string().as_bytes()).map_err(|e| e.to_string())?;
     let gz = enc.finish().map_err(|e| e.to_string())?;
     let title = replay.seats.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(" vs ");
-    Ok(viewer_page(&title, &PageMode::File { data_gz_base64: base64(&gz) }))
+    let file = file.map(str::to_string);
+    Ok(viewer_page(&title, &PageMode::File { data_gz_base64: base64(&gz), file }))
 }
 
 #[cfg(test)]
@@ -497,6 +519,17 @@ mod tests {
             let text = d[3].as_str().unwrap();
             assert!(text.starts_with("{\"typ\":"), "{d}");
         }
+    }
+
+    /// The replay file's name reaches the page's configuration as JSON text that cannot close its
+    /// script element (a name is the user's, any characters).
+    #[test]
+    fn the_file_name_is_configuration_text() {
+        let file = Some("</script><b>'x'.json.gz".to_string());
+        let page = super::viewer_page("t", &super::PageMode::File { data_gz_base64: String::new(), file });
+        assert!(page.contains(r#""file":"\u003c/script>\u003cb>'x'.json.gz""#), "{page}");
+        let page = super::viewer_page("t", &super::PageMode::File { data_gz_base64: String::new(), file: None });
+        assert!(page.contains(r#""file":null"#));
     }
 
     #[test]

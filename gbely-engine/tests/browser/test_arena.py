@@ -7,6 +7,8 @@ results are published."""
 
 from __future__ import annotations
 
+import gzip
+import json
 import re
 
 import pytest
@@ -193,3 +195,39 @@ def test_a_whole_competition(backend, sink, pages, tmp_path):
 def arena_count(arena: Arena, pg, table: str) -> int:
     sql = f"SELECT COUNT(*) FROM {table}"
     return int(pg.query(sql)) if pg else arena.sqlite(sql)[0][0]
+
+
+# Answers at once, but sleeps 0.6 s in round 7 of the judged match (the check's test match plays
+# 5 rounds, so the check never sees it): round 7 is its slowest answer at the judge.
+SLEEPS_IN_ROUND_7 = '''AGENT_NAME = "sleeps in round 7"
+import time
+
+def decide(stav):
+    if stav["kolo"] == 7:
+        time.sleep(0.6)
+    return {"prikazy": []}
+'''
+
+
+def test_the_status_page_shows_the_judged_matchs_slowest_answers(sink, pages, tmp_path):
+    arena = Arena(tmp_path, sink, rounds=12).start()
+    try:
+        ana = pages()
+        sign_in(ana.page, arena, sink, "ana@mail.example")
+        sub = upload(ana.page, agent_file(tmp_path, "sleepy.py", SLEEPS_IN_ROUND_7))
+        wait_state(ana.page, "scored")
+        text = ana.page.locator("#slowest").inner_text()
+        first = text.removeprefix("Slowest answers: ").split(", ")[0]
+        m = re.fullmatch(r"round 7: (\d+(?:\.\d+)?) s of 2 s", first)
+        assert m and 0.6 <= float(m.group(1)) < 2, text
+        assert text.count(" of 2 s") == 3, text
+        # The same time as the judged replay records for round 7 (answer_ms, in seconds as
+        # `gbely play` writes them: two decimals from 0.1 s).
+        (replay,) = (arena.data / "judging").glob(f"{sub}-*/replay.json.gz")
+        turns = json.loads(gzip.decompress(replay.read_bytes()))["turns"]
+        ms = turns[7]["answer_ms"][0]
+        assert ms == max(t["answer_ms"][0] for t in turns), [t["answer_ms"] for t in turns]
+        assert float(m.group(1)) == round(ms / 1000, 2), (text, ms)
+        ana.close()   # before the server stops: its page's event stream ends cleanly
+    finally:
+        arena.stop()

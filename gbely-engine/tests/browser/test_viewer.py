@@ -12,6 +12,7 @@ asserted: speed is reported, never a pass/fail condition.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import http.client
 import itertools
 import json
@@ -1561,3 +1562,156 @@ def test_the_timeline_marks_the_rounds_with_discarded_commands_and_says_why(tmp_
             taken += 1
     assert taken, "the template loses cells to the Council and still commands them"
     p.close()
+
+
+# An agent process that sleeps 0.3 s in round 5 and answers at once otherwise: its answer times
+# are recorded (replay version 4), round 5's the slowest.
+SLOW_AGENT = """
+import time
+AGENT_NAME = "sleeper"
+
+def decide(stav):
+    if stav["kolo"] == 5:
+        time.sleep(0.3)
+    return []
+"""
+
+
+@pytest.fixture(scope="session")
+def timed(work) -> Path:
+    """A 12-round duel of SLOW_AGENT against the Council, its page, and a fork of it at round 6
+    (forked.json.gz, forked.html)."""
+    (work / "sleeper.py").write_text(SLOW_AGENT)
+    gbely("play", "sleeper.py", "--opponent", "council", "--map", "seed:timed", "--size", "20", "--rounds", "12",
+          "--replay", "timed.json.gz", "--run-dir", "timed-run", "-q", cwd=work)
+    gbely("replay", "view", "timed.json.gz", "-o", "timed.html", cwd=work)
+    gbely("play", "sleeper.py", "--from", "timed.json.gz", "--round", "6", "--replay", "forked.json.gz",
+          "--run-dir", "forked-run", "-q", cwd=work)
+    gbely("replay", "view", "forked.json.gz", "-o", "forked.html", cwd=work)
+    return work / "timed.html"
+
+
+def replay_json(path: Path) -> dict:
+    with gzip.open(path, "rt") as f:
+        return json.load(f)
+
+
+def pixel(p: Page, canvas: str, x: float, y: float) -> list[int]:
+    """The colour drawn at (x, y) of a canvas, in CSS pixels from its corner."""
+    return p.page.evaluate(f"""(() => {{ const c = document.getElementById('{canvas}'), k = c.width / c.clientWidth;
+        return Array.from(c.getContext('2d').getImageData(Math.floor({x} * k), Math.floor({y} * k), 1, 1).data).slice(0, 3); }})()""")
+
+
+def near(rgb: list[int], hex_color: str, tol: int = 40) -> bool:
+    want = [int(hex_color[k:k + 2], 16) for k in (1, 3, 5)]
+    return all(abs(a - b) <= tol for a, b in zip(rgb, want))
+
+
+def test_the_answer_times_graph_shows_the_recorded_times_and_the_2_s_line(timed, duel, work, pages):
+    replay = replay_json(work / "timed.json.gz")
+    assert replay["version"] >= 4
+    # What the graph must show: each timed seat's (round, ms) from the file; the Council, a
+    # built-in, is not timed.
+    want = {}
+    for t in replay["turns"]:
+        for seat, ms in enumerate(t.get("answer_ms") or []):
+            if ms is not None:
+                want.setdefault(seat, []).append([t["round"], ms])
+    assert list(want) == [0] and len(want[0]) == 12, want
+    slowest = max(want[0], key=lambda p: p[1])
+    assert slowest[0] == 5 and 300 <= slowest[1] < 2000, want[0]
+
+    p = pages(1366, 900).open(timed.as_uri()).wait_ready()
+    p.page.evaluate("window.gbely.show(6)")
+    got = p.page.evaluate("window.gbely.times()")
+    assert got["shown"] and p.page.locator("#timesbox").is_visible()
+    assert {s["seat"]: s["points"] for s in got["seats"]} == want
+    assert got["limit_ms"] == 2000
+    # Drawn: the limit's red line at 2 s on the graph's axis (0 at the bottom, max_s at the top,
+    # 6 px above and 16 px below the plot), and the slowest round's dot in the seat's colour.
+    box = p.page.locator("#tchart").bounding_box()
+    h, w = box["height"], box["width"]
+    y = lambda s: 6 + (1 - s / got["max_s"]) * (h - 6 - 16)
+    assert abs(got["limit_y"] - y(2.0)) <= 1, got
+    assert near(pixel(p, "tchart", 39, round(y(2.0))), "#ff5252"), pixel(p, "tchart", 39, round(y(2.0)))
+    x = 38 + (slowest[0] + 1) / 12 * (w - 38 - 6)
+    color = p.state()["colors"][0]
+    assert near(pixel(p, "tchart", x, y(slowest[1] / 1000)), color), (pixel(p, "tchart", x, y(slowest[1] / 1000)), color)
+    # The round shown (frame 6: round 5), in words, as `gbely play` writes seconds.
+    assert p.page.locator("#timesround").inner_text() == f"round 5: sleeper: {slowest[1] / 1000:.2f}".rstrip("0").rstrip(".") + " s of 2 s"
+
+    # A match of in-process agents has no times: no graph.
+    assert not any(t.get("answer_ms") for t in replay_json(work / "duel.json.gz")["turns"])
+    q = pages(1366, 900).open(duel.as_uri()).wait_ready()
+    assert q.page.evaluate("window.gbely.times()")["seats"] == []
+    assert not q.page.locator("#timesbox").is_visible()
+
+
+def test_a_fork_is_marked_on_the_timeline_with_its_source_and_round(timed, work, pages):
+    forked = replay_json(work / "forked.json.gz")
+    # The fork names its source by the SHA-256 of the source's JSON text.
+    with gzip.open(work / "timed.json.gz", "rb") as f:
+        source = hashlib.sha256(f.read()).hexdigest()
+    assert forked["fork"] == {"source": source, "round": 6}, forked.get("fork")
+    p = pages(1366, 768).open((work / "forked.html").as_uri()).wait_ready()
+    assert p.page.evaluate("window.gbely.fork()")["round"] == 6
+    note = p.page.locator("#forknote")
+    assert note.is_visible()
+    text = note.inner_text()
+    assert source in text and "forked at round 6" in text and "rounds 0–5" in text, text
+    # The timeline: the purple line at frame 6 (the state at the start of round 6), the bar before
+    # it purple, after it not.
+    frames = p.page.evaluate("window.gbely.frames()")
+    assert frames == 13
+    box = p.page.locator("#timeline").bounding_box()
+    tl = lambda k: 6 + k / (frames - 1) * (box["width"] - 12)
+    h = box["height"]
+    assert near(pixel(p, "timeline", tl(6), 2), "#c792ea"), pixel(p, "timeline", tl(6), 2)
+    assert not near(pixel(p, "timeline", tl(9), 2), "#c792ea")
+    assert not near(pixel(p, "timeline", tl(9), h / 2), "#c792ea", 20)
+    bar_before = pixel(p, "timeline", tl(3), h / 2)
+    assert bar_before[0] > 80 and bar_before[2] > 100, bar_before
+    # Its tip says which rounds are the source's; a click there goes to that round.
+    p.page.mouse.move(box["x"] + tl(4), box["y"] + h - 3)
+    assert "before the fork at round 6" in p.page.locator("#timeline").get_attribute("title")
+    p.page.mouse.click(box["x"] + tl(6), box["y"] + h - 3)
+    p.page.wait_for_function("() => window.gbely.state().frame === 6")
+    # A replay without a fork has no note.
+    q = pages(1366, 768).open(timed.as_uri()).wait_ready()
+    assert q.page.evaluate("window.gbely.fork()") is None and not q.page.locator("#forknote").is_visible()
+
+
+def test_continue_from_here_copies_the_fork_command_of_the_round_shown(timed, work, pages):
+    p = pages(1366, 768)
+    p.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    p.open(timed.as_uri()).wait_ready()
+    p.page.evaluate("window.gbely.show(4)")
+    p.page.click("#forkbtn")
+    p.page.wait_for_function("() => window.gbely.copied() !== null")
+    want = "gbely play my_agent.py --from timed.json.gz --round 4"
+    assert p.page.evaluate("navigator.clipboard.readText()") == want
+    assert p.page.locator("#forkbtn").inner_text() == "copied ✓"
+    assert p.page.locator("#forkdone").inner_text().startswith("copied")
+    assert p.page.locator("#forkcmd").input_value() == want
+    # Another round: the field follows it.
+    p.page.evaluate("window.gbely.show(9)")
+    assert p.page.locator("#forkcmd").input_value() == want.replace("--round 4", "--round 9")
+    # The end of a match that ended: nothing is left to play.
+    p.page.evaluate("window.gbely.show(12)")
+    assert p.page.locator("#forkbtn").is_disabled()
+
+    # The clipboard refused (as a file:// page may be): the command is in its field, selected.
+    (work / "it's mine.json.gz").write_bytes((work / "timed.json.gz").read_bytes())
+    gbely("replay", "view", "it's mine.json.gz", "-o", "mine.html", cwd=work)
+    q = pages(1366, 768).open((work / "mine.html").as_uri()).wait_ready()
+    q.page.evaluate("(() => { navigator.clipboard.writeText = () => Promise.reject(new DOMException('refused', 'NotAllowedError')); })()")
+    q.page.evaluate("window.gbely.show(2)")
+    q.page.click("#forkbtn")
+    q.page.wait_for_function("() => window.gbely.copied() !== null")
+    # The name in shell quotes.
+    want = "gbely play my_agent.py --from 'it'\\''s mine.json.gz' --round 2"
+    field = q.page.locator("#forkcmd")
+    assert field.is_visible() and field.input_value() == want
+    assert q.page.evaluate("(() => { const f = document.getElementById('forkcmd'); return document.activeElement === f "
+                           "&& f.value.slice(f.selectionStart, f.selectionEnd); })()") == want
+    assert q.page.locator("#forkdone").inner_text() != ""

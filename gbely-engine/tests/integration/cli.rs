@@ -712,6 +712,38 @@ fn check_reports_the_start_up_time() {
     assert_eq!(doc["warnings"], serde_json::json!([]));
 }
 
+/// Where the 2 s go: `check` states the test match's slowest answers as `gbely play` does
+/// ("round 1: 0.5 s of 2 s"), in its text and its JSON, the slowest first.
+#[test]
+fn check_states_the_slowest_answers() {
+    let dir = scratch("check-slowest");
+    let agent = "import time\ndef decide(stav):\n    if stav['kolo'] == 1:\n        time.sleep(0.5)\n    return []\n";
+    std::fs::write(dir.join("slow_round.py"), agent).unwrap();
+    let out = gbely(&dir, &["check", "slow_round.py", "--rounds", "3"]);
+    let s = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{s}");
+    let line = s.lines().find_map(|l| l.strip_prefix("  time  slowest answers: ")).unwrap_or_else(|| panic!("{s}"));
+    let first = line.split(", ").next().unwrap();
+    let secs: f64 = first
+        .strip_prefix("round 1: ")
+        .and_then(|t| t.strip_suffix(" s of 2 s"))
+        .unwrap_or_else(|| panic!("{line}"))
+        .parse()
+        .unwrap();
+    assert!((0.5..2.0).contains(&secs), "{line}");
+    assert_eq!(line.matches(" of 2 s").count(), 3, "the three slowest of three rounds: {line}");
+    let out = gbely(&dir, &["check", "slow_round.py", "--rounds", "3", "--json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let slowest = doc["slowest"].as_array().unwrap_or_else(|| panic!("{doc}"));
+    assert_eq!(slowest.len(), 3, "{doc}");
+    assert_eq!(slowest[0]["round"], 1, "{doc}");
+    let secs = slowest[0]["seconds"].as_f64().unwrap();
+    assert!((0.5..2.0).contains(&secs), "{doc}");
+    let text0 = slowest[0]["text"].as_str().unwrap();
+    assert!(text0.starts_with("round 1: 0.") && text0.ends_with(" s of 2 s"), "{doc}");
+    assert_eq!(doc["time_limit_seconds"], 2.0);
+}
+
 /// Regression: a replay with one seat more than its map made `replay view` and `replay show
 /// --color always` panic (exit 101). It is refused when read: one line, exit 1.
 #[test]

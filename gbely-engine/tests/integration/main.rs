@@ -14,6 +14,7 @@
 mod common;
 
 mod ab;
+mod ab_forks;
 mod agent_output;
 mod architecture;
 mod cli;

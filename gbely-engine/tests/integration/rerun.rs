@@ -111,6 +111,7 @@ fn a_recorded_timeout_and_crash_recur_at_their_rounds_and_nothing_else_differs()
 
     let (code, report) = rerun(&dir, &replay, &agent, &[]);
     assert_eq!(code, 7, "a violation in the rerun: exit code 7\n{report:#}");
+    let report_all = report.clone();
     let rows = rounds(&report);
     assert_eq!(rows.len(), 9);
     for (round, same, now) in &rows {
@@ -162,6 +163,17 @@ fn a_recorded_timeout_and_crash_recur_at_their_rounds_and_nothing_else_differs()
     let s = text(&out.stdout);
     assert!(s.contains("violations now: timeout in round 3, crash in round 6"), "{s}");
     assert!(s.contains("same answer as recorded: 9 of 9 rounds"), "{s}");
+    // The replay's times (version 4) beside the new ones: each round's, and in the text on the
+    // rounds listed (the timeout's and the crash's).
+    for (r, t) in recorded.turns.iter().enumerate() {
+        let ms = t.answer_ms[0].expect("a process's answer is timed");
+        assert_eq!(report_all["rounds"][r]["recorded_seconds"].as_f64(), Some(f64::from(ms) / 1000.0), "round {r}");
+    }
+    for r in [3, 6] {
+        let ms = recorded.turns[r].answer_ms[0].unwrap();
+        let line = s.lines().find(|l| l.starts_with(&format!("round {r:>4}  "))).unwrap_or_else(|| panic!("{s}"));
+        assert!(line.contains(&format!(" s (recorded {:.3} s)", f64::from(ms) / 1000.0)), "{line}");
+    }
 }
 
 #[test]

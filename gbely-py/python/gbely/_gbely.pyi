@@ -89,6 +89,9 @@ def ab(
     sandbox: str,
     fill: Optional[str],
     size: int,
+    from_replays: Optional[str] = None,
+    at: List[int] = ...,
+    seat: Optional[int] = None,
     progress: Optional[Callable[[int, int, float, float, float], Any]] = None,
 ) -> Dict[str, Any]: ...
 def play_match(

@@ -327,6 +327,9 @@ def ab(
     memory_limit: Optional[int] = DEFAULT_MEMORY_LIMIT,
     sandbox: str = "auto",
     progress: ProgressArg = None,
+    from_replays: Optional[PathLike] = None,
+    at: Optional[Sequence[int]] = None,
+    seat: Optional[int] = None,
 ) -> Union[Verdict, Dict[str, Verdict]]:
     """Is B better than A? (``gbely ab``, docs/ab.md): pairs of matches with the seats swapped
     (or each against ``against``) and a sequential test that stops when the evidence is enough.
@@ -339,6 +342,11 @@ def ab(
     with its 95 % interval and ``los``), ``expected_pairs``, ``pentanomial`` counts and every
     pair's outcome and map. ``against="both"`` runs two tests (head to head, then each against
     the Council) and returns ``{"head_to_head": Verdict, "against_council": Verdict}``.
+
+    ``from_replays`` (a folder) with ``at`` (rounds): paired forks, as ``gbely ab --from-replays
+    DIR --at 30,60``: pair ``k`` is A, then B, taking over at the ``k``-th fork point (every
+    replay of the folder by file name, then the rounds), in ``seat`` (default: the first army
+    seat), the other seats kept by the replay's own agents; the outcome is B's share minus A's.
 
     ``progress``: a bar of the pairs read out of ``max_pairs`` with the LLR and its bounds, as
     :func:`league`'s (a function is called as ``progress(pairs, max_pairs)``).
@@ -374,6 +382,9 @@ def ab(
             sandbox=sandbox,
             fill=None,
             size=90,
+            from_replays=None if from_replays is None else os.fspath(from_replays),
+            at=[int(r) for r in at or []],
+            seat=seat,
             progress=tick if bar.active else None,
         )
     finally:

@@ -2,7 +2,7 @@
 //! evidence is enough (see `app::ab` and docs/ab.md).
 
 use super::*;
-use crate::app::requests::{estimate_text, run_ab, AbRequest};
+use crate::app::requests::{estimate_text, run_ab, AbForks, AbRequest};
 use crate::tournament::ab::{EloModel, Sprt};
 
 #[derive(Clone, Debug, Args)]
@@ -68,6 +68,18 @@ pub(super) struct AbArgs {
     /// With --final: the side of the generated final maps.
     #[arg(long, default_value_t = 90, requires = "final_mode")]
     size: u32,
+    /// Paired forks: pair k is A, then B, taking over at the k-th fork point — every replay
+    /// (*.json, *.json.gz) of DIR, by file name, at each round of --at — the other seats kept by
+    /// the replay's own agents (the Council); the outcome is B's share minus A's.
+    #[arg(long, value_name = "DIR", requires = "at", conflicts_with_all = ["against", "final_mode", "maps"])]
+    from_replays: Option<PathBuf>,
+    /// With --from-replays: the rounds to fork at (comma-separated); a round a replay did not
+    /// reach is skipped with a note.
+    #[arg(long, value_name = "ROUNDS", value_delimiter = ',', requires = "from_replays")]
+    at: Vec<u32>,
+    /// With --from-replays: the seat A and B take (default: each replay's first army seat).
+    #[arg(long, value_name = "N", requires = "from_replays")]
+    seat: Option<usize>,
     /// The result as one JSON document on stdout.
     #[arg(long)]
     json: bool,
@@ -109,6 +121,11 @@ impl AbArgs {
             db: self.db.clone(),
             settings: self.game.settings(),
             final_mode: self.final_mode.then(|| (self.fill.clone(), self.size)),
+            forks: self.from_replays.as_ref().map(|dir| AbForks {
+                dir: dir.clone(),
+                rounds: self.at.clone(),
+                seat: self.seat,
+            }),
         }
     }
 }
@@ -177,6 +194,9 @@ fn one_test(req: &AbRequest, a: &AbArgs) -> Result<(u8, Option<serde_json::Value
     } else if !a.quiet {
         let mut out = std::io::stdout().lock();
         let vs = match (&setup.against, &setup.final_mode) {
+            _ if setup.forks.is_some() => {
+                format!("{} (B) and {} (A), each from the same fork points", setup.b.name, setup.a.name)
+            }
             (_, Some((fill, size))) => {
                 format!(
                     "{} (B) and {} (A), each in a {size}×{size} final against {}",
@@ -189,6 +209,9 @@ fn one_test(req: &AbRequest, a: &AbArgs) -> Result<(u8, Option<serde_json::Value
         writeln!(out, "{vs}: {}", test.verdict_text())?;
         writeln!(out, "  pairs {}  LLR {:.2} ({:.2}, {:.2})", sprt.n(), sprt.llr(), sprt.lower, sprt.upper)?;
         writeln!(out, "  {}", final_estimate(sprt, head_to_head))?;
+        if let Some(forks) = test.forks_text() {
+            writeln!(out, "  {forks}")?;
+        }
         if head_to_head {
             let p = sprt.counts();
             writeln!(out, "  pairs for B: LL {}  LD {}  LW/DD {}  DW {}  WW {}", p[0], p[1], p[2], p[3], p[4])?;

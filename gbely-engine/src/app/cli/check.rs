@@ -32,6 +32,9 @@ pub(super) fn cmd_check(a: CheckArgs) -> Result<u8> {
                 constants::ROUND_TIME_LIMIT_S
             );
         }
+        if !r.slowest.is_empty() {
+            println!("  time  slowest answers: {}", r.time_limit.slowest_text(&r.slowest));
+        }
         if let Some(t) = startup {
             println!("  start-up  {t:.3} s (counts toward round 0's {} s)", constants::ROUND_TIME_LIMIT_S);
         }

@@ -361,22 +361,11 @@ fn cmd_fork(a: PlayArgs, from: &Path) -> Result<u8> {
 /// The slowest answers of each timed seat, against the time limit: where the 2 s go.
 pub(super) fn print_slowest(rec: &MatchRecord, limit: TimeLimit) -> Result<()> {
     let mut out = std::io::stdout().lock();
-    let of = limit.as_secs_f64().map_or(String::new(), |l| format!(" of {}", seconds(l)));
     for (s, slowest) in rec.slowest.iter().enumerate().filter(|(_, v)| !v.is_empty()) {
-        let rounds: Vec<String> =
-            slowest.iter().map(|&(r, ms)| format!("round {r}: {}{of}", seconds(f64::from(ms) / 1000.0))).collect();
-        writeln!(out, "  slowest answers of {}: {}", crate::text::printable(&rec.names[s]), rounds.join(", "))?;
+        let name = crate::text::printable(&rec.names[s]);
+        writeln!(out, "  slowest answers of {name}: {}", limit.slowest_text(slowest))?;
     }
     Ok(())
-}
-
-/// `1.91 s`, `2 s`, `0.004 s`: seconds as a person reads them.
-pub(crate) fn seconds(s: f64) -> String {
-    if s >= 0.1 || s == 0.0 {
-        format!("{} s", format!("{s:.2}").trim_end_matches('0').trim_end_matches('.'))
-    } else {
-        format!("{s:.3} s")
-    }
 }
 
 /// The interpreter for the Python agents among `specs`, resolved once for the whole run (`None`

@@ -18,7 +18,9 @@ pub(super) fn cmd_replay(cmd: ReplayCmd) -> Result<u8> {
         ReplayCmd::Rerun(a) => return super::rerun::cmd_rerun(a),
         ReplayCmd::View { file, output, open } => {
             let replay = read_replay(&file)?;
-            let html = crate::replays::viewer::viewer_html(&replay).map_err(|e| anyhow!("{}: {e}", file.display()))?;
+            let named = file.to_string_lossy();
+            let html = crate::replays::viewer::viewer_html_of(&replay, Some(&named))
+                .map_err(|e| anyhow!("{}: {e}", file.display()))?;
             let output = output.unwrap_or_else(|| {
                 let name = file.file_name().map_or("replay".into(), |n| n.to_string_lossy().into_owned());
                 let stem = name.trim_end_matches(".gz").trim_end_matches(".json").to_string();

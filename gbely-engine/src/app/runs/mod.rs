@@ -72,6 +72,10 @@ pub enum RunError {
     /// A fork that cannot be made (`fork::fork_at`): the message says why.
     #[error("{0}")]
     Fork(String),
+    /// The fork points of a paired-fork A/B test (`gbely ab --from-replays`): none, or a setting
+    /// that does not fit the replays.
+    #[error("{0}")]
+    ForkPoints(String),
 }
 
 type Result<T, E = RunError> = std::result::Result<T, E>;
