@@ -3,7 +3,7 @@ once (none may be lost), the leaderboard page's latency (median, p99) while judg
 judged matches per minute against `gbely league`'s rate for the same agent against the Council
 (the same rounds, the same number of matches at once, the sandbox in both).
 
-    python3 gbely-engine/benches/arena.py [--participants 200] [--seconds 60] [--rounds 150] [--quick]
+    python3 gbely-arena/benches/arena.py [--participants 200] [--seconds 60] [--rounds 150] [--quick]
 
 Needs the `gbely` binary (GBELY_BIN, else target/debug/gbely; build the release one for figures
 that mean something: cargo build --release -p gbely-engine, GBELY_BIN=target/release/gbely),
@@ -28,6 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "gbely-engine" / "tests" / "browser"))
+sys.path.insert(0, str(ROOT / "gbely-arena" / "tests" / "browser"))
 
 from arena_kit import GBELY, Arena, Sink, body_of, good_agent  # noqa: E402
 

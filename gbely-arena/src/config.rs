@@ -366,7 +366,10 @@ impl Config {
             }
         }
         let judge = f.judge;
-        judge.sandbox.parse::<gbely_engine::runner::sandbox::SandboxMode>().map_err(|e| format!("judge.sandbox: {e}"))?;
+        judge
+            .sandbox
+            .parse::<gbely_engine::runner::sandbox::SandboxMode>()
+            .map_err(|e| format!("judge.sandbox: {e}"))?;
         if !(judge.time_limit > 0.0) {
             return Err("judge.time_limit: seconds a round, above 0".into());
         }

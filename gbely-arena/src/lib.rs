@@ -1081,7 +1081,11 @@ fn final_names(full: &[String], own: &[Option<String>]) -> Vec<String> {
         .iter()
         .enumerate()
         .map(|(k, f)| {
-            match own.get(k).cloned().flatten().map(|n| gbely_engine::text::printable(&n).chars().take(80).collect::<String>())
+            match own
+                .get(k)
+                .cloned()
+                .flatten()
+                .map(|n| gbely_engine::text::printable(&n).chars().take(80).collect::<String>())
             {
                 Some(n) if f.starts_with(n.as_str()) => n,
                 _ => f.clone(),
@@ -1160,7 +1164,9 @@ fn launch_final(
         .name("gbely-final".into())
         .spawn(move || {
             let stop = Arc::clone(&arena.closing);
-            gbely_engine::runner::interrupt::within(Some(stop), || play_final(&arena, &rt, id, map, seats, resume, live));
+            gbely_engine::runner::interrupt::within(Some(stop), || {
+                play_final(&arena, &rt, id, map, seats, resume, live)
+            });
         })
         .map_err(|e| e.to_string())?;
     Ok(())

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from arena_kit import zombie_children
+from proc_kit import zombie_children
 from conftest import Page
 from test_viewer import ROOT, click, gbely, gbely_bin, shot
 

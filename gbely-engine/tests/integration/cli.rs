@@ -890,3 +890,30 @@ fn the_stand_without_its_folder_says_how_to_name_or_create_one() {
     assert!(err.contains("the agents' folder agents does not exist"), "{err}");
     assert!(err.contains("`gbely stand FOLDER`") && err.contains("`mkdir agents`"), "{err}");
 }
+
+/// `gbely arena ARGS` runs the program `gbely-arena` found beside `gbely` (or on PATH) with the
+/// arguments as given, its exit code `gbely`'s; with none to be found it says what is missing
+/// and how to build it.
+#[test]
+#[cfg(unix)]
+fn arena_runs_the_gbely_arena_program_beside_gbely_or_says_how_to_get_it() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = crate::common::scratch("external");
+    let gbely = dir.join("gbely");
+    if std::fs::hard_link(env!("CARGO_BIN_EXE_gbely"), &gbely).is_err() {
+        std::fs::copy(env!("CARGO_BIN_EXE_gbely"), &gbely).unwrap();
+    }
+    let out = Command::new(&gbely).args(["arena", "serve", "arena.toml"]).env("PATH", "").output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("`gbely arena` is the program gbely-arena, which is not installed here"), "{err}");
+    assert!(err.contains("cargo build --release -p gbely-arena"), "{err}");
+    // A program beside it gets every argument as given (`--help` too), and its exit code is ours.
+    let fake = dir.join("gbely-arena");
+    std::fs::write(&fake, "#!/bin/sh\nfor a in \"$@\"; do echo \"[$a]\"; done\nexit 3\n").unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = Command::new(&gbely).args(["arena", "--help", "serve", "a b"]).env("PATH", "").output().unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "[--help]\n[serve]\n[a b]\n");
+    let _ = std::fs::remove_dir_all(&dir);
+}

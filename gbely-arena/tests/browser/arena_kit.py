@@ -23,6 +23,8 @@ import urllib.request
 
 from aiosmtpd.controller import Controller
 
+from proc_kit import zombie_children  # noqa: F401 (the engine's browser tests' kit: see conftest.py)
+
 GBELY = os.environ.get("GBELY_BIN") or str(pathlib.Path(__file__).resolve().parents[3] / "target" / "debug" / "gbely")
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 
@@ -232,21 +234,6 @@ class Arena:
     def sqlite(self, sql: str) -> list:
         with sqlite3.connect(self.data / "arena.sqlite", timeout=30) as c:
             return c.execute(sql).fetchall()
-
-
-def zombie_children(pid: int) -> list[str]:
-    """The children of `pid` that ended and were never reaped (state Z), as `PID (name)`."""
-    found = []
-    for stat in glob.glob("/proc/[0-9]*/stat"):
-        try:
-            text = pathlib.Path(stat).read_text()
-        except OSError:
-            continue
-        name_end = text.rfind(")")
-        fields = text[name_end + 2:].split()
-        if fields[0] == "Z" and int(fields[1]) == pid:
-            found.append(text[:name_end + 1])
-    return found
 
 
 def sign_in(page, arena: Arena, sink: Sink, address: str, nth: int = 1):
