@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from proc_kit import zombie_children
-from conftest import Page
+from browser_fixtures import Page
 from test_viewer import ROOT, click, gbely, gbely_bin, shot
 
 # Each round takes 0.3 s: a match long enough to be stopped while it runs.

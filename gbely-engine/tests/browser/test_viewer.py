@@ -25,7 +25,7 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
-from conftest import Page
+from browser_fixtures import Page
 
 ROOT = Path(__file__).resolve().parents[3]
 
