@@ -726,7 +726,7 @@ async fn upload(State(a): Shared, headers: HeaderMap, mut form: Multipart) -> Re
     };
     let stored = format!("{token}.py");
     let path = a.config.data.join("submissions").join(&stored);
-    let version = gbely_engine::app::league::play::content_id(&bytes);
+    let version = gbely_engine::app::entries::content_id(&bytes);
     let size = bytes.len() as i64;
     let python = a.python.clone();
     let written = tokio::task::spawn_blocking(move || -> std::io::Result<String> {

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use gbely_engine::app::league::LeagueError;
+use gbely_engine::app::entries::LeagueError;
 use gbely_engine::app::requests::{self, AbForks, AbRequest, LeagueRequest, MatchSettings};
 use gbely_engine::app::runs::RunError;
 use gbely_engine::limits::{MemoryLimit, TimeLimit};

@@ -9,7 +9,8 @@ use std::sync::Arc;
 
 use rusqlite::{params, Connection};
 
-use super::league::play::{play_one, Entry, LeagueConfig, LeagueError, LeagueMap};
+use super::entries::{Entry, LeagueError};
+use super::league::play::{play_one, LeagueConfig, LeagueMap};
 use super::runs::fork::{fork_at, ForkPoint, ForkPoints};
 use super::runs::maps::load_map;
 use crate::runner::interrupt;
@@ -230,7 +231,7 @@ impl Journal {
     /// WAL with `synchronous = NORMAL`: a commit is an append to the log, not an fsync of the
     /// database (a power cut may lose the last commits, never corrupt the journal).
     pub fn open(path: &Path) -> Result<Journal, LeagueError> {
-        let (conn, path) = super::league::db::open_db(
+        let (conn, path) = super::entries::open_db(
             path,
             "PRAGMA journal_mode = WAL;
              PRAGMA synchronous = NORMAL;

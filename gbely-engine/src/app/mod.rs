@@ -4,6 +4,7 @@
 pub mod ab;
 pub mod check;
 pub mod cli;
+pub mod entries;
 pub mod inspect;
 pub mod league;
 pub mod requests;

@@ -14,10 +14,11 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use super::ab::{run_ab as run_pairs, AbRun, AbSetup, Journal};
+use super::entries::{Entry, LeagueError};
 use super::league::db::LeagueDb;
 use super::league::report::{html_report, write_csv, write_gauntlet_csv};
 use super::league::schedule::{league_maps, Schedule};
-use super::league::{league_python, run_schedule, standings, Backend, Entry, LeagueConfig, LeagueError, LeagueMap};
+use super::league::{league_python, run_schedule, standings, Backend, LeagueConfig, LeagueMap};
 use super::league::{play::replay_stem, LeagueRun, MatchRow, Progress};
 use super::runs::agent_spec::check_spec;
 use super::runs::fork::fork_points;

@@ -190,10 +190,11 @@ fn rust_built_in_agents_play_in_process() {
 /// the head would have stored.
 #[test]
 fn a_match_job_played_elsewhere_gives_the_local_row() {
+    use gbely_engine::app::entries::Entry;
     use gbely_engine::app::league::play::play_one;
     use gbely_engine::app::league::remote::{match_job, play_job, MatchJob};
     use gbely_engine::app::league::schedule::{league_maps, pairings};
-    use gbely_engine::app::league::{Backend, Entry, LeagueConfig};
+    use gbely_engine::app::league::{Backend, LeagueConfig};
 
     let dir = scratch("job");
     let agent = dir.join("idle.py");
@@ -271,9 +272,10 @@ fn thinking_intervals(
     dir: &Path,
     gate: Option<std::sync::Arc<gbely_engine::runner::cores::CoreGate>>,
 ) -> Vec<(f64, f64)> {
+    use gbely_engine::app::entries::Entry;
     use gbely_engine::app::league::db::LeagueDb;
     use gbely_engine::app::league::schedule::league_maps;
-    use gbely_engine::app::league::{run_league, Backend, Entry, LeagueConfig};
+    use gbely_engine::app::league::{run_league, Backend, LeagueConfig};
     let log = dir.join("thinking.log");
     let mut entries = Vec::new();
     for name in ["a", "b"] {

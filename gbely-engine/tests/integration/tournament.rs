@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
-use gbely_engine::app::league::{standings, Entry, MatchRow};
+use gbely_engine::app::entries::Entry;
+use gbely_engine::app::league::{standings, MatchRow};
 use gbely_engine::app::runs::maps::load_map;
 use gbely_engine::experiment::{league, Entrant, LeaguePlan};
 use serde_json::Value;

@@ -1,13 +1,14 @@
 //! The league's SQLite database: its entries, its settings, and one row per played match under
 //! the match's key, so that a league resumes where it stopped and grows by new entries.
-//! [`open_db`] also keeps the A/B journals.
+//! (Its SQLite file is opened by [`open_db`], as the A/B journals are.)
 
 use std::collections::BTreeSet;
 use std::path::Path;
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::play::{Entry, LeagueError, MatchRow};
+use super::play::MatchRow;
+use crate::app::entries::{open_db, Entry, LeagueError};
 
 /// The league's database.
 pub struct LeagueDb {
@@ -19,20 +20,6 @@ impl std::fmt::Debug for LeagueDb {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LeagueDb").field("path", &self.path).finish()
     }
-}
-
-/// Opens (or creates, with its folder) an SQLite database and makes sure `schema` exists.
-/// Leagues and A/B journals keep their results this way. Gives back the connection and the
-/// path as errors name it.
-pub fn open_db(path: &Path, schema: &str) -> Result<(Connection, String), LeagueError> {
-    let p = path.display().to_string();
-    let db = |error| LeagueError::Db { path: p.clone(), error };
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        let _ = std::fs::create_dir_all(dir);
-    }
-    let conn = Connection::open(path).map_err(db)?;
-    conn.execute_batch(schema).map_err(db)?;
-    Ok((conn, p))
 }
 
 impl LeagueDb {

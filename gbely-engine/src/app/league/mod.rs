@@ -29,13 +29,14 @@ pub mod remote;
 pub mod report;
 pub mod schedule;
 
-pub use play::{standings, Backend, Entry, LeagueConfig, LeagueError, LeagueMap, MatchRow};
+pub use play::{standings, Backend, LeagueConfig, LeagueMap, MatchRow};
 
 use std::collections::BTreeSet;
 use std::time::Instant;
 
 use serde::Serialize;
 
+use super::entries::{Entry, LeagueError};
 use super::runs::agent_spec::{file_stem, is_python_agent};
 use super::runs::interpreter::resolve_python;
 use super::runs::RunError;

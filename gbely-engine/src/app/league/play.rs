@@ -11,92 +11,13 @@ use std::time::Instant;
 use gbely_world::Map;
 use serde::{Deserialize, Serialize};
 
-use crate::app::runs::RunError;
+use crate::app::entries::{content_id, Entry, LeagueError};
 use crate::app::service::{unique_names, AgentLimits, MatchPlan, Recording, Seat};
 use crate::limits::{MemoryLimit, TimeLimit};
 use crate::runner::cores::CoreGate;
 use crate::session::MatchRecord;
 use crate::tournament::{Competitor, Game, Outcome, Standings};
 use std::collections::BTreeSet;
-
-/// Why a league cannot run.
-#[derive(Debug, thiserror::Error)]
-pub enum LeagueError {
-    // Transparent, so that the chain does not print the same message twice.
-    #[error(transparent)]
-    Run(#[from] RunError),
-    #[error("the league database {path}: {error}")]
-    Db { path: String, error: rusqlite::Error },
-    #[error("the league database {path} was played with {what}; use another --db or the same settings")]
-    Settings { path: String, what: String },
-    #[error("a league needs at least two entries (add --council to play the Council)")]
-    TooFewEntries,
-    #[error("entry `{0}` is named twice")]
-    Duplicate(String),
-    #[error("cannot read agent `{spec}`: {error}")]
-    Agent { spec: String, error: std::io::Error },
-    /// The Ray backend (see [`super::remote`]).
-    #[error("{0}")]
-    Remote(String),
-    /// Settings that do not go together, or out of range (the message names the flag).
-    #[error("{0}")]
-    Request(String),
-    #[error("map `{spec}` has {seats} seats; a league plays duels")]
-    NotADuelMap { spec: String, seats: usize },
-    #[error("cannot write {path}: {error}")]
-    Output { path: String, error: std::io::Error },
-}
-
-/// One league entry: an agent spec and who it is.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Entry {
-    /// `name@hash`: the key of its results.
-    pub id: String,
-    pub name: String,
-    pub spec: String,
-    /// FNV-1a 64 of what the entry runs: the file's bytes; a `cmd:` command's line and the bytes
-    /// of the program and files it names; the built-in's name and engine version.
-    pub hash: String,
-}
-
-impl Entry {
-    /// The entry of `spec`, shown as `name` (an agent file's own AGENT_NAME and AGENT_VERSION, or
-    /// its file name: see [`crate::app::inspect::display_name`]).
-    pub fn from_spec(spec: &str, name: String) -> Result<Entry, LeagueError> {
-        let content: Vec<u8> = match spec {
-            s if crate::builtins::builtin_of(s).is_some() => {
-                format!("{s} gbely-engine {}", env!("CARGO_PKG_VERSION")).into_bytes()
-            }
-            "template" => agents::MY_AGENT_PY.as_bytes().to_vec(),
-            "expander" => agents::EXPANDER_PY.as_bytes().to_vec(),
-            s if s.starts_with("cmd:") => {
-                // The command line and the content of every file it runs: a rebuilt program or
-                // an edited script is a new entry, not the old one's results.
-                let mut content = s.as_bytes().to_vec();
-                for file in crate::app::runs::program::command_files(&s[4..]) {
-                    let bytes = std::fs::read(&file)
-                        .map_err(|error| LeagueError::Agent { spec: file.display().to_string(), error })?;
-                    content.extend_from_slice(format!("\0{}\0", file.display()).as_bytes());
-                    content.extend_from_slice(&bytes);
-                }
-                content
-            }
-            s => std::fs::read(s).map_err(|error| LeagueError::Agent { spec: s.to_string(), error })?,
-        };
-        let hash = content_id(&content);
-        Ok(Entry { id: format!("{name}@{}", &hash[..8]), name, spec: spec.to_string(), hash })
-    }
-}
-
-/// The identity of what an entry runs, as its results are stored under: FNV-1a 64 of the bytes,
-/// in hex (the stand names agent files' versions by it too).
-pub fn content_id(bytes: &[u8]) -> String {
-    format!("{:016x}", fnv1a(bytes))
-}
-
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
-}
 
 /// A map of the league, as named.
 #[derive(Clone, Debug)]

@@ -28,8 +28,9 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::play::{play_one, Backend, Entry, LeagueConfig, LeagueError, LeagueMap, MatchRow};
+use super::play::{play_one, Backend, LeagueConfig, LeagueMap, MatchRow};
 use super::schedule::Pairing;
+use crate::app::entries::{Entry, LeagueError};
 use crate::app::runs::agent_spec::agent_file;
 use crate::builtins::builtin_of;
 use crate::runner::interrupt;

@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 pub use crate::tournament::schedule::{pairings, schedule_pairings, Pairing, Schedule};
 
-use super::play::{LeagueError, LeagueMap};
+use super::play::LeagueMap;
+use crate::app::entries::LeagueError;
 use crate::app::runs::maps::load_map;
 use crate::app::runs::RunError;
 

@@ -9,8 +9,8 @@ use std::time::SystemTime;
 use serde_json::{json, Value};
 
 use crate::app::check::CheckReport;
+use crate::app::entries::content_id;
 use crate::app::inspect::Listed;
-use crate::app::league::play::content_id;
 
 /// Why a name from the page is not a file of the folder.
 pub fn refusal(name: &str) -> Option<&'static str> {

@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::agents::resolve;
+use crate::app::entries::Entry;
 use crate::app::league::play::MatchRow;
-use crate::app::league::Entry;
 use crate::app::requests::{AbRequest, LeagueRequest, MatchSettings};
 use crate::app::runs::final_match::final_seating;
 use crate::app::runs::maps::{load_final_map, load_map};
