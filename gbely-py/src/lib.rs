@@ -81,6 +81,28 @@ fn _gbely(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DEFAULT_ROUNDS", Defaults::ROUNDS)?;
     m.add("DEFAULT_TIME_LIMIT", Defaults::TIME_LIMIT.as_secs_f64())?;
     m.add("DEFAULT_MEMORY_LIMIT", Defaults::MEMORY_LIMIT.bytes().map(|b| b >> 20))?;
+    // The defaults of leagues and A/B tests (gbely_engine::app::requests::defaults), read by
+    // gbely.league's and gbely.ab's signatures as `gbely league` and `gbely ab` read them.
+    {
+        use gbely_engine::app::requests::defaults as d;
+        let league = pyo3::types::PyDict::new(m.py());
+        league.set_item("maps", d::LEAGUE_MAPS)?;
+        league.set_item("seed", d::LEAGUE_SEED)?;
+        league.set_item("games", d::LEAGUE_GAMES)?;
+        league.set_item("db", d::LEAGUE_DB)?;
+        m.add("LEAGUE_DEFAULTS", league)?;
+        let ab = pyo3::types::PyDict::new(m.py());
+        ab.set_item("seed", d::AB_SEED)?;
+        ab.set_item("elo0", d::AB_ELO0)?;
+        ab.set_item("elo1", d::AB_ELO1)?;
+        ab.set_item("share0", d::AB_SHARE0)?;
+        ab.set_item("share1", d::AB_SHARE1)?;
+        ab.set_item("alpha", d::AB_ALPHA)?;
+        ab.set_item("beta", d::AB_BETA)?;
+        ab.set_item("max_pairs", d::AB_MAX_PAIRS)?;
+        ab.set_item("db", d::AB_DB)?;
+        m.add("AB_DEFAULTS", ab)?;
+    }
     // The replay format versions this build reads (gbely_world::replay::READS_VERSIONS), so that
     // gbely.Replay refuses what the native reader would.
     m.add("REPLAY_VERSIONS", gbely_world::replay::READS_VERSIONS.to_vec())?;

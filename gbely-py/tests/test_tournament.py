@@ -94,3 +94,29 @@ def test_the_typed_results_equal_the_command_lines_documents(tmp_path):
         assert v[key] == doc[key], key
     assert v.verdict == doc["verdict"] and v.pairs == doc["pairs"] and v.better == (doc["verdict"] == "better")
     assert v.los == doc["estimate"]["los"]
+
+
+def test_league_and_ab_keyword_defaults_are_the_command_lines(capfd):
+    """gbely.league's and gbely.ab's defaults are `gbely league`'s and `gbely ab`'s: both read the
+    engine's one declaration (requests::defaults; a Rust test ties the flags to it), and the
+    command line's help shows the values the signatures have."""
+    import inspect
+
+    from gbely._gbely import AB_DEFAULTS, LEAGUE_DEFAULTS, cli_main
+
+    want = {
+        gbely.league: {"maps": "gbely", "seed": "league", "games": 1, "db": "gbely-league/league.sqlite"},
+        gbely.ab: {"seed": "ab", "elo0": 0.0, "elo1": 40.0, "share0": 0.0, "share1": 1.0, "alpha": 0.05,
+                   "beta": 0.05, "max_pairs": 2000, "db": "gbely-ab/ab.sqlite"},
+    }
+    assert LEAGUE_DEFAULTS == want[gbely.league] and AB_DEFAULTS == want[gbely.ab]
+    for fn, defaults in want.items():
+        params = inspect.signature(fn).parameters
+        for name, value in defaults.items():
+            assert params[name].default == value, (fn.__name__, name)
+    for command, defaults in (("league", LEAGUE_DEFAULTS), ("ab", AB_DEFAULTS)):
+        assert cli_main(["gbely", command, "--help"]) == 0
+        text = " ".join(capfd.readouterr().out.split())
+        for name, value in defaults.items():
+            shown = f"{value:g}" if isinstance(value, float) else str(value)
+            assert f"--{name.replace('_', '-')}" in text and f"[default: {shown}]" in text, (command, name)

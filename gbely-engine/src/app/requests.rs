@@ -73,6 +73,38 @@ impl Default for MatchSettings {
     }
 }
 
+/// The defaults of leagues and A/B tests, declared once: [`LeagueRequest::new`],
+/// [`AbRequest::new`], the command line's flags and the Python package's keyword arguments
+/// (`gbely._gbely.LEAGUE_DEFAULTS`, `AB_DEFAULTS`) all read them.
+pub mod defaults {
+    /// `gbely league --maps`.
+    pub const LEAGUE_MAPS: &str = "gbely";
+    /// `gbely league --seed`.
+    pub const LEAGUE_SEED: &str = "league";
+    /// `gbely league --games`.
+    pub const LEAGUE_GAMES: u32 = 1;
+    /// `gbely league --db`.
+    pub const LEAGUE_DB: &str = "gbely-league/league.sqlite";
+    /// `gbely ab --seed`.
+    pub const AB_SEED: &str = "ab";
+    /// `gbely ab --elo0`, `--elo1`: H0 "no better", H1 "better", in Elo.
+    pub const AB_ELO0: f64 = 0.0;
+    pub const AB_ELO1: f64 = 40.0;
+    /// `gbely ab --share0`, `--share1`: the same in share points, against an opponent.
+    pub const AB_SHARE0: f64 = 0.0;
+    pub const AB_SHARE1: f64 = 1.0;
+    /// `gbely ab --alpha`, `--beta`: the error rates.
+    pub const AB_ALPHA: f64 = 0.05;
+    pub const AB_BETA: f64 = 0.05;
+    /// `gbely ab --max-pairs`.
+    pub const AB_MAX_PAIRS: usize = 2000;
+    /// `gbely ab --db`.
+    pub const AB_DB: &str = "gbely-ab/ab.sqlite";
+    /// `gbely ab --final --fill`, `--size`.
+    pub const AB_FINAL_FILL: &str = "template";
+    pub const AB_FINAL_SIZE: u32 = 90;
+}
+
 /// A league (`gbely league`, `gbely.league`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct LeagueRequest {
@@ -111,13 +143,13 @@ impl LeagueRequest {
             agents,
             council: false,
             gauntlet: false,
-            maps: "gbely".into(),
-            seed: "league".into(),
-            games: 1,
+            maps: defaults::LEAGUE_MAPS.into(),
+            seed: defaults::LEAGUE_SEED.into(),
+            games: defaults::LEAGUE_GAMES,
             jobs: None,
             thinking: None,
             ray: None,
-            db: PathBuf::from("gbely-league/league.sqlite"),
+            db: PathBuf::from(defaults::LEAGUE_DB),
             settings: MatchSettings::default(),
             replays: false,
             report: None,
@@ -323,17 +355,17 @@ impl AbRequest {
             b,
             against: None,
             maps: Vec::new(),
-            seed: "ab".into(),
+            seed: defaults::AB_SEED.into(),
             elo_model: EloModel::Logistic,
-            elo0: 0.0,
-            elo1: 40.0,
-            share0: 0.0,
-            share1: 1.0,
-            alpha: 0.05,
-            beta: 0.05,
-            max_pairs: 2000,
+            elo0: defaults::AB_ELO0,
+            elo1: defaults::AB_ELO1,
+            share0: defaults::AB_SHARE0,
+            share1: defaults::AB_SHARE1,
+            alpha: defaults::AB_ALPHA,
+            beta: defaults::AB_BETA,
+            max_pairs: defaults::AB_MAX_PAIRS,
             jobs: None,
-            db: PathBuf::from("gbely-ab/ab.sqlite"),
+            db: PathBuf::from(defaults::AB_DB),
             settings: MatchSettings::default(),
             final_mode: None,
             forks: None,

@@ -10,10 +10,12 @@ from gbely._round import RoundReport
 from gbely.types import Answer, Command, Stav
 
 __all__ = [
+    "AB_DEFAULTS",
     "DEFAULT_MEMORY_LIMIT",
     "DEFAULT_ROUNDS",
     "DEFAULT_TIME_LIMIT",
     "EnvCore",
+    "LEAGUE_DEFAULTS",
     "Map",
     "OBS_SCHEMA",
     "REPLAY_VERSIONS",
@@ -37,6 +39,10 @@ __version__: str
 DEFAULT_ROUNDS: int
 DEFAULT_TIME_LIMIT: float
 DEFAULT_MEMORY_LIMIT: Optional[int]
+#: The defaults of leagues and A/B tests (``gbely_engine::app::requests::defaults``), as
+#: ``gbely league`` and ``gbely ab`` have them.
+LEAGUE_DEFAULTS: Dict[str, Any]
+AB_DEFAULTS: Dict[str, Any]
 #: The replay format versions this build reads (``gbely_world::replay::READS_VERSIONS``).
 REPLAY_VERSIONS: List[int]
 #: The learning environments' observation arrays and codes (``schema.rs``): ``fields`` (per field

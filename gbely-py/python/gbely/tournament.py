@@ -12,7 +12,9 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Union
 
+from ._gbely import AB_DEFAULTS as _AB
 from ._gbely import DEFAULT_MEMORY_LIMIT, DEFAULT_ROUNDS, DEFAULT_TIME_LIMIT
+from ._gbely import LEAGUE_DEFAULTS as _LEAGUE
 from ._gbely import ab as _ab
 from ._gbely import league as _league
 from ._progress import Bar, ProgressArg
@@ -212,14 +214,14 @@ def _python(python: Optional[str]) -> str:
 
 def league(
     agents: Sequence[PathLike],
-    maps: Union[str, int] = "gbely",
+    maps: Union[str, int] = _LEAGUE["maps"],
     council: bool = False,
-    games: int = 1,
+    games: int = _LEAGUE["games"],
     rounds: int = DEFAULT_ROUNDS,
     time_limit: Optional[float] = DEFAULT_TIME_LIMIT,
     jobs: Optional[int] = None,
-    db: PathLike = "gbely-league/league.sqlite",
-    seed: str = "league",
+    db: PathLike = _LEAGUE["db"],
+    seed: str = _LEAGUE["seed"],
     python: Optional[str] = None,
     backend: str = "local",
     address: Optional[str] = None,
@@ -309,19 +311,19 @@ def ab(
     a: PathLike,
     b: PathLike,
     against: Optional[str] = None,
-    elo0: float = 0.0,
-    elo1: float = 40.0,
+    elo0: float = _AB["elo0"],
+    elo1: float = _AB["elo1"],
     elo_model: str = "logistic",
-    share0: float = 0.0,
-    share1: float = 1.0,
-    alpha: float = 0.05,
-    beta: float = 0.05,
-    max_pairs: int = 2000,
+    share0: float = _AB["share0"],
+    share1: float = _AB["share1"],
+    alpha: float = _AB["alpha"],
+    beta: float = _AB["beta"],
+    max_pairs: int = _AB["max_pairs"],
     rounds: int = DEFAULT_ROUNDS,
     time_limit: Optional[float] = DEFAULT_TIME_LIMIT,
     jobs: Optional[int] = None,
-    db: PathLike = "gbely-ab/ab.sqlite",
-    seed: str = "ab",
+    db: PathLike = _AB["db"],
+    seed: str = _AB["seed"],
     python: Optional[str] = None,
     maps: Optional[Sequence[str]] = None,
     memory_limit: Optional[int] = DEFAULT_MEMORY_LIMIT,

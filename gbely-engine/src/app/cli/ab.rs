@@ -2,7 +2,7 @@
 //! evidence is enough (see `app::ab` and docs/ab.md).
 
 use super::*;
-use crate::app::requests::{estimate_text, run_ab, AbForks, AbRequest};
+use crate::app::requests::{defaults, estimate_text, run_ab, AbForks, AbRequest};
 use crate::tournament::ab::{EloModel, Sprt};
 
 #[derive(Clone, Debug, Args)]
@@ -20,7 +20,7 @@ pub(super) struct AbArgs {
     #[arg(long, value_name = "LIST")]
     maps: Option<String>,
     /// Seed of the generated maps.
-    #[arg(long, default_value = "ab")]
+    #[arg(long, default_value = defaults::AB_SEED)]
     seed: String,
     /// Head to head: how Elo is measured. logistic: from the expected game score,
     /// `1 / (1 + 10^(−elo/400))`; normalized: the score's distance from ½ in units of its
@@ -28,32 +28,32 @@ pub(super) struct AbArgs {
     #[arg(long, value_enum, default_value_t = Model::Logistic)]
     elo_model: Model,
     /// Head to head: Elo of H0 ("no better") …
-    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = defaults::AB_ELO0, allow_negative_numbers = true)]
     elo0: f64,
     /// … and of H1 ("better"). 40 logistic Elo (B wins 55.7 % of the games) decides in about 400
     /// pairs when every pair is WW or LL, fewer when pairs split.
-    #[arg(long, default_value_t = 40.0, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = defaults::AB_ELO1, allow_negative_numbers = true)]
     elo1: f64,
     /// Against an opponent: share points of H0 …
-    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = defaults::AB_SHARE0, allow_negative_numbers = true)]
     share0: f64,
     /// … and of H1.
-    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = defaults::AB_SHARE1, allow_negative_numbers = true)]
     share1: f64,
     /// Error rates: a false "better" (α) and a missed one (β).
-    #[arg(long, default_value_t = 0.05)]
+    #[arg(long, default_value_t = defaults::AB_ALPHA)]
     alpha: f64,
-    #[arg(long, default_value_t = 0.05)]
+    #[arg(long, default_value_t = defaults::AB_BETA)]
     beta: f64,
     /// Stop undecided after this many pairs.
-    #[arg(long, default_value_t = 2000)]
+    #[arg(long, default_value_t = defaults::AB_MAX_PAIRS)]
     max_pairs: usize,
     /// Pairs at once (default: the cores; agent processes take turns on the cores, so none
     /// thinks without one).
     #[arg(long, short = 'j')]
     jobs: Option<usize>,
     /// The journal: a killed run resumes where it stopped.
-    #[arg(long, default_value = "gbely-ab/ab.sqlite")]
+    #[arg(long, default_value = defaults::AB_DB)]
     db: PathBuf,
     #[command(flatten)]
     game: MatchArgs,
@@ -63,10 +63,10 @@ pub(super) struct AbArgs {
     #[arg(long = "final", conflicts_with = "against")]
     final_mode: bool,
     /// With --final: the field in the other seven seats.
-    #[arg(long, default_value = "template", requires = "final_mode")]
+    #[arg(long, default_value = defaults::AB_FINAL_FILL, requires = "final_mode")]
     fill: String,
     /// With --final: the side of the generated final maps.
-    #[arg(long, default_value_t = 90, requires = "final_mode")]
+    #[arg(long, default_value_t = defaults::AB_FINAL_SIZE, requires = "final_mode")]
     size: u32,
     /// Paired forks: pair k is A, then B, taking over at the k-th fork point — every replay
     /// (*.json, *.json.gz) of DIR, by file name, at each round of --at — the other seats kept by
@@ -274,6 +274,19 @@ mod tests {
     use super::*;
 
     use crate::tournament::ab::Hypotheses;
+
+    /// `gbely ab A B` with no other flag asks for what `AbRequest::new` holds: the defaults are
+    /// declared once (`requests::defaults`), and the flags read them.
+    #[test]
+    fn the_flags_defaults_are_the_requests() {
+        let cli = Cli::try_parse_from(["gbely", "ab", "a.py", "b.py"]).unwrap();
+        let Cmd::Ab(args) = cli.command else { panic!("not ab") };
+        assert_eq!(args.request(), AbRequest::new("a.py".into(), "b.py".into()));
+        let cli = Cli::try_parse_from(["gbely", "ab", "a.py", "b.py", "--final"]).unwrap();
+        let Cmd::Ab(args) = cli.command else { panic!("not ab") };
+        let (fill, size) = args.request().final_mode.expect("a final");
+        assert_eq!((fill.as_str(), size), (defaults::AB_FINAL_FILL, defaults::AB_FINAL_SIZE));
+    }
 
     fn logistic(outcomes: &[f64]) -> Sprt {
         let mut t = Sprt::new(Hypotheses::Elo { model: EloModel::Logistic, elo0: 0.0, elo1: 5.0 }, 0.05, 0.05);

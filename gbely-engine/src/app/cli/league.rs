@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::app::league::MatchRow;
-use crate::app::requests::{run_league, LeagueRequest};
+use crate::app::requests::{defaults, run_league, LeagueRequest};
 use crate::tournament::{Gauntlet, GauntletLine, Standings};
 
 #[derive(Debug, Args)]
@@ -21,14 +21,14 @@ pub(super) struct LeagueArgs {
     gauntlet: bool,
     /// Maps: a comma-separated list (`gbely,seed:abc,my.map`) or a number N of generated maps
     /// drawn from --seed.
-    #[arg(long, default_value = "gbely", value_name = "LIST|N")]
+    #[arg(long, default_value = defaults::LEAGUE_MAPS, value_name = "LIST|N")]
     maps: String,
     /// The league seed, for generated maps (`--maps N`).
-    #[arg(long, default_value = "league")]
+    #[arg(long, default_value = defaults::LEAGUE_SEED)]
     seed: String,
     /// Games per pairing and map (each in both seat orders); more than 1 only helps agents that
     /// are not deterministic.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    #[arg(long, default_value_t = defaults::LEAGUE_GAMES, value_parser = clap::value_parser!(u32).range(1..=1000))]
     games: u32,
     /// Matches at once (default: the cores; agent processes take turns on the cores, so none
     /// thinks without one; with --ray, as many as the cluster has CPUs).
@@ -48,7 +48,7 @@ pub(super) struct LeagueArgs {
     ray: Option<String>,
     /// The results database: a league resumes where it stopped, and new entries play only their
     /// new pairings.
-    #[arg(long, default_value = "gbely-league/league.sqlite")]
+    #[arg(long, default_value = defaults::LEAGUE_DB)]
     db: PathBuf,
     #[command(flatten)]
     game: MatchArgs,
@@ -273,5 +273,19 @@ fn elo(x: f64) -> String {
         "+0".into()
     } else {
         format!("{r:+.0}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `gbely league A B` with no other flag asks for what `LeagueRequest::new` holds: the
+    /// defaults are declared once (`requests::defaults`), and the flags read them.
+    #[test]
+    fn the_flags_defaults_are_the_requests() {
+        let cli = Cli::try_parse_from(["gbely", "league", "a.py", "b.py"]).unwrap();
+        let Cmd::League(args) = cli.command else { panic!("not league") };
+        assert_eq!(args.request(), LeagueRequest::new(vec!["a.py".into(), "b.py".into()]));
     }
 }
