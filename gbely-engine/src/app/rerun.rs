@@ -3,7 +3,7 @@
 //! the recorded ones.
 //!
 //! The observations are rebuilt by re-simulating the replay with its recorded answers
-//! ([`replays::resimulate_observing`], the reader behind `replay show --observation`), so the
+//! ([`crate::replays::resimulate_observing`], the reader behind `replay show --observation`), so the
 //! agent sees exactly what the engine sent, whatever it answers now. The agent runs as in a
 //! match: its own process ([`ProcessPlayer`]) in the sandbox where the machine allows it, under
 //! the judge's clock and memory limit, restarted before the round after a violation — its own,

@@ -5,7 +5,7 @@
 //!
 //! The matches are the tournament core's tasks ([`run_in_order`], the one scheduler: results in
 //! task order, so the report does not depend on `jobs`), each played by the match service
-//! ([`service::run`]). The league's duel-shaped core (two seats, a winner) does not fit a match of
+//! ([`crate::app::service::run`]). The league's duel-shaped core (two seats, a winner) does not fit a match of
 //! nine seats; the scheduler and the service do. The statistics ([`mean_interval`]) are pure.
 
 use std::path::PathBuf;
