@@ -326,10 +326,12 @@ def score_weights(rng):
 
 
 def comparable(doc):
-    """A replay without what differs between the two ways of playing: names and timings."""
+    """A replay without what differs between the two ways of playing: names and timings (the
+    agent process's answer times, which the environment's in-process seat has none of)."""
     doc = dict(doc)
     for key in ("seats", "engine"):
         doc.pop(key, None)
+    doc["turns"] = [{k: v for k, v in t.items() if k != "answer_ms"} for t in doc["turns"]]
     result = dict(doc.pop("result"))
     result["sides"] = [{k: v for k, v in side.items() if k != "name"} for side in result["sides"]]
     return doc, result
