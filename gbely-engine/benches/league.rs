@@ -16,9 +16,10 @@ use std::time::Instant;
 
 use std::sync::Arc;
 
+use gbely_engine::app::entries::Entry;
 use gbely_engine::app::league::db::LeagueDb;
 use gbely_engine::app::league::schedule::league_maps;
-use gbely_engine::app::league::{run_league, Backend, Entry, LeagueConfig, MatchRow};
+use gbely_engine::app::league::{run_league, Backend, LeagueConfig, MatchRow};
 use gbely_engine::experiment::{self, Entrant, LeaguePlan};
 use gbely_engine::runner::cores::CoreGate;
 
