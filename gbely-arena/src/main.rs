@@ -4,11 +4,12 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{Parser, Subcommand};
 use gbely_arena::config::{Config, EXAMPLE};
+use gbely_engine::app::cli::stop_guard;
 use gbely_engine::app::runs::interpreter::{python, resolve_python};
-use gbely_engine::runner::interrupt::{requested, Guard, POLL};
+use gbely_engine::runner::interrupt::{requested, POLL};
 use gbely_engine::runner::process::{become_subreaper, kill_orphans};
 
 /// The competition server: sign-in by e-mail, uploads, the judge, the leaderboard, the
@@ -48,14 +49,6 @@ enum ArenaCmd {
     },
     /// Print a commented configuration to start from.
     Example,
-}
-
-/// How long a stop (Ctrl-C, SIGTERM) waits for matches to end before the process exits; a
-/// second signal exits at once (as `gbely`'s commands do).
-const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
-
-fn stop_guard() -> Result<Guard> {
-    Guard::install_exiting(STOP_GRACE).context("cannot install the Ctrl-C handler")
 }
 
 fn main() -> ExitCode {

@@ -215,10 +215,13 @@ impl Arena {
         names.iter().map(|n| n.as_deref().and_then(builtin_agent).map(Mutex::new)).collect()
     }
 
+    /// The seats' names: a built-in agent's, else `seat K` (a seat played from Python).
+    fn names_of(bot_names: &[Option<String>]) -> Vec<String> {
+        bot_names.iter().enumerate().map(|(k, b)| b.clone().unwrap_or_else(|| format!("seat {k}"))).collect()
+    }
+
     fn fresh(map: &Arc<Map>, rounds: u32, bot_names: &[Option<String>]) -> Session {
-        let names =
-            bot_names.iter().enumerate().map(|(k, b)| b.clone().unwrap_or_else(|| format!("seat {k}"))).collect();
-        let mut s = Session::new(map.clone(), MatchConfig { rounds }, names);
+        let mut s = Session::new(map.clone(), MatchConfig { rounds }, Self::names_of(bot_names));
         for (k, b) in bot_names.iter().enumerate() {
             s.set_builtin(k as u8, b.as_deref());
         }
@@ -246,8 +249,7 @@ impl Arena {
         if let Some(e) = self.refuses(&map) {
             return Err(e);
         }
-        let names = self.bot_names.iter().enumerate().map(|(k, b)| b.clone().unwrap_or_else(|| format!("seat {k}")));
-        let names: Vec<String> = names.collect();
+        let names = Self::names_of(&self.bot_names);
         let bot_names = self.bot_names.clone();
         self.session = gbely_engine::replays::session_after(head, map.clone(), |s| {
             s.set_names(names);

@@ -578,12 +578,12 @@ fn open_in_browser(target: &str) -> bool {
 
 /// How long the `gbely` command may take to stop cleanly after Ctrl-C or SIGTERM before it exits
 /// anyway (see [`crate::runner::interrupt::Guard::install_exiting`]).
-const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+pub const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The Ctrl-C and SIGTERM handlers of a command that plays matches. The command line owns its
 /// process (the `gbely` binary, `python -m gbely`; libraries such as `gbely.league` build
 /// requests instead), so a signal always stops it: a second at once, else after [`STOP_GRACE`].
-fn stop_guard() -> Result<crate::runner::interrupt::Guard> {
+pub fn stop_guard() -> Result<crate::runner::interrupt::Guard> {
     crate::runner::interrupt::Guard::install_exiting(STOP_GRACE).context("cannot install the Ctrl-C handler")
 }
 
