@@ -7,6 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
+use gbely_engine::app::runs::agent_spec::{AgentSpec, Example};
 use jiff::civil::DateTime;
 use jiff::tz::TimeZone;
 use jiff::Timestamp;
@@ -73,13 +74,13 @@ pub struct Leaderboard {
     /// `gbely` (the reference map), `seed:TEXT` or a `.map` file.
     pub map: String,
     /// `council`, an agent file or a `cmd:` program.
-    pub opponent: String,
+    pub opponent: AgentSpec,
     pub rounds: u32,
 }
 
 impl Default for Leaderboard {
     fn default() -> Leaderboard {
-        Leaderboard { map: "gbely".into(), opponent: "council".into(), rounds: gbely_rules::constants::ROUNDS }
+        Leaderboard { map: "gbely".into(), opponent: AgentSpec::COUNCIL, rounds: gbely_rules::constants::ROUNDS }
     }
 }
 
@@ -92,11 +93,11 @@ pub struct Final {
     /// The side of a generated map.
     pub size: u32,
     /// The Council's seat: `council`, an agent file or a `cmd:` program; never published.
-    pub opponent: String,
+    pub opponent: AgentSpec,
     /// Rounds a second on the projection.
     pub rate: f64,
     /// Who takes the seats the leaderboard cannot fill (fewer than eight scored).
-    pub fill: String,
+    pub fill: AgentSpec,
     pub rounds: u32,
 }
 
@@ -105,9 +106,9 @@ impl Default for Final {
         Final {
             map: "seed:final".into(),
             size: 90,
-            opponent: "council".into(),
+            opponent: AgentSpec::COUNCIL,
             rate: 1.0,
-            fill: "template".into(),
+            fill: AgentSpec::Example(Example::Template),
             rounds: gbely_rules::constants::ROUNDS,
         }
     }
@@ -339,9 +340,23 @@ impl Config {
         }
         let organisers: Vec<String> = f.organisers.iter().map(|o| normal_email(o)).collect::<Result<_, _>>()?;
         let rel = |p: &Path| if p.is_absolute() { p.to_path_buf() } else { dir.join(p) };
+        let agent = |key: &str, spec: AgentSpec| -> Result<AgentSpec, String> {
+            // A file named relative to the configuration; built-ins and commands as they are.
+            match spec {
+                AgentSpec::File(path) => {
+                    let p = rel(&path);
+                    if !p.is_file() {
+                        return Err(format!("{key} `{}`: no such file ({})", path.display(), p.display()));
+                    }
+                    Ok(AgentSpec::File(p))
+                }
+                AgentSpec::Human => Err(format!("{key}: `human` plays on a page of `gbely play`, not in the arena")),
+                other => Ok(other),
+            }
+        };
         let file_spec = |key: &str, spec: &str| -> Result<String, String> {
-            // A file named relative to the configuration; built-ins, seeds and programs as they are.
-            if spec.ends_with(".py") || spec.ends_with(".map") {
+            // A map file named relative to the configuration; seeds and the reference as they are.
+            if spec.ends_with(".map") {
                 let p = rel(Path::new(spec));
                 if !p.is_file() {
                     return Err(format!("{key} `{spec}`: no such file ({})", p.display()));
@@ -352,11 +367,11 @@ impl Config {
         };
         let mut leaderboard = f.leaderboard;
         leaderboard.map = file_spec("leaderboard.map", &leaderboard.map)?;
-        leaderboard.opponent = file_spec("leaderboard.opponent", &leaderboard.opponent)?;
+        leaderboard.opponent = agent("leaderboard.opponent", leaderboard.opponent)?;
         let mut final_ = f.final_;
         final_.map = file_spec("final.map", &final_.map)?;
-        final_.opponent = file_spec("final.opponent", &final_.opponent)?;
-        final_.fill = file_spec("final.fill", &final_.fill)?;
+        final_.opponent = agent("final.opponent", final_.opponent)?;
+        final_.fill = agent("final.fill", final_.fill)?;
         if !(final_.rate > 0.0 && final_.rate.is_finite()) {
             return Err(format!("final.rate {}: rounds a second, above 0", final_.rate));
         }

@@ -20,6 +20,7 @@ use super::config::Config;
 use super::mail::Mailer;
 use super::store::{AnswerTimes, Job, Outcome, Store, Submission, Verdict};
 use gbely_engine::app::check::check_agent;
+use gbely_engine::app::runs::agent_spec::AgentSpec;
 use gbely_engine::app::service::{AgentLimits, MatchPlan, Recording, Seat};
 use gbely_engine::limits::{Defaults, TimeLimit};
 use gbely_engine::runner::sandbox::SandboxMode;
@@ -179,8 +180,10 @@ impl Judging {
             Ok(m) => Arc::new(m),
             Err(e) => return Some(Verdict::Error { reason: format!("the leaderboard's map: {e}") }),
         };
-        let spec = file.display().to_string();
-        let seats = vec![Seat::spec(&spec, &sub.agent_name), Seat::spec(&lb.opponent, "council")];
+        let seats = vec![
+            Seat::spec(AgentSpec::File(file.clone()), &sub.agent_name),
+            Seat::spec(lb.opponent.clone(), "council"),
+        ];
         let mut plan = MatchPlan::new(map, seats);
         plan.rounds = lb.rounds;
         let limit = TimeLimit::from_option(Some(self.config.judge.time_limit)).unwrap_or(Defaults::TIME_LIMIT);

@@ -45,6 +45,7 @@ use self::config::{normal_email, Config, Phase};
 use self::judge::{unix_now, Judging};
 use self::mail::Mailer;
 use self::store::{Store, Submission};
+use gbely_engine::app::runs::agent_spec::AgentSpec;
 use gbely_engine::app::web::live::{parts, Live, Start, WatchObserver};
 use gbely_engine::app::web::{random_token, same_secret, text, with_safe_headers, Server};
 use gbely_engine::replays::viewer::LivePage;
@@ -734,7 +735,7 @@ async fn upload(State(a): Shared, headers: HeaderMap, mut form: Multipart) -> Re
         let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&path)?;
         f.write_all(&bytes)?;
         f.sync_all()?;
-        Ok(gbely_engine::app::inspect::display_name(&path.display().to_string(), &python).0)
+        Ok(gbely_engine::app::inspect::display_name(&AgentSpec::File(path), &python).0)
     })
     .await;
     let agent_name = match written {
@@ -1019,7 +1020,7 @@ async fn run_final(State(a): Shared, headers: HeaderMap, Form(f): Form<FinalForm
 pub struct FinalSeat {
     pub seat: usize,
     /// The agent: a submission's file, or `final.fill`.
-    pub spec: String,
+    pub spec: AgentSpec,
     pub name: String,
     /// The leaderboard's place and submission of the finalist; `None`: a fill.
     pub board: Option<(usize, Submission)>,
@@ -1051,12 +1052,12 @@ impl Arena {
         let fill_name =
             self.fill_name.get_or_init(|| gbely_engine::app::inspect::display_name(&fc.fill, &self.python).0).clone();
         // (agent, name, board place and submission)
-        type Entry = (String, String, Option<(usize, Submission)>);
+        type Entry = (AgentSpec, String, Option<(usize, Submission)>);
         let mut entries: Vec<Entry> = board
             .iter()
             .take(finalists)
             .map(|r| {
-                let file = judge::submission_file(&self.config.data, &r.submission).display().to_string();
+                let file = AgentSpec::File(judge::submission_file(&self.config.data, &r.submission));
                 (file, r.submission.agent_name.clone(), Some((r.rank, r.submission.clone())))
             })
             .collect();
@@ -1110,7 +1111,7 @@ enum FinalRefusal {
 /// places (exact ties in the final go to the better one).
 #[derive(Clone, Debug, serde::Serialize, Deserialize)]
 struct FinalSeats {
-    specs: Vec<String>,
+    specs: Vec<AgentSpec>,
     names: Vec<String>,
     places: Vec<usize>,
 }
@@ -1121,11 +1122,13 @@ struct FinalSeats {
 async fn start_final(a: &Arc<Arena>, board: &[store::BoardRow]) -> Result<i64, FinalRefusal> {
     let fc = a.config.final_.clone();
     let seating = a.seating(board).map_err(FinalRefusal::Failed)?;
-    let mut specs: Vec<String> = seating.iter().map(|s| s.spec.clone()).collect();
+    let mut specs: Vec<AgentSpec> = seating.iter().map(|s| s.spec.clone()).collect();
     // The finalists' own AGENT_NAMEs, read from their files (the board's names carry the version).
     let (files, py) = (specs.clone(), a.python.clone());
     let own = tokio::task::spawn_blocking(move || {
-        files.iter().map(|f| gbely_engine::app::inspect::spec_meta(f, &py).and_then(|m| m.name)).collect::<Vec<_>>()
+        (files.iter())
+            .map(|f| f.file().and_then(|f| gbely_engine::app::inspect::file_meta(f, &py)).and_then(|m| m.name))
+            .collect::<Vec<_>>()
     })
     .await
     .unwrap_or_default();
@@ -1256,7 +1259,7 @@ fn play_final(
     let fc = &a.config.final_;
     live.wait_for_start(Start::Page);
     let dir = a.config.data.join("finals").join(id.to_string());
-    let seats = specs.iter().zip(&names).map(|(s, n)| gbely_engine::app::service::Seat::spec(s, n)).collect();
+    let seats = specs.into_iter().zip(&names).map(|(s, n)| gbely_engine::app::service::Seat::spec(s, n)).collect();
     let mut plan = gbely_engine::app::service::MatchPlan::new(map.clone(), seats);
     plan.rounds = fc.rounds;
     plan.limits = gbely_engine::app::service::AgentLimits {

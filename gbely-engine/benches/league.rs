@@ -53,7 +53,9 @@ fn league(
 ) -> (f64, f64, Vec<MatchRow>) {
     let dir = scratch(name);
     let db = LeagueDb::open(&dir.join("league.sqlite")).expect("the database opens");
-    let entries: Vec<Entry> = specs.iter().map(|s| Entry::from_spec(s, s.to_string()).expect("an entry")).collect();
+    let entries: Vec<Entry> = (specs.iter())
+        .map(|s| Entry::from_spec(&s.parse().expect("a spec"), s.to_string()).expect("an entry"))
+        .collect();
     let maps = league_maps(maps, "bench").expect("maps");
     let config = LeagueConfig {
         rounds: 150,

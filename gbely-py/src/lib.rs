@@ -103,6 +103,20 @@ fn _gbely(m: &Bound<'_, PyModule>) -> PyResult<()> {
         ab.set_item("db", d::AB_DB)?;
         m.add("AB_DEFAULTS", ab)?;
     }
+    // The opponents an environment plays in Rust, by the name a user gives them: every built-in
+    // agent (gbely_engine::builtins), and the example agents `template` and `expander` by their
+    // Rust twins (which decide exactly as the Python files do), declared once in the engine.
+    {
+        use gbely_engine::app::runs::agent_spec::Example;
+        let builtin = pyo3::types::PyDict::new(m.py());
+        for name in gbely_engine::builtins::BUILTIN_AGENTS {
+            builtin.set_item(name, name)?;
+        }
+        for example in Example::ALL {
+            builtin.set_item(example.name(), example.twin())?;
+        }
+        m.add("BUILTIN_OPPONENTS", builtin)?;
+    }
     // The replay format versions this build reads (gbely_world::replay::READS_VERSIONS), so that
     // gbely.Replay refuses what the native reader would.
     m.add("REPLAY_VERSIONS", gbely_world::replay::READS_VERSIONS.to_vec())?;

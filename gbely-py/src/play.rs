@@ -8,7 +8,8 @@ use crate::convert::*;
 use crate::errors::{AgentError, TimeLimitWarning};
 use crate::maps::*;
 use crate::step::check_rounds;
-use gbely_engine::app::runs::{agent_spec, interpreter, RunError};
+use gbely_engine::app::runs::agent_spec::AgentSpec;
+use gbely_engine::app::runs::{interpreter, RunError};
 use gbely_engine::app::service::{self, AgentLimits, MatchPlan, Recording, Seat};
 use gbely_engine::limits::{Defaults, MemoryLimit, TimeLimit};
 use gbely_engine::runner::player::{Player, PlayerAnswer};
@@ -161,18 +162,22 @@ pub(crate) fn play_match(
     let ids = Arc::new(id_strings(py, map.grid()));
     let abort: Arc<Mutex<Option<PyErr>>> = Arc::new(Mutex::new(None));
     let mut names = Vec::new();
-    let mut agents_of: Vec<Result<String, Py<PyAny>>> = Vec::new();
+    let mut agents_of: Vec<Result<AgentSpec, Py<PyAny>>> = Vec::new();
+    // The agents named by text, read once: a bad one is refused before any interpreter starts.
+    let specs: Vec<Option<AgentSpec>> = (agents.iter())
+        .map(|a| a.extract::<String>().ok().map(|s| crate::errors::agent_spec(&s)).transpose())
+        .collect::<PyResult<_>>()?;
     // The interpreter, resolved once as the command line resolves it (`sys.executable`), when a
     // seat is a Python agent.
     let named = interpreter::python(python.as_deref());
-    let python_seat = agents.iter().any(|a| a.extract::<String>().is_ok_and(|s| agent_spec::is_python_agent(&s)));
+    let python_seat = specs.iter().flatten().any(AgentSpec::is_python);
     let py_exe = if python_seat {
         interpreter::resolve_python(&named).map_err(|e| AgentError::new_err(e.to_string()))?
     } else {
         named
     };
-    for a in &agents {
-        if let Ok(s) = a.extract::<String>() {
+    for (a, spec) in agents.iter().zip(specs) {
+        if let Some(s) = spec {
             // The name the command line gives it: an agent file's AGENT_NAME and AGENT_VERSION.
             let (name, warning) = gbely_engine::app::inspect::display_name(&s, &py_exe);
             if let Some(w) = warning {

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use gbely_engine::app::entries::LeagueError;
-use gbely_engine::app::requests::{self, AbForks, AbRequest, LeagueRequest, MatchSettings};
+use gbely_engine::app::requests::{self, AbForks, AbRequest, Against, LeagueRequest, MatchSettings};
 use gbely_engine::app::runs::RunError;
 use gbely_engine::limits::{MemoryLimit, TimeLimit};
 use gbely_engine::runner::interrupt;
@@ -17,7 +17,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use serde_json::Value;
 
-use crate::errors::{AgentError, GbelyError, MapError};
+use crate::errors::{agent_spec, AgentError, GbelyError, MapError};
 
 /// A league's or an A/B test's error as the exception a Python caller expects: a bad agent is an
 /// `AgentError`, a bad map a `MapError`, settings that do not go together a `ValueError`.
@@ -171,7 +171,7 @@ pub(crate) fn league(
         thinking,
         gauntlet,
         settings: settings(rounds, time_limit, memory_limit, sandbox, python)?,
-        ..LeagueRequest::new(agents)
+        ..LeagueRequest::new(agents.iter().map(|a| agent_spec(a)).collect::<PyResult<_>>()?)
     };
     let tick = |done: usize, total: usize, _: &gbely_engine::app::league::MatchRow| {
         call_progress(progress.as_ref(), |py, cb| cb.call1(py, (done, total)));
@@ -219,6 +219,7 @@ pub(crate) fn ab(
         "normalized" => EloModel::Normalized,
         other => return Err(PyValueError::new_err(format!("elo_model={other:?}: 'logistic' or 'normalized'"))),
     };
+    let against = against.map(|o| o.parse::<Against>()).transpose().map_err(|e| AgentError::new_err(e.to_string()))?;
     let req = AbRequest {
         against,
         maps,
@@ -234,9 +235,9 @@ pub(crate) fn ab(
         jobs,
         db,
         settings: settings(rounds, time_limit, memory_limit, sandbox, python)?,
-        final_mode: fill.map(|f| (f, size)),
+        final_mode: fill.map(|f| Ok::<_, PyErr>((agent_spec(&f)?, size))).transpose()?,
         forks: from_replays.map(|dir| AbForks { dir, rounds: at, seat }),
-        ..AbRequest::new(a, b)
+        ..AbRequest::new(agent_spec(&a)?, agent_spec(&b)?)
     };
     let mut docs = Vec::new();
     for test in req.tests() {

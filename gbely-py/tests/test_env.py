@@ -227,6 +227,28 @@ def test_the_councils_levels_are_opponents():
     assert rounds < 150 and cells == 0
 
 
+@pytest.mark.parametrize("example", ["template", "expander"])
+def test_an_example_agent_by_name_plays_as_its_python_file(example):
+    """``template`` and ``expander`` mean the same agents as on the command line: played by their
+    Rust twins, they decide as the example files do (imported in this process as opponents)."""
+    files = {"template": "my_agent.py", "expander": "expander.py"}
+    source = Path(__file__).resolve().parents[2] / "agents" / files[example]
+    assert gbely.env.BUILTIN[example] == f"{example}-rs"
+
+    def shares(opponent):
+        env = GbelyEnv("seed:twins", opponent=opponent, rounds=40)
+        env.reset(seed=3)
+        out = []
+        for _ in range(40):
+            obs, _, done, _, info = env.step([])
+            out.append((info["cells"], obs["owner"].tobytes()))
+            if done:
+                break
+        return out
+
+    assert shares(example) == shares(str(source))
+
+
 def play_out(env, actions):
     out = []
     for a in actions:

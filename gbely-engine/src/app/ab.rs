@@ -11,6 +11,7 @@ use rusqlite::{params, Connection};
 
 use super::entries::{Entry, LeagueError};
 use super::league::play::{play_one, LeagueConfig, LeagueMap};
+use super::runs::agent_spec::AgentSpec;
 use super::runs::fork::{fork_at, ForkPoint, ForkPoints};
 use super::runs::maps::load_map;
 use crate::runner::interrupt;
@@ -161,11 +162,11 @@ fn play_final(
         .enumerate()
         .map(|(i, name)| {
             let spec = if i == finalists {
-                "council"
+                AgentSpec::COUNCIL
             } else if i == seat {
-                &who.spec
+                who.spec.clone()
             } else {
-                &fill.spec
+                fill.spec.clone()
             };
             super::service::Seat::spec(spec, name)
         })
@@ -192,12 +193,15 @@ fn play_fork(
     run_dir: &Path,
 ) -> Result<Option<Outcome>, LeagueError> {
     let (head, record, map) = fork_at(&point.source, point.round)?;
-    let specs: Vec<&str> =
-        point.agents.iter().enumerate().map(|(s, a)| if s == point.seat { who.spec.as_str() } else { a }).collect();
+    // `fork_points` keeps only the points whose other seats are played by agents gbely carries.
+    let specs: Vec<AgentSpec> = (point.agents.iter().enumerate())
+        .map(|(s, a)| if s == point.seat { Some(who.spec.clone()) } else { a.clone() })
+        .collect::<Option<_>>()
+        .ok_or_else(|| LeagueError::Request(format!("{}: a seat's agent is not in the replay", point.name())))?;
     let mut names: Vec<String> =
         (0..specs.len()).map(|s| if s == point.seat { who.name.clone() } else { specs[s].to_string() }).collect();
     super::service::unique_names(&mut names);
-    let seats = specs.iter().zip(names).map(|(spec, name)| super::service::Seat::spec(*spec, name)).collect();
+    let seats = specs.into_iter().zip(names).map(|(spec, name)| super::service::Seat::spec(spec, name)).collect();
     let mut plan = super::service::MatchPlan::new(map, seats);
     plan.rounds = point.source.rounds;
     plan.limits = config.limits();

@@ -8,7 +8,7 @@ use gbely_rules::constants;
 use serde_json::{json, Value};
 
 use crate::app::inspect::{inspect_source, isolation_warnings, AgentMeta};
-use crate::app::runs::agent_spec::{agent_name, file_stem};
+use crate::app::runs::agent_spec::AgentSpec;
 use crate::app::runs::folders::{timestamp, unique_dir};
 use crate::app::runs::RunError;
 use crate::app::service::{MatchPlan, Seat};
@@ -126,7 +126,7 @@ pub fn check_agent(
     }
     let mut warnings: Vec<String> = Vec::new();
     let meta = AgentMeta::of(&inspect);
-    let file_name = agent_name(&path.to_string_lossy());
+    let file_name = AgentSpec::File(path.to_path_buf()).display_name();
     if meta.name.is_some() || meta.version.is_some() {
         notes.push(format!("name {} (AGENT_NAME / AGENT_VERSION)", meta.display_name(&file_name)));
     }
@@ -179,11 +179,13 @@ pub fn check_agent(
     let mut violations = Vec::new();
     let mut checked_in = None;
     if problems.is_empty() {
-        let run_dir = unique_dir(runs.join(format!("{}-check-{}", timestamp(), file_stem(&path.to_string_lossy()))));
+        let run_dir =
+            unique_dir(runs.join(format!("{}-check-{}", timestamp(), AgentSpec::File(path.to_path_buf()).stem())));
         std::fs::create_dir_all(&run_dir)
             .map_err(|error| RunError::RunFolder { dir: run_dir.display().to_string(), error })?;
-        let spec = path.to_string_lossy().into_owned();
-        let seats = vec![Seat::spec(&spec, agent_name(&spec)), Seat::spec("council", "council")];
+        let spec = AgentSpec::File(path.to_path_buf());
+        let name = spec.display_name();
+        let seats = vec![Seat::spec(spec, name), Seat::spec(AgentSpec::COUNCIL, "council")];
         let mut plan = MatchPlan::new(Arc::new(gbely_world::reference_map()), seats);
         plan.rounds = rounds;
         plan.limits.sandbox = sandbox;

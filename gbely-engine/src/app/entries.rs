@@ -7,6 +7,7 @@ use std::path::Path;
 use rusqlite::Connection;
 use serde::Serialize;
 
+use crate::app::runs::agent_spec::AgentSpec;
 use crate::app::runs::RunError;
 
 /// Why a league cannot run.
@@ -37,44 +38,44 @@ pub enum LeagueError {
     Output { path: String, error: std::io::Error },
 }
 
-/// One league entry: an agent spec and who it is.
+/// One league entry: an agent and who it is.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Entry {
     /// `name@hash`: the key of its results.
     pub id: String,
     pub name: String,
-    pub spec: String,
-    /// FNV-1a 64 of what the entry runs: the file's bytes; a `cmd:` command's line and the bytes
-    /// of the program and files it names; the built-in's name and engine version.
+    pub spec: AgentSpec,
+    /// FNV-1a 64 of what the entry runs: the file's bytes; a command's line and the bytes of
+    /// the program and files it names; the built-in's name and engine version.
     pub hash: String,
 }
 
 impl Entry {
     /// The entry of `spec`, shown as `name` (an agent file's own AGENT_NAME and AGENT_VERSION, or
     /// its file name: see [`crate::app::inspect::display_name`]).
-    pub fn from_spec(spec: &str, name: String) -> Result<Entry, LeagueError> {
+    pub fn from_spec(spec: &AgentSpec, name: String) -> Result<Entry, LeagueError> {
+        let read = |path: &Path| {
+            std::fs::read(path).map_err(|error| LeagueError::Agent { spec: path.display().to_string(), error })
+        };
         let content: Vec<u8> = match spec {
-            s if crate::builtins::builtin_of(s).is_some() => {
-                format!("{s} gbely-engine {}", env!("CARGO_PKG_VERSION")).into_bytes()
-            }
-            "template" => agents::MY_AGENT_PY.as_bytes().to_vec(),
-            "expander" => agents::EXPANDER_PY.as_bytes().to_vec(),
-            s if s.starts_with("cmd:") => {
+            AgentSpec::Builtin(b) => format!("{b} gbely-engine {}", env!("CARGO_PKG_VERSION")).into_bytes(),
+            AgentSpec::Example(e) => e.source().as_bytes().to_vec(),
+            AgentSpec::Command(cmd) => {
                 // The command line and the content of every file it runs: a rebuilt program or
                 // an edited script is a new entry, not the old one's results.
-                let mut content = s.as_bytes().to_vec();
-                for file in crate::app::runs::program::command_files(&s[4..]) {
-                    let bytes = std::fs::read(&file)
-                        .map_err(|error| LeagueError::Agent { spec: file.display().to_string(), error })?;
+                let mut content = spec.to_string().into_bytes();
+                for file in crate::app::runs::program::command_files(cmd) {
+                    let bytes = read(&file)?;
                     content.extend_from_slice(format!("\0{}\0", file.display()).as_bytes());
                     content.extend_from_slice(&bytes);
                 }
                 content
             }
-            s => std::fs::read(s).map_err(|error| LeagueError::Agent { spec: s.to_string(), error })?,
+            AgentSpec::File(path) => read(path)?,
+            AgentSpec::Human => return Err(LeagueError::Run(RunError::HumanIsNoProcess)),
         };
         let hash = content_id(&content);
-        Ok(Entry { id: format!("{name}@{}", &hash[..8]), name, spec: spec.to_string(), hash })
+        Ok(Entry { id: format!("{name}@{}", &hash[..8]), name, spec: spec.clone(), hash })
     }
 }
 

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use super::runs::agent_spec::AgentSpec;
 use super::runs::interpreter::isolated;
 use super::runs::RunError;
 
@@ -336,21 +337,21 @@ impl AgentMeta {
 
 /// The name an agent spec is shown under: the name and version an agent file gives itself, else
 /// its file name; with a warning when it was written for other rules.
-pub fn display_name(spec: &str, py: &str) -> (String, Option<String>) {
-    let file = super::runs::agent_spec::agent_name(spec);
-    match spec_meta(spec, py) {
+pub fn display_name(spec: &AgentSpec, py: &str) -> (String, Option<String>) {
+    let file = spec.display_name();
+    match spec.file().filter(|_| spec.is_python()).and_then(|f| file_meta(f, py)) {
         Some(meta) => (meta.display_name(&file), meta.game_version_warning(&file)),
         None => (file, None),
     }
 }
 
-/// The meta of an agent named by a spec: for agent files only (`None` for everything else, or
-/// when the file cannot be read: the match says why later).
-pub fn spec_meta(spec: &str, py: &str) -> Option<AgentMeta> {
-    if !spec.ends_with(".py") || !Path::new(spec).is_file() {
+/// The meta of a Python agent file (`None` for another file, or when it cannot be read: the
+/// match says why later).
+pub fn file_meta(file: &Path, py: &str) -> Option<AgentMeta> {
+    if !file.to_string_lossy().ends_with(".py") || !file.is_file() {
         return None;
     }
-    inspect_source(py, Path::new(spec)).ok().map(|r| AgentMeta::of(&r))
+    inspect_source(py, file).ok().map(|r| AgentMeta::of(&r))
 }
 
 /// One agent file: what it says of itself, and what the check would say of its source.

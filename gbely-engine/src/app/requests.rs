@@ -20,7 +20,7 @@ use super::league::report::{html_report, write_csv, write_gauntlet_csv};
 use super::league::schedule::{league_maps, Schedule};
 use super::league::{league_python, run_schedule, standings, Backend, LeagueConfig, LeagueMap};
 use super::league::{play::replay_stem, LeagueRun, MatchRow, Progress};
-use super::runs::agent_spec::check_spec;
+use super::runs::agent_spec::AgentSpec;
 use super::runs::fork::fork_points;
 use super::runs::interpreter::{python, resolve_python};
 use crate::limits::{Defaults, MemoryLimit, TimeLimit};
@@ -108,8 +108,8 @@ pub mod defaults {
 /// A league (`gbely league`, `gbely.league`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct LeagueRequest {
-    /// Agent specs: files, built-ins, `cmd:COMMAND`.
-    pub agents: Vec<String>,
+    /// The entries' agents.
+    pub agents: Vec<AgentSpec>,
     /// Add the Council as an entry.
     pub council: bool,
     /// The first agent against each of the others only.
@@ -138,7 +138,7 @@ pub struct LeagueRequest {
 
 impl LeagueRequest {
     /// A league of `agents` with `gbely league`'s defaults.
-    pub fn new(agents: Vec<String>) -> LeagueRequest {
+    pub fn new(agents: Vec<AgentSpec>) -> LeagueRequest {
         LeagueRequest {
             agents,
             council: false,
@@ -199,7 +199,7 @@ fn folder_of(db: &Path) -> PathBuf {
 
 /// An entry's name: its file's AGENT_NAME and AGENT_VERSION, or its file name (a file written
 /// for other rules is warned about on stderr).
-fn entry_of(spec: &str, py: &str) -> Result<Entry, LeagueError> {
+fn entry_of(spec: &AgentSpec, py: &str) -> Result<Entry, LeagueError> {
     let (name, warning) = crate::app::inspect::display_name(spec, py);
     if let Some(w) = warning {
         eprintln!("gbely: warning: {w}");
@@ -212,11 +212,11 @@ fn entry_of(spec: &str, py: &str) -> Result<Entry, LeagueError> {
 pub fn run_league(req: &LeagueRequest, progress: &mut Progress<'_>) -> Result<LeagueReport, LeagueError> {
     let bad = |why: &str| Err(LeagueError::Request(why.to_string()));
     let mut specs = req.agents.clone();
-    if req.council && !specs.iter().any(|s| s == "council") {
-        specs.push("council".into());
+    if req.council && !specs.contains(&AgentSpec::COUNCIL) {
+        specs.push(AgentSpec::COUNCIL);
     }
     for s in &specs {
-        check_spec(s)?;
+        s.check()?;
     }
     if req.replays && req.ray.is_some() {
         return bad("--replays records on this machine; it does not go with --ray");
@@ -308,12 +308,12 @@ fn relative_link(base: &Path, page: &Path) -> String {
 #[derive(Clone, Debug, PartialEq)]
 pub struct AbRequest {
     /// The baseline.
-    pub a: String,
+    pub a: AgentSpec,
     /// The candidate.
-    pub b: String,
-    /// `None`: head to head; else the opponent both play (`both` is two tests: see
+    pub b: AgentSpec,
+    /// `None`: head to head; else the opponent both play ([`Against::Both`] is two tests: see
     /// [`AbRequest::tests`]).
-    pub against: Option<String>,
+    pub against: Option<Against>,
     /// Maps to cycle through; empty: a fresh map per pair.
     pub maps: Vec<String>,
     pub seed: String,
@@ -333,7 +333,7 @@ pub struct AbRequest {
     pub db: PathBuf,
     pub settings: MatchSettings,
     /// The final: `(fill, map side)`.
-    pub final_mode: Option<(String, u32)>,
+    pub final_mode: Option<(AgentSpec, u32)>,
     /// Paired forks: the pairs start from the replays of a folder at given rounds.
     pub forks: Option<AbForks>,
 }
@@ -347,9 +347,30 @@ pub struct AbForks {
     pub seat: Option<usize>,
 }
 
+/// Whom A and B each play, instead of each other.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Against {
+    /// This opponent.
+    Opponent(AgentSpec),
+    /// `both`: head to head, then each against the Council (two tests, two verdicts).
+    Both,
+}
+
+impl std::str::FromStr for Against {
+    type Err = super::runs::RunError;
+
+    /// `both`, or an agent spec.
+    fn from_str(text: &str) -> Result<Against, Self::Err> {
+        match text {
+            "both" => Ok(Against::Both),
+            spec => spec.parse().map(Against::Opponent),
+        }
+    }
+}
+
 impl AbRequest {
     /// A test of `b` against `a` with `gbely ab`'s defaults.
-    pub fn new(a: String, b: String) -> AbRequest {
+    pub fn new(a: AgentSpec, b: AgentSpec) -> AbRequest {
         AbRequest {
             a,
             b,
@@ -375,10 +396,10 @@ impl AbRequest {
     /// The tests it asks for: itself, or for `against: both` head to head and then against the
     /// Council (two tests, two verdicts).
     pub fn tests(&self) -> Vec<AbRequest> {
-        match self.against.as_deref() {
-            Some("both") => vec![
+        match self.against {
+            Some(Against::Both) => vec![
                 AbRequest { against: None, ..self.clone() },
-                AbRequest { against: Some("council".into()), ..self.clone() },
+                AbRequest { against: Some(Against::Opponent(AgentSpec::COUNCIL)), ..self.clone() },
             ],
             _ => vec![self.clone()],
         }
@@ -543,7 +564,7 @@ pub fn estimate_text(t: &Sprt, head_to_head: bool) -> String {
 /// after each pair the test reads.
 pub fn run_ab(req: &AbRequest, line: &mut dyn FnMut(&Sprt)) -> Result<AbReport, LeagueError> {
     let bad = |why: &str| Err(LeagueError::Request(why.to_string()));
-    if req.against.as_deref() == Some("both") {
+    if req.against == Some(Against::Both) {
         return bad("`both` is two tests: run each of AbRequest::tests()");
     }
     if req.final_mode.is_some() && req.against.is_some() {
@@ -557,11 +578,15 @@ pub fn run_ab(req: &AbRequest, line: &mut dyn FnMut(&Sprt)) -> Result<AbReport, 
     if !(0.0 < req.alpha && req.alpha < 0.5 && 0.0 < req.beta && req.beta < 0.5) {
         return bad("--alpha and --beta are error rates between 0 and 0.5");
     }
+    let against = match &req.against {
+        Some(Against::Opponent(o)) => Some(o),
+        _ => None,
+    };
     let mut specs = vec![req.a.clone(), req.b.clone()];
-    specs.extend(req.against.clone());
+    specs.extend(against.cloned());
     specs.extend(req.final_mode.as_ref().map(|f| f.0.clone()));
     for s in &specs {
-        check_spec(s)?;
+        s.check()?;
     }
     let s = &req.settings;
     let forks = match &req.forks {
@@ -574,18 +599,22 @@ pub fn run_ab(req: &AbRequest, line: &mut dyn FnMut(&Sprt)) -> Result<AbReport, 
             }
             // The other seats' agents (the Council, built-ins, the examples) may need Python too.
             specs.extend(
-                points.points.iter().flat_map(|p| p.agents.iter().cloned()).collect::<std::collections::BTreeSet<_>>(),
+                points
+                    .points
+                    .iter()
+                    .flat_map(|p| p.agents.iter().flatten().cloned())
+                    .collect::<std::collections::HashSet<_>>(),
             );
             Some(Arc::new(points))
         }
         None => None,
     };
     let py = league_python(&specs, &python(s.python.as_deref()))?;
-    let entry = |spec: &str| entry_of(spec, &py);
+    let entry = |spec: &AgentSpec| entry_of(spec, &py);
     let setup = AbSetup {
         a: entry(&req.a)?,
         b: entry(&req.b)?,
-        against: req.against.as_deref().map(entry).transpose()?,
+        against: against.map(entry).transpose()?,
         maps: req.maps.clone(),
         seed: req.seed.clone(),
         max_pairs: forks.as_ref().map_or(req.max_pairs, |f| req.max_pairs.min(f.points.len())).max(1),

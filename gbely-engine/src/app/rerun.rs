@@ -21,7 +21,7 @@ use gbely_world::replay::Answer;
 use gbely_world::Replay;
 use serde_json::{json, Value};
 
-use crate::app::runs::agent_spec::{agent_name, file_stem, resolve_agent, AgentSpec};
+use crate::app::runs::agent_spec::{AgentSpec, Started};
 use crate::app::runs::RunError;
 use crate::app::service::AgentLimits;
 use crate::replays::{resimulate_observing, within_budget, Work};
@@ -36,8 +36,8 @@ use crate::wire::{command_to_value, parse_commands};
 pub struct RerunPlan {
     pub replay: Arc<Replay>,
     pub seat: u8,
-    /// The agent spec: an agent file or `cmd:COMMAND` (a process, as the judge runs it).
-    pub agent: String,
+    /// The agent: an agent file or a command (a process, as the judge runs it).
+    pub agent: AgentSpec,
     /// The first and last round fed (both included); `None`: every round the seat played.
     pub rounds: Option<(u32, u32)>,
     /// The judge's by default: [`crate::limits::Defaults`], the sandbox where the machine allows.
@@ -440,15 +440,15 @@ pub fn rerun(plan: RerunPlan, progress: &mut dyn FnMut(&RerunRound, u32)) -> Res
     let map = Arc::new(plan.replay.check().map_err(|e| RerunError::Replay(e.to_string()))?);
     let grid = map.grid().clone();
     let seat = plan.seat;
-    let name = agent_name(&plan.agent);
-    let cmd = match resolve_agent(&plan.agent, &plan.run_dir, seat as usize, &plan.python)? {
-        AgentSpec::Builtin(_) => return Err(RerunError::Builtin(plan.agent.clone())),
-        AgentSpec::Process(cmd) => cmd,
+    let name = plan.agent.display_name();
+    let cmd = match plan.agent.start(&plan.run_dir, seat as usize, &plan.python)? {
+        Started::Builtin(_) => return Err(RerunError::Builtin(plan.agent.to_string())),
+        Started::Process(cmd) => cmd,
     };
     // The agent's folder and log as a match's seat has them (`service::run`).
-    let log = plan.run_dir.join(format!("rerun-{}.log", file_stem(&plan.agent)));
+    let log = plan.run_dir.join(format!("rerun-{}.log", plan.agent.stem()));
     let prepare =
-        |error| RunError::Prepare { spec: plan.agent.clone(), dir: plan.run_dir.display().to_string(), error };
+        |error| RunError::Prepare { spec: plan.agent.to_string(), dir: plan.run_dir.display().to_string(), error };
     let mut config = ProcessConfig::new(plan.run_dir.join(".rerun"), &log);
     config.time_limit = plan.limits.time;
     config.memory_limit = plan.limits.memory;
@@ -524,13 +524,9 @@ pub fn rerun(plan: RerunPlan, progress: &mut dyn FnMut(&RerunRound, u32)) -> Res
 }
 
 /// The run folder of a rerun when none is given: `gbely-runs/<time>-rerun-<agent>`.
-pub fn default_run_dir(agent: &str) -> PathBuf {
+pub fn default_run_dir(agent: &AgentSpec) -> PathBuf {
     use crate::app::runs::folders::{timestamp, unique_dir};
-    unique_dir(Path::new(crate::limits::Defaults::RUNS_FOLDER).join(format!(
-        "{}-rerun-{}",
-        timestamp(),
-        file_stem(agent)
-    )))
+    unique_dir(Path::new(crate::limits::Defaults::RUNS_FOLDER).join(format!("{}-rerun-{}", timestamp(), agent.stem())))
 }
 
 #[cfg(test)]

@@ -18,13 +18,12 @@ use std::sync::Arc;
 use gbely_world::Map;
 use serde_json::json;
 
-use crate::app::runs::agent_spec::{check_spec, file_stem, is_python_agent, resolve_agent, AgentSpec};
+use crate::app::runs::agent_spec::{AgentSpec, Started};
 use crate::app::runs::final_match::final_table;
 use crate::app::runs::folders::{timestamp, unique_dir};
 use crate::app::runs::interpreter::DEFAULT_PYTHON;
 use crate::app::runs::results::result_json;
 use crate::app::runs::{RunError, MAX_ROUNDS};
-use crate::builtins::builtin_of;
 use crate::game::{play_session, Observer};
 use crate::limits::{Defaults, MemoryLimit, TimeLimit};
 use crate::recorder::ReplayWriter;
@@ -51,9 +50,8 @@ pub struct AgentLimits {
 
 /// Who plays a seat.
 pub enum SeatAgent {
-    /// An agent spec: an agent file, `council` (or another built-in agent), `template`,
-    /// `expander`, or `cmd:COMMAND`.
-    Spec(String),
+    /// An agent named by its spec (an agent file, a built-in or example agent, a command).
+    Spec(AgentSpec),
     /// A player made by the caller (a Python callable, the human seat).
     Player(Box<dyn Player + Send>),
 }
@@ -76,8 +74,8 @@ pub struct Seat {
 
 impl Seat {
     /// A seat played by an agent spec, shown under `name`.
-    pub fn spec(spec: impl Into<String>, name: impl Into<String>) -> Seat {
-        Seat { agent: SeatAgent::Spec(spec.into()), name: name.into() }
+    pub fn spec(spec: AgentSpec, name: impl Into<String>) -> Seat {
+        Seat { agent: SeatAgent::Spec(spec), name: name.into() }
     }
 
     /// A seat played by a ready player, shown under its name.
@@ -143,9 +141,9 @@ impl MatchPlan {
     }
 
     /// The agent specs of the plan's seats, in seat order (`None` for ready players).
-    pub fn specs(&self) -> impl Iterator<Item = Option<&str>> {
+    pub fn specs(&self) -> impl Iterator<Item = Option<&AgentSpec>> {
         self.seats.iter().map(|s| match &s.agent {
-            SeatAgent::Spec(spec) => Some(spec.as_str()),
+            SeatAgent::Spec(spec) => Some(spec),
             SeatAgent::Player(_) => None,
         })
     }
@@ -164,7 +162,7 @@ impl MatchPlan {
             return Err(RunError::Rounds(self.rounds));
         }
         for spec in self.specs().flatten() {
-            check_spec(spec)?;
+            spec.check()?;
         }
         if self.fork.is_some() && self.resume.is_none() {
             return Err(RunError::Resume("a fork needs the replay it continues".into()));
@@ -348,22 +346,20 @@ pub fn run(plan: MatchPlan, observer: &mut dyn Observer) -> Result<Played, RunEr
         ),
         _ => None,
     };
-    let processes = seats.iter().any(|s| matches!(&s.agent, SeatAgent::Spec(spec) if builtin_of(spec).is_none()));
+    let processes = seats.iter().any(|s| matches!(&s.agent, SeatAgent::Spec(spec) if spec.is_process()));
     let run_dir = match run_dir {
         Some(d) => d,
         None => {
             let first = seats.iter().find_map(|s| match &s.agent {
-                SeatAgent::Spec(spec) if builtin_of(spec).is_none() => Some(spec.as_str()),
+                SeatAgent::Spec(spec) if spec.is_process() => Some(spec),
                 _ => None,
             });
-            let stem = file_stem(first.unwrap_or("agent"));
+            let stem = first.map_or_else(|| "agent".to_string(), AgentSpec::stem);
             unique_dir(Path::new(Defaults::RUNS_FOLDER).join(format!("{}-{stem}", timestamp())))
         }
     };
-    let python_used = seats
-        .iter()
-        .any(|s| matches!(&s.agent, SeatAgent::Spec(spec) if is_python_agent(spec)))
-        .then(|| python.clone());
+    let python_used =
+        seats.iter().any(|s| matches!(&s.agent, SeatAgent::Spec(spec) if spec.is_python())).then(|| python.clone());
     if processes {
         std::fs::create_dir_all(&run_dir)
             .map_err(|error| RunError::RunFolder { dir: run_dir.display().to_string(), error })?;
@@ -412,17 +408,17 @@ pub fn run(plan: MatchPlan, observer: &mut dyn Observer) -> Result<Played, RunEr
 /// The player of one seat named by a spec; a process agent works in `run_dir/.seatK` and logs
 /// to `run_dir/seatK-NAME.log`.
 fn seat_player(
-    spec: &str,
+    spec: &AgentSpec,
     name: String,
     seat: usize,
     run_dir: &Path,
     limits: &AgentLimits,
     python: &str,
 ) -> Result<(Box<dyn Player + Send>, Option<PathBuf>), RunError> {
-    match resolve_agent(spec, run_dir, seat, python)? {
-        AgentSpec::Builtin(b) => Ok((builtin_player(name, b).expect("a built-in agent"), None)),
-        AgentSpec::Process(cmd) => {
-            let log = run_dir.join(format!("seat{seat}-{}.log", file_stem(spec)));
+    match spec.start(run_dir, seat, python)? {
+        Started::Builtin(b) => Ok((builtin_player(name, b).expect("a built-in agent"), None)),
+        Started::Process(cmd) => {
+            let log = run_dir.join(format!("seat{seat}-{}.log", spec.stem()));
             let work_dir = run_dir.join(format!(".seat{seat}"));
             let prepare =
                 |error| RunError::Prepare { spec: spec.to_string(), dir: run_dir.display().to_string(), error };
@@ -467,9 +463,10 @@ mod tests {
     #[test]
     fn a_plan_with_the_wrong_seat_count_or_rounds_is_refused_before_anything_runs() {
         let map = Arc::new(gbely_world::reference_map());
-        let plan = MatchPlan::new(map.clone(), vec![Seat::spec("council", "council")]);
+        let plan = MatchPlan::new(map.clone(), vec![Seat::spec(AgentSpec::COUNCIL, "council")]);
         assert!(matches!(plan.check(), Err(RunError::Seats { seats: 2, given: 1, .. })));
-        let mut plan = MatchPlan::new(map, vec![Seat::spec("council", "a"), Seat::spec("council", "b")]);
+        let mut plan =
+            MatchPlan::new(map, vec![Seat::spec(AgentSpec::COUNCIL, "a"), Seat::spec(AgentSpec::COUNCIL, "b")]);
         plan.rounds = 0;
         assert!(matches!(plan.check(), Err(RunError::Rounds(0))));
     }

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use gbely_world::{FinalConfig, Map};
 use serde_json::{json, Value};
 
-use crate::app::runs::agent_spec::agent_name;
+use crate::app::runs::agent_spec::AgentSpec;
 use crate::app::runs::final_match::{final_seating, final_table};
 use crate::app::runs::RunError;
 use crate::app::service::{unique_names, AgentLimits, MatchPlan, Seat};
@@ -30,8 +30,8 @@ pub const FINAL_FILL: [&str; 2] = ["expander-rs", "template-rs"];
 /// What to measure.
 #[derive(Clone, Debug)]
 pub struct TransferPlan {
-    /// The agent spec: a file, `template`, `expander`, a built-in agent or `cmd:COMMAND`.
-    pub agent: String,
+    /// The agent: a file, `template`, `expander`, a built-in agent or a command.
+    pub agent: AgentSpec,
     /// Generated final maps.
     pub maps: usize,
     pub rounds: u32,
@@ -168,7 +168,7 @@ pub fn transfer(
     if plan.maps == 0 {
         return Err(TransferError::NoMaps);
     }
-    crate::app::runs::agent_spec::check_spec(&plan.agent)?;
+    plan.agent.check()?;
     let reference = Arc::new(gbely_world::reference_map());
     let final_maps: Vec<Arc<Map>> = (1..=plan.maps)
         .map(|k| {
@@ -187,7 +187,7 @@ pub fn transfer(
             }
         }
     }
-    let name = agent_name(&plan.agent);
+    let name = plan.agent.display_name();
     let mut measured: Vec<Measured> = Vec::new();
     let mut error = None;
     let total = tasks.len();
@@ -244,14 +244,22 @@ pub fn transfer(
 fn play_task(plan: &TransferPlan, name: &str, k: usize, task: &Task) -> Result<Option<Measured>, RunError> {
     let map = task.map.clone();
     let (seats, mine) = match task.setting {
-        Setting::Reference => (vec![Seat::spec(&plan.agent, name), Seat::spec(task.council, task.council)], 0),
+        Setting::Reference => {
+            (vec![Seat::spec(plan.agent.clone(), name), Seat::spec(AgentSpec::Builtin(task.council), task.council)], 0)
+        }
         Setting::Final => {
             let finalists = map.seats().len() - 1;
             // Entry 0 is the agent, seated where the map's seed puts it (as `gbely final` does).
             let entry_of = final_seating(&map, &[])?;
-            let spec_of = |entry: usize| if entry == 0 { plan.agent.as_str() } else { FINAL_FILL[entry % 2] };
-            let mut specs: Vec<&str> = entry_of.iter().map(|&e| spec_of(e)).collect();
-            specs.push(task.council);
+            let spec_of = |entry: usize| {
+                if entry == 0 {
+                    plan.agent.clone()
+                } else {
+                    AgentSpec::Builtin(FINAL_FILL[entry % 2])
+                }
+            };
+            let mut specs: Vec<AgentSpec> = entry_of.iter().map(|&e| spec_of(e)).collect();
+            specs.push(AgentSpec::Builtin(task.council));
             let mut names: Vec<String> = specs
                 .iter()
                 .enumerate()
@@ -259,7 +267,7 @@ fn play_task(plan: &TransferPlan, name: &str, k: usize, task: &Task) -> Result<O
                 .collect();
             unique_names(&mut names);
             let mine = entry_of.iter().position(|&e| e == 0).expect("the agent has a seat");
-            (specs.iter().zip(names).map(|(spec, n)| Seat::spec(*spec, n)).collect(), mine)
+            (specs.into_iter().zip(names).map(|(spec, n)| Seat::spec(spec, n)).collect(), mine)
         }
     };
     let mut match_plan = MatchPlan::new(map.clone(), seats);

@@ -5,6 +5,7 @@
 
 use crate::common::processes_with;
 use crate::common::scratch;
+use gbely_engine::app::runs::agent_spec::AgentSpec;
 
 use std::io::Read;
 use std::process::{Command, Stdio};
@@ -340,8 +341,8 @@ fn twenty_matches_in_this_process() {
     };
     for k in 0..20 {
         let seats = vec![
-            Seat::spec(dir.join("steady.py").to_str().unwrap(), "steady"),
-            Seat::spec(dir.join("crashy.py").to_str().unwrap(), "crashy"),
+            Seat::spec(AgentSpec::File(dir.join("steady.py")), "steady"),
+            Seat::spec(AgentSpec::File(dir.join("crashy.py")), "crashy"),
         ];
         let mut plan = MatchPlan::new(map.clone(), seats);
         plan.rounds = 4;

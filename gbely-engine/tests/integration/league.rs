@@ -1,6 +1,7 @@
 //! `gbely league` as a competitor runs it: complete pairings, resuming, adding an entry, edited
 //! files as new entries, and results that do not depend on `--jobs`.
 
+use gbely_engine::app::runs::agent_spec::AgentSpec;
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
@@ -201,8 +202,8 @@ fn a_match_job_played_elsewhere_gives_the_local_row() {
     std::fs::write(&agent, IDLE).unwrap();
     let python = gbely_engine::app::runs::interpreter::resolve_python("python3").unwrap();
     let entries = vec![
-        Entry::from_spec(agent.to_str().unwrap(), "idle".into()).unwrap(),
-        Entry::from_spec("council:strong", "council:strong".into()).unwrap(),
+        Entry::from_spec(&AgentSpec::File(agent.clone()), "idle".into()).unwrap(),
+        Entry::from_spec(&AgentSpec::Builtin("council:strong"), "council:strong".into()).unwrap(),
     ];
     let maps = league_maps("seed:job", "league").unwrap();
     let config = LeagueConfig {
@@ -286,7 +287,7 @@ fn thinking_intervals(
             log = log.to_str().unwrap()
         );
         std::fs::write(&file, source).unwrap();
-        entries.push(Entry::from_spec(file.to_str().unwrap(), name.into()).unwrap());
+        entries.push(Entry::from_spec(&AgentSpec::File(file.clone()), name.into()).unwrap());
     }
     let config = LeagueConfig {
         rounds: 5,

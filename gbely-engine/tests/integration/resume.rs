@@ -4,6 +4,7 @@
 //! match's replay is byte for byte the uninterrupted one's — its violations included, counted
 //! once, and none for the restart.
 
+use gbely_engine::app::runs::agent_spec::AgentSpec;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -27,7 +28,7 @@ fn agent(dir: &Path) -> String {
 fn plan(spec: &str, dir: &Path, replay: &str) -> MatchPlan {
     let mut plan = MatchPlan::new(
         Arc::new(gbely_world::reference_map()),
-        vec![Seat::spec(spec, "memoryless"), Seat::spec("council", "council")],
+        vec![Seat::spec(spec.parse().unwrap(), "memoryless"), Seat::spec(AgentSpec::COUNCIL, "council")],
     );
     plan.rounds = 30;
     plan.python = "python3".into();

@@ -2,6 +2,7 @@
 //! `experiment::league` and `gbely league` give the same standings for the same matches, and no
 //! other module keeps a scheduler, a pairing loop, a winner rule or a standings table of its own.
 
+use gbely_engine::app::runs::agent_spec::AgentSpec;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
@@ -91,7 +92,8 @@ fn stored_rows_and_in_process_games_make_the_same_table() {
     let entrants: Vec<Entrant> = AGENTS.iter().map(|n| Entrant::builtin(n).unwrap()).collect();
     let maps: Vec<_> = MAPS.iter().map(|m| Arc::new(load_map(m, None).unwrap())).collect();
     let rust = league(&entrants, &LeaguePlan { rounds: 30, threads: 2, ..LeaguePlan::new(maps) });
-    let entries: Vec<Entry> = AGENTS.iter().map(|n| Entry::from_spec(n, n.to_string()).unwrap()).collect();
+    let entries: Vec<Entry> =
+        (AGENTS.iter()).map(|n| Entry::from_spec(&AgentSpec::Builtin(n), n.to_string()).unwrap()).collect();
     // In reverse order: the table does not depend on the order of the rows.
     let rows: Vec<MatchRow> = rust
         .games

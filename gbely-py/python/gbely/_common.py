@@ -22,7 +22,7 @@ except ImportError as e:  # pragma: no cover - the message is the point
         "gbely.env needs numpy and gymnasium: pip install 'gbely[env]' (and pettingzoo for parallel_env)"
     ) from e
 
-from ._gbely import OBS_SCHEMA, EnvCore, Map, seating
+from ._gbely import BUILTIN_OPPONENTS, OBS_SCHEMA, EnvCore, Map, seating
 
 #: The observation arrays, in order: ``name``, ``dtype``, ``shape`` (``grid``: height × width,
 #: ``grid_kinds``: height × width × KINDS, ``one``: ``(1,)``), ``low``, ``high`` (a number,
@@ -41,12 +41,11 @@ TERRAIN: Dict[str, int] = OBS_SCHEMA["terrain"]
 OWNER: Dict[str, int] = OBS_SCHEMA["owner"]
 ARMADA_OFFSET: int = OBS_SCHEMA["armada_offset"]
 
-#: Opponents that play in Rust (fast; in a VectorEnv they decide on its threads): the Council's levels
-#: (docs/league.md), and ``template`` and ``expander``, which name the Rust twins of the
-#: example agents.
-BUILTIN = {"council": "council", "council:easy": "council:easy", "council:strong": "council:strong",
-           "template-rs": "template-rs", "expander-rs": "expander-rs",
-           "template": "template-rs", "expander": "expander-rs"}
+#: Opponents that play in Rust (fast; in a VectorEnv they decide on its threads), by name, as the
+#: engine declares them: every built-in agent (the Council's levels, docs/league.md), and
+#: ``template`` and ``expander``, the example agents, played by their Rust twins (the same
+#: decisions as the Python files, in-process).
+BUILTIN: Dict[str, str] = dict(BUILTIN_OPPONENTS)
 
 Opponent = Union[str, "os.PathLike[str]", Callable[[dict], Any], Any]
 Reward = Union[str, Callable[[float, float, bool], float]]

@@ -11,6 +11,7 @@ from gbely.types import Answer, Command, Stav
 
 __all__ = [
     "AB_DEFAULTS",
+    "BUILTIN_OPPONENTS",
     "DEFAULT_MEMORY_LIMIT",
     "DEFAULT_ROUNDS",
     "DEFAULT_TIME_LIMIT",
@@ -43,6 +44,9 @@ DEFAULT_MEMORY_LIMIT: Optional[int]
 #: ``gbely league`` and ``gbely ab`` have them.
 LEAGUE_DEFAULTS: Dict[str, Any]
 AB_DEFAULTS: Dict[str, Any]
+#: The opponents an environment plays in Rust, by name: every built-in agent, and ``template`` and
+#: ``expander`` by their Rust twins (``template-rs``, ``expander-rs``: the same decisions).
+BUILTIN_OPPONENTS: Dict[str, str]
 #: The replay format versions this build reads (``gbely_world::replay::READS_VERSIONS``).
 REPLAY_VERSIONS: List[int]
 #: The learning environments' observation arrays and codes (``schema.rs``): ``fields`` (per field

@@ -2,19 +2,19 @@
 //! evidence is enough (see `app::ab` and docs/ab.md).
 
 use super::*;
-use crate::app::requests::{defaults, estimate_text, run_ab, AbForks, AbRequest};
+use crate::app::requests::{defaults, estimate_text, run_ab, AbForks, AbRequest, Against};
 use crate::tournament::ab::{EloModel, Sprt};
 
 #[derive(Clone, Debug, Args)]
 pub(super) struct AbArgs {
     /// The baseline (an agent file, `template`, `expander`, `council` or cmd:COMMAND).
-    a: String,
+    a: AgentSpec,
     /// The candidate: is it better than A?
-    b: String,
+    b: AgentSpec,
     /// Compare A and B each against this opponent (`council` or an agent) instead of head to
     /// head; `both`: head to head, then each against the Council (two tests, two verdicts).
     #[arg(long, value_name = "AGENT|both")]
-    against: Option<String>,
+    against: Option<Against>,
     /// Maps to cycle through (comma-separated); default: a fresh map per pair, the reference map
     /// first, then maps generated from --seed.
     #[arg(long, value_name = "LIST")]
@@ -64,7 +64,7 @@ pub(super) struct AbArgs {
     final_mode: bool,
     /// With --final: the field in the other seven seats.
     #[arg(long, default_value = defaults::AB_FINAL_FILL, requires = "final_mode")]
-    fill: String,
+    fill: AgentSpec,
     /// With --final: the side of the generated final maps.
     #[arg(long, default_value_t = defaults::AB_FINAL_SIZE, requires = "final_mode")]
     size: u32,
@@ -281,11 +281,11 @@ mod tests {
     fn the_flags_defaults_are_the_requests() {
         let cli = Cli::try_parse_from(["gbely", "ab", "a.py", "b.py"]).unwrap();
         let Cmd::Ab(args) = cli.command else { panic!("not ab") };
-        assert_eq!(args.request(), AbRequest::new("a.py".into(), "b.py".into()));
+        assert_eq!(args.request(), AbRequest::new(AgentSpec::File("a.py".into()), AgentSpec::File("b.py".into())));
         let cli = Cli::try_parse_from(["gbely", "ab", "a.py", "b.py", "--final"]).unwrap();
         let Cmd::Ab(args) = cli.command else { panic!("not ab") };
         let (fill, size) = args.request().final_mode.expect("a final");
-        assert_eq!((fill.as_str(), size), (defaults::AB_FINAL_FILL, defaults::AB_FINAL_SIZE));
+        assert_eq!((fill.to_string().as_str(), size), (defaults::AB_FINAL_FILL, defaults::AB_FINAL_SIZE));
     }
 
     fn logistic(outcomes: &[f64]) -> Sprt {

@@ -10,7 +10,7 @@ pub(super) struct LeagueArgs {
     /// The entries: agent files, `template`, `expander`, `council` (or its levels `council:easy`,
     /// `council:strong`), the Rust twins `template-rs`, `expander-rs`, or cmd:COMMAND.
     #[arg(required = true)]
-    agents: Vec<String>,
+    agents: Vec<AgentSpec>,
     /// Add the Council as an entry (every agent also plays it).
     #[arg(long)]
     council: bool,
@@ -286,6 +286,9 @@ mod tests {
     fn the_flags_defaults_are_the_requests() {
         let cli = Cli::try_parse_from(["gbely", "league", "a.py", "b.py"]).unwrap();
         let Cmd::League(args) = cli.command else { panic!("not league") };
-        assert_eq!(args.request(), LeagueRequest::new(vec!["a.py".into(), "b.py".into()]));
+        assert_eq!(
+            args.request(),
+            LeagueRequest::new(vec![AgentSpec::File("a.py".into()), AgentSpec::File("b.py".into())])
+        );
     }
 }

@@ -31,7 +31,6 @@ use replay::cmd_replay;
 use stand::{cmd_stand, StandArgs};
 use transfer::{cmd_transfer, TransferArgs, TRANSFER_HELP};
 
-use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -44,7 +43,7 @@ use gbely_rules::constants;
 use gbely_world::{render_map, write_map_file, Map, MapStats};
 use serde_json::json;
 
-use crate::app::runs::agent_spec::{check_spec, file_stem, is_python_agent};
+use crate::app::runs::agent_spec::AgentSpec;
 use crate::app::runs::final_match::{final_seating, final_table};
 use crate::app::runs::folders::{timestamp, unique_dir};
 use crate::app::runs::interpreter::{python, resolve_python};
@@ -171,14 +170,14 @@ struct MapArgs {
 #[derive(Debug, Args)]
 struct PlayArgs {
     /// Your agent (seat 0, base P57_02 on the reference map).
-    agent: Option<String>,
+    agent: Option<AgentSpec>,
     /// Run this command as your agent instead of a file (any executable speaking the protocol).
     #[arg(long, value_name = "COMMAND", conflicts_with = "agent")]
     agent_cmd: Option<String>,
     /// The other side: `council` (the default), an agent file, `template`, `expander` or
     /// cmd:COMMAND.
     #[arg(long, short = 'o')]
-    opponent: Option<String>,
+    opponent: Option<AgentSpec>,
     #[command(flatten)]
     map: MapArgs,
     /// Fork: continue the match of this replay (a duel or a final, complete or cut off) from the
@@ -335,7 +334,7 @@ fn parse_time_limit(s: &str) -> Result<TimeLimit, String> {
 struct FinalArgs {
     /// Up to eight agents: files, `template`, `expander` or cmd:COMMAND.
     #[arg(required = true, num_args = 1..=8)]
-    agents: Vec<String>,
+    agents: Vec<AgentSpec>,
     /// Who fills the empty seats: `template`, `expander`, `self` (copies of your first agent) or an agent file.
     #[arg(long, default_value = "template")]
     fill: String,
@@ -487,7 +486,7 @@ struct RerunArgs {
     seat: u8,
     /// The agent that answers now: a Python file with decide(stav), or cmd:COMMAND.
     #[arg(long)]
-    agent: String,
+    agent: AgentSpec,
     /// The rounds to rerun: A..B (both included), A.., ..B or one round (default: all).
     #[arg(long, value_name = "A..B", value_parser = parse_rerun_rounds)]
     rounds: Option<(Option<u32>, Option<u32>)>,

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::app::service::{unique_names, AgentLimits, MatchPlan, Played, Recording, Seat};
-use crate::app::web::live::{HumanPlayer, Live, Served, Start, WatchObserver, HUMAN};
+use crate::app::web::live::{HumanPlayer, Live, Served, Start, WatchObserver};
 
 /// Plays a match of the given seats (`(spec, display name)` each) through the match service
 /// ([`crate::app::service::run`]) with the progress bar, the per-round log and the live page,
@@ -16,13 +16,14 @@ use crate::app::web::live::{HumanPlayer, Live, Served, Start, WatchObserver, HUM
 /// its summary, then [`after_the_match`] keeps the page up or closes it.
 pub(super) fn run_seats(
     map: &Arc<Map>,
-    specs: &[(String, String)],
+    specs: &[(AgentSpec, String)],
     run: &RunArgs,
     default_dir: &str,
     py: Option<String>,
     fork: Option<Fork>,
 ) -> Result<(Played, Option<Served>)> {
-    let humans: Vec<usize> = specs.iter().enumerate().filter(|(_, (spec, _))| spec == HUMAN).map(|(s, _)| s).collect();
+    let humans: Vec<usize> =
+        specs.iter().enumerate().filter(|(_, (spec, _))| *spec == AgentSpec::Human).map(|(s, _)| s).collect();
     if humans.len() > 1 {
         bail!("one human seat per match (the page plays one seat)");
     }
@@ -31,7 +32,7 @@ pub(super) fn run_seats(
         None => unique_dir(PathBuf::from(Defaults::RUNS_FOLDER).join(default_dir)),
     };
     std::fs::create_dir_all(&run_dir).with_context(|| format!("cannot create the run folder {}", run_dir.display()))?;
-    let mut seats: Vec<Seat> = specs.iter().map(|(spec, name)| Seat::spec(spec, name)).collect();
+    let mut seats: Vec<Seat> = specs.iter().map(|(spec, name)| Seat::spec(spec.clone(), name)).collect();
     let served = if run.watch.watch || !humans.is_empty() {
         let names: Vec<String> = specs.iter().map(|(_, n)| n.clone()).collect();
         let human = humans.first().map(|&s| s as u8);
@@ -211,10 +212,13 @@ pub(super) fn cmd_play(a: PlayArgs) -> Result<u8> {
     }
     let agent = match (&a.agent, &a.agent_cmd) {
         (Some(f), None) => f.clone(),
-        (None, Some(c)) => format!("cmd:{c}"),
+        (None, Some(c)) => AgentSpec::command(c)?,
         _ => bail!("name your agent: `gbely play my_agent.py` (or --agent-cmd COMMAND)"),
     };
-    let opponent = a.opponent.clone().unwrap_or_else(|| Defaults::OPPONENT.to_string());
+    let opponent = match &a.opponent {
+        Some(o) => o.clone(),
+        None => Defaults::OPPONENT.parse()?,
+    };
     let map = Arc::new(load_map(&a.map.map, a.map.size.as_deref())?);
     if map.seats().len() != 2 {
         bail!(
@@ -224,12 +228,10 @@ pub(super) fn cmd_play(a: PlayArgs) -> Result<u8> {
         );
     }
     for spec in [&agent, &opponent] {
-        if spec != HUMAN {
-            check_spec(spec)?;
-        }
+        spec.check()?;
     }
-    let default_dir = format!("{}-{}-vs-{}", timestamp(), file_stem(&agent), file_stem(&opponent));
-    let py = run_python(a.run.game.python.as_deref(), &[&agent, &opponent])?;
+    let default_dir = format!("{}-{}-vs-{}", timestamp(), agent.stem(), opponent.stem());
+    let py = run_python(a.run.game.python.as_deref(), &[agent.clone(), opponent.clone()])?;
     let reader = py.clone().unwrap_or_else(|| python(a.run.game.python.as_deref()));
     let mut names = [named(&agent, &reader), named(&opponent, &reader)];
     unique_names(&mut names);
@@ -284,13 +286,13 @@ fn cmd_fork(a: PlayArgs, from: &Path) -> Result<u8> {
     let mut mine = None;
     for given in &a.seat {
         match given.split_once('=') {
-            Some((seat, spec)) => agents[seat_no(seat)?] = Some(spec.to_string()),
+            Some((seat, spec)) => agents[seat_no(seat)?] = Some(spec.parse()?),
             None => mine = Some(seat_no(given)?),
         }
     }
     let yours = match (&a.agent, &a.agent_cmd) {
         (Some(f), None) => Some(f.clone()),
-        (None, Some(c)) => Some(format!("cmd:{c}")),
+        (None, Some(c)) => Some(AgentSpec::command(c)?),
         _ => None,
     };
     let first_army = map.seats().iter().position(|s| s.role == gbely_rules::SeatRole::Army).unwrap_or(0);
@@ -323,20 +325,19 @@ fn cmd_fork(a: PlayArgs, from: &Path) -> Result<u8> {
             from.display()
         );
     }
-    let agents: Vec<String> = agents.into_iter().flatten().collect();
-    if agents.iter().filter(|s| *s == HUMAN).count() > 1 {
+    let agents: Vec<AgentSpec> = agents.into_iter().flatten().collect();
+    if agents.iter().filter(|s| **s == AgentSpec::Human).count() > 1 {
         bail!("one human seat per match (the page plays one seat)");
     }
-    for spec in agents.iter().filter(|s| *s != HUMAN) {
-        check_spec(spec)?;
+    for spec in &agents {
+        spec.check()?;
     }
-    let all: Vec<&str> = agents.iter().map(String::as_str).collect();
-    let py = run_python(a.run.game.python.as_deref(), &all)?;
+    let py = run_python(a.run.game.python.as_deref(), &agents)?;
     let reader = py.clone().unwrap_or_else(|| python(a.run.game.python.as_deref()));
     let mut names: Vec<String> = agents.iter().map(|spec| named(spec, &reader)).collect();
     unique_names(&mut names);
-    let specs: Vec<(String, String)> = agents.iter().cloned().zip(names).collect();
-    let default_dir = format!("{}-{}-fork-{round}", timestamp(), file_stem(&agents[user_seat]));
+    let default_dir = format!("{}-{}-fork-{round}", timestamp(), agents[user_seat].stem());
+    let specs: Vec<(AgentSpec, String)> = agents.into_iter().zip(names).collect();
     let mut run = a.run;
     run.game.rounds = source.rounds;
     let (sha, fork_round) = (record.source.clone(), record.round);
@@ -370,8 +371,8 @@ pub(super) fn print_slowest(rec: &MatchRecord, limit: TimeLimit) -> Result<()> {
 
 /// The interpreter for the Python agents among `specs`, resolved once for the whole run (`None`
 /// when there are none).
-pub(super) fn run_python(given: Option<&str>, specs: &[&str]) -> Result<Option<String>> {
-    if specs.iter().any(|s| is_python_agent(s)) {
+pub(super) fn run_python(given: Option<&str>, specs: &[AgentSpec]) -> Result<Option<String>> {
+    if specs.iter().any(AgentSpec::is_python) {
         Ok(Some(resolve_python(&python(given))?))
     } else {
         Ok(None)
@@ -380,7 +381,7 @@ pub(super) fn run_python(given: Option<&str>, specs: &[&str]) -> Result<Option<S
 
 /// The name an agent is shown under (its AGENT_NAME and AGENT_VERSION, else its file name); a
 /// GAME_VERSION for other rules is a warning on stderr.
-pub(super) fn named(spec: &str, py: &str) -> String {
+pub(super) fn named(spec: &AgentSpec, py: &str) -> String {
     let (name, warning) = crate::app::inspect::display_name(spec, py);
     if let Some(w) = warning {
         eprintln!("gbely: warning: {}", crate::text::printable(&w));

@@ -17,8 +17,8 @@ pub(super) fn cmd_rerun(a: RerunArgs) -> Result<u8> {
     let last = replay.turns.len().saturating_sub(1) as u32;
     let rounds = a.rounds.map(|(first, to)| (first.unwrap_or(0), to.unwrap_or(last)));
     // The agent is checked before anything is written: a missing file is one line, no folder.
-    check_spec(&a.agent)?;
-    let python = play::run_python(a.python.as_deref(), &[&a.agent])?.unwrap_or_default();
+    a.agent.check()?;
+    let python = play::run_python(a.python.as_deref(), std::slice::from_ref(&a.agent))?.unwrap_or_default();
     let plan = RerunPlan {
         replay,
         seat: a.seat,

@@ -30,7 +30,7 @@ Examples:
 #[derive(Debug, Args)]
 pub(super) struct TransferArgs {
     /// Your agent: a Python file with decide(stav), `template`, `expander`, a built-in agent or cmd:COMMAND.
-    agent: String,
+    agent: AgentSpec,
     /// Generated final maps to play (more maps, a tighter interval; each map is three matches).
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=1000))]
     maps: u32,
@@ -57,8 +57,8 @@ pub(super) struct TransferArgs {
 }
 
 pub(super) fn cmd_transfer(a: TransferArgs) -> Result<u8> {
-    check_spec(&a.agent)?;
-    let python = play::run_python(a.game.python.as_deref(), &[&a.agent])?.unwrap_or_default();
+    a.agent.check()?;
+    let python = play::run_python(a.game.python.as_deref(), std::slice::from_ref(&a.agent))?.unwrap_or_default();
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let plan = TransferPlan {
         agent: a.agent.clone(),
@@ -75,11 +75,7 @@ pub(super) fn cmd_transfer(a: TransferArgs) -> Result<u8> {
         },
         python,
         run_dir: a.run_dir.clone().unwrap_or_else(|| {
-            unique_dir(Path::new(Defaults::RUNS_FOLDER).join(format!(
-                "{}-transfer-{}",
-                timestamp(),
-                file_stem(&a.agent)
-            )))
+            unique_dir(Path::new(Defaults::RUNS_FOLDER).join(format!("{}-transfer-{}", timestamp(), a.agent.stem())))
         }),
         jobs: a.jobs.unwrap_or(cores).max(1),
     };

@@ -69,7 +69,7 @@ impl LeagueDb {
         self.conn
             .execute(
                 "INSERT OR IGNORE INTO entries (id, name, spec, hash) VALUES (?1, ?2, ?3, ?4)",
-                params![e.id, e.name, e.spec, e.hash],
+                params![e.id, e.name, e.spec.to_string(), e.hash],
             )
             .map_err(|e| self.err(e))?;
         Ok(())

@@ -37,10 +37,9 @@ use std::time::Instant;
 use serde::Serialize;
 
 use super::entries::{Entry, LeagueError};
-use super::runs::agent_spec::{file_stem, is_python_agent};
+use super::runs::agent_spec::{file_stem, AgentSpec};
 use super::runs::interpreter::resolve_python;
 use super::runs::RunError;
-use crate::builtins::builtin_of;
 use crate::runner::interrupt;
 use crate::tournament::{league::play_league, Arena, Flow, Match, Outcome};
 use db::LeagueDb;
@@ -93,7 +92,7 @@ pub fn run_schedule(
     let mut seen = BTreeSet::new();
     for e in entries {
         if !seen.insert(e.id.clone()) {
-            return Err(LeagueError::Duplicate(e.spec.clone()));
+            return Err(LeagueError::Duplicate(e.spec.to_string()));
         }
         db.add_entry(e)?;
     }
@@ -128,7 +127,7 @@ pub fn run_schedule(
     // Each process agent needs a core while it thinks: say when the machine is oversubscribed.
     // (On Ray, each match asks the cluster for a CPU per agent process.)
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let per_match = entries.iter().filter(|e| builtin_of(&e.spec).is_none()).count().min(2);
+    let per_match = entries.iter().filter(|e| e.spec.is_process()).count().min(2);
     if config.backend == Backend::Local
         && config.cores.is_none()
         && run.jobs * per_match > cores
@@ -226,8 +225,8 @@ impl Arena for Local<'_> {
 }
 
 /// The interpreter for Python entries, resolved once (see [`resolve_python`]).
-pub fn league_python(specs: &[String], python: &str) -> Result<String, RunError> {
-    if specs.iter().any(|s| is_python_agent(s)) {
+pub fn league_python(specs: &[AgentSpec], python: &str) -> Result<String, RunError> {
+    if specs.iter().any(AgentSpec::is_python) {
         resolve_python(python)
     } else {
         Ok(python.to_string())

@@ -106,7 +106,8 @@ pub fn play_one(
     let mut names = [e0.name.clone(), e1.name.clone()];
     unique_names(&mut names);
     let [n0, n1] = names;
-    let mut plan = MatchPlan::new(lm.map.clone(), vec![Seat::spec(&e0.spec, n0), Seat::spec(&e1.spec, n1)]);
+    let mut plan =
+        MatchPlan::new(lm.map.clone(), vec![Seat::spec(e0.spec.clone(), n0), Seat::spec(e1.spec.clone(), n1)]);
     plan.rounds = config.rounds;
     plan.limits = config.limits();
     plan.python = config.python.clone();
@@ -201,6 +202,7 @@ fn row_of(rec: &MatchRecord, lm: &LeagueMap, e0: &Entry, e1: &Entry, game: u32, 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::app::runs::agent_spec::AgentSpec;
 
     /// A `cmd:` entry is who it runs: rebuilding the program or editing the script it names makes
     /// another entry (its own results), the same content the same entry.
@@ -216,9 +218,9 @@ mod tests {
             use std::os::unix::fs::PermissionsExt;
             std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
         }
-        let id = |spec: &str| Entry::from_spec(spec, "bot".into()).unwrap().id;
-        let binary = format!("cmd:{}", program.display());
-        let interpreted = format!("cmd:python3 {} --fast", script.display());
+        let id = |spec: &AgentSpec| Entry::from_spec(spec, "bot".into()).unwrap().id;
+        let binary = AgentSpec::Command(program.display().to_string());
+        let interpreted = AgentSpec::Command(format!("python3 {} --fast", script.display()));
         let (b1, i1) = (id(&binary), id(&interpreted));
         assert_eq!(id(&binary), b1, "the same program, the same entry");
         std::fs::write(&program, "#!/bin/sh\necho two\n").unwrap();

@@ -31,8 +31,7 @@ use serde_json::Value;
 use super::play::{play_one, Backend, LeagueConfig, LeagueMap, MatchRow};
 use super::schedule::Pairing;
 use crate::app::entries::{Entry, LeagueError};
-use crate::app::runs::agent_spec::agent_file;
-use crate::builtins::builtin_of;
+use crate::app::runs::agent_spec::AgentSpec;
 use crate::runner::interrupt;
 use crate::tournament::{Arena, Match, Outcome};
 
@@ -42,8 +41,8 @@ pub struct JobEntry {
     pub id: String,
     pub name: String,
     pub hash: String,
-    /// The spec as given (`council`, `template`, `cmd:…`, or the file's path on the head).
-    pub spec: String,
+    /// The agent as given (the file's path on the head).
+    pub spec: AgentSpec,
     /// An agent file: its file name and text, written into the worker's folder.
     pub file: Option<(String, String)>,
 }
@@ -73,10 +72,10 @@ fn auto() -> String {
 }
 
 fn job_entry(e: &Entry) -> Result<JobEntry, LeagueError> {
-    let file = match agent_file(&e.spec) {
+    let file = match e.spec.file() {
         Some(path) => {
-            let text =
-                std::fs::read_to_string(path).map_err(|error| LeagueError::Agent { spec: e.spec.clone(), error })?;
+            let text = std::fs::read_to_string(path)
+                .map_err(|error| LeagueError::Agent { spec: e.spec.to_string(), error })?;
             let name = path.file_name().map_or("agent.py".into(), |n| n.to_string_lossy().into_owned());
             Some((name, text))
         }
@@ -93,7 +92,7 @@ pub fn match_job(
     config: &LeagueConfig,
 ) -> Result<MatchJob, LeagueError> {
     let seats = [job_entry(&entries[p.seat0])?, job_entry(&entries[p.seat1])?];
-    let processes = seats.iter().filter(|s| builtin_of(&s.spec).is_none()).count() as u32;
+    let processes = seats.iter().filter(|s| s.spec.is_process()).count() as u32;
     let lm = &maps[p.map];
     Ok(MatchJob {
         seats,
@@ -122,7 +121,7 @@ pub fn play_job(job: &MatchJob, python: &str, dir: &Path) -> Result<MatchRow, Le
                 std::fs::create_dir_all(&seat_dir).map_err(io)?;
                 let path = seat_dir.join(name);
                 std::fs::write(&path, text).map_err(io)?;
-                path.to_string_lossy().into_owned()
+                AgentSpec::File(path)
             }
             None => s.spec.clone(),
         };

@@ -16,8 +16,8 @@ use gbely_world::replay::ForkRecord;
 use gbely_world::{Map, Replay};
 use sha2::{Digest, Sha256};
 
+use super::agent_spec::AgentSpec;
 use super::RunError;
-use crate::builtins::builtin_of;
 use crate::replays::resimulate;
 use crate::sim::EndReason;
 
@@ -92,20 +92,9 @@ pub fn check_round(source: &Replay, round: u32) -> Result<(), RunError> {
 /// (the Council, `expander-rs`, …) or example agent (`template`, `expander`). An agent process's
 /// file is not in the replay, and a name in a replay is never run as a file or a command (a
 /// replay may come from anyone): such a seat is `None`, and the caller asks for its agent.
-pub fn own_agents(source: &Replay) -> Vec<Option<String>> {
-    source
-        .seats
-        .iter()
-        .map(|s| match &s.builtin {
-            Some(b) => Some(b.clone()),
-            None if builtin_of(&s.name).is_some() || EXAMPLES.contains(&s.name.as_str()) => Some(s.name.clone()),
-            None => None,
-        })
-        .collect()
+pub fn own_agents(source: &Replay) -> Vec<Option<AgentSpec>> {
+    source.seats.iter().map(|s| AgentSpec::carried(s.builtin.as_deref().unwrap_or(&s.name))).collect()
 }
-
-/// The example agents a seat may be named by (files gbely carries).
-const EXAMPLES: [&str; 2] = ["template", "expander"];
 
 // ---------------------------------------------------------------------------------------------
 // The fork points of a paired-fork A/B test (`gbely ab --from-replays DIR --at 30,60`).
@@ -123,7 +112,7 @@ pub struct ForkPoint {
     pub seat: usize,
     /// Who plays each other seat: the replay's own agents ([`own_agents`]); `seat`'s entry is
     /// the replay's and unused.
-    pub agents: Arc<[String]>,
+    pub agents: Arc<[Option<AgentSpec>]>,
 }
 
 impl ForkPoint {
@@ -238,8 +227,7 @@ pub fn fork_points(
         }
         let sha = replay_sha256(&source);
         let source = Arc::new(source);
-        let agents: Arc<[String]> =
-            own.into_iter().enumerate().map(|(s, a)| a.unwrap_or_else(|| source.seats[s].name.clone())).collect();
+        let agents: Arc<[Option<AgentSpec>]> = own.into();
         out.files += 1;
         for round in reached {
             digest.update(format!("{sha} {round} {seat}\n").as_bytes());
@@ -332,9 +320,9 @@ mod tests {
     fn a_seat_is_played_by_its_own_agent_when_the_replay_names_one_that_runs_here() {
         let mut source = replay(2);
         source.seats[0].name = "my bot 2".into();
-        assert_eq!(own_agents(&source), [None, Some("council".to_string())]);
+        assert_eq!(own_agents(&source), [None, Some(AgentSpec::COUNCIL)]);
         source.seats[0].name = "template".into();
-        assert_eq!(own_agents(&source)[0].as_deref(), Some("template"));
+        assert_eq!(own_agents(&source)[0], Some(AgentSpec::Example(super::super::agent_spec::Example::Template)));
         // Never a file or a command named by the replay.
         for name in ["cmd:touch pwned", "Cargo.toml", "/usr/bin/true"] {
             source.seats[0].name = name.into();

@@ -2,8 +2,9 @@
 //!
 //! * [`maps`]: the maps a user names (`gbely`, `seed:TEXT`, files, `--size`, final maps);
 //! * [`interpreter`]: which Python runs Python agents;
-//! * [`agent_spec`]: what an agent spec names (a file, an example, a built-in, `cmd:`), its
-//!   display name, and the check that it can run; [`program`]: `cmd:` commands' words and
+//! * [`agent_spec`]: what an agent spec names ([`agent_spec::AgentSpec`]: a file, an example, a
+//!   built-in, a command, the human seat), parsed once; its display name, the check that it can
+//!   run, how it starts; [`program`]: `cmd:` commands' words and
 //!   whether a program (and its `#!` interpreter) can be started;
 //! * [`fork`]: a match continued from any round of a replay;
 //! * [`folders`]: run folders (the players of a match, with their limits, are built by
@@ -51,6 +52,8 @@ pub enum RunError {
         "agent `{0}` not found: give a Python file with decide(stav), `council`, `template`, `expander` or cmd:COMMAND"
     )]
     AgentNotFound(String),
+    #[error("the human seat is played on the match's page, not started as a program")]
+    HumanIsNoProcess,
     #[error("agent `{0}` is a folder, not a file")]
     AgentIsAFolder(String),
     #[error("agent `{spec}`: {why}")]

@@ -13,11 +13,14 @@ use serde_json::{json, Value};
 use super::agents::resolve;
 use crate::app::entries::Entry;
 use crate::app::league::play::MatchRow;
-use crate::app::requests::{AbRequest, LeagueRequest, MatchSettings};
+use crate::app::requests::{AbRequest, Against, LeagueRequest, MatchSettings};
+use crate::app::runs::agent_spec::{AgentSpec, Example};
 use crate::app::runs::final_match::final_seating;
 use crate::app::runs::maps::{load_final_map, load_map};
+use crate::app::runs::RunError;
 use crate::app::service::{unique_names, AgentLimits, MatchPlan, Recording, Seat};
-use crate::app::web::live::{HumanPlayer, Live, WatchObserver, HUMAN};
+use crate::app::web::live::{HumanPlayer, Live, WatchObserver};
+use crate::builtins::BUILTIN_COUNCIL;
 use crate::limits::{Defaults, TimeLimit};
 use crate::runner::sandbox::SandboxMode;
 
@@ -131,7 +134,7 @@ pub enum Plan {
     /// A duel or a final: the map, each seat's spec and name, the human seat.
     Match {
         map: Arc<Map>,
-        specs: Vec<String>,
+        specs: Vec<AgentSpec>,
         names: Vec<String>,
         human: Option<u8>,
         live: Arc<Live>,
@@ -159,32 +162,24 @@ pub struct Context {
 
 /// The built-in agents the page offers: the engine's Rust ones and the example Python files.
 pub fn built_in() -> impl Iterator<Item = &'static str> {
-    crate::builtins::BUILTIN_AGENTS.into_iter().chain(["template", "expander"])
+    crate::builtins::BUILTIN_AGENTS.into_iter().chain(Example::ALL.map(Example::name))
 }
 
 impl Context {
     /// The agent spec of a name from the page: a built-in agent, `human` (where `human_ok`), or an
     /// agent file of the folder (its path). Commands (`cmd:`) and paths are refused.
-    pub fn spec(&self, name: &str, human_ok: bool) -> Result<String, String> {
-        if built_in().any(|b| b == name) {
-            return Ok(name.to_string());
+    pub fn spec(&self, name: &str, human_ok: bool) -> Result<AgentSpec, String> {
+        let not_a_file = || format!("`{name}`: not an agent file (*.py) of the folder nor a built-in agent");
+        match name.parse::<AgentSpec>() {
+            Ok(spec @ (AgentSpec::Builtin(_) | AgentSpec::Example(_))) => Ok(spec),
+            Ok(AgentSpec::Human) if human_ok => Ok(AgentSpec::Human),
+            Ok(AgentSpec::Human) => Err("a human plays duels and finals, not leagues or A/B tests".into()),
+            Ok(AgentSpec::Command(_)) | Err(RunError::EmptyCommand) => {
+                Err(format!("`{name}`: the stand plays agent files of its folder and built-in agents, not commands"))
+            }
+            Ok(spec @ AgentSpec::File(_)) if spec.is_python() => Ok(AgentSpec::File(resolve(&self.folder, name)?)),
+            Ok(AgentSpec::File(_)) | Err(_) => Err(not_a_file()),
         }
-        if name == HUMAN {
-            return if human_ok {
-                Ok(HUMAN.into())
-            } else {
-                Err("a human plays duels and finals, not leagues or A/B tests".into())
-            };
-        }
-        if name.starts_with("cmd:") {
-            return Err(format!(
-                "`{name}`: the stand plays agent files of its folder and built-in agents, not commands"
-            ));
-        }
-        if !name.ends_with(".py") {
-            return Err(format!("`{name}`: not an agent file (*.py) of the folder nor a built-in agent"));
-        }
-        Ok(resolve(&self.folder, name)?.display().to_string())
     }
 
     /// A league's or A/B test's map: `gbely`, `seed:TEXT`, or a `.map` file of the folder.
@@ -198,20 +193,23 @@ impl Context {
         Ok(resolve(&self.folder, name)?.display().to_string())
     }
 
-    fn name_of(&self, spec: &str) -> String {
-        if spec == HUMAN || !spec.ends_with(".py") {
-            return spec.to_string();
+    fn name_of(&self, spec: &AgentSpec) -> String {
+        match spec {
+            AgentSpec::File(_) => crate::app::inspect::display_name(spec, &self.python).0,
+            _ => spec.to_string(),
         }
-        crate::app::inspect::display_name(spec, &self.python).0
     }
 
-    fn versions(&self, specs: &[String]) -> Value {
+    fn versions(&self, specs: &[AgentSpec]) -> Value {
         let mut v = serde_json::Map::new();
         for s in specs {
-            let key = Path::new(s).file_name().map_or(s.clone(), |f| f.to_string_lossy().into_owned());
+            let key = match s.file().and_then(Path::file_name) {
+                Some(f) => f.to_string_lossy().into_owned(),
+                None => s.to_string(),
+            };
             // The identity a league's entry has (a person has none).
-            let hash = match s.as_str() {
-                HUMAN => String::new(),
+            let hash = match s {
+                AgentSpec::Human => String::new(),
                 _ => Entry::from_spec(s, key.clone()).map_or_else(|_| String::new(), |e| e.hash),
             };
             v.insert(key, json!(hash));
@@ -259,7 +257,7 @@ impl Context {
                 if seats.is_empty() || seats.len() > finalists {
                     return Err(format!("a final has 1 to {finalists} finalists given, not {}", seats.len()));
                 }
-                if fill == "council" {
+                if fill == BUILTIN_COUNCIL {
                     return Err(
                         "fill: the Council already holds the centre; fill with template, expander or a file".into()
                     );
@@ -270,8 +268,8 @@ impl Context {
                     entries.push(fill.clone());
                 }
                 let entry_of = final_seating(&map, &[]).map_err(|e| e.to_string())?;
-                let mut specs: Vec<String> = (0..finalists).map(|seat| entries[entry_of[seat]].clone()).collect();
-                specs.push("council".into());
+                let mut specs: Vec<AgentSpec> = (0..finalists).map(|seat| entries[entry_of[seat]].clone()).collect();
+                specs.push(AgentSpec::COUNCIL);
                 self.a_match("final", map, specs, settings(s)?)
             }
             Request::League { entries, gauntlet, maps, games, settings: s } => {
@@ -307,7 +305,7 @@ impl Context {
                 let mut req = AbRequest::new(sa.clone(), sb.clone());
                 req.against = match against.as_deref() {
                     None | Some("") => None,
-                    Some(o) => Some(self.spec(o, false)?),
+                    Some(o) => Some(Against::Opponent(self.spec(o, false)?)),
                 };
                 req.maps = maps.iter().map(|m| self.map_spec(m)).collect::<Result<Vec<_>, _>>()?;
                 req.elo0 = *elo0;
@@ -330,10 +328,11 @@ impl Context {
         &self,
         kind: &'static str,
         map: Arc<Map>,
-        specs: Vec<String>,
+        specs: Vec<AgentSpec>,
         settings: MatchSettings,
     ) -> Result<Checked, String> {
-        let humans: Vec<usize> = specs.iter().enumerate().filter(|(_, s)| *s == HUMAN).map(|(k, _)| k).collect();
+        let humans: Vec<usize> =
+            specs.iter().enumerate().filter(|(_, s)| **s == AgentSpec::Human).map(|(k, _)| k).collect();
         if humans.len() > 1 {
             return Err("one human seat per match (the page plays one seat)".into());
         }
@@ -374,7 +373,7 @@ pub fn run(checked: Checked, dir: &Path, stop: &Arc<AtomicBool>, progress: &mut 
     let settings = checked.settings;
     crate::runner::interrupt::within(Some(Arc::clone(stop)), || match checked.plan {
         Plan::Match { map, specs, names, human, live } => {
-            let mut seats: Vec<Seat> = specs.iter().zip(&names).map(|(s, n)| Seat::spec(s, n)).collect();
+            let mut seats: Vec<Seat> = specs.iter().zip(&names).map(|(s, n)| Seat::spec(s.clone(), n)).collect();
             if let Some(h) = human {
                 // A person thinks as long as they like, as `gbely play human` without --human-limit.
                 seats[h as usize] =
@@ -512,7 +511,8 @@ fn provisional(rows: &[MatchRow], gauntlet: bool) -> Value {
         .map(|id| Entry {
             id: id.clone(),
             name: id.rsplit_once('@').map_or(id.as_str(), |(n, _)| n).to_string(),
-            spec: String::new(),
+            // Standings read ids and names only; the rows do not say what an entry ran.
+            spec: AgentSpec::File(PathBuf::new()),
             hash: String::new(),
         })
         .collect();

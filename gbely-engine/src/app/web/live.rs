@@ -35,8 +35,7 @@ use crate::session::RoundRecord;
 use crate::sim::{Match, RoundReport};
 use crate::wire::{answer_from_value, observation_json};
 
-/// The agent name that makes a seat the human's.
-pub const HUMAN: &str = "human";
+pub use crate::app::runs::agent_spec::HUMAN;
 
 /// The largest answer body taken from the page.
 const MAX_ANSWER_BYTES: usize = 1 << 20;
