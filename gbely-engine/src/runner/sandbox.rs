@@ -96,6 +96,20 @@ impl std::str::FromStr for SandboxMode {
     }
 }
 
+/// In JSON and TOML (the stand's page, a league's job, the arena's configuration) the word the
+/// command line takes; a word it does not take is refused when the file is read.
+impl serde::Serialize for SandboxMode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.word())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for SandboxMode {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<SandboxMode, D::Error> {
+        <String as serde::Deserialize>::deserialize(d)?.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 /// The sandbox as this machine offers it (probed once per process).
 #[derive(Debug)]
 pub struct Sandbox {
@@ -849,6 +863,19 @@ mod tests {
         for m in [SandboxMode::Auto, SandboxMode::Require, SandboxMode::Off] {
             assert_eq!(m.word().parse(), Ok(m));
         }
+    }
+
+    #[test]
+    fn modes_travel_as_their_words_and_a_wrong_word_is_refused_when_read() {
+        for m in [SandboxMode::Auto, SandboxMode::Require, SandboxMode::Off] {
+            let json = serde_json::to_string(&m).unwrap();
+            assert_eq!(json, format!("\"{}\"", m.word()));
+            assert_eq!(serde_json::from_str::<SandboxMode>(&json).unwrap(), m);
+        }
+        // As the command line reads it: `on` is `auto`.
+        assert_eq!(serde_json::from_str::<SandboxMode>("\"on\"").unwrap(), SandboxMode::Auto);
+        let e = serde_json::from_str::<SandboxMode>("\"maybe\"").unwrap_err().to_string();
+        assert!(e.contains("`maybe`: auto, require or off"), "{e}");
     }
 
     #[test]

@@ -16,27 +16,8 @@ use crate::app::league::play::MatchRow;
 use crate::app::requests::{AbRequest, LeagueRequest, MatchSettings};
 use crate::app::runs::final_match::final_seating;
 use crate::app::runs::maps::{load_final_map, load_map};
-use crate::app::service::{unique_names, AgentLimits, MatchPlan, Recording, Seat};
+use crate::app::service::{unique_names, MatchPlan, Recording, Seat};
 use crate::app::web::live::{HumanPlayer, Live, WatchObserver, HUMAN};
-use crate::limits::{Defaults, TimeLimit};
-use crate::runner::sandbox::SandboxMode;
-
-/// How each match is played (the page's settings).
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct Settings {
-    pub rounds: u32,
-    /// Seconds a round; `null`: no limit.
-    pub time_limit: Option<f64>,
-    /// `auto`, `require` or `off`.
-    pub sandbox: String,
-}
-
-impl Default for Settings {
-    fn default() -> Settings {
-        Settings { rounds: Defaults::ROUNDS, time_limit: Defaults::TIME_LIMIT.as_secs_f64(), sandbox: "auto".into() }
-    }
-}
 
 /// A map as the page names it.
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -66,7 +47,7 @@ pub enum Request {
         #[serde(default)]
         map: MapChoice,
         #[serde(default)]
-        settings: Settings,
+        settings: MatchSettings,
     },
     Final {
         /// The finalists given (the rest is `fill`); any may be `human`.
@@ -76,7 +57,7 @@ pub enum Request {
         #[serde(default)]
         map: MapChoice,
         #[serde(default)]
-        settings: Settings,
+        settings: MatchSettings,
     },
     League {
         entries: Vec<String>,
@@ -88,7 +69,7 @@ pub enum Request {
         #[serde(default = "one")]
         games: u32,
         #[serde(default)]
-        settings: Settings,
+        settings: MatchSettings,
     },
     Ab {
         a: String,
@@ -105,7 +86,7 @@ pub enum Request {
         #[serde(default = "max_pairs")]
         max_pairs: usize,
         #[serde(default)]
-        settings: Settings,
+        settings: MatchSettings,
     },
 }
 
@@ -221,17 +202,13 @@ impl Context {
 
     /// Checks a request; what it runs, or what is wrong with it.
     pub fn check(&self, req: &Request) -> Result<Checked, String> {
-        let settings = |s: &Settings| -> Result<MatchSettings, String> {
+        // The page's settings arrive parsed (time limit, sandbox); the rounds' range and this
+        // stand's interpreter are added here.
+        let settings = |s: &MatchSettings| -> Result<MatchSettings, String> {
             if !(1..=crate::app::runs::MAX_ROUNDS).contains(&s.rounds) {
                 return Err(format!("rounds: {} is out of range", s.rounds));
             }
-            Ok(MatchSettings {
-                rounds: s.rounds,
-                time_limit: TimeLimit::from_option(s.time_limit).map_err(|e| format!("time limit: {e}"))?,
-                memory_limit: Defaults::MEMORY_LIMIT,
-                sandbox: s.sandbox.parse::<SandboxMode>().map_err(|e| format!("sandbox: {e}"))?,
-                python: Some(self.python.clone()),
-            })
+            Ok(MatchSettings { python: Some(self.python.clone()), ..s.clone() })
         };
         match req {
             Request::Duel { seats, map, settings: s } => {
@@ -382,12 +359,7 @@ pub fn run(checked: Checked, dir: &Path, stop: &Arc<AtomicBool>, progress: &mut 
             }
             let mut plan = MatchPlan::new(map.clone(), seats);
             plan.rounds = settings.rounds;
-            plan.limits = AgentLimits {
-                time: settings.time_limit,
-                memory: settings.memory_limit,
-                sandbox: settings.sandbox,
-                cores: None,
-            };
+            plan.limits = settings.limits();
             if let Some(py) = settings.python {
                 plan.python = py;
             }
@@ -522,4 +494,76 @@ fn provisional(rows: &[MatchRow], gauntlet: bool) -> Value {
 /// Whether a stop was asked for.
 pub fn stopped(stop: &AtomicBool) -> bool {
     stop.load(Ordering::Relaxed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::limits::{Defaults, TimeLimit};
+    use crate::runner::sandbox::SandboxMode;
+
+    /// A duel of two built-in agents with the page's `settings` (a JSON object), as `POST
+    /// api/runs` reads it.
+    fn duel(settings: Value) -> Result<Request, String> {
+        serde_json::from_value(json!({"kind": "duel", "seats": ["council", "template-rs"], "settings": settings}))
+            .map_err(|e| e.to_string())
+    }
+
+    fn settings_of(req: &Request) -> &MatchSettings {
+        match req {
+            Request::Duel { settings, .. } => settings,
+            other => panic!("not a duel: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_pages_settings_are_read_into_match_settings_and_keep_their_wire_shape() {
+        let req = duel(json!({"rounds": 30, "time_limit": null, "sandbox": "off"})).unwrap();
+        let s = settings_of(&req);
+        assert_eq!((s.rounds, s.time_limit, s.sandbox), (30, TimeLimit::OFF, SandboxMode::Off));
+        // Written back (the stand's history keeps the request, `again` reads it) as the page sent it.
+        assert_eq!(
+            serde_json::to_value(&req).unwrap()["settings"],
+            json!({"rounds": 30, "time_limit": null, "sandbox": "off"})
+        );
+        let req = duel(json!({"time_limit": 0.5})).unwrap();
+        let s = settings_of(&req);
+        assert_eq!(
+            (s.rounds, s.time_limit, s.sandbox),
+            (Defaults::ROUNDS, TimeLimit::seconds(0.5).unwrap(), SandboxMode::Auto)
+        );
+        // No settings at all: the defaults.
+        let req: Request = serde_json::from_value(json!({"kind": "duel", "seats": ["council", "council"]})).unwrap();
+        assert_eq!(settings_of(&req), &MatchSettings::default());
+    }
+
+    #[test]
+    fn the_stand_refuses_a_bad_sandbox_time_limit_or_unknown_setting() {
+        let e = duel(json!({"sandbox": "maybe"})).unwrap_err();
+        assert!(e.contains("`maybe`: auto, require or off"), "{e}");
+        let e = duel(json!({"time_limit": 0})).unwrap_err();
+        assert!(e.contains("seconds more than 0"), "{e}");
+        // The interpreter and the memory limit are not the page's to choose.
+        for key in ["python", "memory_limit", "bogus"] {
+            let e = duel(json!({key: "x"})).unwrap_err();
+            assert!(e.contains(&format!("unknown field `{key}`")), "{key}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_checked_request_plays_with_the_stands_interpreter_and_the_rounds_in_range() {
+        let cx = Context { folder: std::env::temp_dir(), python: "python-of-the-stand".into() };
+        let checked = cx.check(&duel(json!({"rounds": 12, "sandbox": "require"})).unwrap()).unwrap();
+        assert_eq!(
+            checked.settings,
+            MatchSettings {
+                rounds: 12,
+                sandbox: SandboxMode::Require,
+                python: Some("python-of-the-stand".into()),
+                ..MatchSettings::default()
+            }
+        );
+        let e = cx.check(&duel(json!({"rounds": 0})).unwrap()).err().unwrap();
+        assert_eq!(e, "rounds: 0 is out of range");
+    }
 }
