@@ -1258,14 +1258,9 @@ fn play_final(
     let dir = a.config.data.join("finals").join(id.to_string());
     let seats = specs.iter().zip(&names).map(|(s, n)| gbely_engine::app::service::Seat::spec(s, n)).collect();
     let mut plan = gbely_engine::app::service::MatchPlan::new(map.clone(), seats);
-    plan.rounds = fc.rounds;
-    plan.limits = gbely_engine::app::service::AgentLimits {
-        time: gbely_engine::limits::TimeLimit::from_option(Some(a.config.judge.time_limit))
-            .unwrap_or(gbely_engine::limits::Defaults::TIME_LIMIT),
-        memory: gbely_engine::limits::Defaults::MEMORY_LIMIT,
-        sandbox: a.config.judge.sandbox.parse().unwrap_or(gbely_engine::runner::sandbox::SandboxMode::Require),
-        cores: None,
-    };
+    let settings = a.config.judge.settings(fc.rounds);
+    plan.rounds = settings.rounds;
+    plan.limits = settings.limits();
     plan.python = a.python.clone();
     plan.run_dir = Some(dir.clone());
     plan.recording = gbely_engine::app::service::Recording::File(dir.join("replay.json.gz"));

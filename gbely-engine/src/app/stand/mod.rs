@@ -36,6 +36,7 @@ use serde_json::{json, Value};
 use self::agents::{Check, Folder};
 use self::history::History;
 use self::jobs::{Checked, Context, Request as RunRequest};
+use crate::app::check::TestMatch;
 use crate::app::web::live::{parts, Live};
 use crate::app::web::{html, json_text, read_body, text, Server};
 use crate::runner::sandbox::SandboxMode;
@@ -315,13 +316,8 @@ impl Stand {
         let outcome = match agents::resolve(&self.ctx.folder, &file) {
             Err(e) => Check::Failed(e),
             Ok(path) => {
-                let r = crate::app::check::check_agent(
-                    &path,
-                    &self.ctx.python,
-                    self.config.check_rounds,
-                    self.config.sandbox,
-                    &runs,
-                );
+                let test = TestMatch { rounds: self.config.check_rounds, sandbox: self.config.sandbox };
+                let r = crate::app::check::check_agent(&path, &self.ctx.python, test, &runs);
                 match r {
                     Ok(report) => Check::Done(Box::new(report)),
                     Err(e) => Check::Failed(e.to_string()),
