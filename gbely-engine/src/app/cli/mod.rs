@@ -199,7 +199,7 @@ struct PlayArgs {
 }
 
 impl MatchArgs {
-    /// The settings of a league's or an A/B test's matches.
+    /// The settings of the matches these flags ask for (`play`, `final`, `league`, `ab`, `transfer`).
     fn settings(&self) -> crate::app::requests::MatchSettings {
         crate::app::requests::MatchSettings {
             rounds: self.rounds,
