@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::agents::resolve;
+use super::history::RunStatus;
 use crate::app::entries::Entry;
 use crate::app::league::play::MatchRow;
 use crate::app::requests::{AbRequest, LeagueRequest, MatchSettings};
@@ -334,7 +335,7 @@ impl Context {
 #[derive(Debug)]
 pub struct Ended {
     /// `finished`, `interrupted` or `failed`.
-    pub status: &'static str,
+    pub status: RunStatus,
     pub result: Value,
     pub replay: Option<PathBuf>,
     /// One line for the list.
@@ -344,7 +345,7 @@ pub struct Ended {
 /// Runs a checked request in `dir` (its run folder); `stop` stops it, `progress` hears how it
 /// goes (a document the page shows).
 pub fn run(checked: Checked, dir: &Path, stop: &Arc<AtomicBool>, progress: &mut dyn FnMut(Value)) -> Ended {
-    let failed = |e: String| Ended { status: "failed", result: json!({"error": e}), replay: None, summary: e };
+    let failed = |e: String| Ended { status: RunStatus::Failed, result: json!({"error": e}), replay: None, summary: e };
     if let Err(e) = std::fs::create_dir_all(dir) {
         return failed(format!("cannot create {}: {e}", dir.display()));
     }
@@ -393,7 +394,12 @@ pub fn run(checked: Checked, dir: &Path, stop: &Arc<AtomicBool>, progress: &mut 
                 let first = rows.first().map_or(String::new(), |r| format!("1. {}", r.name));
                 format!("{first} · {}", rec.how_it_ended())
             };
-            Ended { status: if interrupted { "interrupted" } else { "finished" }, result, replay, summary }
+            Ended {
+                status: if interrupted { RunStatus::Interrupted } else { RunStatus::Finished },
+                result,
+                replay,
+                summary,
+            }
         }
         Plan::League(mut req) => {
             req.db = dir.join("league.sqlite");
@@ -409,7 +415,7 @@ pub fn run(checked: Checked, dir: &Path, stop: &Arc<AtomicBool>, progress: &mut 
                     let mut doc = report.to_json();
                     with_replays(&mut doc, &dir.join("replays"));
                     let first = report.table.standings.first().map_or(String::new(), |s| format!("1. {}", s.name));
-                    let status = if report.run.interrupted { "interrupted" } else { "finished" };
+                    let status = if report.run.interrupted { RunStatus::Interrupted } else { RunStatus::Finished };
                     let summary = format!(
                         "{first} · {} of {} matches",
                         report.run.played + report.run.already_played,
@@ -428,7 +434,7 @@ pub fn run(checked: Checked, dir: &Path, stop: &Arc<AtomicBool>, progress: &mut 
             };
             match crate::app::requests::run_ab(&req, &mut heard) {
                 Ok(report) => {
-                    let status = if report.interrupted() { "interrupted" } else { "finished" };
+                    let status = if report.interrupted() { RunStatus::Interrupted } else { RunStatus::Finished };
                     // "no better · B−A +6 Elo [-27, +43] · 3 pairs": the verdict with its figures.
                     let summary = format!(
                         "{} · {} · {} pairs",
