@@ -18,7 +18,7 @@ use serde_json::json;
 
 use super::config::Config;
 use super::mail::Mailer;
-use super::store::{AnswerTimes, Job, Outcome, Store, Submission, Verdict};
+use super::store::{AnswerTimes, Job, Outcome, Store, Submission, SubmissionState, Verdict};
 use gbely_engine::app::check::check_agent;
 use gbely_engine::app::service::{MatchPlan, Recording, Seat};
 
@@ -140,7 +140,7 @@ impl Judging {
         if let Err(e) = std::fs::create_dir_all(&dir) {
             return Some(Verdict::Error { reason: format!("cannot create {}: {e}", dir.display()) });
         }
-        let _ = self.rt.block_on(self.store.set_state(sub.id, "checking"));
+        let _ = self.rt.block_on(self.store.set_state(sub.id, SubmissionState::Checking));
         let report = match check_agent(&file, &self.python, self.config.judge.test_match(), &dir) {
             Ok(r) => r,
             // The file could not even be read as Python (its inspection died on it): the file's
@@ -170,7 +170,7 @@ impl Judging {
         if !report.ok() {
             return Some(Verdict::CheckFailed { reason: report.problems.join("; "), check });
         }
-        let _ = self.rt.block_on(self.store.set_state(sub.id, "running"));
+        let _ = self.rt.block_on(self.store.set_state(sub.id, SubmissionState::Running));
         let lb = &self.config.leaderboard;
         let map = match gbely_engine::app::runs::maps::load_map(&lb.map, None) {
             Ok(m) => Arc::new(m),
