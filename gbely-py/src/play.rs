@@ -126,7 +126,7 @@ impl Player for CallablePlayer {
 /// callable. Returns the result as JSON (the document of `gbely play --json`).
 #[pyfunction]
 #[allow(clippy::too_many_arguments)] // the keyword arguments of gbely.play
-#[pyo3(signature = (agents, map = None, rounds = Defaults::ROUNDS as i64, replay = None, time_limit = Defaults::TIME_LIMIT.as_secs_f64(), python = None, run_dir = None, sandbox = "auto", memory_limit = Defaults::MEMORY_LIMIT.bytes().map(|b| b >> 20)))]
+#[pyo3(signature = (agents, map = None, rounds = Defaults::ROUNDS as i64, replay = None, time_limit = Defaults::TIME_LIMIT.as_secs_f64(), python = None, run_dir = None, sandbox = gbely_engine::runner::sandbox::SandboxMode::DEFAULT.word(), memory_limit = Defaults::MEMORY_LIMIT.bytes().map(|b| b >> 20)))]
 #[pyo3(
     text_signature = "(agents, map=None, rounds=150, replay=None, time_limit=2.0, python=None, run_dir=None, sandbox='auto', memory_limit=4096)"
 )]

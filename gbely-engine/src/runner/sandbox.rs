@@ -61,10 +61,9 @@ pub const SCRATCH_DIR: &str = "/scratch";
 
 /// Whether to sandbox agent processes: `auto` (where possible, else say why), `require` (refuse
 /// to play without), `off` (`--no-sandbox`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SandboxMode {
     /// Sandboxed where the machine allows; otherwise played unsandboxed, saying why.
-    #[default]
     Auto,
     /// Sandboxed, or not played at all.
     Require,
@@ -73,8 +72,12 @@ pub enum SandboxMode {
 }
 
 impl SandboxMode {
+    /// The default, declared once: the command line's `--sandbox`, the Python package's
+    /// `sandbox=` (`gbely._gbely.DEFAULT_SANDBOX`) and every `ProcessConfig` read it.
+    pub const DEFAULT: SandboxMode = SandboxMode::Auto;
+
     /// As the command line and Python spell it.
-    pub fn word(self) -> &'static str {
+    pub const fn word(self) -> &'static str {
         match self {
             SandboxMode::Auto => "auto",
             SandboxMode::Require => "require",
@@ -93,6 +96,12 @@ impl std::str::FromStr for SandboxMode {
             "off" => Ok(SandboxMode::Off),
             _ => Err(format!("`{s}`: auto, require or off")),
         }
+    }
+}
+
+impl Default for SandboxMode {
+    fn default() -> SandboxMode {
+        SandboxMode::DEFAULT
     }
 }
 
