@@ -7,7 +7,11 @@
 
 use std::path::{Path, PathBuf};
 
+use gbely_engine::app::check::TestMatch;
+use gbely_engine::app::requests::MatchSettings;
 use gbely_engine::app::runs::agent_spec::{AgentSpec, Example};
+use gbely_engine::limits::{Defaults, TimeLimit};
+use gbely_engine::runner::sandbox::SandboxMode;
 use jiff::civil::DateTime;
 use jiff::tz::TimeZone;
 use jiff::Timestamp;
@@ -120,10 +124,12 @@ impl Default for Final {
 pub struct Judge {
     /// Matches judged at once in the server's process (0: only by `gbely arena worker`).
     pub workers: usize,
-    /// Seconds a round (SPEC §8: 2).
-    pub time_limit: f64,
-    /// `require` (the default: an agent never runs outside the sandbox), `auto` or `off`.
-    pub sandbox: String,
+    /// Seconds a round (SPEC §8: 2): more than 0, at most 3600; refused when the file is read
+    /// otherwise.
+    pub time_limit: TimeLimit,
+    /// `require` (the default: an agent never runs outside the sandbox), `auto` or `off`; another
+    /// word is refused when the file is read.
+    pub sandbox: SandboxMode,
     /// Rounds of the check's test match.
     pub check_rounds: u32,
     /// Seconds a worker holds a job without renewing it; a job whose worker died is judged again
@@ -136,12 +142,31 @@ impl Default for Judge {
     fn default() -> Judge {
         Judge {
             workers: 1,
-            time_limit: gbely_rules::constants::ROUND_TIME_LIMIT_S,
-            sandbox: "require".into(),
+            time_limit: Defaults::TIME_LIMIT,
+            sandbox: SandboxMode::Require,
             check_rounds: 10,
             lease_seconds: 60,
             python: None,
         }
+    }
+}
+
+impl Judge {
+    /// How a match of `rounds` rounds is played here (the leaderboard's, the final): the one
+    /// place the arena turns its configuration into match settings.
+    pub fn settings(&self, rounds: u32) -> MatchSettings {
+        MatchSettings {
+            rounds,
+            time_limit: self.time_limit,
+            memory_limit: Defaults::MEMORY_LIMIT,
+            sandbox: self.sandbox,
+            python: self.python.clone(),
+        }
+    }
+
+    /// The check's test match (its time limit is the judge's of the rules, as `gbely check`'s).
+    pub fn test_match(&self) -> TestMatch {
+        TestMatch { rounds: self.check_rounds, sandbox: self.sandbox }
     }
 }
 
@@ -381,13 +406,6 @@ impl Config {
             }
         }
         let judge = f.judge;
-        judge
-            .sandbox
-            .parse::<gbely_engine::runner::sandbox::SandboxMode>()
-            .map_err(|e| format!("judge.sandbox: {e}"))?;
-        if !(judge.time_limit > 0.0) {
-            return Err("judge.time_limit: seconds a round, above 0".into());
-        }
         if judge.lease_seconds < 2 {
             return Err("judge.lease_seconds: at least 2".into());
         }
@@ -526,8 +544,33 @@ mod tests {
     fn the_example_loads() {
         let c = config(PHASES).unwrap();
         assert_eq!(c.tz_name, "Europe/Bratislava");
-        assert_eq!(c.judge.time_limit, 2.0);
+        assert_eq!(c.judge.time_limit.as_secs_f64(), Some(2.0));
         assert_eq!(c.limits.upload_bytes, 512 * 1024);
+    }
+
+    #[test]
+    fn the_judges_sandbox_and_time_limit_are_read_typed_and_a_bad_one_is_refused_with_its_key() {
+        let c = config(PHASES).unwrap();
+        assert_eq!(c.judge.sandbox, SandboxMode::Require);
+        assert_eq!(c.judge.settings(150).limits().sandbox, SandboxMode::Require);
+        let with = |key: &str, value: &str| {
+            let text = EXAMPLE.replace(&format!("\n{key} = "), &format!("\n{key} = {value}\n# was: "));
+            assert_ne!(text, EXAMPLE, "{key} is in the example");
+            let start = text.find("[phases]").unwrap();
+            let end = text[start..].find("\n\n").map(|e| start + e).unwrap();
+            let text = format!("{}[phases]\n{PHASES}{}", &text[..start], &text[end..]);
+            Config::parse(&text, Path::new("."), Path::new("arena.toml"))
+        };
+        assert_eq!(with("sandbox", "\"off\"").unwrap().judge.sandbox, SandboxMode::Off);
+        assert_eq!(with("time_limit", "0.5").unwrap().judge.settings(3).time_limit, TimeLimit::seconds(0.5).unwrap());
+        // Refused when the file is read, naming the key's line and what it may be (before, a
+        // wrong sandbox word was checked here and parsed again later with a silent fallback).
+        let e = with("sandbox", "\"maybe\"").unwrap_err();
+        assert!(e.contains("sandbox = \"maybe\"") && e.contains("`maybe`: auto, require or off"), "{e}");
+        let e = with("time_limit", "0").unwrap_err();
+        assert!(e.contains("time_limit = 0") && e.contains("seconds more than 0"), "{e}");
+        let e = with("time_limit", "7200").unwrap_err();
+        assert!(e.contains("time_limit = 7200") && e.contains("at most 3600"), "{e}");
     }
 
     #[test]

@@ -18,12 +18,10 @@ use serde_json::json;
 
 use super::config::Config;
 use super::mail::Mailer;
-use super::store::{AnswerTimes, Job, Outcome, Store, Submission, Verdict};
+use super::store::{AnswerTimes, Job, Outcome, Store, Submission, SubmissionState, Verdict};
 use gbely_engine::app::check::check_agent;
 use gbely_engine::app::runs::agent_spec::AgentSpec;
-use gbely_engine::app::service::{AgentLimits, MatchPlan, Recording, Seat};
-use gbely_engine::limits::{Defaults, TimeLimit};
-use gbely_engine::runner::sandbox::SandboxMode;
+use gbely_engine::app::service::{MatchPlan, Recording, Seat};
 
 /// What a judge needs.
 #[derive(Clone, Debug)]
@@ -143,9 +141,8 @@ impl Judging {
         if let Err(e) = std::fs::create_dir_all(&dir) {
             return Some(Verdict::Error { reason: format!("cannot create {}: {e}", dir.display()) });
         }
-        let sandbox: SandboxMode = self.config.judge.sandbox.parse().unwrap_or(SandboxMode::Require);
-        let _ = self.rt.block_on(self.store.set_state(sub.id, "checking"));
-        let report = match check_agent(&file, &self.python, self.config.judge.check_rounds, sandbox, &dir) {
+        let _ = self.rt.block_on(self.store.set_state(sub.id, SubmissionState::Checking));
+        let report = match check_agent(&file, &self.python, self.config.judge.test_match(), &dir) {
             Ok(r) => r,
             // The file could not even be read as Python (its inspection died on it): the file's
             // fault, not the judge's.
@@ -174,7 +171,7 @@ impl Judging {
         if !report.ok() {
             return Some(Verdict::CheckFailed { reason: report.problems.join("; "), check });
         }
-        let _ = self.rt.block_on(self.store.set_state(sub.id, "running"));
+        let _ = self.rt.block_on(self.store.set_state(sub.id, SubmissionState::Running));
         let lb = &self.config.leaderboard;
         let map = match gbely_engine::app::runs::maps::load_map(&lb.map, None) {
             Ok(m) => Arc::new(m),
@@ -185,9 +182,9 @@ impl Judging {
             Seat::spec(lb.opponent.clone(), "council"),
         ];
         let mut plan = MatchPlan::new(map, seats);
-        plan.rounds = lb.rounds;
-        let limit = TimeLimit::from_option(Some(self.config.judge.time_limit)).unwrap_or(Defaults::TIME_LIMIT);
-        plan.limits = AgentLimits { time: limit, memory: Defaults::MEMORY_LIMIT, sandbox, cores: None };
+        let settings = self.config.judge.settings(lb.rounds);
+        plan.rounds = settings.rounds;
+        plan.limits = settings.limits();
         plan.python = self.python.clone();
         plan.run_dir = Some(dir.join("match"));
         plan.recording = Recording::File(dir.join("replay.json.gz"));
@@ -223,7 +220,7 @@ impl Judging {
             replay: played.replay.as_deref().map(relative).unwrap_or_default(),
             log: played.logs[0].as_deref().map(relative).unwrap_or_default(),
             judged: unix_now(),
-            times: AnswerTimes { limit, slowest: rec.slowest[0].clone() },
+            times: AnswerTimes { limit: settings.time_limit, slowest: rec.slowest[0].clone() },
         };
         Some(Verdict::Judged { outcome, reason, check })
     }

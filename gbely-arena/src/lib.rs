@@ -754,7 +754,7 @@ async fn upload(State(a): Shared, headers: HeaderMap, mut form: Multipart) -> Re
         bytes: size,
         version,
         agent_name: agent_name.chars().take(80).collect(),
-        state: "queued".into(),
+        state: store::SubmissionState::Queued,
         reason: String::new(),
         check: String::new(),
         stored,
@@ -943,7 +943,7 @@ async fn download(State(a): Shared, headers: HeaderMap, UrlPath(id): UrlPath<i64
 /// Whether final `f` was cut off: stopped (`interrupted`), or still `running` in the database
 /// while this process is not playing it (the server died during it).
 pub(crate) fn cut_off(f: &store::FinalRecord, playing_here: bool) -> bool {
-    f.state == "interrupted" || (f.state == "running" && !playing_here)
+    f.state == store::FinalState::Interrupted || (f.state == store::FinalState::Running && !playing_here)
 }
 
 #[derive(Deserialize)]
@@ -968,7 +968,8 @@ async fn run_final(State(a): Shared, headers: HeaderMap, Form(f): Form<FinalForm
     }
     // A final this process is playing is shown, not played again.
     let here = a.final_.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(|f| f.id);
-    if matches!(a.store.last_final().await, Ok(Some(ref f)) if f.state == "running" && here == Some(f.id)) {
+    if matches!(a.store.last_final().await, Ok(Some(ref f)) if f.state == store::FinalState::Running && here == Some(f.id))
+    {
         return redirect("/final/live/");
     }
     // A final cut off by a crash is continued, not run again by mistake: running it again from
@@ -994,7 +995,7 @@ async fn run_final(State(a): Shared, headers: HeaderMap, Form(f): Form<FinalForm
     let started = start_final(&a, &board).await;
     if let (Some(old), Ok(_)) = (cut, &started) {
         // Set aside: its replay stays in its folder, the results are the new final's.
-        if let Err(e) = a.store.end_final(old, "abandoned", "", "").await {
+        if let Err(e) = a.store.end_final(old, store::FinalState::Abandoned, "", "").await {
             eprintln!("gbely arena: setting aside final {old}: {e}");
         }
         a.audit(&user, "set aside the final", &format!("final {old}, cut off, run again from its start")).await;
@@ -1261,14 +1262,9 @@ fn play_final(
     let dir = a.config.data.join("finals").join(id.to_string());
     let seats = specs.into_iter().zip(&names).map(|(s, n)| gbely_engine::app::service::Seat::spec(s, n)).collect();
     let mut plan = gbely_engine::app::service::MatchPlan::new(map.clone(), seats);
-    plan.rounds = fc.rounds;
-    plan.limits = gbely_engine::app::service::AgentLimits {
-        time: gbely_engine::limits::TimeLimit::from_option(Some(a.config.judge.time_limit))
-            .unwrap_or(gbely_engine::limits::Defaults::TIME_LIMIT),
-        memory: gbely_engine::limits::Defaults::MEMORY_LIMIT,
-        sandbox: a.config.judge.sandbox.parse().unwrap_or(gbely_engine::runner::sandbox::SandboxMode::Require),
-        cores: None,
-    };
+    let settings = a.config.judge.settings(fc.rounds);
+    plan.rounds = settings.rounds;
+    plan.limits = settings.limits();
     plan.python = a.python.clone();
     plan.run_dir = Some(dir.clone());
     plan.recording = gbely_engine::app::service::Recording::File(dir.join("replay.json.gz"));
@@ -1292,14 +1288,15 @@ fn play_final(
                 .map(|p| p.display().to_string())
                 .unwrap_or_default();
             live.finish_from_file(result, played.replay.clone());
-            let state = if played.record.interrupted() { "interrupted" } else { "finished" };
+            let state =
+                if played.record.interrupted() { store::FinalState::Interrupted } else { store::FinalState::Finished };
             let _ = rt.block_on(a.store.end_final(id, state, &doc.to_string(), &replay));
         }
         Err(e) => {
             live.finish(serde_json::json!({"error": e.to_string()}), None, None);
             let _ = rt.block_on(a.store.end_final(
                 id,
-                "failed",
+                store::FinalState::Failed,
                 &serde_json::json!({"error": e.to_string()}).to_string(),
                 "",
             ));
@@ -1320,7 +1317,9 @@ async fn final_page(State(a): Shared, headers: HeaderMap, Query(q): Query<PartQu
 
 async fn final_replay(State(a): Shared) -> Response {
     match a.store.last_final().await {
-        Ok(Some(f)) if f.state == "finished" && !f.replay.is_empty() => viewer(a.config.data.join(f.replay)).await,
+        Ok(Some(f)) if f.state == store::FinalState::Finished && !f.replay.is_empty() => {
+            viewer(a.config.data.join(f.replay)).await
+        }
         _ => text(StatusCode::NOT_FOUND, "the final has not been played"),
     }
 }

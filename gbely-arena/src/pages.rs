@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use super::config::Phase;
-use super::store::{AuditEntry, BoardRow, FinalRecord, Outcome, Submission};
+use super::store::{AuditEntry, BoardRow, FinalRecord, FinalState, Outcome, Submission, SubmissionState};
 use super::{Arena, FinalSeat, User};
 
 pub use gbely_engine::replays::viewer::escape_html as esc;
@@ -150,17 +150,16 @@ pub fn signin_confirm(code: &str, email: &str) -> String {
     )
 }
 
-fn state_label(s: &str) -> &str {
+fn state_label(s: SubmissionState) -> &'static str {
     match s {
-        "queued" => "queued",
-        "checking" => "checking",
-        "running" => "running the match",
-        "scored" => "scored",
-        "disqualified" => "disqualified",
-        "check_failed" => "check failed",
-        "error" => "not judged (the judge's error)",
-        "superseded" => "superseded (a newer upload came before it was judged)",
-        other => other,
+        SubmissionState::Queued => "queued",
+        SubmissionState::Checking => "checking",
+        SubmissionState::Running => "running the match",
+        SubmissionState::Scored => "scored",
+        SubmissionState::Disqualified => "disqualified",
+        SubmissionState::CheckFailed => "check failed",
+        SubmissionState::Error => "not judged (the judge's error)",
+        SubmissionState::Superseded => "superseded (a newer upload came before it was judged)",
     }
 }
 
@@ -212,9 +211,9 @@ fn history(a: &Arena, subs: &[Submission]) -> String {
                 "<tr><td><a href=/me/{id}>{id}</a></td><td>{}</td><td>{}</td><td class=\"state {st}\">{}</td></tr>",
                 esc(&when(a, s.uploaded)),
                 esc(&s.file_name),
-                esc(state_label(&s.state)),
+                esc(state_label(s.state)),
                 id = s.id,
-                st = esc(&s.state)
+                st = esc(s.state.as_str())
             )
         })
         .collect();
@@ -226,8 +225,8 @@ pub fn status(a: &Arena, s: &Submission, o: Option<&Outcome>) -> String {
         "<h2>Submission {id}: <span class=\"state {st}\" id=state>{label}</span></h2>\
          <p>{file} · {name} · version {ver} · {bytes} bytes · uploaded {at}</p>",
         id = s.id,
-        st = esc(&s.state),
-        label = esc(state_label(&s.state)),
+        st = esc(s.state.as_str()),
+        label = esc(state_label(s.state)),
         file = esc(&s.file_name),
         name = esc(&s.agent_name),
         ver = esc(&s.version),
@@ -260,7 +259,7 @@ pub fn status(a: &Arena, s: &Submission, o: Option<&Outcome>) -> String {
     if !s.check.is_empty() {
         out += &check_report(&s.check);
     }
-    if matches!(s.state.as_str(), "queued" | "checking" | "running") {
+    if s.state.is_being_judged() {
         out += "<p class=muted>This page updates by itself.</p>";
     }
     out
@@ -360,11 +359,11 @@ pub fn organiser(a: &Arena, user: &User, phase: Phase, view: &OrgView) -> String
                 esc(&s.email),
                 esc(&when(a, s.uploaded)),
                 esc(&s.agent_name),
-                esc(state_label(&s.state)),
+                esc(state_label(s.state)),
                 o.map_or(String::new(), share),
                 esc(&s.reason),
                 id = s.id,
-                st = esc(&s.state),
+                st = esc(s.state.as_str()),
             )
         })
         .collect();
@@ -431,9 +430,9 @@ pub fn organiser(a: &Arena, user: &User, phase: Phase, view: &OrgView) -> String
              <form method=post action=/org/final/resume><input type=hidden name=csrf value=\"{csrf}\">\
              <button id=resume-final>Continue the final</button></form>",
             id = f.id,
-            why = if f.state == "interrupted" { "the server was stopped" } else { "the server stopped during it" },
+            why = if f.state == FinalState::Interrupted { "the server was stopped" } else { "the server stopped during it" },
         ),
-        Some(f) => format!("<p>The final (run {}): {}.</p>", f.id, esc(&f.state)),
+        Some(f) => format!("<p>The final (run {}): {}.</p>", f.id, esc(f.state.as_str())),
         None => String::new(),
     };
     let final_form = if matches!(phase, Phase::Closed | Phase::Final) && *pending > 0 {
@@ -472,7 +471,7 @@ pub fn organiser(a: &Arena, user: &User, phase: Phase, view: &OrgView) -> String
 pub fn final_results(a: &Arena, fin: Option<&FinalRecord>, live_here: Option<i64>) -> String {
     let inner = match fin {
         None => format!("<p>The final is at {}.</p>", esc(&a.config.local(a.config.schedule.final_))),
-        Some(f) if f.state == "running" => {
+        Some(f) if f.state == FinalState::Running => {
             let watch = if live_here == Some(f.id) { "<p><a href=\"/final/live/\">Watch it live</a></p>" } else { "" };
             format!("<p id=final-state>The final is being played.</p>{watch}")
         }

@@ -24,6 +24,100 @@ use sqlx::any::{AnyPoolOptions, AnyRow};
 use sqlx::migrate::{Migration, MigrationType, Migrator};
 use sqlx::{AnyPool, Row};
 
+/// The words of a state: one mapping to and from what the database stores and the pages show,
+/// the serde names the same words; a state compares equal to its word.
+macro_rules! state_words {
+    ($(#[$doc:meta])* $ty:ident { $($(#[$vdoc:meta])* $variant:ident => $word:literal),* $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+        pub enum $ty {
+            $($(#[$vdoc])* #[serde(rename = $word)] $variant),*
+        }
+
+        impl $ty {
+            /// Every state, in declaration order.
+            pub const ALL: &'static [$ty] = &[$($ty::$variant),*];
+
+            /// The word stored in the database.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $($ty::$variant => $word),*
+                }
+            }
+
+            /// The state of a stored word, `None` for another word.
+            pub fn from_word(word: &str) -> Option<$ty> {
+                match word {
+                    $($word => Some($ty::$variant),)*
+                    _ => None,
+                }
+            }
+
+            /// The state read from column `at` of a row: a word that is no state is an error,
+            /// never guessed.
+            fn read(r: &AnyRow, at: usize) -> Result<$ty, sqlx::Error> {
+                let word: String = r.try_get(at)?;
+                $ty::from_word(&word).ok_or_else(|| sqlx::Error::ColumnDecode {
+                    index: at.to_string(),
+                    source: format!("`{word}` is not a {}", stringify!($ty)).into(),
+                })
+            }
+        }
+
+        impl std::fmt::Display for $ty {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl PartialEq<&str> for $ty {
+            fn eq(&self, word: &&str) -> bool {
+                self.as_str() == *word
+            }
+        }
+    };
+}
+
+state_words!(
+    /// Where a submission is.
+    SubmissionState {
+        /// Waiting for a judge.
+        Queued => "queued",
+        Checking => "checking",
+        /// Its leaderboard match is being played.
+        Running => "running",
+        Scored => "scored",
+        Disqualified => "disqualified",
+        CheckFailed => "check_failed",
+        /// The judge could not judge it (its fault, not the file's).
+        Error => "error",
+        /// A newer upload of the participant came before it was judged.
+        Superseded => "superseded",
+    }
+);
+
+impl SubmissionState {
+    /// Whether it is waiting for or in the hands of a judge (its page updates by itself).
+    pub fn is_being_judged(self) -> bool {
+        matches!(self, SubmissionState::Queued | SubmissionState::Checking | SubmissionState::Running)
+    }
+}
+
+state_words!(
+    /// Where a final run is.
+    FinalState {
+        /// Being played (or, in the database of a server that died, cut off by the crash).
+        Running => "running",
+        /// Stopped with the server.
+        Interrupted => "interrupted",
+        Finished => "finished",
+        /// Could not be played (the error is its result).
+        Failed => "failed",
+        /// Cut off, then set aside for a final run again from its start.
+        Abandoned => "abandoned",
+    }
+);
+
 /// A submission as stored.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct Submission {
@@ -38,8 +132,7 @@ pub struct Submission {
     pub version: String,
     /// `AGENT_NAME` (or the file's stem).
     pub agent_name: String,
-    /// `queued`, `checking`, `running`, `scored`, `disqualified`, `check_failed` or `error`.
-    pub state: String,
+    pub state: SubmissionState,
     pub reason: String,
     /// The check's report (JSON), once checked.
     pub check: String,
@@ -187,7 +280,7 @@ impl SigninRefusal {
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct FinalRecord {
     pub id: i64,
-    pub state: String,
+    pub state: FinalState,
     pub started: i64,
     /// The results table (JSON) once played.
     pub result: String,
@@ -224,7 +317,7 @@ fn submission(r: &AnyRow) -> Result<Submission, sqlx::Error> {
         bytes: r.try_get(4)?,
         version: r.try_get(5)?,
         agent_name: r.try_get(6)?,
-        state: r.try_get(7)?,
+        state: SubmissionState::read(r, 7)?,
         reason: r.try_get(8)?,
         check: r.try_get(9)?,
         stored: r.try_get(10)?,
@@ -607,9 +700,13 @@ impl Store {
         sqlx::query(&q).fetch_all(&self.pool).await?.iter().map(|r| outcome(r, 0)).collect()
     }
 
-    pub async fn set_state(&self, id: i64, state: &str) -> Result<(), sqlx::Error> {
+    pub async fn set_state(&self, id: i64, state: SubmissionState) -> Result<(), sqlx::Error> {
         let mut tx = self.pool.begin().await?;
-        sqlx::query("UPDATE submissions SET state = $2 WHERE id = $1").bind(id).bind(state).execute(&mut *tx).await?;
+        sqlx::query("UPDATE submissions SET state = $2 WHERE id = $1")
+            .bind(id)
+            .bind(state.as_str())
+            .execute(&mut *tx)
+            .await?;
         Self::bump(&mut *tx).await?;
         tx.commit().await
     }
@@ -734,18 +831,22 @@ impl Store {
                     .bind(outcome.times.column())
                     .execute(&mut *tx)
                     .await?;
-                let state = if outcome.disqualified.is_some() { "disqualified" } else { "scored" };
+                let state = if outcome.disqualified.is_some() {
+                    SubmissionState::Disqualified
+                } else {
+                    SubmissionState::Scored
+                };
                 (state, reason.as_str(), check.as_str())
             }
             Verdict::CheckFailed { reason, check } => {
                 sqlx::query("DELETE FROM results WHERE submission = $1").bind(job.submission).execute(&mut *tx).await?;
-                ("check_failed", reason.as_str(), check.as_str())
+                (SubmissionState::CheckFailed, reason.as_str(), check.as_str())
             }
-            Verdict::Error { reason } => ("error", reason.as_str(), ""),
+            Verdict::Error { reason } => (SubmissionState::Error, reason.as_str(), ""),
         };
         sqlx::query("UPDATE submissions SET state = $2, reason = $3, check_report = $4 WHERE id = $1")
             .bind(job.submission)
-            .bind(state)
+            .bind(state.as_str())
             .bind(reason)
             .bind(check)
             .execute(&mut *tx)
@@ -792,9 +893,9 @@ impl Store {
                 continue;
             }
             let judged = |o: &Outcome| o.disqualified.is_none() && o.share.is_some();
-            match s.state.as_str() {
-                "superseded" => continue,
-                "scored" => {
+            match s.state {
+                SubmissionState::Superseded => continue,
+                SubmissionState::Scored => {
                     done.insert(s.email.clone());
                     if let Some(o) = outcomes.remove(&s.id).filter(judged) {
                         let pending = waiting.contains(&s.email);
@@ -803,7 +904,10 @@ impl Store {
                 }
                 // Being judged (or the judge failed it): its earlier result while it had one, else
                 // the participant's result before it.
-                "queued" | "checking" | "running" | "error" => {
+                SubmissionState::Queued
+                | SubmissionState::Checking
+                | SubmissionState::Running
+                | SubmissionState::Error => {
                     if let Some(o) = outcomes.remove(&s.id) {
                         done.insert(s.email.clone());
                         if judged(&o) {
@@ -913,11 +1017,11 @@ impl Store {
         Ok(Ok(id))
     }
 
-    pub async fn end_final(&self, id: i64, state: &str, result: &str, replay: &str) -> Result<(), sqlx::Error> {
+    pub async fn end_final(&self, id: i64, state: FinalState, result: &str, replay: &str) -> Result<(), sqlx::Error> {
         let mut tx = self.pool.begin().await?;
         sqlx::query("UPDATE finals SET state = $2, result = $3, replay = $4 WHERE id = $1")
             .bind(id)
-            .bind(state)
+            .bind(state.as_str())
             .bind(result)
             .bind(replay)
             .execute(&mut *tx)
@@ -949,7 +1053,7 @@ impl Store {
         row.map(|r| {
             Ok(FinalRecord {
                 id: r.try_get(0)?,
-                state: r.try_get(1)?,
+                state: FinalState::read(&r, 1)?,
                 started: r.try_get(2)?,
                 result: r.try_get(3)?,
                 replay: r.try_get(4)?,
@@ -957,5 +1061,37 @@ impl Store {
             })
         })
         .transpose()
+    }
+}
+
+#[cfg(test)]
+mod state_tests {
+    use super::*;
+
+    /// The words stored, shown on the pages and used by the pages' CSS are the ones stored
+    /// before the enums (no migration), one each; the serde names are the same words.
+    #[test]
+    fn states_are_their_stored_words() {
+        let words = |all: &[&'static str]| all.to_vec();
+        assert_eq!(
+            SubmissionState::ALL.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
+            words(&["queued", "checking", "running", "scored", "disqualified", "check_failed", "error", "superseded"])
+        );
+        assert_eq!(
+            FinalState::ALL.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
+            words(&["running", "interrupted", "finished", "failed", "abandoned"])
+        );
+        for &s in SubmissionState::ALL {
+            assert_eq!(SubmissionState::from_word(s.as_str()), Some(s));
+            assert_eq!(serde_json::to_value(s).unwrap(), s.as_str());
+            assert!(s == s.as_str());
+        }
+        for &s in FinalState::ALL {
+            assert_eq!(FinalState::from_word(s.as_str()), Some(s));
+            assert_eq!(serde_json::to_value(s).unwrap(), s.as_str());
+        }
+        assert_eq!(SubmissionState::from_word("done"), None);
+        let judged: Vec<_> = SubmissionState::ALL.iter().filter(|s| s.is_being_judged()).collect();
+        assert_eq!(judged, [&SubmissionState::Queued, &SubmissionState::Checking, &SubmissionState::Running]);
     }
 }

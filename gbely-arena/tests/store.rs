@@ -11,7 +11,9 @@ use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use gbely_arena::store::{NewSignin, Outcome, SigninLimits, SigninRefusal, Store, Submission, Verdict};
+use gbely_arena::store::{
+    FinalState, NewSignin, Outcome, SigninLimits, SigninRefusal, Store, Submission, SubmissionState, Verdict,
+};
 
 /// A fresh folder of this test's own in the temporary folder.
 fn scratch(name: &str) -> PathBuf {
@@ -34,7 +36,7 @@ fn upload(email: &str, uploaded: i64) -> Submission {
         bytes: 10,
         version: "v".into(),
         agent_name: email.split('@').next().unwrap().into(),
-        state: "queued".into(),
+        state: SubmissionState::Queued,
         reason: String::new(),
         check: String::new(),
         stored: format!("{email}-{uploaded}.py"),
@@ -305,7 +307,7 @@ async fn the_board_keeps_a_row_while_a_new_upload_is_judged(store: Store) {
     let a2 = store.add_submission(&upload("a@mail.example", now + 4), 10).await.unwrap().unwrap();
     assert_eq!(rows(store.board().await.unwrap()), vec![(1, b1, false), (2, a1, true)]);
     let j = store.claim("w", now + 5, 60).await.unwrap().unwrap();
-    store.set_state(a2, "running").await.unwrap();
+    store.set_state(a2, SubmissionState::Running).await.unwrap();
     assert_eq!(rows(store.board().await.unwrap()), vec![(1, b1, false), (2, a1, true)]);
     // Re-judging B: B's row stays, pending.
     store.rejudge(Some(&[b1]), now + 6).await.unwrap();
@@ -337,9 +339,9 @@ async fn the_final_waits_for_every_pending_job(store: Store) {
     assert_eq!((fin.state.as_str(), fin.seating.as_str()), ("running", "{\"seats\": []}"));
     // Cut off (still running after a crash) or stopped: it can be resumed; finished, not.
     assert!(store.resume_final(id).await.unwrap());
-    store.end_final(id, "interrupted", "", "").await.unwrap();
+    store.end_final(id, FinalState::Interrupted, "", "").await.unwrap();
     assert!(store.resume_final(id).await.unwrap());
-    store.end_final(id, "finished", "{}", "finals/1/replay.json.gz").await.unwrap();
+    store.end_final(id, FinalState::Finished, "{}", "finals/1/replay.json.gz").await.unwrap();
     assert!(!store.resume_final(id).await.unwrap());
     assert_eq!(store.last_final().await.unwrap().unwrap().id, id);
     store.audit(now + 6, "org@mail.example", "re-judge", "all").await.unwrap();
@@ -364,7 +366,7 @@ async fn a_lapsed_lease_is_judged_again_and_one_result_counts(store: Store) {
     // w1 falls silent: its lease lapses, w2 takes the job as attempt 2.
     let second = store.claim("w2", now + 91, 60).await.unwrap().expect("the lapsed job");
     assert_eq!((second.id, second.submission, second.attempt), (first.id, a, 2));
-    store.set_state(a, "running").await.unwrap(); // as the judge marks what it judges
+    store.set_state(a, SubmissionState::Running).await.unwrap(); // as the judge marks what it judges
     assert!(!store.renew(&first, now + 200).await.unwrap(), "w1's lease is gone");
     assert!(!store.finish(&first, &scored(a, 10.0, 5), now + 92).await.unwrap(), "a late result is dropped");
     assert!(store.outcome(a).await.unwrap().is_none());

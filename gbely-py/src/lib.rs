@@ -81,6 +81,7 @@ fn _gbely(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DEFAULT_ROUNDS", Defaults::ROUNDS)?;
     m.add("DEFAULT_TIME_LIMIT", Defaults::TIME_LIMIT.as_secs_f64())?;
     m.add("DEFAULT_MEMORY_LIMIT", Defaults::MEMORY_LIMIT.bytes().map(|b| b >> 20))?;
+    m.add("DEFAULT_SANDBOX", gbely_engine::runner::sandbox::SandboxMode::DEFAULT.word())?;
     // The defaults of leagues and A/B tests (gbely_engine::app::requests::defaults), read by
     // gbely.league's and gbely.ab's signatures as `gbely league` and `gbely ab` read them.
     {

@@ -7,13 +7,11 @@ use std::time::{Duration, Instant};
 use crate::convert::*;
 use crate::errors::{AgentError, TimeLimitWarning};
 use crate::maps::*;
-use crate::step::check_rounds;
 use gbely_engine::app::runs::agent_spec::AgentSpec;
 use gbely_engine::app::runs::{interpreter, RunError};
-use gbely_engine::app::service::{self, AgentLimits, MatchPlan, Recording, Seat};
-use gbely_engine::limits::{Defaults, MemoryLimit, TimeLimit};
+use gbely_engine::app::service::{self, MatchPlan, Recording, Seat};
+use gbely_engine::limits::{Defaults, TimeLimit};
 use gbely_engine::runner::player::{Player, PlayerAnswer};
-use gbely_engine::runner::sandbox::SandboxMode;
 use gbely_rules::ViolationKind;
 use gbely_rules::{Grid, Notes, Observation};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyTypeError, PyValueError};
@@ -129,7 +127,7 @@ impl Player for CallablePlayer {
 /// callable. Returns the result as JSON (the document of `gbely play --json`).
 #[pyfunction]
 #[allow(clippy::too_many_arguments)] // the keyword arguments of gbely.play
-#[pyo3(signature = (agents, map = None, rounds = Defaults::ROUNDS as i64, replay = None, time_limit = Defaults::TIME_LIMIT.as_secs_f64(), python = None, run_dir = None, sandbox = "auto", memory_limit = Defaults::MEMORY_LIMIT.bytes().map(|b| b >> 20)))]
+#[pyo3(signature = (agents, map = None, rounds = Defaults::ROUNDS as i64, replay = None, time_limit = Defaults::TIME_LIMIT.as_secs_f64(), python = None, run_dir = None, sandbox = gbely_engine::runner::sandbox::SandboxMode::DEFAULT.word(), memory_limit = Defaults::MEMORY_LIMIT.bytes().map(|b| b >> 20)))]
 #[pyo3(
     text_signature = "(agents, map=None, rounds=150, replay=None, time_limit=2.0, python=None, run_dir=None, sandbox='auto', memory_limit=4096)"
 )]
@@ -145,20 +143,8 @@ pub(crate) fn play_match(
     sandbox: &str,
     memory_limit: Option<u64>,
 ) -> PyResult<String> {
-    let rounds = check_rounds(rounds)?;
-    let sandbox: SandboxMode =
-        sandbox.parse().map_err(|e| PyValueError::new_err(format!("sandbox={sandbox:?}: {e}")))?;
+    let settings = crate::tournament::settings(rounds, time_limit, memory_limit, sandbox, python)?;
     let map = map_arg(map.as_ref())?;
-    let time = TimeLimit::from_option(time_limit).map_err(|_| {
-        PyValueError::new_err(format!(
-            "time_limit={}: seconds more than 0 and at most {}, or None for no limit",
-            time_limit.unwrap_or_default(),
-            TimeLimit::MAX_SECONDS
-        ))
-    })?;
-    let memory = MemoryLimit::from_mib(memory_limit).map_err(|e| {
-        PyValueError::new_err(format!("memory_limit={}: {e} (None for no limit)", memory_limit.unwrap_or_default()))
-    })?;
     let ids = Arc::new(id_strings(py, map.grid()));
     let abort: Arc<Mutex<Option<PyErr>>> = Arc::new(Mutex::new(None));
     let mut names = Vec::new();
@@ -169,7 +155,7 @@ pub(crate) fn play_match(
         .collect::<PyResult<_>>()?;
     // The interpreter, resolved once as the command line resolves it (`sys.executable`), when a
     // seat is a Python agent.
-    let named = interpreter::python(python.as_deref());
+    let named = interpreter::python(settings.python.as_deref());
     let python_seat = specs.iter().flatten().any(AgentSpec::is_python);
     let py_exe = if python_seat {
         interpreter::resolve_python(&named).map_err(|e| AgentError::new_err(e.to_string()))?
@@ -213,7 +199,7 @@ pub(crate) fn play_match(
                 name,
                 func,
                 ids: ids.clone(),
-                limit: time,
+                limit: settings.time_limit,
                 pending: None,
                 notes: None,
                 abort: abort.clone(),
@@ -222,8 +208,8 @@ pub(crate) fn play_match(
         })
         .collect();
     let mut plan = MatchPlan::new(map, seats);
-    plan.rounds = rounds;
-    plan.limits = AgentLimits { time, memory, sandbox, cores: None };
+    plan.rounds = settings.rounds;
+    plan.limits = settings.limits();
     plan.python = py_exe;
     plan.run_dir = run_dir;
     plan.recording = replay.clone().map_or(Recording::Off, Recording::File);

@@ -71,7 +71,9 @@ pub(crate) fn to_py(py: Python<'_>, v: &Value) -> PyResult<PyObject> {
     })
 }
 
-fn settings(
+/// The match settings of a Python call's keyword arguments (`gbely.play`, `gbely.final`,
+/// `gbely.league`, `gbely.ab`), each refused as a `ValueError` naming the argument.
+pub(crate) fn settings(
     rounds: i64,
     time_limit: Option<f64>,
     memory_limit: Option<u64>,

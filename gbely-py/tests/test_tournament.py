@@ -96,6 +96,22 @@ def test_the_typed_results_equal_the_command_lines_documents(tmp_path):
     assert v.los == doc["estimate"]["los"]
 
 
+def test_the_sandbox_default_is_the_engines_everywhere(capfd):
+    """`sandbox=` of gbely.play, gbely.final, gbely.league and gbely.ab and the command line's
+    --sandbox read the engine's one declaration (SandboxMode::DEFAULT)."""
+    import inspect
+
+    from gbely._gbely import DEFAULT_SANDBOX, cli_main, play_match
+
+    assert DEFAULT_SANDBOX == "auto"
+    for fn in (gbely.play, gbely.final, gbely.league, gbely.ab, play_match):
+        assert inspect.signature(fn).parameters["sandbox"].default == DEFAULT_SANDBOX, fn.__name__
+    for command in ("play", "league", "ab"):
+        assert cli_main(["gbely", command, "--help"]) == 0
+        text = " ".join(capfd.readouterr().out.split())
+        assert "--sandbox <MODE>" in text and f"[default: {DEFAULT_SANDBOX}]" in text, command
+
+
 def test_league_and_ab_keyword_defaults_are_the_command_lines(capfd):
     """gbely.league's and gbely.ab's defaults are `gbely league`'s and `gbely ab`'s: both read the
     engine's one declaration (requests::defaults; a Rust test ties the flags to it), and the

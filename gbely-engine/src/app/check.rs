@@ -92,15 +92,17 @@ impl CheckReport {
     }
 }
 
+/// How the check's test match is played: its rounds and the sandbox. Its time limit is always
+/// the judge's (SPEC §8), whoever checks: the check says how a file fares as the judge plays it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TestMatch {
+    pub rounds: u32,
+    pub sandbox: SandboxMode,
+}
+
 /// Checks the agent file `path` with the interpreter `py` (resolved): its source, then (when
-/// the source passes) a test match of `rounds` rounds played in a new folder of `runs`.
-pub fn check_agent(
-    path: &Path,
-    py: &str,
-    rounds: u32,
-    sandbox: SandboxMode,
-    runs: &Path,
-) -> Result<CheckReport, RunError> {
+/// the source passes) the `test` match against the Council, played in a new folder of `runs`.
+pub fn check_agent(path: &Path, py: &str, test: TestMatch, runs: &Path) -> Result<CheckReport, RunError> {
     let shown = path.display().to_string();
     let unreadable = |why: String| RunError::Inspect { path: shown.clone(), why };
     let mut problems: Vec<String> = Vec::new();
@@ -187,8 +189,8 @@ pub fn check_agent(
         let name = spec.display_name();
         let seats = vec![Seat::spec(spec, name), Seat::spec(AgentSpec::COUNCIL, "council")];
         let mut plan = MatchPlan::new(Arc::new(gbely_world::reference_map()), seats);
-        plan.rounds = rounds;
-        plan.limits.sandbox = sandbox;
+        plan.rounds = test.rounds;
+        plan.limits.sandbox = test.sandbox;
         plan.limits.time = time_limit;
         plan.python = py.to_string();
         plan.run_dir = Some(run_dir.clone());
@@ -245,7 +247,7 @@ pub fn check_agent(
         }
     }
     // Whether the test match ran as at the judge (no network, no other files), in one line.
-    let isolation = crate::runner::sandbox::isolation(sandbox);
+    let isolation = crate::runner::sandbox::isolation(test.sandbox);
     if checked_in.is_none() {
         // No test match was played: nothing to say of where it ran.
     } else if isolation.sandboxed {

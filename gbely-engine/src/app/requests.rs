@@ -23,25 +23,41 @@ use super::league::{play::replay_stem, LeagueRun, MatchRow, Progress};
 use super::runs::agent_spec::AgentSpec;
 use super::runs::fork::fork_points;
 use super::runs::interpreter::{python, resolve_python};
+use super::service::AgentLimits;
 use crate::limits::{Defaults, MemoryLimit, TimeLimit};
 use crate::runner::cores::CoreGate;
 use crate::runner::sandbox::{isolation, SandboxMode};
 use crate::tournament::ab::{EloModel, Hypotheses, Interval, Sprt, Verdict};
 use crate::tournament::Standings;
 
-/// How each match of a league or an A/B test is played.
-#[derive(Clone, Debug, PartialEq)]
+/// How each match is played: the one settings type the command line (its match flags), the
+/// Python package (`gbely.league`, `gbely.ab`), the stand (its page's settings) and the arena
+/// (its `[judge]` configuration) all build, parsed at their edge.
+///
+/// In JSON (the stand's page sends it) it is `{"rounds": N, "time_limit": seconds or null,
+/// "sandbox": "auto" | "require" | "off"}`, each key optional (its default) and no other key
+/// accepted. The memory limit and the interpreter are not in it: they are the machine's owner's
+/// to set (a flag, a keyword argument), never a page's.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct MatchSettings {
     /// Rounds of each match.
     pub rounds: u32,
     pub time_limit: TimeLimit,
+    #[serde(skip)]
     pub memory_limit: MemoryLimit,
     pub sandbox: SandboxMode,
     /// The Python interpreter for agent files (`None`: `$GBELY_PYTHON`, else the default).
+    #[serde(skip)]
     pub python: Option<String>,
 }
 
 impl MatchSettings {
+    /// What every agent process of a match with these settings gets (no core gate).
+    pub fn limits(&self) -> AgentLimits {
+        AgentLimits { time: self.time_limit, memory: self.memory_limit, sandbox: self.sandbox, cores: None }
+    }
+
     /// The league configuration of these settings: `jobs` matches at once, Python agents run
     /// with `python`, their logs in `runs`; one game a pairing, locally, no replays, no core gate.
     fn config(&self, python: String, jobs: usize, runs: PathBuf) -> LeagueConfig {
@@ -647,4 +663,25 @@ pub fn run_ab(req: &AbRequest, line: &mut dyn FnMut(&Sprt)) -> Result<AbReport, 
     let mut journal = Journal::open(&req.db)?;
     let run = run_pairs(&setup, &mut sprt, &config, &mut journal, line)?;
     Ok(AbReport { setup, forks: req.forks.clone(), sprt, run, sandbox: s.sandbox })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn match_settings_travel_as_json_and_back_with_no_time_limit() {
+        let s = MatchSettings {
+            rounds: 40,
+            time_limit: TimeLimit::OFF,
+            sandbox: SandboxMode::Require,
+            ..MatchSettings::default()
+        };
+        let json = serde_json::to_value(&s).unwrap();
+        assert_eq!(json, json!({"rounds": 40, "time_limit": null, "sandbox": "require"}));
+        assert_eq!(serde_json::from_value::<MatchSettings>(json).unwrap(), s);
+        let judge = serde_json::to_value(MatchSettings::default()).unwrap();
+        assert_eq!(judge, json!({"rounds": Defaults::ROUNDS, "time_limit": 2.0, "sandbox": "auto"}));
+        assert_eq!(serde_json::from_value::<MatchSettings>(json!({})).unwrap(), MatchSettings::default());
+    }
 }

@@ -61,10 +61,9 @@ pub const SCRATCH_DIR: &str = "/scratch";
 
 /// Whether to sandbox agent processes: `auto` (where possible, else say why), `require` (refuse
 /// to play without), `off` (`--no-sandbox`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SandboxMode {
     /// Sandboxed where the machine allows; otherwise played unsandboxed, saying why.
-    #[default]
     Auto,
     /// Sandboxed, or not played at all.
     Require,
@@ -73,8 +72,12 @@ pub enum SandboxMode {
 }
 
 impl SandboxMode {
+    /// The default, declared once: the command line's `--sandbox`, the Python package's
+    /// `sandbox=` (`gbely._gbely.DEFAULT_SANDBOX`) and every `ProcessConfig` read it.
+    pub const DEFAULT: SandboxMode = SandboxMode::Auto;
+
     /// As the command line and Python spell it.
-    pub fn word(self) -> &'static str {
+    pub const fn word(self) -> &'static str {
         match self {
             SandboxMode::Auto => "auto",
             SandboxMode::Require => "require",
@@ -93,6 +96,26 @@ impl std::str::FromStr for SandboxMode {
             "off" => Ok(SandboxMode::Off),
             _ => Err(format!("`{s}`: auto, require or off")),
         }
+    }
+}
+
+impl Default for SandboxMode {
+    fn default() -> SandboxMode {
+        SandboxMode::DEFAULT
+    }
+}
+
+/// In JSON and TOML (the stand's page, a league's job, the arena's configuration) the word the
+/// command line takes; a word it does not take is refused when the file is read.
+impl serde::Serialize for SandboxMode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.word())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for SandboxMode {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<SandboxMode, D::Error> {
+        <String as serde::Deserialize>::deserialize(d)?.parse().map_err(serde::de::Error::custom)
     }
 }
 
@@ -849,6 +872,19 @@ mod tests {
         for m in [SandboxMode::Auto, SandboxMode::Require, SandboxMode::Off] {
             assert_eq!(m.word().parse(), Ok(m));
         }
+    }
+
+    #[test]
+    fn modes_travel_as_their_words_and_a_wrong_word_is_refused_when_read() {
+        for m in [SandboxMode::Auto, SandboxMode::Require, SandboxMode::Off] {
+            let json = serde_json::to_string(&m).unwrap();
+            assert_eq!(json, format!("\"{}\"", m.word()));
+            assert_eq!(serde_json::from_str::<SandboxMode>(&json).unwrap(), m);
+        }
+        // As the command line reads it: `on` is `auto`.
+        assert_eq!(serde_json::from_str::<SandboxMode>("\"on\"").unwrap(), SandboxMode::Auto);
+        let e = serde_json::from_str::<SandboxMode>("\"maybe\"").unwrap_err().to_string();
+        assert!(e.contains("`maybe`: auto, require or off"), "{e}");
     }
 
     #[test]

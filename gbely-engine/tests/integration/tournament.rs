@@ -112,7 +112,7 @@ fn stored_rows_and_in_process_games_make_the_same_table() {
                 tiebreak: o.tiebreak,
                 disqualified: o.disqualified,
                 violations: o.violations,
-                ended_by: "rounds".into(),
+                ended_by: gbely_engine::sim::EndReason::Rounds,
                 rounds: 30,
                 seconds: 0.0,
             }

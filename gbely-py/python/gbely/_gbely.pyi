@@ -14,6 +14,7 @@ __all__ = [
     "BUILTIN_OPPONENTS",
     "DEFAULT_MEMORY_LIMIT",
     "DEFAULT_ROUNDS",
+    "DEFAULT_SANDBOX",
     "DEFAULT_TIME_LIMIT",
     "EnvCore",
     "LEAGUE_DEFAULTS",
@@ -40,6 +41,8 @@ __version__: str
 DEFAULT_ROUNDS: int
 DEFAULT_TIME_LIMIT: float
 DEFAULT_MEMORY_LIMIT: Optional[int]
+#: ``auto``, ``require`` or ``off`` (``SandboxMode::DEFAULT``), as ``--sandbox`` has it.
+DEFAULT_SANDBOX: str
 #: The defaults of leagues and A/B tests (``gbely_engine::app::requests::defaults``), as
 #: ``gbely league`` and ``gbely ab`` have them.
 LEAGUE_DEFAULTS: Dict[str, Any]

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Union
 
 from ._errors import AgentError, MapError
-from ._gbely import DEFAULT_MEMORY_LIMIT, DEFAULT_ROUNDS, DEFAULT_TIME_LIMIT, Map
+from ._gbely import DEFAULT_MEMORY_LIMIT, DEFAULT_ROUNDS, DEFAULT_SANDBOX, DEFAULT_TIME_LIMIT, Map
 from ._gbely import final_seating as _final_seating
 from ._gbely import play_match as _play_match
 from .types import Decide, HasDecide
@@ -231,7 +231,7 @@ def play(
     size: Union[int, Sequence[int], None] = None,
     run_dir: Union[str, "os.PathLike[str]", None] = None,
     isolate: bool = False,
-    sandbox: str = "auto",
+    sandbox: str = DEFAULT_SANDBOX,
     memory_limit: Optional[int] = DEFAULT_MEMORY_LIMIT,
 ) -> Result:
     """Plays one match: ``agent`` in seat 0 against ``opponent`` in seat 1.
@@ -298,7 +298,7 @@ def final(
     python: Optional[str] = None,
     run_dir: Union[str, "os.PathLike[str]", None] = None,
     isolate: bool = False,
-    sandbox: str = "auto",
+    sandbox: str = DEFAULT_SANDBOX,
     memory_limit: Optional[int] = DEFAULT_MEMORY_LIMIT,
 ) -> Result:
     """Rehearses the final (SPEC §9): up to eight agents on a final map, the Council in the centre.

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Union
 
 from ._gbely import AB_DEFAULTS as _AB
-from ._gbely import DEFAULT_MEMORY_LIMIT, DEFAULT_ROUNDS, DEFAULT_TIME_LIMIT
+from ._gbely import DEFAULT_MEMORY_LIMIT, DEFAULT_ROUNDS, DEFAULT_SANDBOX, DEFAULT_TIME_LIMIT
 from ._gbely import LEAGUE_DEFAULTS as _LEAGUE
 from ._gbely import ab as _ab
 from ._gbely import league as _league
@@ -229,7 +229,7 @@ def league(
     thinking: Optional[int] = None,
     gauntlet: bool = False,
     memory_limit: Optional[int] = DEFAULT_MEMORY_LIMIT,
-    sandbox: str = "auto",
+    sandbox: str = DEFAULT_SANDBOX,
     progress: ProgressArg = None,
 ) -> Standings:
     """A league (``gbely league``): every agent against every other on every map, both seat
@@ -327,7 +327,7 @@ def ab(
     python: Optional[str] = None,
     maps: Optional[Sequence[str]] = None,
     memory_limit: Optional[int] = DEFAULT_MEMORY_LIMIT,
-    sandbox: str = "auto",
+    sandbox: str = DEFAULT_SANDBOX,
     progress: ProgressArg = None,
     from_replays: Optional[PathLike] = None,
     at: Optional[Sequence[int]] = None,

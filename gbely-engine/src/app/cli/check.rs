@@ -1,7 +1,7 @@
 //! `gbely check`: the submission check ([`crate::app::check`]), printed.
 
 use super::*;
-use crate::app::check::check_agent;
+use crate::app::check::{check_agent, TestMatch};
 
 /// The submission check (`gbely check`).
 pub(super) fn cmd_check(a: CheckArgs) -> Result<u8> {
@@ -10,7 +10,12 @@ pub(super) fn cmd_check(a: CheckArgs) -> Result<u8> {
     std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
     // A named pipe or a device (a link to /dev/zero) would hang the check: refused unopened.
     crate::files::check_regular(path).with_context(|| format!("cannot check {}", path.display()))?;
-    let r = check_agent(path, &py, a.rounds, a.sandbox.mode(), Path::new(Defaults::RUNS_FOLDER))?;
+    let r = check_agent(
+        path,
+        &py,
+        TestMatch { rounds: a.rounds, sandbox: a.sandbox.mode() },
+        Path::new(Defaults::RUNS_FOLDER),
+    )?;
     let r = if a.strict { r.strict() } else { r };
     let ok = r.ok();
     let (problems, notes, warnings, timing, startup) = (&r.problems, &r.notes, &r.warnings, r.timing, r.startup);

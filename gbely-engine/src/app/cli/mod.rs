@@ -198,7 +198,7 @@ struct PlayArgs {
 }
 
 impl MatchArgs {
-    /// The settings of a league's or an A/B test's matches.
+    /// The settings of the matches these flags ask for (`play`, `final`, `league`, `ab`, `transfer`).
     fn settings(&self) -> crate::app::requests::MatchSettings {
         crate::app::requests::MatchSettings {
             rounds: self.rounds,
@@ -235,7 +235,7 @@ struct SandboxArgs {
     /// Agent processes in the sandbox (Linux, bubblewrap: no network, no files but their own, their
     /// own processes only, one core each): `auto` where this machine allows it (the summary says
     /// when it does not), `require` to refuse to play without it, `off`.
-    #[arg(long = "sandbox", default_value = "auto", value_name = "MODE")]
+    #[arg(long = "sandbox", default_value = SandboxMode::DEFAULT.word(), value_name = "MODE")]
     mode: SandboxMode,
     /// The same as --sandbox off: agents run as plain processes (they can read your files).
     #[arg(long, conflicts_with = "mode")]

@@ -1,7 +1,7 @@
 //! `gbely play`: a duel, and what `play` and `final` share (running the seats, the summary).
 
 use super::*;
-use crate::app::service::{unique_names, AgentLimits, MatchPlan, Played, Recording, Seat};
+use crate::app::service::{unique_names, MatchPlan, Played, Recording, Seat};
 use crate::app::web::live::{HumanPlayer, Live, Served, Start, WatchObserver};
 
 /// Plays a match of the given seats (`(spec, display name)` each) through the match service
@@ -62,13 +62,9 @@ pub(super) fn run_seats(
         None
     };
     let mut plan = MatchPlan::new(map.clone(), seats);
-    plan.rounds = run.game.rounds;
-    plan.limits = AgentLimits {
-        time: run.game.time_limit,
-        memory: run.game.memory_limit,
-        sandbox: run.game.sandbox.mode(),
-        cores: None,
-    };
+    let settings = run.game.settings();
+    plan.rounds = settings.rounds;
+    plan.limits = settings.limits();
     plan.python = py.unwrap_or_else(|| crate::app::runs::interpreter::DEFAULT_PYTHON.to_string());
     plan.run_dir = Some(run_dir.clone());
     plan.recording = if run.no_replay {

@@ -67,12 +67,7 @@ pub(super) fn cmd_transfer(a: TransferArgs) -> Result<u8> {
         seed: a.seed.clone(),
         size: a.size,
         // Agent processes take turns on the cores, so none thinks without one (as `gbely ab`).
-        limits: AgentLimits {
-            time: a.game.time_limit,
-            memory: a.game.memory_limit,
-            cores: Some(crate::runner::cores::CoreGate::new(cores)),
-            sandbox: a.game.sandbox.mode(),
-        },
+        limits: AgentLimits { cores: Some(crate::runner::cores::CoreGate::new(cores)), ..a.game.settings().limits() },
         python,
         run_dir: a.run_dir.clone().unwrap_or_else(|| {
             unique_dir(Path::new(Defaults::RUNS_FOLDER).join(format!("{}-transfer-{}", timestamp(), a.agent.stem())))

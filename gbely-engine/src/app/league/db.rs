@@ -88,7 +88,7 @@ impl LeagueDb {
                 params![
                     row.key, row.map, row.seat0, row.seat1, row.game, row.cells[0], row.cells[1], row.score[0],
                     row.score[1], row.tiebreak[0], row.tiebreak[1], row.disqualified[0], row.disqualified[1],
-                    row.violations[0], row.violations[1], row.ended_by, row.rounds, row.seconds
+                    row.violations[0], row.violations[1], row.ended_by.wire(), row.rounds, row.seconds
                 ],
             )
             .map_err(|e| self.err(e))?;
@@ -111,7 +111,16 @@ impl LeagueDb {
                     tiebreak: [r.get(9)?, r.get(10)?],
                     disqualified: [r.get(11)?, r.get(12)?],
                     violations: [r.get(13)?, r.get(14)?],
-                    ended_by: r.get(15)?,
+                    ended_by: {
+                        let word: String = r.get(15)?;
+                        crate::sim::EndReason::from_wire(&word).ok_or_else(|| {
+                            rusqlite::Error::FromSqlConversionFailure(
+                                15,
+                                rusqlite::types::Type::Text,
+                                format!("ended_by `{word}` is no end of a match").into(),
+                            )
+                        })?
+                    },
                     rounds: r.get(16)?,
                     seconds: r.get(17)?,
                 })
@@ -119,5 +128,52 @@ impl LeagueDb {
             .map_err(|e| self.err(e))?;
         let all: Vec<MatchRow> = rows.collect::<Result<_, _>>().map_err(|e| self.err(e))?;
         Ok(all.into_iter().filter(|r| keys.contains(&r.key)).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::EndReason;
+
+    /// A row's end is stored as its wire name (the databases of earlier versions hold the same
+    /// words) and read back as the enum; a word that is no end is refused, not guessed.
+    #[test]
+    fn a_rows_end_is_stored_as_its_wire_name_and_read_back() {
+        let dir = std::env::temp_dir().join(format!("gbely-league-db-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let db = LeagueDb::open(&dir.join("league.sqlite")).unwrap();
+        let row = |key: &str, ended_by| MatchRow {
+            key: key.into(),
+            map: "gbely".into(),
+            seat0: "a".into(),
+            seat1: "b".into(),
+            game: 0,
+            cells: [3, 1],
+            score: [Some(75.0), Some(25.0)],
+            tiebreak: [None, None],
+            disqualified: [false, false],
+            violations: [0, 0],
+            ended_by,
+            rounds: 10,
+            seconds: 0.5,
+        };
+        for (k, end) in EndReason::ALL.iter().enumerate() {
+            db.store(&row(&format!("k{k}"), *end)).unwrap();
+        }
+        let words: Vec<String> = {
+            let mut st = db.conn.prepare("SELECT ended_by FROM matches ORDER BY key").unwrap();
+            let words = st.query_map([], |r| r.get(0)).unwrap().collect::<Result<_, _>>().unwrap();
+            words
+        };
+        assert_eq!(words, ["rounds", "elimination", "disqualification", "council_fell", "interrupted", "unfinished"]);
+        let keys = (0..EndReason::ALL.len()).map(|k| format!("k{k}")).collect();
+        let back: Vec<EndReason> = db.rows(&keys).unwrap().iter().map(|r| r.ended_by).collect();
+        assert_eq!(back, EndReason::ALL);
+        db.conn.execute("UPDATE matches SET ended_by = 'boredom' WHERE key = 'k0'", []).unwrap();
+        let e = db.rows(&keys).unwrap_err().to_string();
+        assert!(e.contains("ended_by `boredom`"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -83,7 +83,8 @@ pub struct MatchRow {
     pub tiebreak: [Option<u32>; 2],
     pub disqualified: [bool; 2],
     pub violations: [u32; 2],
-    pub ended_by: String,
+    /// How the match ended, stored as its wire name (`rounds`, `elimination`, …).
+    pub ended_by: crate::sim::EndReason,
     pub rounds: u32,
     pub seconds: f64,
 }
@@ -117,7 +118,7 @@ pub fn play_one(
     let rec = crate::app::service::run(plan, &mut ())?.record;
     let row = row_of(&rec, lm, e0, e1, game, config.rounds, start.elapsed().as_secs_f64());
     if let (Some(dir), Some(replay)) = (&config.replays, &rec.replay) {
-        if row.ended_by != crate::sim::EndReason::Interrupted.wire() {
+        if !row.interrupted() {
             let stem = dir.join(replay_stem(&row.key));
             let io = |error: std::io::Error| LeagueError::Agent { spec: dir.display().to_string(), error };
             std::fs::create_dir_all(dir).map_err(io)?;
@@ -154,7 +155,7 @@ impl MatchRow {
 
     /// Whether the match was stopped before its end (Ctrl-C): not stored, played again.
     pub fn interrupted(&self) -> bool {
-        self.ended_by == crate::sim::EndReason::Interrupted.wire()
+        self.ended_by == crate::sim::EndReason::Interrupted
     }
 }
 
@@ -193,7 +194,7 @@ fn row_of(rec: &MatchRecord, lm: &LeagueMap, e0: &Entry, e1: &Entry, game: u32, 
         tiebreak: o.tiebreak,
         disqualified: o.disqualified,
         violations: o.violations,
-        ended_by: rec.end_reason.wire().to_string(),
+        ended_by: rec.end_reason,
         rounds: rec.rounds_played(),
         seconds,
     }

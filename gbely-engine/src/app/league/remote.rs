@@ -33,6 +33,7 @@ use super::schedule::Pairing;
 use crate::app::entries::{Entry, LeagueError};
 use crate::app::runs::agent_spec::AgentSpec;
 use crate::runner::interrupt;
+use crate::runner::sandbox::SandboxMode;
 use crate::tournament::{Arena, Match, Outcome};
 
 /// An entry as a worker needs it: who it is (its key in the results) and what it runs.
@@ -63,12 +64,8 @@ pub struct MatchJob {
     /// Cores the match needs: one per agent process (at least one).
     pub cpus: u32,
     /// The agents' sandbox on the worker (`auto`, `require`, `off`); older jobs lack it: `auto`.
-    #[serde(default = "auto")]
-    pub sandbox: String,
-}
-
-fn auto() -> String {
-    "auto".into()
+    #[serde(default)]
+    pub sandbox: SandboxMode,
 }
 
 fn job_entry(e: &Entry) -> Result<JobEntry, LeagueError> {
@@ -103,7 +100,7 @@ pub fn match_job(
         time_limit: config.time_limit,
         memory_limit: config.memory_limit,
         cpus: processes.max(1),
-        sandbox: config.sandbox.word().into(),
+        sandbox: config.sandbox,
     })
 }
 
@@ -141,7 +138,7 @@ pub fn play_job(job: &MatchJob, python: &str, dir: &Path) -> Result<MatchRow, Le
         backend: Backend::Local,
         replays: None,
         cores: None,
-        sandbox: job.sandbox.parse().map_err(|e| LeagueError::Remote(format!("the job's sandbox {e}")))?,
+        sandbox: job.sandbox,
     };
     play_one(&entries[0], &entries[1], &lm, job.game, &config, &dir.join("run"))
 }
@@ -332,4 +329,35 @@ fn read_driver(
     }
     // Dropping the senders tells every waiting match that no answer comes.
     waiting.lock().unwrap_or_else(|e| e.into_inner()).clear();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(sandbox: Option<&str>) -> serde_json::Result<MatchJob> {
+        let seat = |id: &str| serde_json::json!({"id": id, "name": id, "hash": "", "spec": id, "file": null});
+        let mut job = serde_json::json!({
+            "seats": [seat("council"), seat("template-rs")],
+            "map_spec": "gbely", "map_text": "", "game": 0, "rounds": 10,
+            "time_limit": null, "memory_limit": null, "cpus": 1,
+        });
+        if let Some(s) = sandbox {
+            job["sandbox"] = serde_json::json!(s);
+        }
+        serde_json::from_value(job)
+    }
+
+    #[test]
+    fn a_jobs_sandbox_is_its_word_and_an_older_job_without_one_is_auto() {
+        for (word, mode) in [("auto", SandboxMode::Auto), ("require", SandboxMode::Require), ("off", SandboxMode::Off)]
+        {
+            let j = job(Some(word)).unwrap();
+            assert_eq!(j.sandbox, mode);
+            assert_eq!(serde_json::to_value(&j).unwrap()["sandbox"], word, "the JSON a worker reads is as before");
+        }
+        assert_eq!(job(None).unwrap().sandbox, SandboxMode::Auto);
+        let e = job(Some("maybe")).unwrap_err().to_string();
+        assert!(e.contains("`maybe`: auto, require or off"), "{e}");
+    }
 }

@@ -109,7 +109,7 @@ pub fn html_report(
         let link = viewer(m).map_or("—".to_string(), |href| format!("<a href=\"{}\">view</a>", esc(&href)));
         h.push_str(&format!(
             "<tr><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td>{}</td><td>{} : {}</td><td>{} : {}</td><td class=n>{}</td><td>{}</td><td class=n>{link}</td></tr>",
-            esc(&m.map), esc(&m.seat0), esc(&m.seat1), m.game, m.cells[0], m.cells[1], share(m.score[0]), share(m.score[1]), esc(&m.ended_by), m.rounds
+            esc(&m.map), esc(&m.seat0), esc(&m.seat1), m.game, m.cells[0], m.cells[1], share(m.score[0]), share(m.score[1]), m.ended_by.wire(), m.rounds
         ));
     }
     h.push_str("</table></body></html>\n");
@@ -166,7 +166,7 @@ pub fn write_csv(path: &Path, rows: &[MatchRow]) -> std::io::Result<()> {
             r.disqualified[1],
             r.violations[0],
             r.violations[1],
-            r.ended_by,
+            r.ended_by.wire(),
             r.rounds,
             r.seconds
         ));

@@ -4,8 +4,80 @@
 
 use std::path::Path;
 
+use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
 use rusqlite::{params, Connection, OptionalExtension};
 use serde_json::Value;
+
+/// Where a run is. Stored, sent to the page and shown as its word (`queued`, `running`, …):
+/// [`RunStatus::as_str`] is the one mapping.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    /// Waiting for the scheduler.
+    Queued,
+    Running,
+    /// Played to its end.
+    Finished,
+    /// Stopped while running (from the page, or the stand stopped with it).
+    Interrupted,
+    /// Could not be played (the error is its result).
+    Failed,
+    /// Stopped before it started.
+    Cancelled,
+}
+
+impl RunStatus {
+    /// Every status, in declaration order.
+    pub const ALL: [RunStatus; 6] = [
+        RunStatus::Queued,
+        RunStatus::Running,
+        RunStatus::Finished,
+        RunStatus::Interrupted,
+        RunStatus::Failed,
+        RunStatus::Cancelled,
+    ];
+
+    /// The word stored in the database and sent to the page (the serde name).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Queued => "queued",
+            RunStatus::Running => "running",
+            RunStatus::Finished => "finished",
+            RunStatus::Interrupted => "interrupted",
+            RunStatus::Failed => "failed",
+            RunStatus::Cancelled => "cancelled",
+        }
+    }
+
+    /// The status of a word, `None` for another word.
+    pub fn from_word(word: &str) -> Option<RunStatus> {
+        RunStatus::ALL.into_iter().find(|s| s.as_str() == word)
+    }
+
+    /// Whether the run is not over yet (it can be stopped, not deleted).
+    pub fn is_active(self) -> bool {
+        matches!(self, RunStatus::Queued | RunStatus::Running)
+    }
+}
+
+impl std::fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl ToSql for RunStatus {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(ToSqlOutput::from(self.as_str()))
+    }
+}
+
+impl FromSql for RunStatus {
+    fn column_result(value: ValueRef<'_>) -> FromSqlResult<RunStatus> {
+        let word = value.as_str()?;
+        RunStatus::from_word(word).ok_or_else(|| FromSqlError::Other(format!("run status `{word}`").into()))
+    }
+}
 
 /// One stored run.
 #[derive(Clone, Debug, PartialEq)]
@@ -16,8 +88,7 @@ pub struct Row {
     pub title: String,
     /// When it was asked for (UTC, `YYYY-MM-DD HH:MM:SS`).
     pub created: String,
-    /// `queued`, `running`, `finished`, `interrupted`, `failed` or `cancelled`.
-    pub status: String,
+    pub status: RunStatus,
     /// What was asked for, as the page sent it (checked).
     pub request: Value,
     /// The result document (`gbely play --json`'s, `gbely league --json`'s, `gbely ab --json`'s).
@@ -54,8 +125,11 @@ impl History {
                 result TEXT,
                 replay TEXT,
                 versions TEXT
-            );
-            UPDATE runs SET status = 'interrupted' WHERE status IN ('queued', 'running');",
+            );",
+        )?;
+        db.execute(
+            "UPDATE runs SET status = ?1 WHERE status IN (?2, ?3)",
+            params![RunStatus::Interrupted, RunStatus::Queued, RunStatus::Running],
         )?;
         Ok(History { db })
     }
@@ -63,19 +137,19 @@ impl History {
     /// Stores a new run, `queued`; its id.
     pub fn add(&self, kind: &str, title: &str, request: &Value, versions: &Value) -> rusqlite::Result<i64> {
         self.db.execute(
-            "INSERT INTO runs (kind, title, status, request, versions) VALUES (?1, ?2, 'queued', ?3, ?4)",
-            params![kind, title, request.to_string(), versions.to_string()],
+            "INSERT INTO runs (kind, title, status, request, versions) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![kind, title, RunStatus::Queued, request.to_string(), versions.to_string()],
         )?;
         Ok(self.db.last_insert_rowid())
     }
 
-    pub fn set_status(&self, id: i64, status: &str) -> rusqlite::Result<()> {
+    pub fn set_status(&self, id: i64, status: RunStatus) -> rusqlite::Result<()> {
         self.db.execute("UPDATE runs SET status = ?2 WHERE id = ?1", params![id, status])?;
         Ok(())
     }
 
     /// The run's end: its status, result and replay.
-    pub fn finish(&self, id: i64, status: &str, result: &Value, replay: Option<&str>) -> rusqlite::Result<()> {
+    pub fn finish(&self, id: i64, status: RunStatus, result: &Value, replay: Option<&str>) -> rusqlite::Result<()> {
         self.db.execute(
             "UPDATE runs SET status = ?2, result = ?3, replay = ?4 WHERE id = ?1",
             params![id, status, result.to_string(), replay],
@@ -132,19 +206,39 @@ mod tests {
             let h = History::open(&path).unwrap();
             let a = h.add("duel", "a vs council", &json!({"kind": "duel"}), &json!({"a.py": "12"})).unwrap();
             let b = h.add("league", "league of 3", &json!({"kind": "league"}), &json!({})).unwrap();
-            h.set_status(b, "running").unwrap();
-            h.finish(a, "finished", &json!({"winner": 0}), Some("r.json.gz")).unwrap();
+            h.set_status(b, RunStatus::Running).unwrap();
+            h.finish(a, RunStatus::Finished, &json!({"winner": 0}), Some("r.json.gz")).unwrap();
             assert_eq!(h.all().unwrap().iter().map(|r| r.id).collect::<Vec<_>>(), vec![b, a]);
         }
         let h = History::open(&path).unwrap();
         let rows = h.all().unwrap();
-        assert_eq!(rows[0].status, "interrupted", "running when the stand stopped");
-        assert_eq!(rows[1].status, "finished");
+        assert_eq!(rows[0].status.as_str(), "interrupted", "running when the stand stopped");
+        assert_eq!(rows[1].status.as_str(), "finished");
         assert_eq!(rows[1].result, json!({"winner": 0}));
         assert_eq!(rows[1].replay.as_deref(), Some("r.json.gz"));
         assert_eq!(rows[1].versions, json!({"a.py": "12"}));
         assert!(h.delete(rows[1].id).unwrap());
         assert!(h.get(rows[1].id).unwrap().is_none());
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+#[cfg(test)]
+mod status_tests {
+    use super::*;
+
+    /// The words stored and sent to the page are the ones used before the enum, one each; the
+    /// serde names are the same words.
+    #[test]
+    fn run_statuses_are_their_words() {
+        let words: Vec<&str> = RunStatus::ALL.iter().map(|s| s.as_str()).collect();
+        assert_eq!(words, ["queued", "running", "finished", "interrupted", "failed", "cancelled"]);
+        for s in RunStatus::ALL {
+            assert_eq!(serde_json::to_value(s).unwrap(), s.as_str());
+            assert_eq!(RunStatus::from_word(s.as_str()), Some(s));
+        }
+        assert_eq!(RunStatus::from_word("done"), None);
+        let active: Vec<RunStatus> = RunStatus::ALL.into_iter().filter(|s| s.is_active()).collect();
+        assert_eq!(active, [RunStatus::Queued, RunStatus::Running]);
     }
 }

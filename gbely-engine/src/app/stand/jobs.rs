@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::agents::resolve;
+use super::history::RunStatus;
 use crate::app::entries::Entry;
 use crate::app::league::play::MatchRow;
 use crate::app::requests::{AbRequest, Against, LeagueRequest, MatchSettings};
@@ -18,28 +19,9 @@ use crate::app::runs::agent_spec::{AgentSpec, Example};
 use crate::app::runs::final_match::final_seating;
 use crate::app::runs::maps::{load_final_map, load_map};
 use crate::app::runs::RunError;
-use crate::app::service::{unique_names, AgentLimits, MatchPlan, Recording, Seat};
+use crate::app::service::{unique_names, MatchPlan, Recording, Seat};
 use crate::app::web::live::{HumanPlayer, Live, WatchObserver};
 use crate::builtins::BUILTIN_COUNCIL;
-use crate::limits::{Defaults, TimeLimit};
-use crate::runner::sandbox::SandboxMode;
-
-/// How each match is played (the page's settings).
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct Settings {
-    pub rounds: u32,
-    /// Seconds a round; `null`: no limit.
-    pub time_limit: Option<f64>,
-    /// `auto`, `require` or `off`.
-    pub sandbox: String,
-}
-
-impl Default for Settings {
-    fn default() -> Settings {
-        Settings { rounds: Defaults::ROUNDS, time_limit: Defaults::TIME_LIMIT.as_secs_f64(), sandbox: "auto".into() }
-    }
-}
 
 /// A map as the page names it.
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -69,7 +51,7 @@ pub enum Request {
         #[serde(default)]
         map: MapChoice,
         #[serde(default)]
-        settings: Settings,
+        settings: MatchSettings,
     },
     Final {
         /// The finalists given (the rest is `fill`); any may be `human`.
@@ -79,7 +61,7 @@ pub enum Request {
         #[serde(default)]
         map: MapChoice,
         #[serde(default)]
-        settings: Settings,
+        settings: MatchSettings,
     },
     League {
         entries: Vec<String>,
@@ -91,7 +73,7 @@ pub enum Request {
         #[serde(default = "one")]
         games: u32,
         #[serde(default)]
-        settings: Settings,
+        settings: MatchSettings,
     },
     Ab {
         a: String,
@@ -108,7 +90,7 @@ pub enum Request {
         #[serde(default = "max_pairs")]
         max_pairs: usize,
         #[serde(default)]
-        settings: Settings,
+        settings: MatchSettings,
     },
 }
 
@@ -219,17 +201,13 @@ impl Context {
 
     /// Checks a request; what it runs, or what is wrong with it.
     pub fn check(&self, req: &Request) -> Result<Checked, String> {
-        let settings = |s: &Settings| -> Result<MatchSettings, String> {
+        // The page's settings arrive parsed (time limit, sandbox); the rounds' range and this
+        // stand's interpreter are added here.
+        let settings = |s: &MatchSettings| -> Result<MatchSettings, String> {
             if !(1..=crate::app::runs::MAX_ROUNDS).contains(&s.rounds) {
                 return Err(format!("rounds: {} is out of range", s.rounds));
             }
-            Ok(MatchSettings {
-                rounds: s.rounds,
-                time_limit: TimeLimit::from_option(s.time_limit).map_err(|e| format!("time limit: {e}"))?,
-                memory_limit: Defaults::MEMORY_LIMIT,
-                sandbox: s.sandbox.parse::<SandboxMode>().map_err(|e| format!("sandbox: {e}"))?,
-                python: Some(self.python.clone()),
-            })
+            Ok(MatchSettings { python: Some(self.python.clone()), ..s.clone() })
         };
         match req {
             Request::Duel { seats, map, settings: s } => {
@@ -356,7 +334,7 @@ impl Context {
 #[derive(Debug)]
 pub struct Ended {
     /// `finished`, `interrupted` or `failed`.
-    pub status: &'static str,
+    pub status: RunStatus,
     pub result: Value,
     pub replay: Option<PathBuf>,
     /// One line for the list.
@@ -366,7 +344,7 @@ pub struct Ended {
 /// Runs a checked request in `dir` (its run folder); `stop` stops it, `progress` hears how it
 /// goes (a document the page shows).
 pub fn run(checked: Checked, dir: &Path, stop: &Arc<AtomicBool>, progress: &mut dyn FnMut(Value)) -> Ended {
-    let failed = |e: String| Ended { status: "failed", result: json!({"error": e}), replay: None, summary: e };
+    let failed = |e: String| Ended { status: RunStatus::Failed, result: json!({"error": e}), replay: None, summary: e };
     if let Err(e) = std::fs::create_dir_all(dir) {
         return failed(format!("cannot create {}: {e}", dir.display()));
     }
@@ -381,12 +359,7 @@ pub fn run(checked: Checked, dir: &Path, stop: &Arc<AtomicBool>, progress: &mut 
             }
             let mut plan = MatchPlan::new(map.clone(), seats);
             plan.rounds = settings.rounds;
-            plan.limits = AgentLimits {
-                time: settings.time_limit,
-                memory: settings.memory_limit,
-                sandbox: settings.sandbox,
-                cores: None,
-            };
+            plan.limits = settings.limits();
             if let Some(py) = settings.python {
                 plan.python = py;
             }
@@ -420,7 +393,12 @@ pub fn run(checked: Checked, dir: &Path, stop: &Arc<AtomicBool>, progress: &mut 
                 let first = rows.first().map_or(String::new(), |r| format!("1. {}", r.name));
                 format!("{first} · {}", rec.how_it_ended())
             };
-            Ended { status: if interrupted { "interrupted" } else { "finished" }, result, replay, summary }
+            Ended {
+                status: if interrupted { RunStatus::Interrupted } else { RunStatus::Finished },
+                result,
+                replay,
+                summary,
+            }
         }
         Plan::League(mut req) => {
             req.db = dir.join("league.sqlite");
@@ -436,7 +414,7 @@ pub fn run(checked: Checked, dir: &Path, stop: &Arc<AtomicBool>, progress: &mut 
                     let mut doc = report.to_json();
                     with_replays(&mut doc, &dir.join("replays"));
                     let first = report.table.standings.first().map_or(String::new(), |s| format!("1. {}", s.name));
-                    let status = if report.run.interrupted { "interrupted" } else { "finished" };
+                    let status = if report.run.interrupted { RunStatus::Interrupted } else { RunStatus::Finished };
                     let summary = format!(
                         "{first} · {} of {} matches",
                         report.run.played + report.run.already_played,
@@ -455,7 +433,7 @@ pub fn run(checked: Checked, dir: &Path, stop: &Arc<AtomicBool>, progress: &mut 
             };
             match crate::app::requests::run_ab(&req, &mut heard) {
                 Ok(report) => {
-                    let status = if report.interrupted() { "interrupted" } else { "finished" };
+                    let status = if report.interrupted() { RunStatus::Interrupted } else { RunStatus::Finished };
                     // "no better · B−A +6 Elo [-27, +43] · 3 pairs": the verdict with its figures.
                     let summary = format!(
                         "{} · {} · {} pairs",
@@ -522,4 +500,76 @@ fn provisional(rows: &[MatchRow], gauntlet: bool) -> Value {
 /// Whether a stop was asked for.
 pub fn stopped(stop: &AtomicBool) -> bool {
     stop.load(Ordering::Relaxed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::limits::{Defaults, TimeLimit};
+    use crate::runner::sandbox::SandboxMode;
+
+    /// A duel of two built-in agents with the page's `settings` (a JSON object), as `POST
+    /// api/runs` reads it.
+    fn duel(settings: Value) -> Result<Request, String> {
+        serde_json::from_value(json!({"kind": "duel", "seats": ["council", "template-rs"], "settings": settings}))
+            .map_err(|e| e.to_string())
+    }
+
+    fn settings_of(req: &Request) -> &MatchSettings {
+        match req {
+            Request::Duel { settings, .. } => settings,
+            other => panic!("not a duel: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_pages_settings_are_read_into_match_settings_and_keep_their_wire_shape() {
+        let req = duel(json!({"rounds": 30, "time_limit": null, "sandbox": "off"})).unwrap();
+        let s = settings_of(&req);
+        assert_eq!((s.rounds, s.time_limit, s.sandbox), (30, TimeLimit::OFF, SandboxMode::Off));
+        // Written back (the stand's history keeps the request, `again` reads it) as the page sent it.
+        assert_eq!(
+            serde_json::to_value(&req).unwrap()["settings"],
+            json!({"rounds": 30, "time_limit": null, "sandbox": "off"})
+        );
+        let req = duel(json!({"time_limit": 0.5})).unwrap();
+        let s = settings_of(&req);
+        assert_eq!(
+            (s.rounds, s.time_limit, s.sandbox),
+            (Defaults::ROUNDS, TimeLimit::seconds(0.5).unwrap(), SandboxMode::Auto)
+        );
+        // No settings at all: the defaults.
+        let req: Request = serde_json::from_value(json!({"kind": "duel", "seats": ["council", "council"]})).unwrap();
+        assert_eq!(settings_of(&req), &MatchSettings::default());
+    }
+
+    #[test]
+    fn the_stand_refuses_a_bad_sandbox_time_limit_or_unknown_setting() {
+        let e = duel(json!({"sandbox": "maybe"})).unwrap_err();
+        assert!(e.contains("`maybe`: auto, require or off"), "{e}");
+        let e = duel(json!({"time_limit": 0})).unwrap_err();
+        assert!(e.contains("seconds more than 0"), "{e}");
+        // The interpreter and the memory limit are not the page's to choose.
+        for key in ["python", "memory_limit", "bogus"] {
+            let e = duel(json!({key: "x"})).unwrap_err();
+            assert!(e.contains(&format!("unknown field `{key}`")), "{key}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_checked_request_plays_with_the_stands_interpreter_and_the_rounds_in_range() {
+        let cx = Context { folder: std::env::temp_dir(), python: "python-of-the-stand".into() };
+        let checked = cx.check(&duel(json!({"rounds": 12, "sandbox": "require"})).unwrap()).unwrap();
+        assert_eq!(
+            checked.settings,
+            MatchSettings {
+                rounds: 12,
+                sandbox: SandboxMode::Require,
+                python: Some("python-of-the-stand".into()),
+                ..MatchSettings::default()
+            }
+        );
+        let e = cx.check(&duel(json!({"rounds": 0})).unwrap()).err().unwrap();
+        assert_eq!(e, "rounds: 0 is out of range");
+    }
 }

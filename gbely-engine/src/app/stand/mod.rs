@@ -34,8 +34,9 @@ use axum::Router;
 use serde_json::{json, Value};
 
 use self::agents::{Check, Folder};
-use self::history::History;
+use self::history::{History, RunStatus};
 use self::jobs::{Checked, Context, Request as RunRequest};
+use crate::app::check::TestMatch;
 use crate::app::web::live::{parts, Live};
 use crate::app::web::{html, json_text, read_body, text, Server};
 use crate::runner::sandbox::SandboxMode;
@@ -160,8 +161,13 @@ impl Stand {
             jobs::Plan::Match { live, .. } => Some(Arc::clone(live)),
             _ => None,
         };
-        let run =
-            Run { row, summary: "queued".into(), progress: Value::Null, live, stop: Arc::new(AtomicBool::new(false)) };
+        let run = Run {
+            row,
+            summary: RunStatus::Queued.to_string(),
+            progress: Value::Null,
+            live,
+            stop: Arc::new(AtomicBool::new(false)),
+        };
         lock(&self.runs).insert(id, run);
         lock(&self.queue).push((id, Some(checked)));
         self.queued.notify_all();
@@ -174,7 +180,7 @@ impl Stand {
     pub fn stop(&self, id: i64) -> Result<(), (StatusCode, String)> {
         let runs = lock(&self.runs);
         let run = runs.get(&id).ok_or((StatusCode::NOT_FOUND, format!("no run {id}")))?;
-        if !matches!(run.row.status.as_str(), "queued" | "running") {
+        if !run.row.status.is_active() {
             return Err((StatusCode::CONFLICT, format!("run {id} is {}", run.row.status)));
         }
         run.stop.store(true, Ordering::Relaxed);
@@ -190,7 +196,7 @@ impl Stand {
     pub fn delete(&self, id: i64) -> Result<(), (StatusCode, String)> {
         let mut runs = lock(&self.runs);
         let run = runs.get(&id).ok_or((StatusCode::NOT_FOUND, format!("no run {id}")))?;
-        if matches!(run.row.status.as_str(), "queued" | "running") {
+        if run.row.status.is_active() {
             return Err((StatusCode::CONFLICT, format!("run {id} is {}: stop it first", run.row.status)));
         }
         lock(&self.history).delete(id).map_err(|e| (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
@@ -218,14 +224,14 @@ impl Stand {
         let Some(checked) = checked else { return };
         let Some(stop) = lock(&self.runs).get(&id).map(|r| Arc::clone(&r.stop)) else { return };
         if stop.load(Ordering::Relaxed) {
-            self.ended(id, "cancelled", &Value::Null, None, "stopped before it started".into());
+            self.ended(id, RunStatus::Cancelled, &Value::Null, None, "stopped before it started".into());
             return;
         }
         self.set(id, |r| {
-            r.row.status = "running".into();
-            r.summary = "running".into();
+            r.row.status = RunStatus::Running;
+            r.summary = RunStatus::Running.to_string();
         });
-        let _ = lock(&self.history).set_status(id, "running");
+        let _ = lock(&self.history).set_status(id, RunStatus::Running);
         let dir = self.runs_dir(id);
         let mut progress = |doc: Value| self.set(id, |r| r.progress = doc);
         let ended = jobs::run(checked, &dir, &stop, &mut progress);
@@ -240,10 +246,10 @@ impl Stand {
         self.bump();
     }
 
-    fn ended(&self, id: i64, status: &str, result: &Value, replay: Option<String>, summary: String) {
+    fn ended(&self, id: i64, status: RunStatus, result: &Value, replay: Option<String>, summary: String) {
         let _ = lock(&self.history).finish(id, status, result, replay.as_deref());
         self.set(id, |r| {
-            r.row.status = status.into();
+            r.row.status = status;
             r.row.result = result.clone();
             r.row.replay = replay;
             r.summary = summary;
@@ -315,13 +321,8 @@ impl Stand {
         let outcome = match agents::resolve(&self.ctx.folder, &file) {
             Err(e) => Check::Failed(e),
             Ok(path) => {
-                let r = crate::app::check::check_agent(
-                    &path,
-                    &self.ctx.python,
-                    self.config.check_rounds,
-                    self.config.sandbox,
-                    &runs,
-                );
+                let test = TestMatch { rounds: self.config.check_rounds, sandbox: self.config.sandbox };
+                let r = crate::app::check::check_agent(&path, &self.ctx.python, test, &runs);
                 match r {
                     Ok(report) => Check::Done(Box::new(report)),
                     Err(e) => Check::Failed(e.to_string()),
@@ -427,7 +428,7 @@ pub fn start(config: StandConfig) -> Result<Running, StandError> {
     let runs: BTreeMap<i64, Run> = rows
         .into_iter()
         .map(|row| {
-            let summary = row.status.clone();
+            let summary = row.status.to_string();
             (row.id, Run { row, summary, progress: Value::Null, live: None, stop: Arc::new(AtomicBool::new(false)) })
         })
         .collect();
