@@ -9,6 +9,7 @@
 //!   leaderboard's opponent in the sandbox; in the server and in `gbely arena worker` processes.
 //! * [`mail`]: sign-in links and results by SMTP (lettre).
 //! * [`pages`]: the site's HTML, every user's text escaped.
+//! * [`similarity`]: the similarity review of the last uploads (code fingerprints, behaviour).
 //!
 //! Identity is a verified e-mail address: a sign-in link (a random code, stored hashed, used
 //! once, valid for minutes) is mailed; opening it and confirming sets a session cookie
@@ -21,6 +22,7 @@ pub mod config;
 pub mod judge;
 pub mod mail;
 pub mod pages;
+pub mod similarity;
 pub mod store;
 
 use std::net::SocketAddr;
