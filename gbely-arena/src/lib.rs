@@ -129,9 +129,12 @@ pub struct Arena {
     /// The similarity review's profile of each last upload, by submission, with the result's
     /// judging time it was made for (a re-judging makes it again).
     profiles: Mutex<std::collections::HashMap<i64, (i64, Arc<similarity::Profile>)>>,
-    /// The last review, with the uploads (submission, judging time) it ranked.
-    review: Mutex<Option<(Vec<(i64, i64)>, pages::Review)>>,
+    /// The last review, with the uploads it ranked.
+    review: Mutex<Option<(ReviewKey, pages::Review)>>,
 }
+
+/// The uploads a similarity review ranked: (submission, its result's judging time or 0).
+type ReviewKey = Vec<(i64, i64)>;
 
 /// A signed-in user.
 #[derive(Clone, Debug)]
@@ -1005,7 +1008,7 @@ impl Arena {
     /// The similarity review of the last uploads (blocking: files and replays are read), made
     /// again only when an upload or a result changed.
     fn review(&self, current: Vec<(Submission, Option<store::Outcome>)>) -> pages::Review {
-        let key: Vec<(i64, i64)> = current.iter().map(|(s, o)| (s.id, o.as_ref().map_or(0, |o| o.judged))).collect();
+        let key: ReviewKey = current.iter().map(|(s, o)| (s.id, o.as_ref().map_or(0, |o| o.judged))).collect();
         if let Some((k, r)) = self.review.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
             if *k == key {
                 return r.clone();

@@ -34,6 +34,8 @@ button, input[type=submit] { font: inherit; padding: .35em .9em; cursor: pointer
 input[type=email] { font: inherit; padding: .3em; width: min(24em, 90%); }
 .cols { display: grid; grid-template-columns: 2fr 1fr; gap: 1.5em; }
 .review td { overflow-wrap: anywhere; }
+.review td.num { overflow-wrap: normal; }
+.pair { overflow-wrap: anywhere; }
 .pair { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(100%, 26em), 1fr)); gap: 1em; }
 .pair section { min-width: 0; }
 .pair pre { max-height: none; overflow: visible; overflow-wrap: anywhere; font-size: 14px; }
@@ -377,7 +379,7 @@ fn percent(x: f64) -> String {
 /// A score, with a word (not only a colour) when it reaches the review's threshold.
 fn score(x: Option<f64>, flag: f64) -> String {
     match x {
-        Some(x) if x >= flag => format!("{} <strong class=refused>flagged</strong>", percent(x)),
+        Some(x) if x >= flag => format!("{}<br><strong class=refused>flagged</strong>", percent(x)),
         Some(x) => percent(x),
         None => "<span class=muted>—</span>".to_string(),
     }
@@ -469,8 +471,9 @@ pub fn compare(a: &Arena, sides: [Side<'_>; 2], code: f64, behaviour: Option<f64
         "<h1>Side by side</h1><p id=scores>Code: {} · behaviour: {}. <mark class=shared>Marked</mark> lines are \
          covered by a fingerprint the other file has too. <a href=/org#similarity>Back to the review</a></p>\
          <div class=pair>{}{}</div>",
-        score(Some(code), CODE_FLAG),
-        score(behaviour, BEHAVIOUR_FLAG),
+        // One line of text here; the review's narrow table breaks before the word.
+        score(Some(code), CODE_FLAG).replace("<br>", " "),
+        score(behaviour, BEHAVIOUR_FLAG).replace("<br>", " "),
         column(&sides[0]),
         column(&sides[1]),
     )

@@ -55,6 +55,10 @@ def disguised(src: str) -> str:
     return out
 
 
+# A long address: the review's tables and the side-by-side page still fit a phone.
+ANA = "ana.with.a.rather.long.address.for.a.phone@mail.example"
+
+
 def test_the_review_finds_the_disguised_copy_and_not_the_different_agent(sink, pages, tmp_path):
     arena = Arena(tmp_path, sink, rounds=30).start()
     try:
@@ -62,7 +66,7 @@ def test_the_review_finds_the_disguised_copy_and_not_the_different_agent(sink, p
         copy = disguised(expander)
         assert "utocnici" not in copy and copy.index("def decide") < copy.index("def force_needed")
         files = {
-            "ana@mail.example": agent_file(tmp_path, "ana.py", good_agent("Ana's expander")),
+            ANA: agent_file(tmp_path, "ana.py", good_agent("Ana's expander")),
             "ben@mail.example": agent_file(tmp_path, "ben.py", copy),
             "cyd@mail.example": agent_file(tmp_path, "cyd.py", (ROOT / "agents" / "my_agent.py").read_text()),
         }
@@ -76,7 +80,7 @@ def test_the_review_finds_the_disguised_copy_and_not_the_different_agent(sink, p
                 ben = p
             else:
                 p.close()
-        ana, ben_id = ids["ana@mail.example"], ids["ben@mail.example"]
+        ana, ben_id = ids[ANA], ids["ben@mail.example"]
 
         org = pages(390, 844, 3)
         sign_in(org.page, arena, sink, "org@mail.example")
@@ -87,7 +91,7 @@ def test_the_review_finds_the_disguised_copy_and_not_the_different_agent(sink, p
         assert by_code.count() == 3 and by_behaviour.count() == 3
         for ranking in (by_code, by_behaviour):
             first = ranking.nth(0).inner_text()
-            assert "ana@mail.example" in first and "ben@mail.example" in first, first
+            assert ANA in first and "ben@mail.example" in first, first
             assert "flagged" in first, first
             for k in (1, 2):
                 row = ranking.nth(k).inner_text()
