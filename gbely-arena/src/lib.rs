@@ -1016,6 +1016,9 @@ impl Arena {
         }
         let profiles: Vec<Arc<similarity::Profile>> =
             current.iter().map(|(s, o)| self.profile(s, o.as_ref())).collect();
+        // An upload that is no longer anyone's last is not reviewed again: its profile goes.
+        let last: std::collections::HashSet<i64> = key.iter().map(|(id, _)| *id).collect();
+        self.profiles.lock().unwrap_or_else(|e| e.into_inner()).retain(|id, _| last.contains(id));
         let (by_code, by_behaviour) = similarity::ranked_pairs(&profiles, REVIEW_PAIRS);
         // The earlier upload first: one pair, one address of its side-by-side page.
         let row = |p: &similarity::Pair| {

@@ -619,4 +619,39 @@ mod tests {
         let other = Behaviour { map: "another".into(), ..template.clone() };
         assert_eq!(behaviour_similarity(&template, &other), None);
     }
+
+    #[test]
+    fn pairs_are_ranked_by_code_and_by_behaviour_and_a_pair_without_play_only_by_code() {
+        let play = |rounds: &[(u64, Option<u64>)]| Behaviour {
+            map: "m".into(),
+            rounds: rounds.iter().enumerate().map(|(r, (seen, did))| (r as u32, *seen, *did)).collect(),
+        };
+        let profiles = [
+            // 0: the expander, playing 1, 2, 3, 4 in the observations 10, 11, 12, 13.
+            Profile {
+                code: Fingerprints::of(EXPANDER),
+                behaviour: Some(play(&[(10, Some(1)), (11, Some(2)), (12, Some(3)), (13, Some(4))])),
+            },
+            // 1: the template, playing as 0 for two rounds, then otherwise (so it sees otherwise).
+            Profile {
+                code: Fingerprints::of(TEMPLATE),
+                behaviour: Some(play(&[(10, Some(1)), (11, Some(2)), (12, Some(9)), (99, Some(9))])),
+            },
+            // 2: the disguised expander, not judged yet.
+            Profile { code: Fingerprints::of(&disguised_expander()), behaviour: None },
+        ];
+        let (by_code, by_behaviour) = ranked_pairs(&profiles, 10);
+        let pairs = |l: &[Pair]| l.iter().map(|p| (p.a, p.b)).collect::<Vec<_>>();
+        // Code: the copy's pair first; the template against either expander after it.
+        assert_eq!(pairs(&by_code)[0], (0, 2));
+        assert_eq!(by_code.len(), 3);
+        assert!(by_code[1].code < CODE_FLAG && by_code[2].code < CODE_FLAG, "{by_code:?}");
+        // Behaviour: only the pair of two judged agents, alike in 2 rounds of 4.
+        assert_eq!(pairs(&by_behaviour), [(0, 1)]);
+        assert_eq!(by_behaviour[0].behaviour, Some(0.5));
+        assert_eq!(by_code[0].behaviour, None);
+        // At most `top` of each.
+        let (by_code, by_behaviour) = ranked_pairs(&profiles, 1);
+        assert_eq!((by_code.len(), by_behaviour.len()), (1, 1));
+    }
 }
