@@ -129,6 +129,8 @@ pub struct Arena {
     /// The similarity review's profile of each last upload, by submission, with the result's
     /// judging time it was made for (a re-judging makes it again).
     profiles: Mutex<std::collections::HashMap<i64, (i64, Arc<similarity::Profile>)>>,
+    /// The fingerprints of the configuration's `review_base`, read at their first use.
+    review_base: std::sync::OnceLock<similarity::Fingerprints>,
     /// The last review, with the uploads it ranked.
     review: Mutex<Option<(ReviewKey, pages::Review)>>,
 }
@@ -227,6 +229,7 @@ pub fn serve(config: Config, python: String, listen: SocketAddr) -> Result<Runni
         origin,
         secure,
         profiles: Mutex::new(std::collections::HashMap::new()),
+        review_base: std::sync::OnceLock::new(),
         review: Mutex::new(None),
     });
     let listener = rt
@@ -984,7 +987,7 @@ impl Arena {
             return p;
         }
         let code = match std::fs::read(judge::submission_file(&self.config.data, sub)) {
-            Ok(bytes) => similarity::Fingerprints::of(&String::from_utf8_lossy(&bytes)),
+            Ok(bytes) => similarity::Fingerprints::of(&String::from_utf8_lossy(&bytes)).without(self.review_base()),
             Err(e) => {
                 eprintln!("gbely arena: the similarity review: the file of submission {}: {e}", sub.id);
                 similarity::Fingerprints::default()
@@ -1003,6 +1006,20 @@ impl Arena {
         let p = Arc::new(similarity::Profile { code, behaviour });
         self.profiles.lock().unwrap_or_else(|e| e.into_inner()).insert(sub.id, (judged, Arc::clone(&p)));
         p
+    }
+
+    /// The fingerprints of `review_base` (read once; none without it, or when it cannot be read).
+    fn review_base(&self) -> &similarity::Fingerprints {
+        self.review_base.get_or_init(|| match &self.config.review_base {
+            Some(path) => match std::fs::read(path) {
+                Ok(bytes) => similarity::Fingerprints::of(&String::from_utf8_lossy(&bytes)),
+                Err(e) => {
+                    eprintln!("gbely arena: the similarity review's base file {}: {e}", path.display());
+                    similarity::Fingerprints::default()
+                }
+            },
+            None => similarity::Fingerprints::default(),
+        })
     }
 
     /// The similarity review of the last uploads (blocking: files and replays are read), made

@@ -281,6 +281,14 @@ impl Fingerprints {
         Fingerprints { prints, set }
     }
 
+    /// These fingerprints without those of `base` (MOSS's base file: code every participant
+    /// was given, such as the template, is no evidence of copying).
+    pub fn without(mut self, base: &Fingerprints) -> Fingerprints {
+        self.prints.retain(|p| !base.set.contains(&p.hash));
+        self.set.retain(|h| !base.set.contains(h));
+        self
+    }
+
     /// How many distinct fingerprints.
     pub fn len(&self) -> usize {
         self.set.len()
@@ -653,5 +661,28 @@ mod tests {
         // At most `top` of each.
         let (by_code, by_behaviour) = ranked_pairs(&profiles, 1);
         assert_eq!((by_code.len(), by_behaviour.len()), (1, 1));
+    }
+
+    #[test]
+    fn a_base_file_keeps_two_agents_grown_from_the_template_apart() {
+        // Each keeps the whole template and adds a function of its own: the expander's
+        // `potrebna_sila`, or a breadth-first search of its own.
+        let helper = &EXPANDER[EXPANDER.find("def potrebna_sila").unwrap()..EXPANDER.find("def decide").unwrap()];
+        let one = format!("{TEMPLATE}\n\n{helper}");
+        let other = format!(
+            "{TEMPLATE}\n\ndef far(start, cells):\n    seen = {{start: 0}}\n    todo = [start]\n    while todo:\n        \
+             c = todo.pop(0)\n        for s in cells[c]:\n            if s not in seen:\n                \
+             seen[s] = seen[c] + 1\n                todo.append(s)\n    return max(seen.values())\n"
+        );
+        let (one, other) = (Fingerprints::of(&one), Fingerprints::of(&other));
+        // Without a base, the template they share is most of either: flagged.
+        assert!(code_similarity(&one, &other) >= CODE_FLAG, "{}", code_similarity(&one, &other));
+        // With the template as the base only their own code is compared: nothing alike.
+        let base = Fingerprints::of(TEMPLATE);
+        let (one, other) = (one.without(&base), other.without(&base));
+        assert!(!one.is_empty() && !other.is_empty());
+        assert!(code_similarity(&one, &other) < CODE_FLAG / 2.0, "{}", code_similarity(&one, &other));
+        // A copy of the template alone has nothing left to compare.
+        assert!(Fingerprints::of(TEMPLATE).without(&base).is_empty());
     }
 }

@@ -60,7 +60,12 @@ ANA = "ana.with.a.rather.long.address.for.a.phone@mail.example"
 
 
 def test_the_review_finds_the_disguised_copy_and_not_the_different_agent(sink, pages, tmp_path):
-    arena = Arena(tmp_path, sink, rounds=30).start()
+    arena = Arena(tmp_path, sink, rounds=30)
+    # The template as the review's base file (MOSS's -b): what everyone was given is no evidence.
+    template = (ROOT / "agents" / "my_agent.py").read_text()
+    (tmp_path / "base.py").write_text(template)
+    arena.config.write_text(arena.config.read_text().replace("\ndatabase = ", '\nreview_base = "base.py"\ndatabase = ', 1))
+    arena.start()
     try:
         expander = (ROOT / "agents" / "expander.py").read_text()
         copy = disguised(expander)
@@ -68,7 +73,7 @@ def test_the_review_finds_the_disguised_copy_and_not_the_different_agent(sink, p
         files = {
             ANA: agent_file(tmp_path, "ana.py", good_agent("Ana's expander")),
             "ben@mail.example": agent_file(tmp_path, "ben.py", copy),
-            "cyd@mail.example": agent_file(tmp_path, "cyd.py", (ROOT / "agents" / "my_agent.py").read_text()),
+            "cyd@mail.example": agent_file(tmp_path, "cyd.py", template),
         }
         ids = {}
         for address, path in files.items():
@@ -103,10 +108,10 @@ def test_the_review_finds_the_disguised_copy_and_not_the_different_agent(sink, p
         # Its code keeps nearly every fingerprint (the unit tests' figure is 97 %).
         code = int(by_code.nth(0).locator("td").nth(1).inner_text().split(" %")[0])
         assert code >= 80, code
-        # The template against either expander: far below the flag.
+        # The template against either expander: nothing, since the template is the base file and
+        # nothing of it is left to compare.
         for k in (1, 2):
-            low = int(by_code.nth(k).locator("td").nth(1).inner_text().split(" %")[0])
-            assert low < 30, low
+            assert by_code.nth(k).locator("td").nth(1).inner_text() == "0 %"
         # The review section fits a phone's width (no sideways scrolling of its own).
         section_width = org.page.evaluate(
             "() => Math.max(...['similar-code', 'similar-behaviour'].map(i => document.getElementById(i).scrollWidth))")
