@@ -1,8 +1,9 @@
 """The similarity review on /org (issue 45, item 5): three participants upload the example
 expander, a disguised copy of it (its functions swapped, its imports reordered, its docstrings
 and comments rewritten, every name of its own renamed) and the template. The organiser finds the
-copy's pair first in both rankings and flagged, the template's pairs not flagged, and the two
-files side by side, escaped; a participant and a stranger are refused that page."""
+copy's pair first in both rankings and flagged, the template's pairs not flagged (the template is
+the review's base file), and the two files side by side, escaped; a participant and a stranger are
+refused that page."""
 
 from __future__ import annotations
 
@@ -64,7 +65,8 @@ def test_the_review_finds_the_disguised_copy_and_not_the_different_agent(sink, p
     # The template as the review's base file (MOSS's -b): what everyone was given is no evidence.
     template = (ROOT / "agents" / "my_agent.py").read_text()
     (tmp_path / "base.py").write_text(template)
-    arena.config.write_text(arena.config.read_text().replace("\ndatabase = ", '\nreview_base = "base.py"\ndatabase = ', 1))
+    config = arena.config.read_text()
+    arena.config.write_text(config.replace("\ndatabase = ", '\nreview_base = "base.py"\ndatabase = ', 1))
     arena.start()
     try:
         expander = (ROOT / "agents" / "expander.py").read_text()
