@@ -35,6 +35,10 @@ struct File {
     database: String,
     #[serde(default = "default_port")]
     port: u16,
+    /// The similarity review's base file (MOSS's `-b`): code every participant was given (the
+    /// template), whose fingerprints are left out of every comparison.
+    #[serde(default)]
+    review_base: Option<PathBuf>,
     phases: Phases,
     #[serde(default)]
     leaderboard: Leaderboard,
@@ -308,6 +312,8 @@ pub struct Config {
     pub data: PathBuf,
     pub database: String,
     pub port: u16,
+    /// The similarity review's base file (the template), if any: checked to exist.
+    pub review_base: Option<PathBuf>,
     pub schedule: Schedule,
     pub leaderboard: Leaderboard,
     pub final_: Final,
@@ -420,6 +426,16 @@ impl Config {
             Some(var) => Some(std::env::var(var).map_err(|_| format!("mail.password_env: ${var} is not set"))?),
             None => None,
         };
+        let review_base = match &f.review_base {
+            Some(path) => {
+                let p = rel(path);
+                if !p.is_file() {
+                    return Err(format!("review_base `{}`: no such file ({})", path.display(), p.display()));
+                }
+                Some(p)
+            }
+            None => None,
+        };
         let database = match f.database.as_str() {
             "sqlite" => "sqlite".to_string(),
             u if u.starts_with("postgres://") || u.starts_with("postgresql://") => u.to_string(),
@@ -435,6 +451,7 @@ impl Config {
             data: rel(&f.data),
             database,
             port: f.port,
+            review_base,
             schedule,
             leaderboard,
             final_,

@@ -9,6 +9,7 @@
 //!   leaderboard's opponent in the sandbox; in the server and in `gbely arena worker` processes.
 //! * [`mail`]: sign-in links and results by SMTP (lettre).
 //! * [`pages`]: the site's HTML, every user's text escaped.
+//! * [`similarity`]: the similarity review of the last uploads (code fingerprints, behaviour).
 //!
 //! Identity is a verified e-mail address: a sign-in link (a random code, stored hashed, used
 //! once, valid for minutes) is mailed; opening it and confirming sets a session cookie
@@ -21,6 +22,7 @@ pub mod config;
 pub mod judge;
 pub mod mail;
 pub mod pages;
+pub mod similarity;
 pub mod store;
 
 use std::net::SocketAddr;
@@ -124,7 +126,17 @@ pub struct Arena {
     authority: String,
     origin: String,
     secure: bool,
+    /// The similarity review's profile of each last upload, by submission, with the result's
+    /// judging time it was made for (a re-judging makes it again).
+    profiles: Mutex<std::collections::HashMap<i64, (i64, Arc<similarity::Profile>)>>,
+    /// The fingerprints of the configuration's `review_base`, read at their first use.
+    review_base: std::sync::OnceLock<similarity::Fingerprints>,
+    /// The last review, with the uploads it ranked.
+    review: Mutex<Option<(ReviewKey, pages::Review)>>,
 }
+
+/// The uploads a similarity review ranked: (submission, its result's judging time or 0).
+type ReviewKey = Vec<(i64, i64)>;
 
 /// A signed-in user.
 #[derive(Clone, Debug)]
@@ -216,6 +228,9 @@ pub fn serve(config: Config, python: String, listen: SocketAddr) -> Result<Runni
         authority,
         origin,
         secure,
+        profiles: Mutex::new(std::collections::HashMap::new()),
+        review_base: std::sync::OnceLock::new(),
+        review: Mutex::new(None),
     });
     let listener = rt
         .block_on(tokio::net::TcpListener::bind(listen))
@@ -390,6 +405,7 @@ fn routes(arena: Arc<Arena>) -> Router<()> {
         .route("/org", get(organiser))
         .route("/org/rejudge", post(rejudge))
         .route("/org/file/{id}", get(download))
+        .route("/org/similar/{a}/{b}", get(compare))
         .route("/org/final", post(run_final))
         .route("/org/final/resume", post(resume_final))
         .route("/final", get(final_page))
@@ -862,9 +878,16 @@ async fn organiser(State(a): Shared, headers: HeaderMap, Query(q): Query<PartQue
     let here = a.final_.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(|f| f.id);
     let fin = a.store.last_final().await.ok().flatten();
     let final_here = fin.as_ref().is_some_and(|f| here == Some(f.id));
+    let subs = a.store.all_submissions().await.unwrap_or_default();
+    let outcomes = a.store.all_outcomes().await.unwrap_or_default();
+    let review = {
+        let (a, current) = (Arc::clone(&a), last_uploads(&subs, &outcomes));
+        tokio::task::spawn_blocking(move || a.review(current)).await.unwrap_or_default()
+    };
     let view = pages::OrgView {
-        subs: a.store.all_submissions().await.unwrap_or_default(),
-        outcomes: a.store.all_outcomes().await.unwrap_or_default(),
+        subs,
+        outcomes,
+        review,
         board,
         jobs: a.store.job_counts().await.unwrap_or_default(),
         pending: a.store.pending_jobs().await.unwrap_or_default(),
@@ -938,6 +961,144 @@ async fn download(State(a): Shared, headers: HeaderMap, UrlPath(id): UrlPath<i64
         }
         Err(e) => text(StatusCode::NOT_FOUND, format!("the file: {e}")),
     }
+}
+
+/// Each participant's last upload with its result, if any (`subs` newest first).
+fn last_uploads(subs: &[Submission], outcomes: &[store::Outcome]) -> Vec<(Submission, Option<store::Outcome>)> {
+    let mut seen = std::collections::HashSet::new();
+    subs.iter()
+        .filter(|s| seen.insert(s.email.as_str()))
+        .map(|s| (s.clone(), outcomes.iter().find(|o| o.submission == s.id).cloned()))
+        .collect()
+}
+
+/// How many pairs each of the review's rankings shows.
+const REVIEW_PAIRS: usize = 20;
+
+impl Arena {
+    /// An upload's profile for the similarity review: its file's fingerprints and, once judged,
+    /// its play in the judged match's replay (seat 0). Made once per upload and result (reading
+    /// the replay re-simulates it). A file or replay that cannot be read profiles as empty (it
+    /// is then like nothing), and says why on the server's output.
+    fn profile(&self, sub: &Submission, outcome: Option<&store::Outcome>) -> Arc<similarity::Profile> {
+        let judged = outcome.map_or(0, |o| o.judged);
+        let cached = self.profiles.lock().unwrap_or_else(|e| e.into_inner()).get(&sub.id).cloned();
+        if let Some((_, p)) = cached.filter(|(at, _)| *at == judged) {
+            return p;
+        }
+        let code = match std::fs::read(judge::submission_file(&self.config.data, sub)) {
+            Ok(bytes) => similarity::Fingerprints::of(&String::from_utf8_lossy(&bytes)).without(self.review_base()),
+            Err(e) => {
+                eprintln!("gbely arena: the similarity review: the file of submission {}: {e}", sub.id);
+                similarity::Fingerprints::default()
+            }
+        };
+        let behaviour = outcome.filter(|o| !o.replay.is_empty()).and_then(|o| {
+            let read = gbely_engine::replays::read_replay(&self.config.data.join(&o.replay)).map_err(|e| e.to_string());
+            match read.and_then(|r| similarity::Behaviour::of(&r, 0)) {
+                Ok(b) => Some(b),
+                Err(e) => {
+                    eprintln!("gbely arena: the similarity review: the replay of submission {}: {e}", sub.id);
+                    None
+                }
+            }
+        });
+        let p = Arc::new(similarity::Profile { code, behaviour });
+        self.profiles.lock().unwrap_or_else(|e| e.into_inner()).insert(sub.id, (judged, Arc::clone(&p)));
+        p
+    }
+
+    /// The fingerprints of `review_base` (read once; none without it, or when it cannot be read).
+    fn review_base(&self) -> &similarity::Fingerprints {
+        self.review_base.get_or_init(|| match &self.config.review_base {
+            Some(path) => match std::fs::read(path) {
+                Ok(bytes) => similarity::Fingerprints::of(&String::from_utf8_lossy(&bytes)),
+                Err(e) => {
+                    eprintln!("gbely arena: the similarity review's base file {}: {e}", path.display());
+                    similarity::Fingerprints::default()
+                }
+            },
+            None => similarity::Fingerprints::default(),
+        })
+    }
+
+    /// The similarity review of the last uploads (blocking: files and replays are read), made
+    /// again only when an upload or a result changed.
+    fn review(&self, current: Vec<(Submission, Option<store::Outcome>)>) -> pages::Review {
+        let key: ReviewKey = current.iter().map(|(s, o)| (s.id, o.as_ref().map_or(0, |o| o.judged))).collect();
+        if let Some((k, r)) = self.review.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            if *k == key {
+                return r.clone();
+            }
+        }
+        let profiles: Vec<Arc<similarity::Profile>> =
+            current.iter().map(|(s, o)| self.profile(s, o.as_ref())).collect();
+        // An upload that is no longer anyone's last is not reviewed again: its profile goes.
+        let last: std::collections::HashSet<i64> = key.iter().map(|(id, _)| *id).collect();
+        self.profiles.lock().unwrap_or_else(|e| e.into_inner()).retain(|id, _| last.contains(id));
+        let (by_code, by_behaviour) = similarity::ranked_pairs(&profiles, REVIEW_PAIRS);
+        // The earlier upload first: one pair, one address of its side-by-side page.
+        let row = |p: &similarity::Pair| {
+            let (a, b) = (&current[p.a].0, &current[p.b].0);
+            let (a, b) = if a.id < b.id { (a, b) } else { (b, a) };
+            pages::ReviewRow { a: a.clone(), b: b.clone(), code: p.code, behaviour: p.behaviour }
+        };
+        let review = pages::Review {
+            uploads: current.len(),
+            by_code: by_code.iter().map(row).collect(),
+            by_behaviour: by_behaviour.iter().map(row).collect(),
+        };
+        *self.review.lock().unwrap_or_else(|e| e.into_inner()) = Some((key, review.clone()));
+        review
+    }
+}
+
+/// Two uploads' files side by side, the lines they share marked (the organisers' review).
+async fn compare(State(a): Shared, headers: HeaderMap, UrlPath((x, y)): UrlPath<(i64, i64)>) -> Response {
+    let user = match organiser_of(&a, &headers).await {
+        Ok(u) => u,
+        Err(r) => return r,
+    };
+    let mut both = Vec::new();
+    for id in [x, y] {
+        let sub = match a.store.submission(id).await {
+            Ok(Some(s)) => s,
+            Ok(None) => return a.refuse(Some(&user), StatusCode::NOT_FOUND, &format!("there is no submission {id}")),
+            Err(e) => return a.internal(Some(&user), "looking the submission up", &e),
+        };
+        let outcome = a.store.outcome(id).await.ok().flatten();
+        let text = match tokio::fs::read(judge::submission_file(&a.config.data, &sub)).await {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(e) => return a.internal(Some(&user), "reading a submission's file", &e),
+        };
+        both.push((sub, outcome, text));
+    }
+    let profiles = {
+        let a = Arc::clone(&a);
+        let pair: Vec<(Submission, Option<store::Outcome>)> =
+            both.iter().map(|(s, o, _)| (s.clone(), o.clone())).collect();
+        tokio::task::spawn_blocking(move || pair.iter().map(|(s, o)| a.profile(s, o.as_ref())).collect::<Vec<_>>())
+            .await
+    };
+    let Ok(profiles) = profiles else { return a.internal(Some(&user), "comparing the files", &"a panic") };
+    let (pa, pb) = (&profiles[0], &profiles[1]);
+    let behaviour = match (&pa.behaviour, &pb.behaviour) {
+        (Some(x), Some(y)) => similarity::behaviour_similarity(x, y),
+        _ => None,
+    };
+    a.audit(
+        &user,
+        "compare",
+        &format!("the files of submissions {x} ({}) and {y} ({})", both[0].0.email, both[1].0.email),
+    )
+    .await;
+    let side = |k: usize, other: usize| pages::Side {
+        sub: &both[k].0,
+        text: &both[k].2,
+        shared: profiles[k].code.shared_lines(&profiles[other].code),
+    };
+    let body = pages::compare(&a, [side(0, 1), side(1, 0)], similarity::code_similarity(&pa.code, &pb.code), behaviour);
+    a.page(Some(&user), "Side by side", &body)
 }
 
 /// Whether final `f` was cut off: stopped (`interrupted`), or still `running` in the database

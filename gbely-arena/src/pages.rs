@@ -33,6 +33,14 @@ pre { white-space: pre-wrap; word-break: break-word; background: #8881; padding:
 button, input[type=submit] { font: inherit; padding: .35em .9em; cursor: pointer; }
 input[type=email] { font: inherit; padding: .3em; width: min(24em, 90%); }
 .cols { display: grid; grid-template-columns: 2fr 1fr; gap: 1.5em; }
+.review td { overflow-wrap: anywhere; }
+.review td.num { overflow-wrap: normal; }
+.pair { overflow-wrap: anywhere; }
+.pair { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(100%, 26em), 1fr)); gap: 1em; }
+.pair section { min-width: 0; }
+.pair pre { max-height: none; overflow: visible; overflow-wrap: anywhere; font-size: 14px; }
+.pair .ln { color: var(--muted); user-select: none; }
+mark.shared { background: #f5c16c66; color: inherit; }
 @media (max-width: 700px) { .cols { grid-template-columns: 1fr; } main { padding: .6em; } }
 "#;
 
@@ -342,10 +350,137 @@ pub struct OrgView {
     /// Whether this process is playing the last final (`fin`) now.
     pub final_here: bool,
     pub audit: Vec<AuditEntry>,
+    /// The similarity review of the last uploads.
+    pub review: Review,
+}
+
+/// The similarity review: pairs of last uploads, the most alike first (`similarity`).
+#[derive(Clone, Debug, Default)]
+pub struct Review {
+    /// How many last uploads were compared.
+    pub uploads: usize,
+    pub by_code: Vec<ReviewRow>,
+    pub by_behaviour: Vec<ReviewRow>,
+}
+
+/// Two last uploads and how alike they are.
+#[derive(Clone, Debug)]
+pub struct ReviewRow {
+    pub a: Submission,
+    pub b: Submission,
+    pub code: f64,
+    pub behaviour: Option<f64>,
+}
+
+fn percent(x: f64) -> String {
+    format!("{:.0} %", x * 100.0)
+}
+
+/// A score, with a word (not only a colour) when it reaches the review's threshold.
+fn score(x: Option<f64>, flag: f64) -> String {
+    match x {
+        Some(x) if x >= flag => format!("{}<br><strong class=refused>flagged</strong>", percent(x)),
+        Some(x) => percent(x),
+        None => "<span class=muted>—</span>".to_string(),
+    }
+}
+
+fn review_section(review: &Review) -> String {
+    use super::similarity::{BEHAVIOUR_FLAG, CODE_FLAG};
+    let table = |id: &str, caption: &str, rows: &[ReviewRow]| -> String {
+        if rows.is_empty() {
+            return format!("<p class=muted id={id}>No pair to compare yet.</p>");
+        }
+        let lines: String = rows
+            .iter()
+            .map(|r| {
+                let who = |s: &Submission| {
+                    format!("{} <span class=muted>(#{}, {})</span>", esc(&s.email), s.id, esc(&s.agent_name))
+                };
+                format!(
+                    "<tr><td>{} and {}</td><td class=num>{}</td><td class=num>{}</td>\
+                     <td><a href=/org/similar/{}/{}>side by side</a></td></tr>",
+                    who(&r.a),
+                    who(&r.b),
+                    score(Some(r.code), CODE_FLAG),
+                    score(r.behaviour, BEHAVIOUR_FLAG),
+                    r.a.id,
+                    r.b.id
+                )
+            })
+            .collect();
+        format!(
+            "<table id={id} class=review><caption>{caption}</caption><thead><tr><th scope=col>participants (upload, agent)</th>\
+             <th scope=col class=num>code</th><th scope=col class=num>behaviour</th><th scope=col>files</th></tr></thead>\
+             <tbody>{lines}</tbody></table>"
+        )
+    };
+    format!(
+        "<h2 id=similarity>Similarity review</h2><p class=muted>Every participant's last upload ({n}) against every other's, \
+         for the code review before the final (docs/arena.md, \"The similarity review\"). <b>Code</b>: the share of \
+         the smaller file's fingerprints (normalised Python tokens: names and literals forgotten) that the other file has \
+         too; flagged from {code}. <b>Behaviour</b>: the share of rounds of their leaderboard matches in which both \
+         agents, seeing the same, commanded the same; flagged from {beh}. A flag asks for a look, not a verdict.</p>\
+         {by_code}{by_behaviour}",
+        n = review.uploads,
+        code = percent(CODE_FLAG),
+        beh = percent(BEHAVIOUR_FLAG),
+        by_code = table("similar-code", "The most alike by code", &review.by_code),
+        by_behaviour = table("similar-behaviour", "The most alike by behaviour", &review.by_behaviour),
+    )
+}
+
+/// One file of a side-by-side view.
+#[derive(Debug)]
+pub struct Side<'a> {
+    pub sub: &'a Submission,
+    pub text: &'a str,
+    /// The lines (from 1) the other file shares a fingerprint with.
+    pub shared: std::collections::BTreeSet<u32>,
+}
+
+/// Two uploads' files side by side (stacked on a narrow screen), the shared lines marked.
+pub fn compare(a: &Arena, sides: [Side<'_>; 2], code: f64, behaviour: Option<f64>) -> String {
+    use super::similarity::{BEHAVIOUR_FLAG, CODE_FLAG};
+    let column = |s: &Side<'_>| -> String {
+        let lines: String = s
+            .text
+            .lines()
+            .enumerate()
+            .map(|(k, l)| {
+                let n = k as u32 + 1;
+                let l = esc(l);
+                if s.shared.contains(&n) {
+                    format!("<span class=ln>{n:>3} </span><mark class=shared>{l}</mark>\n")
+                } else {
+                    format!("<span class=ln>{n:>3} </span>{l}\n")
+                }
+            })
+            .collect();
+        format!(
+            "<section><h2>#{id}: {email}</h2><p class=muted>{name} · {file} · uploaded {at} · \
+             <a href=/org/file/{id}>download</a></p><pre class=src aria-label=\"the file of submission {id}\">{lines}</pre></section>",
+            id = s.sub.id,
+            email = esc(&s.sub.email),
+            name = esc(&s.sub.agent_name),
+            file = esc(&s.sub.file_name),
+            at = esc(&when(a, s.sub.uploaded)),
+        )
+    };
+    format!(
+        "<h1>Side by side</h1><p id=scores>Code: {} · behaviour: {}. <mark class=shared>Marked</mark> lines are \
+         covered by a fingerprint the other file has too. <a href=/org#similarity>Back to the review</a></p>\
+         <div class=pair>{}{}</div>",
+        // One line of text here; the review's narrow table breaks before the word.
+        score(Some(code), CODE_FLAG).replace("<br>", " "),
+        score(behaviour, BEHAVIOUR_FLAG).replace("<br>", " "),
+        column(&sides[0]),
+        column(&sides[1]),
+    )
 }
 
 pub fn organiser(a: &Arena, user: &User, phase: Phase, view: &OrgView) -> String {
-    let OrgView { subs, outcomes, board, jobs, pending, seating, fin, final_here, audit } = view;
+    let OrgView { subs, outcomes, board, jobs, pending, seating, fin, final_here, audit, review } = view;
     let fin = fin.as_ref();
     let csrf = esc(&user.csrf);
     let rows: String = subs
@@ -462,9 +597,10 @@ pub fn organiser(a: &Arena, user: &User, phase: Phase, view: &OrgView) -> String
              <h2>Submissions</h2><form method=post action=/org/rejudge><input type=hidden name=csrf value=\"{csrf}\">\
              <input type=hidden name=what value=all><button>Re-judge every current submission</button></form>\
              <table id=submissions><tr><th>#</th><th>address</th><th>uploaded</th><th>agent</th><th>state</th><th>share</th><th>reason</th><th></th></tr>{rows}</table>\
-             <h2>Audit log</h2><table id=audit><tr><th>when</th><th>who</th><th>what</th><th></th></tr>{audit}</table>",
+             {review}<h2>Audit log</h2><table id=audit><tr><th>when</th><th>who</th><th>what</th><th></th></tr>{audit}</table>",
             esc(&phase_line(a, phase)),
-            a.store.backend_name()
+            a.store.backend_name(),
+            review = review_section(review),
         )
 }
 
