@@ -125,7 +125,8 @@ impl Judging {
         match self.rt.block_on(self.store.finish(job, &verdict, unix_now())) {
             Ok(true) => {
                 self.forget_other_attempts(&sub, job);
-                self.tell(&sub, &verdict)
+                let again = self.rt.block_on(self.store.judged_before(job)).unwrap_or(false);
+                self.tell(&sub, &verdict, again)
             }
             Ok(false) => {} // Another worker has it now.
             Err(e) => eprintln!("gbely arena: {}: submission {}: the result: {e}", self.worker, sub.id),
@@ -154,7 +155,14 @@ impl Judging {
             Err(e) => return Some(Verdict::Error { reason: format!("the check could not run: {e}") }),
         };
         // The check's own run (its log beside the match's would double an upload's disk): its
-        // report is kept in the database, its folder goes.
+        // report is kept in the database, its folder goes — but for a failed check its agent's
+        // log stays (`check.log`: what the agent printed, the traceback of a crash), the only
+        // account of why it failed.
+        let kept_log = (!report.ok())
+            .then(|| report.notes.iter().find_map(|n| n.strip_prefix("log: ")))
+            .flatten()
+            .and_then(|log| std::fs::copy(log, dir.join("check.log")).ok())
+            .map(|_| format!("{rel}/check.log"));
         if let Some(run) = &report.run_dir {
             let _ = std::fs::remove_dir_all(run);
         }
@@ -162,6 +170,9 @@ impl Judging {
             return None;
         }
         let mut doc = report.to_json();
+        if let Some(log) = kept_log {
+            doc["log"] = json!(log);
+        }
         // The participant's view: the file as they named it, no paths of the server.
         doc["file"] = json!(sub.file_name);
         if let Some(notes) = doc["notes"].as_array_mut() {
@@ -241,8 +252,9 @@ impl Judging {
         }
     }
 
-    /// The e-mail with the result and the status page's link.
-    fn tell(&self, sub: &Submission, verdict: &Verdict) {
+    /// The e-mail with the result and the status page's link; `again`: a re-judging's, which
+    /// says it is one (its result replaces the one e-mailed before).
+    fn tell(&self, sub: &Submission, verdict: &Verdict, again: bool) {
         let link = format!("{}/me/{}", self.config.public_url, sub.id);
         let what = match verdict {
             Verdict::Judged { outcome, reason, .. } => match outcome.share {
@@ -251,16 +263,24 @@ impl Judging {
                     outcome.tiebreak.map_or("-".into(), |t| t.to_string()),
                     outcome.violations
                 ),
-                None => reason.clone(),
+                // "disqualified in round 13: …"
+                None => format!("was {reason}"),
             },
             Verdict::CheckFailed { reason, .. } => format!("failed the check: {reason}"),
             Verdict::Error { reason } => format!("could not be judged: {reason}"),
         };
+        let (subject, again) = if again {
+            (
+                format!("{}: your submission {}, judged again", self.config.name, sub.id),
+                "It was judged again at the organisers' request; this result replaces the one sent before.\n\n",
+            )
+        } else {
+            (format!("{}: your submission {}", self.config.name, sub.id), "")
+        };
         let body = format!(
-            "Your submission {} ({}) to {} {what}.\n\nIts status page: {link}\n",
+            "Your submission {} ({}) to {} {what}.\n\n{again}Its status page: {link}\n",
             sub.file_name, sub.agent_name, self.config.name
         );
-        let subject = format!("{}: your submission {}", self.config.name, sub.id);
         if let Err(e) = self.mailer.send(&sub.email, &subject, &body) {
             eprintln!("gbely arena: the result e-mail of submission {}: {e}", sub.id);
         }

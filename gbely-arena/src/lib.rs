@@ -47,6 +47,7 @@ use self::config::{normal_email, Config, Phase};
 use self::judge::{unix_now, Judging};
 use self::mail::Mailer;
 use self::store::{Store, Submission};
+use gbely_engine::app::inspect::AgentMeta;
 use gbely_engine::app::runs::agent_spec::AgentSpec;
 use gbely_engine::app::web::live::{parts, Live, Start, WatchObserver};
 use gbely_engine::app::web::{random_token, same_secret, text, with_safe_headers, Server};
@@ -82,6 +83,11 @@ pub struct Clock {
 impl Clock {
     pub fn from_env() -> Clock {
         Clock { file: std::env::var_os("GBELY_ARENA_CLOCK").map(PathBuf::from) }
+    }
+
+    /// Where the clock comes from, when not from the machine: a line for the server's start.
+    pub fn source(&self) -> Option<String> {
+        self.file.as_ref().map(|f| format!("the clock is read from $GBELY_ARENA_CLOCK ({})", f.display()))
     }
 
     pub fn now(&self) -> Timestamp {
@@ -363,6 +369,16 @@ impl Arena {
             .expect("a cookie of hex digits")
     }
 
+    /// Where the competition's clock comes from when not from the machine, and what it says:
+    /// the server says so at its start (a rehearsal's clock left set would move every phase).
+    pub fn clock_note(&self) -> Option<String> {
+        let source = self.clock.source()?;
+        Some(format!(
+            "{source}: it is {} for this server, and the phases follow it; unset it to run on the machine's clock",
+            self.config.local(self.now())
+        ))
+    }
+
     fn page(&self, user: Option<&User>, title: &str, body: &str) -> Response {
         gbely_engine::app::web::html(pages::layout(self, user, title, body))
     }
@@ -375,8 +391,27 @@ impl Arena {
         self.refuse(user, StatusCode::INTERNAL_SERVER_ERROR, &why)
     }
 
+    /// A refusal: what was refused and why, and a way back (to one's submission, or to sign in).
     fn refuse(&self, user: Option<&User>, status: StatusCode, why: &str) -> Response {
-        let mut r = self.page(user, "Refused", &format!("<p class=refused>{}</p>", pages::esc(why)));
+        self.refuse_with(user, status, why, "")
+    }
+
+    /// A refused upload: the reason, and the upload form again (while uploads are open).
+    fn refuse_upload(&self, user: &User, status: StatusCode, why: &str) -> Response {
+        self.refuse_with(Some(user), status, why, &pages::upload_form(self, user, self.phase()))
+    }
+
+    fn refuse_with(&self, user: Option<&User>, status: StatusCode, why: &str, form: &str) -> Response {
+        let back = match user {
+            Some(_) => "<a href=/me>Back to your submission</a> · <a href=/board>the leaderboard</a>",
+            None => "<a href=/signin>Sign in</a> · <a href=/>the competition's page</a>",
+        };
+        let body = format!(
+            "<h1>Not done</h1><p class=refused role=alert>{}: {}</p>{form}<p>{back}</p>",
+            status.as_u16(),
+            pages::esc(why)
+        );
+        let mut r = self.page(user, "Not done", &body);
         *r.status_mut() = status;
         r
     }
@@ -633,7 +668,9 @@ async fn own_log(State(a): Shared, headers: HeaderMap, UrlPath(id): UrlPath<i64>
     let Some(sub) = own(&a, &user, id).await else {
         return a.refuse(Some(&user), StatusCode::NOT_FOUND, "no submission of yours has this number");
     };
-    let log = a.store.outcome(sub.id).await.ok().flatten().map(|o| o.log).filter(|l| !l.is_empty());
+    // The judged match's log, else a failed check's (its agent's log in the test match).
+    let check_log = || serde_json::from_str::<serde_json::Value>(&sub.check).ok()?["log"].as_str().map(str::to_string);
+    let log = a.store.outcome(sub.id).await.ok().flatten().map(|o| o.log).filter(|l| !l.is_empty()).or_else(check_log);
     let Some(log) = log else { return text(StatusCode::NOT_FOUND, "this submission has no log (yet)") };
     match tokio::fs::read(a.config.data.join(log)).await {
         Ok(bytes) => text(StatusCode::OK, String::from_utf8_lossy(&bytes).into_owned()),
@@ -692,25 +729,25 @@ async fn upload(State(a): Shared, headers: HeaderMap, mut form: Multipart) -> Re
     let Some(user) = a.user(&headers).await else { return redirect("/signin") };
     // Refused at once when the phase is over; decided again once the body has arrived.
     if let Some(why) = upload_closed(&a, a.now()) {
-        return a.refuse(Some(&user), StatusCode::FORBIDDEN, &why);
+        return a.refuse_upload(&user, StatusCode::FORBIDDEN, &why);
     }
     let limit = a.config.limits.upload_bytes as usize;
     let within = Duration::from_secs(a.config.limits.upload_seconds.into());
     let (csrf, file) = match tokio::time::timeout(within, upload_fields(&mut form, limit)).await {
         Ok(Ok(fields)) => fields,
-        Ok(Err((status, why))) => return a.refuse(Some(&user), status, &why),
+        Ok(Err((status, why))) => return a.refuse_upload(&user, status, &why),
         Err(_) => {
             let why = format!(
                 "the upload took over {} s: send the file again on a better connection",
                 a.config.limits.upload_seconds
             );
-            return a.refuse(Some(&user), StatusCode::REQUEST_TIMEOUT, &why);
+            return a.refuse_upload(&user, StatusCode::REQUEST_TIMEOUT, &why);
         }
     };
     // The upload's instant: when its file has arrived whole, not when it began.
     let now = a.now();
     if let Some(why) = upload_closed(&a, now) {
-        return a.refuse(Some(&user), StatusCode::FORBIDDEN, &why);
+        return a.refuse_upload(&user, StatusCode::FORBIDDEN, &why);
     }
     if !csrf.as_deref().is_some_and(|c| csrf_ok(&user, c)) {
         return a.refuse(
@@ -720,16 +757,16 @@ async fn upload(State(a): Shared, headers: HeaderMap, mut form: Multipart) -> Re
         );
     }
     let Some((name, bytes)) = file else {
-        return a.refuse(Some(&user), StatusCode::BAD_REQUEST, "no file was chosen");
+        return a.refuse_upload(&user, StatusCode::BAD_REQUEST, "no file was chosen");
     };
     // Shown only, as text: the last component, printable, at most 100 characters.
     let shown: String =
         name.rsplit(['/', '\\']).next().unwrap_or("").chars().filter(|c| !c.is_control()).take(100).collect();
     if !shown.to_ascii_lowercase().ends_with(".py") {
-        return a.refuse(Some(&user), StatusCode::BAD_REQUEST, "the submission is one Python file (*.py)");
+        return a.refuse_upload(&user, StatusCode::BAD_REQUEST, "the submission is one Python file (*.py)");
     }
     if bytes.is_empty() {
-        return a.refuse(Some(&user), StatusCode::BAD_REQUEST, "the file is empty");
+        return a.refuse_upload(&user, StatusCode::BAD_REQUEST, "the file is empty");
     }
     let per_hour = a.config.limits.uploads_per_hour;
     // A quick refusal before the file is written; the limit itself holds in `add_submission`.
@@ -739,29 +776,33 @@ async fn upload(State(a): Shared, headers: HeaderMap, mut form: Multipart) -> Re
         Err(e) => return a.internal(Some(&user), "counting uploads", &e),
     }
     let Ok(token) = random_token() else {
-        return a.refuse(Some(&user), StatusCode::INTERNAL_SERVER_ERROR, "no randomness");
+        return a.refuse_upload(&user, StatusCode::INTERNAL_SERVER_ERROR, "no randomness");
     };
     let stored = format!("{token}.py");
     let path = a.config.data.join("submissions").join(&stored);
-    let version = gbely_engine::app::entries::content_id(&bytes);
     let size = bytes.len() as i64;
     let python = a.python.clone();
-    let written = tokio::task::spawn_blocking(move || -> std::io::Result<String> {
+    let written = tokio::task::spawn_blocking(move || -> std::io::Result<AgentMeta> {
         use std::io::Write;
         let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&path)?;
         f.write_all(&bytes)?;
         f.sync_all()?;
-        Ok(gbely_engine::app::inspect::display_name(&AgentSpec::File(path), &python).0)
+        Ok(gbely_engine::app::inspect::file_meta(&path, &python).unwrap_or_default())
     })
     .await;
-    let agent_name = match written {
-        // A file without AGENT_NAME is named by its stem: the one the participant gave, not ours,
-        // its bidi and invisible characters escaped as an AGENT_NAME's are.
-        Ok(Ok(n)) if n.starts_with(&token) => gbely_engine::text::printable(shown.trim_end_matches(".py")).into_owned(),
-        Ok(Ok(n)) => n,
+    let meta = match written {
+        Ok(Ok(meta)) => meta,
         Ok(Err(e)) => return a.internal(Some(&user), "storing the file", &e),
         Err(e) => return a.internal(Some(&user), "storing the file", &e),
     };
+    // A file without AGENT_NAME is named by its stem: the one the participant gave, not ours,
+    // its bidi and invisible characters escaped as an AGENT_NAME's are.
+    let agent_name = meta.display_name(shown.trim_end_matches(".py"));
+    let version: String = meta
+        .version
+        .as_deref()
+        .map(|v| gbely_engine::text::printable(v).chars().take(40).collect())
+        .unwrap_or_default();
     let sub = Submission {
         id: 0,
         email: user.email.clone(),
@@ -793,7 +834,7 @@ fn too_many_uploads(a: &Arena, user: &User) -> Response {
         "the limit is {} uploads an hour, and you have made them: try again later",
         a.config.limits.uploads_per_hour
     );
-    a.refuse(Some(user), StatusCode::TOO_MANY_REQUESTS, &why)
+    a.refuse_upload(user, StatusCode::TOO_MANY_REQUESTS, &why)
 }
 
 async fn board(State(a): Shared, headers: HeaderMap, Query(q): Query<PartQuery>) -> Response {

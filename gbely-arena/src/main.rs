@@ -83,6 +83,9 @@ fn run(cmd: ArenaCmd) -> Result<()> {
                 data.display(),
                 running.arena.store.backend_name()
             );
+            if let Some(note) = running.arena.clock_note() {
+                eprintln!("gbely: {note}");
+            }
             while !requested() {
                 std::thread::sleep(POLL);
             }

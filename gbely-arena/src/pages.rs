@@ -15,7 +15,8 @@ pub use gbely_engine::replays::viewer::escape_html as esc;
 pub const ICON: &str = "<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'><path d='M8 1C8 1 3 7 3 10a5 5 0 0 0 10 0C13 7 8 1 8 1z' fill='#3b2a1a'/></svg>";
 
 const STYLE: &str = r#"
-:root { color-scheme: light dark; --accent: #b5651d; --muted: #888; }
+:root { color-scheme: light dark; --accent: #b5651d; --muted: #5c5c5c; --bad: #c62828; --good: #2e7d32; }
+@media (prefers-color-scheme: dark) { :root { --muted: #a8a8a8; --bad: #ff8a80; --good: #81c784; } }
 body { font: 16px/1.45 system-ui, sans-serif; margin: 0; }
 header { display: flex; flex-wrap: wrap; gap: .4em 1.2em; align-items: center; padding: .6em 1em; border-bottom: 1px solid #8884; }
 header .name { font-weight: 700; margin-right: auto; }
@@ -26,13 +27,17 @@ table { border-collapse: collapse; width: 100%; margin: .6em 0 1.2em; }
 th, td { text-align: left; padding: .3em .5em; border-bottom: 1px solid #8883; vertical-align: top; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 .state { font-weight: 600; }
-.state.scored { color: #2e7d32; } .state.disqualified, .state.check_failed, .state.error { color: #c62828; }
-.refused { color: #c62828; font-weight: 600; }
+.state.scored { color: var(--good); } .state.disqualified, .state.check_failed, .state.error { color: var(--bad); }
+.refused { color: var(--bad); font-weight: 600; }
 .muted { color: var(--muted); }
 pre { white-space: pre-wrap; word-break: break-word; background: #8881; padding: .6em; max-height: 30em; overflow: auto; }
 button, input[type=submit] { font: inherit; padding: .35em .9em; cursor: pointer; }
 input[type=email] { font: inherit; padding: .3em; width: min(24em, 90%); }
-.cols { display: grid; grid-template-columns: 2fr 1fr; gap: 1.5em; }
+.cols { display: grid; grid-template-columns: minmax(0, 1fr); gap: 0 1.5em; }
+table.result { width: auto; }
+caption { text-align: left; font-weight: 600; }
+.scroll { overflow-x: auto; max-width: 100%; }
+.scroll:focus-visible { outline: 2px solid var(--accent); }
 .review td { overflow-wrap: anywhere; }
 .review td.num { overflow-wrap: normal; }
 .pair { overflow-wrap: anywhere; }
@@ -41,7 +46,14 @@ input[type=email] { font: inherit; padding: .3em; width: min(24em, 90%); }
 .pair pre { max-height: none; overflow: visible; overflow-wrap: anywhere; font-size: 14px; }
 .pair .ln { color: var(--muted); user-select: none; }
 mark.shared { background: #f5c16c66; color: inherit; }
-@media (max-width: 700px) { .cols { grid-template-columns: 1fr; } main { padding: .6em; } }
+@media (min-width: 601px) { th, td.num { white-space: nowrap; } }
+@media (max-width: 600px) {
+  main { padding: .6em; }
+  table { font-size: 15px; }
+  th, td { padding: .25em .3em; }
+  td { overflow-wrap: anywhere; }
+  td.num { overflow-wrap: normal; }
+}
 "#;
 
 /// Re-reads `#live` from `?part=1` at each `changed` event (the first, on connecting, included).
@@ -175,14 +187,17 @@ fn share(o: &Outcome) -> String {
     o.share.map_or("—".into(), |s| format!("{s:.2} %"))
 }
 
-fn upload_form(a: &Arena, user: &User, phase: Phase) -> String {
+/// The phase, and the upload form while uploads are open: the one place of a page that says
+/// the phase.
+pub fn upload_form(a: &Arena, user: &User, phase: Phase) -> String {
     if phase != Phase::Testing {
         return format!("<p class=muted id=closed>{}</p>", esc(&phase_line(a, phase)));
     }
     format!(
-        "<form method=post action=/upload enctype=multipart/form-data id=upload>\
-         <input type=hidden name=csrf value=\"{}\"><input type=file name=file accept=\".py\" required> \
+        "<p class=muted id=phase>{}</p><form method=post action=/upload enctype=multipart/form-data id=upload>\
+         <input type=hidden name=csrf value=\"{}\"><label>Your agent <input type=file name=file accept=\".py\" required></label> \
          <button>Upload</button> <span class=muted>one .py file, at most {} KiB; it replaces your last one</span></form>",
+        esc(&phase_line(a, phase)),
         esc(&user.csrf),
         a.config.limits.upload_bytes / 1024
     )
@@ -200,11 +215,7 @@ pub fn me(
         Some((s, o)) => status(a, s, o.as_ref()),
         None => "<p>No submission yet.</p>".to_string(),
     };
-    let head = format!(
-        "<h1>Your submission</h1><p class=muted>{}</p>{}",
-        esc(&phase_line(a, phase)),
-        upload_form(a, user, phase)
-    );
+    let head = format!("<h1>Your submission</h1>{}", upload_form(a, user, phase));
     (head, format!("{cur}{}", history(a, subs)))
 }
 
@@ -231,30 +242,33 @@ fn history(a: &Arena, subs: &[Submission]) -> String {
 pub fn status(a: &Arena, s: &Submission, o: Option<&Outcome>) -> String {
     let mut out = format!(
         "<h2>Submission {id}: <span class=\"state {st}\" id=state>{label}</span></h2>\
-         <p>{file} · {name} · version {ver} · {bytes} bytes · uploaded {at}</p>",
+         <p>{file} · {name} · {bytes} bytes · uploaded {at}</p>",
         id = s.id,
         st = esc(s.state.as_str()),
         label = esc(state_label(s.state)),
         file = esc(&s.file_name),
         name = esc(&s.agent_name),
-        ver = esc(&s.version),
         bytes = s.bytes,
         at = esc(&when(a, s.uploaded)),
     );
-    if !s.reason.is_empty() {
+    // A failed check's reason is its problems, listed once by the check's report below.
+    let listed_below = s.state == SubmissionState::CheckFailed && !s.check.is_empty();
+    if !s.reason.is_empty() && !listed_below {
         out += &format!("<p id=reason class=refused>{}</p>", esc(&s.reason));
     }
     if let Some(o) = o {
-        out += &format!(
-            "<table id=result><tr><th>share</th><th>tie-break round</th><th>cells</th><th>violations</th><th>rounds</th><th>the Council fell</th></tr>\
-             <tr><td class=num>{}</td><td class=num>{}</td><td class=num>{}</td><td class=num>{}</td><td class=num>{}</td><td>{}</td></tr></table>",
-            share(o),
-            o.tiebreak.map_or("—".into(), |t| t.to_string()),
-            o.cells,
-            o.violations,
-            o.rounds,
-            o.council_fell.map_or("no".into(), |r| format!("in round {r}")),
-        );
+        // One value a row: the table fits a phone.
+        let rows = [
+            ("share", share(o)),
+            ("tie-break round", o.tiebreak.map_or("—".into(), |t| t.to_string())),
+            ("cells", o.cells.to_string()),
+            ("violations", o.violations.to_string()),
+            ("rounds", o.rounds.to_string()),
+            ("the Council fell", o.council_fell.map_or("no".into(), |r| format!("in round {r}"))),
+        ];
+        let rows: String =
+            rows.iter().map(|(what, value)| format!("<tr><th scope=row>{what}</th><td>{value}</td></tr>")).collect();
+        out += &format!("<table id=result class=result><caption>The judged match</caption>{rows}</table>");
         if !o.times.slowest.is_empty() {
             // Where the time went, against the judge's limit (a timeout is over it).
             out += &format!("<p id=slowest>Slowest answers: {}</p>", esc(&o.times.text()));
@@ -265,7 +279,7 @@ pub fn status(a: &Arena, s: &Submission, o: Option<&Outcome>) -> String {
         );
     }
     if !s.check.is_empty() {
-        out += &check_report(&s.check);
+        out += &check_report(&s.check, s.id);
     }
     if s.state.is_being_judged() {
         out += "<p class=muted>This page updates by itself.</p>";
@@ -273,7 +287,7 @@ pub fn status(a: &Arena, s: &Submission, o: Option<&Outcome>) -> String {
     out
 }
 
-fn check_report(doc: &str) -> String {
+fn check_report(doc: &str, id: i64) -> String {
     let Ok(v) = serde_json::from_str::<Value>(doc) else { return String::new() };
     let list = |key: &str| -> String {
         v[key].as_array().map_or(String::new(), |l| {
@@ -281,8 +295,14 @@ fn check_report(doc: &str) -> String {
         })
     };
     let verdict = if v["ok"] == true { "passes" } else { "fails" };
+    // A failed check keeps its test match's log (the traceback of an agent that crashed).
+    let log = if v["log"].is_string() {
+        format!("<p><a href=/me/{id}/log>Your agent's log in the check</a> (what it printed, and the traceback of a crash)</p>")
+    } else {
+        String::new()
+    };
     format!(
-        "<h3>The check (as <code>gbely check</code>): {verdict}</h3><ul id=problems class=refused>{}</ul><ul id=warnings>{}</ul><ul class=muted>{}</ul>",
+        "<h3>The check (as <code>gbely check</code>): {verdict}</h3><ul id=problems class=refused>{}</ul><ul id=warnings>{}</ul><ul class=muted>{}</ul>{log}",
         list("problems"),
         list("warnings"),
         list("notes")
@@ -299,8 +319,8 @@ pub fn board(a: &Arena, rows: &[BoardRow], flash: &[(Submission, Outcome)]) -> S
             format!(
                 "<tr><td class=num>{}</td><td class=agent>{}{pending}</td><td>{}</td><td class=num>{}</td><td class=num>{}</td><td class=num>{}</td><td><a href=/replay/{}>replay</a></td></tr>",
                 r.rank,
-                esc(&s.agent_name),
-                esc(&s.version),
+                esc(s.name_alone()),
+                if s.version.is_empty() { "—".to_string() } else { esc(&s.version) },
                 share(o),
                 o.tiebreak.map_or("—".into(), |t| t.to_string()),
                 o.violations,
@@ -489,7 +509,7 @@ pub fn organiser(a: &Arena, user: &User, phase: Phase, view: &OrgView) -> String
             let o = outcomes.iter().find(|o| o.submission == s.id);
             format!(
                 "<tr><td>{id}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"state {st}\">{}</td><td class=num>{}</td><td>{}</td>\
-                 <td><a href=/org/file/{id}>file</a> <a href=/replay/{id}>replay</a> <form method=post action=/org/rejudge style=display:inline>\
+                 <td><a href=/org/file/{id}>file</a>{replay} <form method=post action=/org/rejudge style=display:inline>\
                  <input type=hidden name=csrf value=\"{csrf}\"><input type=hidden name=what value={id}><button>re-judge</button></form></td></tr>",
                 esc(&s.email),
                 esc(&when(a, s.uploaded)),
@@ -499,6 +519,11 @@ pub fn organiser(a: &Arena, user: &User, phase: Phase, view: &OrgView) -> String
                 esc(&s.reason),
                 id = s.id,
                 st = esc(s.state.as_str()),
+                replay = if o.is_some_and(|o| !o.replay.is_empty()) {
+                    format!(" <a href=/replay/{}>replay</a>", s.id)
+                } else {
+                    String::new()
+                },
             )
         })
         .collect();
@@ -596,8 +621,8 @@ pub fn organiser(a: &Arena, user: &User, phase: Phase, view: &OrgView) -> String
              <h2>The finalists</h2><ol id=finalists>{finalists}</ol><h3>Seating</h3>{seats}{final_state}{final_form}\
              <h2>Submissions</h2><form method=post action=/org/rejudge><input type=hidden name=csrf value=\"{csrf}\">\
              <input type=hidden name=what value=all><button>Re-judge every current submission</button></form>\
-             <table id=submissions><tr><th>#</th><th>address</th><th>uploaded</th><th>agent</th><th>state</th><th>share</th><th>reason</th><th></th></tr>{rows}</table>\
-             {review}<h2>Audit log</h2><table id=audit><tr><th>when</th><th>who</th><th>what</th><th></th></tr>{audit}</table>",
+             <div class=scroll tabindex=0 role=region aria-label=\"the submissions (scrolls sideways)\"><table id=submissions><tr><th>#</th><th>address</th><th>uploaded</th><th>agent</th><th>state</th><th>share</th><th>reason</th><th></th></tr>{rows}</table></div>\
+             {review}<h2>Audit log</h2><div class=scroll tabindex=0 role=region aria-label=\"the audit log (scrolls sideways)\"><table id=audit><tr><th>when</th><th>who</th><th>what</th><th></th></tr>{audit}</table></div>",
             esc(&phase_line(a, phase)),
             a.store.backend_name(),
             review = review_section(review),

@@ -128,9 +128,10 @@ pub struct Submission {
     /// The file's name as uploaded: shown, never a path.
     pub file_name: String,
     pub bytes: i64,
-    /// The content identity (as a league's entry has).
+    /// The `AGENT_VERSION` the file gives itself (printable), empty when it gives none. (Rows
+    /// written before 2026-12-07 hold the file's content identity here.)
     pub version: String,
-    /// `AGENT_NAME` (or the file's stem).
+    /// `AGENT_NAME` and `AGENT_VERSION` as `gbely` shows them (`Mravec 7`), or the file's stem.
     pub agent_name: String,
     pub state: SubmissionState,
     pub reason: String,
@@ -140,6 +141,14 @@ pub struct Submission {
     /// written before the row.
     #[serde(skip)]
     pub stored: String,
+}
+
+impl Submission {
+    /// The agent's name without its version, where a column of its own shows the version.
+    pub fn name_alone(&self) -> &str {
+        let suffix = self.agent_name.strip_suffix(self.version.as_str()).and_then(|n| n.strip_suffix(' '));
+        suffix.filter(|n| !self.version.is_empty() && !n.is_empty()).unwrap_or(&self.agent_name)
+    }
 }
 
 /// A submission's result.
@@ -753,6 +762,19 @@ impl Store {
         row.map(|r| Ok(Job { id: r.try_get(0)?, submission: r.try_get(1)?, attempt: r.try_get(2)? })).transpose()
     }
 
+    /// Whether `job`'s submission was judged before it (a re-judging's job): an earlier job of
+    /// the same submission has ended.
+    pub async fn judged_before(&self, job: &Job) -> Result<bool, sqlx::Error> {
+        let earlier: i64 =
+            sqlx::query("SELECT COUNT(*) FROM jobs WHERE submission = $1 AND id < $2 AND state = 'done'")
+                .bind(job.submission)
+                .bind(job.id)
+                .fetch_one(&self.pool)
+                .await?
+                .try_get(0)?;
+        Ok(earlier > 0)
+    }
+
     /// Renews a job's lease; `false`: it is no longer this attempt's (another worker took it).
     pub async fn renew(&self, job: &Job, until: i64) -> Result<bool, sqlx::Error> {
         let done = sqlx::query("UPDATE jobs SET lease_until = $3 WHERE id = $1 AND attempt = $2 AND state = 'running'")
@@ -1067,6 +1089,28 @@ impl Store {
 #[cfg(test)]
 mod state_tests {
     use super::*;
+
+    #[test]
+    fn a_name_alone_drops_the_version_its_own_column_shows() {
+        let sub = |name: &str, version: &str| Submission {
+            id: 1,
+            email: String::new(),
+            uploaded: 0,
+            file_name: "a.py".into(),
+            bytes: 1,
+            version: version.into(),
+            agent_name: name.into(),
+            state: SubmissionState::Queued,
+            reason: String::new(),
+            check: String::new(),
+            stored: String::new(),
+        };
+        assert_eq!(sub("Mravec 7", "7").name_alone(), "Mravec");
+        assert_eq!(sub("Mravec 7", "").name_alone(), "Mravec 7", "no version: the name as it is");
+        assert_eq!(sub("Mravec17", "7").name_alone(), "Mravec17", "not a word of its own");
+        assert_eq!(sub("7", "7").name_alone(), "7", "never an empty name");
+        assert_eq!(sub("Mravec 7 b", "7").name_alone(), "Mravec 7 b");
+    }
 
     /// The words stored, shown on the pages and used by the pages' CSS are the ones stored
     /// before the enums (no migration), one each; the serde names are the same words.

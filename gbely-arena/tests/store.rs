@@ -328,11 +328,13 @@ async fn the_final_waits_for_every_pending_job(store: Store) {
     assert_eq!(store.start_final(now, "").await.unwrap(), Err(1));
     let j = store.claim("w", now, 60).await.unwrap().unwrap();
     assert_eq!(store.start_final(now, "").await.unwrap(), Err(1), "being judged is pending too");
+    assert!(!store.judged_before(&j).await.unwrap(), "an upload's first judging");
     assert!(store.finish(&j, &scored(a1, 40.0, 80), now + 1).await.unwrap());
     store.rejudge(None, now + 2).await.unwrap();
     assert_eq!(store.pending_jobs().await.unwrap(), 1);
     assert_eq!(store.start_final(now, "").await.unwrap(), Err(1), "a re-judging is pending");
     let j = store.claim("w", now + 3, 60).await.unwrap().unwrap();
+    assert!(store.judged_before(&j).await.unwrap(), "a re-judging: its e-mail says so");
     assert!(store.finish(&j, &scored(a1, 40.0, 80), now + 4).await.unwrap());
     let id = store.start_final(now + 5, "{\"seats\": []}").await.unwrap().expect("nothing pending");
     let fin = store.last_final().await.unwrap().unwrap();

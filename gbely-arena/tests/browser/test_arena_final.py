@@ -62,9 +62,10 @@ def test_the_live_final_on_the_projection(sink, pages, tmp_path):
         ana.page.click("#upload button")
         ana.page.wait_for_url(re.compile(r"/me/\d+$"))
         ana.page.wait_for_function("() => document.getElementById('state')?.textContent === 'scored'", timeout=120_000)
-        # The board names it with its version; the final will not.
+        # The board shows its version (in a column of its own); the final will not.
         ana.page.goto(arena.url + "/board")
-        assert ana.page.locator("#board td.agent").inner_text() == f"{LONG} 1"
+        assert ana.page.locator("#board td.agent").inner_text() == LONG
+        assert ana.page.locator("#board tr").nth(1).locator("td").nth(2).inner_text() == "1"
 
         arena.set_clock(AFTER_DEADLINE)
         sign_in(org.page, arena, sink, "org@mail.example")
