@@ -3,7 +3,10 @@ once (none may be lost), the leaderboard page's latency (median, p99) while judg
 judged matches per minute against `gbely league`'s rate for the same agent against the Council
 (the same rounds, the same number of matches at once, the sandbox in both).
 
-    python3 gbely-arena/benches/arena.py [--participants 200] [--seconds 60] [--rounds 150] [--quick]
+    python3 gbely-arena/benches/arena.py [--participants 200] [--uploads-each 1] [--seconds 60] [--rounds 150] [--quick]
+
+The event's size (docs/arena.md, "Load"): --participants 2000 --uploads-each 5 (10 000 uploads;
+the database's and the disk's bytes per upload are printed).
 
 Needs the `gbely` binary (GBELY_BIN, else target/debug/gbely; build the release one for figures
 that mean something: cargo build --release -p gbely-engine, GBELY_BIN=target/release/gbely),
@@ -76,6 +79,8 @@ def pct(xs: list[float], q: float) -> float:
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--participants", type=int, default=200)
+    ap.add_argument("--uploads-each", type=int, default=1,
+                    help="uploads of each participant, sent in waves (all participants at once each)")
     ap.add_argument("--seconds", type=float, default=60, help="how long the leaderboard is read while judging runs")
     ap.add_argument("--rounds", type=int, default=150)
     ap.add_argument("--judges", type=int, default=2, help="matches judged at once (and league jobs)")
@@ -99,14 +104,20 @@ def main():
             sessions = list(pool.map(lambda k: sign_in(arena, sink, f"p{k}@mail.example"), range(a.participants)))
         signed = time.time() - t0
         t0 = time.time()
+        statuses = []
         with concurrent.futures.ThreadPoolExecutor(32) as pool:
-            statuses = list(pool.map(lambda s: upload(arena, s[1][0], s[1][1], f"agent{s[0]}.py", source), enumerate(sessions)))
+            for wave in range(a.uploads_each):
+                # Each wave's files differ (another AGENT_NAME): no two uploads are the same file.
+                statuses += pool.map(lambda s: upload(arena, s[1][0], s[1][1], f"agent{s[0]}.py",
+                                                      source.replace('"bench"', f'"bench {wave}"', 1)), enumerate(sessions))
         uploaded = time.time() - t0
+        total = a.participants * a.uploads_each
         stored = arena.sqlite("SELECT COUNT(*) FROM submissions")[0][0]
         jobs = arena.sqlite("SELECT COUNT(*) FROM jobs")[0][0]
-        print(f"  {a.participants} participants signed in in {signed:.1f} s; their uploads at once in {uploaded:.2f} s "
-              f"({a.participants / uploaded * 60:.0f} a minute): {statuses.count(303)} accepted, {stored} stored, {jobs} jobs")
-        assert statuses.count(303) == a.participants == stored == jobs, "an upload was lost"
+        print(f"  {a.participants} participants signed in in {signed:.1f} s; their {total} uploads ({a.uploads_each} each, "
+              f"32 at once) in {uploaded:.2f} s ({total / uploaded * 60:.0f} a minute): {statuses.count(303)} accepted, "
+              f"{stored} stored, {jobs} jobs")
+        assert statuses.count(303) == total == stored == jobs, "an upload was lost"
         # The leaderboard read while the judges work.
         latencies = []
         done0 = 0
@@ -129,6 +140,16 @@ def main():
         arena_rate = judged / window * 60
         print(f"  judged: {judged} matches in {window:.1f} s = {arena_rate:.1f} a minute ({a.judges} at once, "
               f"load average {os.getloadavg()[0]:.2f})")
+        # What an upload costs: the database's rows (the file with its write-ahead log), the
+        # stored file, and a judged upload's folder (its replay and log).
+        db = sum(f.stat().st_size for f in arena.data.glob("arena.sqlite*"))
+        files = sum(f.stat().st_size for f in (arena.data / "submissions").iterdir())
+        folders = [d for d in (arena.data / "judging").iterdir() if d.is_dir()]
+        judged_bytes = [sum(f.stat().st_size for f in d.rglob("*") if f.is_file()) for d in folders]
+        done = [b for d, b in zip(folders, judged_bytes) if (d / "replay.json.gz").exists()]
+        print(f"  per upload: {db / total / 1024:.1f} KiB of database ({db / 2**20:.1f} MiB for {total}), "
+              f"{files / total / 1024:.1f} KiB of stored file; per judged upload: "
+              f"{statistics.median(done) / 1024 if done else 0:.0f} KiB of replay and log (median of {len(done)})")
     finally:
         arena.stop()
         sink.stop()

@@ -112,6 +112,14 @@ struct Final {
     live: Arc<Live>,
 }
 
+/// The leaderboard and the flash table as of the database's change counter ([`Store::version`]).
+#[derive(Clone, Debug)]
+struct Standings {
+    version: i64,
+    board: Arc<Vec<store::BoardRow>>,
+    flash: Arc<Vec<(Submission, store::Outcome)>>,
+}
+
 /// The site's state, shared by the handlers.
 #[derive(Debug)]
 pub struct Arena {
@@ -121,6 +129,8 @@ pub struct Arena {
     clock: Clock,
     python: String,
     version: tokio::sync::watch::Sender<i64>,
+    /// The standings of the last change counter read: made again only when it moved.
+    standings: tokio::sync::Mutex<Option<Standings>>,
     final_: Mutex<Option<Final>>,
     /// The final's map, made at its first use (the organisers' page shows the seating).
     final_map: std::sync::OnceLock<Result<Arc<gbely_world::Map>, String>>,
@@ -226,6 +236,7 @@ pub fn serve(config: Config, python: String, listen: SocketAddr) -> Result<Runni
         clock: Clock::from_env(),
         python: python.clone(),
         version: tokio::sync::watch::Sender::new(0),
+        standings: tokio::sync::Mutex::new(None),
         final_: Mutex::new(None),
         final_map: std::sync::OnceLock::new(),
         fill_name: std::sync::OnceLock::new(),
@@ -367,6 +378,23 @@ impl Arena {
         let secure = if self.secure { "; Secure" } else { "" };
         HeaderValue::from_str(&format!("{COOKIE}={value}; Path=/; HttpOnly; SameSite=Lax; Max-Age={max_age}{secure}"))
             .expect("a cookie of hex digits")
+    }
+
+    /// The leaderboard and the flash table, made once per change of the database (its change
+    /// counter, bumped in the transaction of every change): while nothing changes, a read of
+    /// the board costs one one-row query however many uploads there are. The counter is read
+    /// before the rows, so the rows kept are never older than the counter they are kept under;
+    /// one request makes them while the others wait for it.
+    async fn standings(&self) -> Result<Standings, sqlx::Error> {
+        let mut kept = self.standings.lock().await;
+        let version = self.store.version().await?;
+        if let Some(s) = kept.as_ref().filter(|s| s.version == version) {
+            return Ok(s.clone());
+        }
+        let made =
+            Standings { version, board: Arc::new(self.store.board().await?), flash: Arc::new(self.store.flash().await?) };
+        *kept = Some(made.clone());
+        Ok(made)
     }
 
     /// Where the competition's clock comes from when not from the machine, and what it says:
@@ -838,9 +866,11 @@ fn too_many_uploads(a: &Arena, user: &User) -> Response {
 }
 
 async fn board(State(a): Shared, headers: HeaderMap, Query(q): Query<PartQuery>) -> Response {
-    let rows = a.store.board().await.unwrap_or_default();
-    let flash = a.store.flash().await.unwrap_or_default();
-    let body = pages::board(&a, &rows, &flash);
+    let standings = match a.standings().await {
+        Ok(s) => s,
+        Err(e) => return a.internal(a.user(&headers).await.as_ref(), "reading the leaderboard", &e),
+    };
+    let body = pages::board(&a, &standings.board, &standings.flash);
     if q.part.is_some() {
         return gbely_engine::app::web::html(body);
     }
@@ -855,8 +885,9 @@ async fn replay(State(a): Shared, headers: HeaderMap, UrlPath(id): UrlPath<i64>)
     let Ok(Some(sub)) = a.store.submission(id).await else { return text(StatusCode::NOT_FOUND, "no such submission") };
     // The board is computed only for others than the owner and the organisers.
     let allowed = user.as_ref().is_some_and(|u| u.email == sub.email || u.organiser)
-        || a.store.board().await.unwrap_or_default().iter().any(|r| r.submission.id == id)
-        || a.store.flash().await.unwrap_or_default().iter().any(|(s, _)| s.id == id);
+        || a.standings().await.is_ok_and(|s| {
+            s.board.iter().any(|r| r.submission.id == id) || s.flash.iter().any(|(s, _)| s.id == id)
+        });
     let outcome = a.store.outcome(id).await.ok().flatten().filter(|o| !o.replay.is_empty());
     match (allowed, outcome) {
         (true, Some(o)) => viewer(a.config.data.join(o.replay)).await,

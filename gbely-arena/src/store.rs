@@ -370,6 +370,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "arena", include_str!("migrations/0001_arena.sql")),
     (2, "event", include_str!("migrations/0002_event.sql")),
     (3, "times", include_str!("migrations/0003_times.sql")),
+    (5, "indexes", include_str!("migrations/0005_indexes.sql")),
 ];
 
 fn migrator(backend: Backend) -> Migrator {
