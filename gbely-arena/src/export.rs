@@ -398,6 +398,8 @@ pub struct Export {
     pub final_json: Option<String>,
     pub final_csv: Option<String>,
     pub manifest_json: String,
+    /// How many replays the manifest names.
+    pub replays: usize,
     /// The whole archive (.tar.gz).
     pub archive: Vec<u8>,
 }
@@ -459,7 +461,7 @@ pub fn make(
     all.extend(documents.iter().map(|(p, t)| (p.to_string(), t.as_bytes())));
     all.extend(contents.iter().map(|(p, b)| (p.clone(), b.as_slice())));
     let archive = tar_gz(&all, generated.as_second().max(0) as u64).map_err(|e| format!("the archive: {e}"))?;
-    Ok(Export { board_json, board_csv, final_json, final_csv, manifest_json, archive })
+    Ok(Export { board_json, board_csv, final_json, final_csv, manifest_json, replays: replays.len(), archive })
 }
 
 /// A .tar.gz of `files` under the folder [`FOLDER`], every entry a plain file of mode 0644.
@@ -563,13 +565,9 @@ pub(crate) async fn page(axum::extract::State(a): Shared, headers: HeaderMap) ->
          <p class=muted>For tools and notebooks: <code>/api/board</code> answers the leaderboard as JSON; signed in, \
          <code>/api/me/submissions</code> your own submissions.</p>",
         size = export.archive.len(),
-        n = board_replays(&export),
+        n = export.replays,
     );
     a.page(user.as_ref(), "Public results", &body)
-}
-
-fn board_replays(e: &Export) -> usize {
-    serde_json::from_str::<ResultsManifest>(&e.manifest_json).map_or(0, |m| m.replays.len())
 }
 
 /// `/export/NAME`: one published document, or the archive.
