@@ -84,9 +84,17 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// The most a manifest file is read into memory: far more than a competition's (a few hundred
+/// bytes a replay); a larger file is left to the replay reader, which reads within its budget.
+const MAX_MANIFEST_BYTES: u64 = 64 << 20;
+
 /// The manifest `file` holds, or `None` when it is no manifest (a replay): a plain JSON file
 /// whose `format` is [`MANIFEST_FORMAT`]. A manifest that does not parse is an error.
 pub fn read_if_manifest(file: &Path) -> Result<Option<ResultsManifest>, String> {
+    let size = std::fs::metadata(file).map_err(|e| format!("{}: {e}", file.display()))?.len();
+    if size > MAX_MANIFEST_BYTES {
+        return Ok(None);
+    }
     #[derive(Deserialize)]
     struct Format {
         #[serde(default)]
@@ -132,23 +140,26 @@ fn inside(dir: &Path, path: &str) -> Result<std::path::PathBuf, String> {
     Ok(dir.join(p))
 }
 
-/// The file's bytes, checked against the manifest's size and SHA-256.
-fn checked_bytes(dir: &Path, f: &ManifestFile) -> Result<Vec<u8>, String> {
+/// Checks the file against the manifest's SHA-256 and size, reading it through the hash (a
+/// replay can be large; it is never held whole here).
+fn check_file(dir: &Path, f: &ManifestFile) -> Result<(), String> {
     let path = inside(dir, &f.path)?;
-    let bytes = std::fs::read(&path).map_err(|e| format!("cannot read it: {e}"))?;
-    let sha = sha256_hex(&bytes);
+    let mut file = std::fs::File::open(&path).map_err(|e| format!("cannot read it: {e}"))?;
+    let mut hash = Sha256::new();
+    let bytes = std::io::copy(&mut file, &mut hash).map_err(|e| format!("cannot read it: {e}"))?;
+    let sha: String = hash.finalize().iter().map(|b| format!("{b:02x}")).collect();
     if sha != f.sha256.to_ascii_lowercase() {
         return Err(format!("its SHA-256 is {sha}, the manifest says {}", f.sha256));
     }
-    if bytes.len() as u64 != f.bytes {
-        return Err(format!("it has {} bytes, the manifest says {}", bytes.len(), f.bytes));
+    if bytes != f.bytes {
+        return Err(format!("it has {bytes} bytes, the manifest says {}", f.bytes));
     }
-    Ok(bytes)
+    Ok(())
 }
 
 /// One replay: its bytes, its re-simulation, its published figures. `Ok` with what was checked.
 fn check_replay(dir: &Path, r: &ManifestReplay) -> Result<String, String> {
-    checked_bytes(dir, &r.file)?;
+    check_file(dir, &r.file)?;
     let path = inside(dir, &r.file.path)?;
     let read = crate::replays::read_replay_or_cut(&path).map_err(|e| e.to_string())?;
     if read.cut_short {
@@ -187,7 +198,7 @@ fn figures(share: Option<f64>, cells: u32, tiebreak: Option<u32>, violations: u3
 pub fn check_manifest(out: &mut impl Write, dir: &Path, m: &ResultsManifest) -> std::io::Result<ManifestCheck> {
     let mut check = ManifestCheck::default();
     for f in &m.files {
-        match checked_bytes(dir, f) {
+        match check_file(dir, f) {
             Ok(_) => writeln!(out, "ok: {}: SHA-256 matches", f.path)?,
             Err(why) => {
                 check.mismatched += 1;
