@@ -179,6 +179,11 @@ pub(crate) async fn replay(State(a): Shared, headers: HeaderMap, UrlPath(id): Ur
     }
 }
 
+/// Any other method than `GET` (and `HEAD`): the API changes nothing.
+pub(crate) async fn read_only() -> Response {
+    error(StatusCode::METHOD_NOT_ALLOWED, "the API is read-only: GET only")
+}
+
 /// Any other `/api/` address.
 pub(crate) async fn not_found() -> Response {
     error(StatusCode::NOT_FOUND, "no such API address (see docs/arena.md: /api/board, /api/me/submissions)")

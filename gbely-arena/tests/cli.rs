@@ -44,7 +44,7 @@ fn a_missing_configuration_is_refused_in_one_line() {
 /// it the results open. The board's CSV, the manifest's SHA-256 (`printf 'replay of ana' |
 /// sha256sum`) and the archive are as worked out by hand, and nothing has an address in it. The
 /// API: the board as the board shows it; one's own submissions with a session, 401 without, 404
-/// for another participant's submission and replay.
+/// for another participant's submission and replay, 405 for a `POST`.
 #[test]
 fn the_public_results_open_at_the_deadline_and_the_api_shows_only_ones_own() {
     use gbely_arena::store::{Outcome, Store, Submission, SubmissionState, Verdict};
@@ -235,6 +235,13 @@ fn the_public_results_open_at_the_deadline_and_the_api_shows_only_ones_own() {
         assert!(serde_json::from_slice::<serde_json::Value>(&body).unwrap()["error"].is_string());
     }
     assert_eq!(http.get(&format!("/api/me/submissions/{ben}/replay"), None).0, 401);
+    // Read-only, and every error in JSON.
+    let (status, body) = http.post("/api/board", &ana_cookie, "");
+    assert_eq!(status, 405);
+    assert_eq!(serde_json::from_slice::<serde_json::Value>(&body).unwrap()["error"], "the API is read-only: GET only");
+    let (status, body) = http.get("/api/nothing/here", None);
+    assert_eq!(status, 404);
+    assert!(serde_json::from_slice::<serde_json::Value>(&body).unwrap()["error"].is_string());
 
     let _ = server.kill();
     let _ = server.wait();
