@@ -713,6 +713,120 @@ mod tests {
         }
     }
 
+    fn sub(id: i64, agent: &str) -> Submission {
+        Submission {
+            id,
+            email: format!("{agent}@mail.example"),
+            uploaded: 1_793_000_000 + id,
+            file_name: "a.py".into(),
+            bytes: 1,
+            version: "v".into(),
+            agent_name: agent.into(),
+            state: crate::store::SubmissionState::Scored,
+            reason: String::new(),
+            check: String::new(),
+            stored: String::new(),
+        }
+    }
+
+    fn outcome(submission: i64, share: f64, council_fell: Option<i64>) -> Outcome {
+        Outcome {
+            submission,
+            share: Some(share),
+            cells: (share * 36.0) as i64,
+            tiebreak: Some(20),
+            violations: 1,
+            disqualified: None,
+            council_fell,
+            rounds: 40,
+            replay: format!("judging/{submission}/replay.json.gz"),
+            log: String::new(),
+            judged: 0,
+            times: Default::default(),
+        }
+    }
+
+    /// Two board lines, a flash victory of the first line's upload and one of an older upload of
+    /// another participant, and a finished final of two finalists: four replays, each once (the
+    /// board's flash victory is marked on its board entry), the board's in board order, then
+    /// the flash-only one, then the final with both finalists' published figures.
+    #[test]
+    fn every_board_flash_and_final_replay_is_published_once_with_its_figures() {
+        let rows = vec![
+            BoardRow { rank: 1, submission: sub(5, "Ana"), outcome: outcome(5, 20.0, Some(33)), pending: false },
+            BoardRow { rank: 2, submission: sub(4, "Bo"), outcome: outcome(4, 10.0, None), pending: true },
+        ];
+        let flash = vec![(sub(5, "Ana"), outcome(5, 20.0, Some(33))), (sub(2, "Cy"), outcome(2, 1.0, Some(39)))];
+        let fin = FinalRecord {
+            id: 3,
+            state: FinalState::Finished,
+            started: 0,
+            result: r#"{"table": [
+                {"rank": 1, "name": "Bo", "seat": 1, "share": 9.5, "cells": 80, "tiebreak": 12, "violations": 0, "disqualified": false},
+                {"rank": null, "name": "Ana", "seat": 0, "share": null, "cells": 3, "tiebreak": null, "violations": 4, "disqualified": true}
+            ], "council_fell": null, "rounds": 30}"#
+                .into(),
+            replay: "finals/3/replay.json.gz".into(),
+            seating: String::new(),
+        };
+        let doc = final_doc("Cup", &fin).expect("a finished final");
+        assert_eq!(doc.rows[1].place, None);
+        let data = std::path::Path::new("/data");
+        let p = published_replays(data, &rows, &flash, Some((&fin, &doc)));
+        let paths: Vec<&str> = p.iter().map(|p| p.entry.file.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "replays/leaderboard-5.json.gz",
+                "replays/leaderboard-4.json.gz",
+                "replays/leaderboard-2.json.gz",
+                "replays/final-3.json.gz"
+            ]
+        );
+        let marks: Vec<(Option<u64>, Option<u64>)> = p.iter().map(|p| (p.entry.place, p.entry.flash)).collect();
+        assert_eq!(marks, [(Some(1), Some(1)), (Some(2), None), (None, Some(2)), (None, None)]);
+        assert_eq!(p[0].source, data.join("judging/5/replay.json.gz"));
+        assert_eq!(p[3].source, data.join("finals/3/replay.json.gz"));
+        assert_eq!(
+            p[1].entry.sides,
+            [PublishedSide {
+                seat: 0,
+                name: "Bo".into(),
+                share: Some(10.0),
+                cells: 360,
+                tiebreak: Some(20),
+                violations: 1
+            }]
+        );
+        assert_eq!(
+            p[3].entry.sides,
+            [
+                PublishedSide {
+                    seat: 1,
+                    name: "Bo".into(),
+                    share: Some(9.5),
+                    cells: 80,
+                    tiebreak: Some(12),
+                    violations: 0
+                },
+                PublishedSide { seat: 0, name: "Ana".into(), share: None, cells: 3, tiebreak: None, violations: 4 },
+            ]
+        );
+        assert_eq!(
+            final_csv(&doc),
+            "place,seat,agent,share,cells,tiebreak,violations,disqualified\r\n\
+             1,1,Bo,9.5,80,12,0,false\r\n\
+             ,0,Ana,,3,,4,true\r\n"
+        );
+        // No address anywhere in what is published of them.
+        let board = board_doc("Cup", &rows, &flash);
+        let all = format!("{}{}{:?}", pretty(&board), pretty(&doc), p.iter().map(|p| &p.entry).collect::<Vec<_>>());
+        assert!(!all.contains("mail.example"), "{all}");
+        // A final still being played publishes nothing.
+        let running = FinalRecord { state: FinalState::Running, ..fin };
+        assert!(final_doc("Cup", &running).is_none());
+    }
+
     /// The manifest names each replay with the SHA-256 and size of its bytes (`printf abc |
     /// sha256sum`), what it is and the figures published for it; the archive holds the
     /// manifest, the documents and the replays under one folder.
