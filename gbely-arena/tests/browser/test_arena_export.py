@@ -91,6 +91,7 @@ def test_the_public_results_verify_from_a_fresh_folder_and_the_api_answers_what_
         ana.page.goto(arena.url + "/export")
         assert ana.page.locator("h1").inner_text() == "Public results"
         assert ana.page.evaluate("() => document.documentElement.scrollWidth") <= 390
+        ana.page.screenshot(path=str(tmp_path / "export-390.png"), full_page=True)
         with ana.page.expect_download() as d:
             ana.page.click("a[href='/export/gbely-results.tar.gz']")
         archive = tmp_path / "gbely-results.tar.gz"
