@@ -10,6 +10,8 @@
 //! * [`mail`]: sign-in links and results by SMTP (lettre).
 //! * [`pages`]: the site's HTML, every user's text escaped.
 //! * [`similarity`]: the similarity review of the last uploads (code fingerprints, behaviour).
+//! * [`export`]: the public results (the board, the final, every replay and their manifest) and
+//!   how anyone checks them; [`api`]: the read-only JSON API.
 //!
 //! Identity is a verified e-mail address: a sign-in link (a random code, stored hashed, used
 //! once, valid for minutes) is mailed; opening it and confirming sets a session cookie
@@ -18,7 +20,9 @@
 //! another site. Uploaded files are stored under names the server draws; a user's file name is
 //! only ever shown, as text.
 
+pub mod api;
 pub mod config;
+pub mod export;
 pub mod judge;
 pub mod mail;
 pub mod pages;
@@ -149,6 +153,8 @@ pub struct Arena {
     review_base: std::sync::OnceLock<similarity::Fingerprints>,
     /// The last review, with the uploads it ranked.
     review: Mutex<Option<(ReviewKey, pages::Review)>>,
+    /// The public results, as last made.
+    export: export::Cache,
 }
 
 /// The uploads a similarity review ranked: (submission, its result's judging time or 0).
@@ -248,6 +254,7 @@ pub fn serve(config: Config, python: String, listen: SocketAddr) -> Result<Runni
         profiles: Mutex::new(std::collections::HashMap::new()),
         review_base: std::sync::OnceLock::new(),
         review: Mutex::new(None),
+        export: export::Cache::default(),
     });
     let listener = rt
         .block_on(tokio::net::TcpListener::bind(listen))
@@ -476,6 +483,14 @@ fn routes(arena: Arc<Arena>) -> Router<()> {
         .route("/final/live", get(|| async { redirect("/final/live/") }))
         .route("/final/live/", any(final_live))
         .route("/final/live/{*rest}", any(final_live))
+        .route("/export", get(export::page))
+        .route("/export/{file}", get(export::file))
+        .route("/org/export", post(export::open))
+        .route("/api/board", get(api::board).fallback(api::read_only))
+        .route("/api/me/submissions", get(api::submissions).fallback(api::read_only))
+        .route("/api/me/submissions/{id}", get(api::submission).fallback(api::read_only))
+        .route("/api/me/submissions/{id}/replay", get(api::replay).fallback(api::read_only))
+        .route("/api/{*rest}", any(api::not_found))
         .route("/health", get(|| async { "ok" }))
         .route("/favicon.ico", get(|| async { ([(header::CONTENT_TYPE, "image/svg+xml")], pages::ICON) }))
         .with_state(arena)
@@ -968,7 +983,7 @@ async fn organiser(State(a): Shared, headers: HeaderMap, Query(q): Query<PartQue
         final_here,
         audit: a.store.audit_log(200).await.unwrap_or_default(),
     };
-    let body = pages::organiser(&a, &user, a.phase(), &view);
+    let body = pages::organiser(&a, &user, a.phase(), &view) + &export::org_section(&a, &user).await;
     if q.part.is_some() {
         return gbely_engine::app::web::html(body);
     }

@@ -90,7 +90,7 @@ pub fn layout(a: &Arena, user: Option<&User>, title: &str, body: &str) -> String
         "<!doctype html><html lang=en><head><meta charset=utf-8>\
          <meta name=viewport content=\"width=device-width, initial-scale=1\">\
          <title>{title} · {name}</title><style>{STYLE}</style></head><body>\
-         <header><a class=name href=/>{name}</a><a href=/board>leaderboard</a><a href=/final>final</a>{who}</header>\
+         <header><a class=name href=/>{name}</a><a href=/board>leaderboard</a><a href=/final>final</a><a href=/export>results</a>{who}</header>\
          <main>{body}</main><script>{SCRIPT}</script></body></html>",
         title = esc(title),
         name = esc(&a.config.name),

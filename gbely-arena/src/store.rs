@@ -370,6 +370,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "arena", include_str!("migrations/0001_arena.sql")),
     (2, "event", include_str!("migrations/0002_event.sql")),
     (3, "times", include_str!("migrations/0003_times.sql")),
+    (4, "export", include_str!("migrations/0004_export.sql")),
     (5, "indexes", include_str!("migrations/0005_indexes.sql")),
 ];
 
@@ -1012,6 +1013,28 @@ impl Store {
                 Ok(AuditEntry { at: r.try_get(0)?, who: r.try_get(1)?, what: r.try_get(2)?, detail: r.try_get(3)? })
             })
             .collect()
+    }
+
+    // — The public export —
+
+    /// When an organiser opened the public export by hand (Unix seconds), if one did.
+    pub async fn export_opened(&self) -> Result<Option<i64>, sqlx::Error> {
+        let v: i64 =
+            sqlx::query("SELECT v FROM meta WHERE k = 'export_opened'").fetch_one(&self.pool).await?.try_get(0)?;
+        Ok((v > 0).then_some(v))
+    }
+
+    /// Opens the public export at `now` (an organiser's button); `false` when it had been
+    /// opened already (the first opening's instant stays).
+    pub async fn open_export(&self, now: i64) -> Result<bool, sqlx::Error> {
+        let mut tx = self.pool.begin().await?;
+        let done = sqlx::query("UPDATE meta SET v = $1 WHERE k = 'export_opened' AND v = 0")
+            .bind(now.max(1))
+            .execute(&mut *tx)
+            .await?;
+        Self::bump(&mut *tx).await?;
+        tx.commit().await?;
+        Ok(done.rows_affected() == 1)
     }
 
     // — The final —

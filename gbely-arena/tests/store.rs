@@ -4,8 +4,8 @@
 //! requests (the count and the insert are one step), the judges take jobs fairly between
 //! participants, a newer upload supersedes an older one still queued, the leaderboard keeps a
 //! participant's row while a new upload is judged, the final refuses to start while any job
-//! is pending, and the organisers' actions are logged. Expected values come from docs/arena.md's
-//! rules, by hand.
+//! is pending, the organisers' actions are logged, and the public results open once. Expected
+//! values come from docs/arena.md's rules, by hand.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -224,6 +224,19 @@ fn limits_hold_under_parallel_requests_on_sqlite_and_postgresql() {
     on_both("board", &pg, the_board_keeps_a_row_while_a_new_upload_is_judged);
     on_both("final", &pg, the_final_waits_for_every_pending_job);
     on_both("leases", &pg, a_lapsed_lease_is_judged_again_and_one_result_counts);
+    on_both("export", &pg, the_public_results_are_opened_once_and_stay_open);
+}
+
+/// The public results' flag (migration 4): closed in a new database; an organiser's opening
+/// records its instant; a second opening changes nothing (the first instant stays).
+async fn the_public_results_are_opened_once_and_stay_open(store: Store) {
+    assert_eq!(store.export_opened().await.unwrap(), None);
+    let before = store.version().await.unwrap();
+    assert!(store.open_export(1_800_000_000).await.unwrap());
+    assert_eq!(store.export_opened().await.unwrap(), Some(1_800_000_000));
+    assert!(store.version().await.unwrap() > before, "the pages hear of it");
+    assert!(!store.open_export(1_800_000_500).await.unwrap());
+    assert_eq!(store.export_opened().await.unwrap(), Some(1_800_000_000));
 }
 
 /// A stranger asking five times for someone else's address uses up their own allowance, not

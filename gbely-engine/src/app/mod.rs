@@ -7,6 +7,7 @@ pub mod cli;
 pub mod entries;
 pub mod inspect;
 pub mod league;
+pub mod manifest;
 pub mod requests;
 pub mod rerun;
 pub mod runs;

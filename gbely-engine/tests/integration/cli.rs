@@ -273,6 +273,120 @@ fn replay_commands_view_show_verify_stats() {
     assert!(text(&junk.stderr).contains("junk.json"));
 }
 
+/// `replay verify manifest.json` (the arena's public results): a manifest naming a played
+/// replay with its SHA-256 (computed here with sha2, not by the code under test) and the figures
+/// published for its seat verifies, one line for the replay and a summary; a published share
+/// that is not the match's, a byte changed in the replay and a path out of the archive each
+/// fail with exit code 5 and say where.
+#[test]
+fn replay_verify_checks_a_results_manifest() {
+    use gbely_engine::app::manifest::{ManifestFile, ManifestReplay, PublishedSide, ResultsManifest};
+    use sha2::{Digest, Sha256};
+    let dir = scratch("manifest");
+    std::fs::create_dir_all(dir.join("replays")).unwrap();
+    let out = gbely(
+        &dir,
+        &[
+            "play",
+            "expander",
+            "--map",
+            "seed:m",
+            "--size",
+            "20",
+            "--rounds",
+            "30",
+            "--replay",
+            "replays/r.json.gz",
+            "--quiet",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let bytes = std::fs::read(dir.join("replays/r.json.gz")).unwrap();
+    let sha: String = Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
+    let side = gbely_engine::replays::read_replay(&dir.join("replays/r.json.gz")).unwrap().result.sides[0].clone();
+    assert_eq!(side.name, "expander");
+    std::fs::write(dir.join("board.csv"), "place,agent\r\n1,expander\r\n").unwrap();
+    let manifest = |share: Option<f64>, path: &str| ResultsManifest {
+        format: "gbely-results".into(),
+        version: 1,
+        competition: "Cup".into(),
+        generated: "2026-11-16T08:00:00Z".into(),
+        files: vec![ManifestFile {
+            path: "board.csv".into(),
+            // printf 'place,agent\r\n1,expander\r\n' | sha256sum
+            sha256: "c882df0f272d081247010719c66ab6c1a88e0861d081e5ffabccd1811bec8816".into(),
+            bytes: 25,
+        }],
+        replays: vec![ManifestReplay {
+            file: ManifestFile { path: path.into(), sha256: sha.clone(), bytes: bytes.len() as u64 },
+            kind: "leaderboard".into(),
+            submission: Some(7),
+            name: "expander".into(),
+            place: Some(1),
+            flash: None,
+            sides: vec![PublishedSide {
+                seat: 0,
+                name: "expander".into(),
+                share,
+                cells: side.cells,
+                tiebreak: side.tiebreak_round,
+                violations: side.violations,
+            }],
+        }],
+    };
+    let write =
+        |m: &ResultsManifest| std::fs::write(dir.join("manifest.json"), serde_json::to_string(m).unwrap()).unwrap();
+    let good = manifest(side.score, "replays/r.json.gz");
+    write(&good);
+    let v = gbely(&dir, &["replay", "verify", "manifest.json"]);
+    let s = text(&v.stdout);
+    assert_eq!(v.status.code(), Some(0), "{s}");
+    assert_eq!(
+        s,
+        "ok: board.csv: SHA-256 matches\n\
+         ok: replays/r.json.gz (leaderboard, place 1: expander): SHA-256 matches, 30 rounds re-simulated, 1 published seat(s) match\n\
+         ok: 1 replay(s) and 1 file(s) of Cup: 1 replay(s) verified, 0 mismatch(es)\n"
+    );
+    // From another folder: the paths are the manifest's folder's.
+    let v = gbely(dir.parent().unwrap(), &["replay", "verify", dir.join("manifest.json").to_str().unwrap()]);
+    assert_eq!(v.status.code(), Some(0), "{}", text(&v.stdout));
+
+    // A share that is not the match's.
+    let mut wrong = good.clone();
+    wrong.replays[0].sides[0].share = side.score.map(|x| x + 0.5);
+    write(&wrong);
+    let v = gbely(&dir, &["replay", "verify", "manifest.json"]);
+    let s = text(&v.stdout);
+    assert_eq!(v.status.code(), Some(5), "{s}");
+    assert!(
+        s.contains(
+            "MISMATCH in replays/r.json.gz (leaderboard, place 1: expander): seat 0 is published as expander (share"
+        ),
+        "{s}"
+    );
+    assert!(s.ends_with("MISMATCH: 1 replay(s) and 1 file(s) of Cup: 0 replay(s) verified, 1 mismatch(es)\n"), "{s}");
+
+    // A byte of the replay changed.
+    write(&good);
+    let mut tampered = bytes.clone();
+    let k = tampered.len() / 2;
+    tampered[k] ^= 1;
+    std::fs::write(dir.join("replays/r.json.gz"), &tampered).unwrap();
+    let v = gbely(&dir, &["replay", "verify", "manifest.json"]);
+    let s = text(&v.stdout);
+    assert_eq!(v.status.code(), Some(5), "{s}");
+    assert!(s.contains("MISMATCH in replays/r.json.gz (leaderboard, place 1: expander): its SHA-256 is "), "{s}");
+    assert!(s.contains(&format!("the manifest says {sha}")), "{s}");
+    std::fs::write(dir.join("replays/r.json.gz"), &bytes).unwrap();
+
+    // A path out of the archive is refused, not read.
+    write(&manifest(side.score, "../manifest/replays/r.json.gz"));
+    let v = gbely(&dir, &["replay", "verify", "manifest.json"]);
+    let s = text(&v.stdout);
+    assert_eq!(v.status.code(), Some(5), "{s}");
+    assert!(s.contains("`../manifest/replays/r.json.gz` is not a path inside the archive"), "{s}");
+}
+
 #[test]
 fn a_final_of_agent_processes_prints_the_table() {
     let dir = scratch("final");

@@ -431,8 +431,12 @@ enum ReplayCmd {
         color: String,
     },
     /// Re-simulate the match and check every round, the final state and the result (answer
-    /// times are measured, not played: they are not compared).
+    /// times are measured, not played: they are not compared). Given a competition's results
+    /// manifest (`manifest.json` of `gbely arena`'s public archive), check every file it names
+    /// against its SHA-256, re-simulate every replay and compare the published figures with
+    /// each replay's result: one line each, then a summary; exit 5 on any mismatch.
     Verify {
+        /// A replay (`.json.gz`, `.json`) or a results manifest (`manifest.json`).
         file: PathBuf,
         /// For a fork (`gbely play --from`): the replay it was forked from, to check that it is
         /// (its SHA-256) and that the fork's rounds before the fork are its rounds.

@@ -116,6 +116,15 @@ pub(super) fn cmd_replay(cmd: ReplayCmd) -> Result<u8> {
             write_notes(&mut out, &replay, round, seat)?;
         }
         ReplayCmd::Verify { file, source } => {
+            // A competition's results manifest: every replay it names, checked and re-simulated.
+            if let Some(manifest) = crate::app::manifest::read_if_manifest(&file).map_err(|e| anyhow!(e))? {
+                if source.is_some() {
+                    bail!("--source is for a fork's replay, not a results manifest");
+                }
+                let dir = file.parent().unwrap_or(Path::new(""));
+                let check = crate::app::manifest::check_manifest(&mut out, dir, &manifest)?;
+                return Ok(if check.mismatched == 0 { exit::OK } else { exit::VERIFY_FAILED });
+            }
             let read = crate::replays::read_replay_or_cut(&file)?;
             let replay = read.replay;
             if let Err(why) = check_fork(&mut out, &replay, source.as_deref()) {
