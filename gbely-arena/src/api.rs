@@ -43,7 +43,9 @@ pub struct ApiSubmission {
     pub uploaded: String,
     /// The file's name as uploaded.
     pub file_name: String,
+    /// `AGENT_NAME` and `AGENT_VERSION` as the status page shows them (`Mravec 7`).
     pub agent: String,
+    /// The file's `AGENT_VERSION` (empty when it gives none).
     pub version: String,
     pub bytes: i64,
     pub state: SubmissionState,

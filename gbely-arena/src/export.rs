@@ -45,9 +45,9 @@ pub struct BoardEntry {
     /// The rank (equal share and tie-break round: equal place).
     pub place: usize,
     pub submission: i64,
-    /// `AGENT_NAME` and `AGENT_VERSION` as the board shows them.
+    /// The agent's name as the board shows it (`AGENT_NAME`, or the file's stem).
     pub agent: String,
-    /// The file's content identity.
+    /// The file's `AGENT_VERSION` (the board's version column; empty when it gives none).
     pub version: String,
     /// Percent of the map.
     pub share: f64,
@@ -96,7 +96,7 @@ pub fn board_doc(competition: &str, rows: &[BoardRow], flash: &[(Submission, Out
             .map(|r| BoardEntry {
                 place: r.rank,
                 submission: r.submission.id,
-                agent: r.submission.agent_name.clone(),
+                agent: r.submission.name_alone().to_string(),
                 version: r.submission.version.clone(),
                 share: r.outcome.share.unwrap_or_default(),
                 tiebreak: r.outcome.tiebreak,

@@ -398,8 +398,11 @@ impl Arena {
         if let Some(s) = kept.as_ref().filter(|s| s.version == version) {
             return Ok(s.clone());
         }
-        let made =
-            Standings { version, board: Arc::new(self.store.board().await?), flash: Arc::new(self.store.flash().await?) };
+        let made = Standings {
+            version,
+            board: Arc::new(self.store.board().await?),
+            flash: Arc::new(self.store.flash().await?),
+        };
         *kept = Some(made.clone());
         Ok(made)
     }
@@ -900,9 +903,9 @@ async fn replay(State(a): Shared, headers: HeaderMap, UrlPath(id): UrlPath<i64>)
     let Ok(Some(sub)) = a.store.submission(id).await else { return text(StatusCode::NOT_FOUND, "no such submission") };
     // The board is computed only for others than the owner and the organisers.
     let allowed = user.as_ref().is_some_and(|u| u.email == sub.email || u.organiser)
-        || a.standings().await.is_ok_and(|s| {
-            s.board.iter().any(|r| r.submission.id == id) || s.flash.iter().any(|(s, _)| s.id == id)
-        });
+        || a.standings()
+            .await
+            .is_ok_and(|s| s.board.iter().any(|r| r.submission.id == id) || s.flash.iter().any(|(s, _)| s.id == id));
     let outcome = a.store.outcome(id).await.ok().flatten().filter(|o| !o.replay.is_empty());
     match (allowed, outcome) {
         (true, Some(o)) => viewer(a.config.data.join(o.replay)).await,

@@ -151,7 +151,7 @@ def test_the_public_results_verify_from_a_fresh_folder_and_the_api_answers_what_
         api = ana.context.request.get(arena.url + "/api/board")
         assert api.status == 200 and b"mail.example" not in api.body()
         rows = api.json()["rows"]
-        expect = [[str(r["place"]), r["agent"], r["version"], f"{r['share']:.2f} %",
+        expect = [[str(r["place"]), r["agent"], r["version"] or "—", f"{r['share']:.2f} %",
                    "—" if r["tiebreak"] is None else str(r["tiebreak"]), str(r["violations"])] for r in rows]
         assert shown == expect, (shown, expect)
         assert rows == board["rows"], "the archive's board is the API's"
