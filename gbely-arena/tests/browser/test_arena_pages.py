@@ -179,6 +179,8 @@ def test_a_participant_and_an_organiser_read_every_page_on_a_phone(sink, pages, 
         sign_in(org.page, arena, sink, "org@mail.example")
         org.page.wait_for_selector("#submissions")
         check_phone_page(org.page)
+        # The public results, open after the deadline.
+        check_phone_page(phone.page, arena.url + "/export")
         replays = {int(h.rsplit("/", 1)[1]) for h in
                    org.page.locator("#submissions a[href^='/replay/']").evaluate_all("l => l.map(a => a.getAttribute('href'))")}
         assert replays == {good_id, late_id, good_again}, replays
