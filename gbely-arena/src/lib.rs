@@ -379,7 +379,7 @@ impl Arena {
         ))
     }
 
-    fn page(&self, user: Option<&User>, title: &str, body: &str) -> Response {
+    fn page(&self, user: Option<&User>, title: &str, body: maud::Markup) -> Response {
         gbely_engine::app::web::html(pages::layout(self, user, title, body))
     }
 
@@ -393,25 +393,17 @@ impl Arena {
 
     /// A refusal: what was refused and why, and a way back (to one's submission, or to sign in).
     fn refuse(&self, user: Option<&User>, status: StatusCode, why: &str) -> Response {
-        self.refuse_with(user, status, why, "")
+        self.refuse_with(user, status, why, maud::html! {})
     }
 
     /// A refused upload: the reason, and the upload form again (while uploads are open).
     fn refuse_upload(&self, user: &User, status: StatusCode, why: &str) -> Response {
-        self.refuse_with(Some(user), status, why, &pages::upload_form(self, user, self.phase()))
+        self.refuse_with(Some(user), status, why, pages::upload_form(self, user, self.phase()))
     }
 
-    fn refuse_with(&self, user: Option<&User>, status: StatusCode, why: &str, form: &str) -> Response {
-        let back = match user {
-            Some(_) => "<a href=/me>Back to your submission</a> · <a href=/board>the leaderboard</a>",
-            None => "<a href=/signin>Sign in</a> · <a href=/>the competition's page</a>",
-        };
-        let body = format!(
-            "<h1>Not done</h1><p class=refused role=alert>{}: {}</p>{form}<p>{back}</p>",
-            status.as_u16(),
-            pages::esc(why)
-        );
-        let mut r = self.page(user, "Not done", &body);
+    fn refuse_with(&self, user: Option<&User>, status: StatusCode, why: &str, form: maud::Markup) -> Response {
+        let body = pages::refusal(user, status.as_u16(), why, form);
+        let mut r = self.page(user, "Not done", body);
         *r.status_mut() = status;
         r
     }
@@ -462,12 +454,12 @@ struct PartQuery {
 async fn home(State(a): Shared, headers: HeaderMap) -> Response {
     let user = a.user(&headers).await;
     let body = pages::home(&a, user.as_ref(), a.phase());
-    a.page(user.as_ref(), &a.config.name, &body)
+    a.page(user.as_ref(), &a.config.name, body)
 }
 
 async fn signin_form(State(a): Shared, headers: HeaderMap) -> Response {
     let user = a.user(&headers).await;
-    a.page(user.as_ref(), "Sign in", &pages::signin_form(None))
+    a.page(user.as_ref(), "Sign in", pages::signin_form(None))
 }
 
 #[derive(Deserialize)]
@@ -510,7 +502,7 @@ async fn signin_send(
     let email = match normal_email(&f.email) {
         Ok(e) => e,
         Err(why) => {
-            let mut form = a.page(None, "Sign in", &pages::signin_form(Some(&why)));
+            let mut form = a.page(None, "Sign in", pages::signin_form(Some(&why)));
             *form.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
             return form;
         }
@@ -554,7 +546,7 @@ async fn signin_send(
     let (mailer, to) = (a.mailer.clone(), email.clone());
     let sent = tokio::task::spawn_blocking(move || mailer.send(&to, &subject, &body)).await;
     match sent {
-        Ok(Ok(())) => a.page(None, "Sign in", &pages::signin_sent(&email)),
+        Ok(Ok(())) => a.page(None, "Sign in", pages::signin_sent(&email)),
         Ok(Err(e)) => {
             eprintln!("gbely arena: the sign-in e-mail to {email}: {e}");
             a.refuse(
@@ -576,7 +568,7 @@ async fn signin_confirm(State(a): Shared, UrlPath(code): UrlPath<String>) -> Res
     let email =
         if plausible_code(&code) { a.store.peek_signin(&hashed(&code), unix_now()).await.ok().flatten() } else { None };
     match email {
-        Some(email) => a.page(None, "Sign in", &pages::signin_confirm(&code, &email)),
+        Some(email) => a.page(None, "Sign in", pages::signin_confirm(&code, &email)),
         None => {
             a.refuse(None, StatusCode::NOT_FOUND, "this sign-in link is unknown, used or expired: ask for a new one")
         }
@@ -635,9 +627,9 @@ async fn me(State(a): Shared, headers: HeaderMap, Query(q): Query<PartQuery>) ->
     };
     let (head, inner) = pages::me(&a, &user, a.phase(), current.as_ref(), &subs);
     if q.part.is_some() {
-        return gbely_engine::app::web::html(inner);
+        return gbely_engine::app::web::html(inner.into_string());
     }
-    a.page(Some(&user), "Your submission", &format!("{head}{}", pages::live("/me?part=1", &inner)))
+    a.page(Some(&user), "Your submission", maud::html! { (head) (pages::live("/me?part=1", inner)) })
 }
 
 /// A submission of the signed-in user (`None`: not theirs, or none).
@@ -658,9 +650,9 @@ async fn status(
     let outcome = a.store.outcome(id).await.ok().flatten();
     let body = pages::status(&a, &sub, outcome.as_ref());
     if q.part.is_some() {
-        return gbely_engine::app::web::html(body);
+        return gbely_engine::app::web::html(body.into_string());
     }
-    a.page(Some(&user), &format!("Submission {id}"), &pages::live(&format!("/me/{id}?part=1"), &body))
+    a.page(Some(&user), &format!("Submission {id}"), pages::live(&format!("/me/{id}?part=1"), body))
 }
 
 async fn own_log(State(a): Shared, headers: HeaderMap, UrlPath(id): UrlPath<i64>) -> Response {
@@ -842,10 +834,10 @@ async fn board(State(a): Shared, headers: HeaderMap, Query(q): Query<PartQuery>)
     let flash = a.store.flash().await.unwrap_or_default();
     let body = pages::board(&a, &rows, &flash);
     if q.part.is_some() {
-        return gbely_engine::app::web::html(body);
+        return gbely_engine::app::web::html(body.into_string());
     }
     let user = a.user(&headers).await;
-    a.page(user.as_ref(), "Leaderboard", &pages::live("/board?part=1", &body))
+    a.page(user.as_ref(), "Leaderboard", pages::live("/board?part=1", body))
 }
 
 /// A replay in the viewer: public for what the leaderboard and the flash table show, else its
@@ -939,9 +931,9 @@ async fn organiser(State(a): Shared, headers: HeaderMap, Query(q): Query<PartQue
     };
     let body = pages::organiser(&a, &user, a.phase(), &view);
     if q.part.is_some() {
-        return gbely_engine::app::web::html(body);
+        return gbely_engine::app::web::html(body.into_string());
     }
-    a.page(Some(&user), "Organisers", &pages::live("/org?part=1", &body))
+    a.page(Some(&user), "Organisers", pages::live("/org?part=1", body))
 }
 
 #[derive(Deserialize)]
@@ -1139,7 +1131,7 @@ async fn compare(State(a): Shared, headers: HeaderMap, UrlPath((x, y)): UrlPath<
         shared: profiles[k].code.shared_lines(&profiles[other].code),
     };
     let body = pages::compare(&a, [side(0, 1), side(1, 0)], similarity::code_similarity(&pa.code, &pb.code), behaviour);
-    a.page(Some(&user), "Side by side", &body)
+    a.page(Some(&user), "Side by side", body)
 }
 
 /// Whether final `f` was cut off: stopped (`interrupted`), or still `running` in the database
@@ -1512,9 +1504,9 @@ async fn final_page(State(a): Shared, headers: HeaderMap, Query(q): Query<PartQu
     let live = a.final_.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(|f| f.id);
     let body = pages::final_results(&a, fin.as_ref(), live);
     if q.part.is_some() {
-        return gbely_engine::app::web::html(body);
+        return gbely_engine::app::web::html(body.into_string());
     }
-    a.page(user.as_ref(), "The final", &pages::live("/final?part=1", &body))
+    a.page(user.as_ref(), "The final", pages::live("/final?part=1", body))
 }
 
 async fn final_replay(State(a): Shared) -> Response {

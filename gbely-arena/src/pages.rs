@@ -1,15 +1,14 @@
-//! The site's pages, rendered on the server. Every text a user gave (addresses, file and agent
-//! names, logs, reports) goes through [`esc`]; the pages' only script re-reads a page's live
-//! part when the server says something changed (server-sent events), and puts it in as the
-//! server rendered it.
+//! The site's pages, rendered on the server by maud's `html!` templates, which escape every
+//! value put in them (addresses, file and agent names, logs, reports): only the page's own style
+//! and script go in as they are. The pages' only script re-reads a page's live part when the
+//! server says something changed (server-sent events), and puts it in as the server rendered it.
 
+use maud::{html, Markup, PreEscaped, DOCTYPE};
 use serde_json::Value;
 
 use super::config::Phase;
 use super::store::{AuditEntry, BoardRow, FinalRecord, FinalState, Outcome, Submission, SubmissionState};
 use super::{Arena, FinalSeat, User};
-
-pub use gbely_engine::replays::viewer::escape_html as esc;
 
 /// The site's icon: an oil drop.
 pub const ICON: &str = "<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'><path d='M8 1C8 1 3 7 3 10a5 5 0 0 0 10 0C13 7 8 1 8 1z' fill='#3b2a1a'/></svg>";
@@ -74,32 +73,46 @@ const SCRIPT: &str = r#"
 })();
 "#;
 
-/// A whole page.
-pub fn layout(a: &Arena, user: Option<&User>, title: &str, body: &str) -> String {
-    let who = match user {
-        Some(u) => format!(
-            "<a href=/me>your submission</a>{}<span class=muted>{}</span>\
-             <form method=post action=/signout><input type=hidden name=csrf value=\"{}\"><button>sign out</button></form>",
-            if u.organiser { " <a href=/org>organisers</a>" } else { "" },
-            esc(&u.email),
-            esc(&u.csrf)
-        ),
-        None => "<a href=/signin>sign in</a>".to_string(),
-    };
-    format!(
-        "<!doctype html><html lang=en><head><meta charset=utf-8>\
-         <meta name=viewport content=\"width=device-width, initial-scale=1\">\
-         <title>{title} · {name}</title><style>{STYLE}</style></head><body>\
-         <header><a class=name href=/>{name}</a><a href=/board>leaderboard</a><a href=/final>final</a>{who}</header>\
-         <main>{body}</main><script>{SCRIPT}</script></body></html>",
-        title = esc(title),
-        name = esc(&a.config.name),
-    )
+/// A whole page: `body` in the site's frame.
+pub fn layout(a: &Arena, user: Option<&User>, title: &str, body: Markup) -> String {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { (title) " · " (a.config.name) }
+                style { (PreEscaped(STYLE)) }
+            }
+            body {
+                header {
+                    a.name href="/" { (a.config.name) }
+                    a href="/board" { "leaderboard" }
+                    a href="/final" { "final" }
+                    @match user {
+                        Some(u) => {
+                            a href="/me" { "your submission" }
+                            @if u.organiser { " " a href="/org" { "organisers" } }
+                            span.muted { (u.email) }
+                            form method="post" action="/signout" {
+                                input type="hidden" name="csrf" value=(u.csrf);
+                                button { "sign out" }
+                            }
+                        }
+                        None => { a href="/signin" { "sign in" } }
+                    }
+                }
+                main { (body) }
+                script { (PreEscaped(SCRIPT)) }
+            }
+        }
+    }
+    .into_string()
 }
 
 /// A page's part that follows the server's changes: `part` renders `inner` again.
-pub fn live(part: &str, inner: &str) -> String {
-    format!("<div id=live data-part=\"{}\">{inner}</div>", esc(part))
+pub fn live(part: &str, inner: Markup) -> Markup {
+    html! { div #live data-part=(part) { (inner) } }
 }
 
 fn when(a: &Arena, unix: i64) -> String {
@@ -121,53 +134,61 @@ fn phase_line(a: &Arena, phase: Phase) -> String {
     }
 }
 
-pub fn home(a: &Arena, user: Option<&User>, phase: Phase) -> String {
+pub fn home(a: &Arena, user: Option<&User>, phase: Phase) -> Markup {
     let s = &a.config.schedule;
     let rows = [
         ("Registration", s.registration),
         ("Testing opens", s.testing),
         ("Deadline (last upload)", s.deadline),
         ("Live final", s.final_),
-    ]
-    .iter()
-    .map(|(what, t)| format!("<tr><td>{what}</td><td>{}</td></tr>", esc(&a.config.local(*t))))
-    .collect::<String>();
-    let next = match user {
-        Some(_) => "<p><a href=/me>Your submission</a> · <a href=/board>the leaderboard</a></p>".to_string(),
-        None => "<p><a href=/signin>Sign in with your e-mail address</a> to upload an agent.</p>".to_string(),
-    };
-    format!(
-        "<h1>{}</h1><p id=phase>{}</p>{next}<h2>Phases</h2><table>{rows}</table>\
-         <p class=muted>Times in {}. The leaderboard plays each submission once against the Council on the \
-         reference map; the top eight meet in the live final.</p>",
-        esc(&a.config.name),
-        esc(&phase_line(a, phase)),
-        esc(&a.config.tz_name)
-    )
+    ];
+    html! {
+        h1 { (a.config.name) }
+        p #phase { (phase_line(a, phase)) }
+        @if user.is_some() {
+            p { a href="/me" { "Your submission" } " · " a href="/board" { "the leaderboard" } }
+        } @else {
+            p { a href="/signin" { "Sign in with your e-mail address" } " to upload an agent." }
+        }
+        h2 { "Phases" }
+        table {
+            @for (what, t) in rows { tr { td { (what) } td { (a.config.local(t)) } } }
+        }
+        p.muted {
+            "Times in " (a.config.tz_name) ". The leaderboard plays each submission once against the Council on the \
+             reference map; the top eight meet in the live final."
+        }
+    }
 }
 
-pub fn signin_form(error: Option<&str>) -> String {
-    let error = error.map_or(String::new(), |e| format!("<p class=refused>{}</p>", esc(e)));
-    format!(
-        "<h1>Sign in</h1>{error}<p>Your e-mail address is your identity: a link to sign in is sent to it.</p>\
-         <form method=post action=/signin><label>E-mail address <input type=email name=email required autocomplete=email></label> \
-         <button>Send the link</button></form>"
-    )
+pub fn signin_form(error: Option<&str>) -> Markup {
+    html! {
+        h1 { "Sign in" }
+        @if let Some(e) = error { p.refused { (e) } }
+        p { "Your e-mail address is your identity: a link to sign in is sent to it." }
+        form method="post" action="/signin" {
+            label { "E-mail address " input type="email" name="email" required autocomplete="email"; }
+            " "
+            button { "Send the link" }
+        }
+    }
 }
 
-pub fn signin_sent(email: &str) -> String {
-    format!(
-        "<h1>Check your e-mail</h1><p id=sent>A sign-in link was sent to <b>{}</b>. Open it in this browser.</p>",
-        esc(email)
-    )
+pub fn signin_sent(email: &str) -> Markup {
+    html! {
+        h1 { "Check your e-mail" }
+        p #sent { "A sign-in link was sent to " b { (email) } ". Open it in this browser." }
+    }
 }
 
-pub fn signin_confirm(code: &str, email: &str) -> String {
-    format!(
-        "<h1>Sign in</h1><form method=post action=\"/signin/{}\"><p>Sign in as <b>{}</b>?</p><button id=confirm>Sign in</button></form>",
-        esc(code),
-        esc(email)
-    )
+pub fn signin_confirm(code: &str, email: &str) -> Markup {
+    html! {
+        h1 { "Sign in" }
+        form method="post" action={ "/signin/" (code) } {
+            p { "Sign in as " b { (email) } "?" }
+            button #confirm { "Sign in" }
+        }
+    }
 }
 
 fn state_label(s: SubmissionState) -> &'static str {
@@ -187,20 +208,41 @@ fn share(o: &Outcome) -> String {
     o.share.map_or("—".into(), |s| format!("{s:.2} %"))
 }
 
+/// A refusal: what was refused and why (`status`), `form` again, and a way back.
+pub fn refusal(user: Option<&User>, status: u16, why: &str, form: Markup) -> Markup {
+    html! {
+        h1 { "Not done" }
+        p.refused role="alert" { (status) ": " (why) }
+        (form)
+        p {
+            @if user.is_some() {
+                a href="/me" { "Back to your submission" } " · " a href="/board" { "the leaderboard" }
+            } @else {
+                a href="/signin" { "Sign in" } " · " a href="/" { "the competition's page" }
+            }
+        }
+    }
+}
+
 /// The phase, and the upload form while uploads are open: the one place of a page that says
 /// the phase.
-pub fn upload_form(a: &Arena, user: &User, phase: Phase) -> String {
+pub fn upload_form(a: &Arena, user: &User, phase: Phase) -> Markup {
     if phase != Phase::Testing {
-        return format!("<p class=muted id=closed>{}</p>", esc(&phase_line(a, phase)));
+        return html! { p.muted #closed { (phase_line(a, phase)) } };
     }
-    format!(
-        "<p class=muted id=phase>{}</p><form method=post action=/upload enctype=multipart/form-data id=upload>\
-         <input type=hidden name=csrf value=\"{}\"><label>Your agent <input type=file name=file accept=\".py\" required></label> \
-         <button>Upload</button> <span class=muted>one .py file, at most {} KiB; it replaces your last one</span></form>",
-        esc(&phase_line(a, phase)),
-        esc(&user.csrf),
-        a.config.limits.upload_bytes / 1024
-    )
+    html! {
+        p.muted #phase { (phase_line(a, phase)) }
+        form method="post" action="/upload" enctype="multipart/form-data" #upload {
+            input type="hidden" name="csrf" value=(user.csrf);
+            label { "Your agent " input type="file" name="file" accept=".py" required; }
+            " "
+            button { "Upload" }
+            " "
+            span.muted {
+                "one .py file, at most " (a.config.limits.upload_bytes / 1024) " KiB; it replaces your last one"
+            }
+        }
+    }
 }
 
 /// The page of one's submissions: what stays (the upload form) and what follows the changes.
@@ -210,149 +252,148 @@ pub fn me(
     phase: Phase,
     current: Option<&(Submission, Option<Outcome>)>,
     subs: &[Submission],
-) -> (String, String) {
-    let cur = match current {
-        Some((s, o)) => status(a, s, o.as_ref()),
-        None => "<p>No submission yet.</p>".to_string(),
+) -> (Markup, Markup) {
+    let head = html! { h1 { "Your submission" } (upload_form(a, user, phase)) };
+    let inner = html! {
+        @match current {
+            Some((s, o)) => (status(a, s, o.as_ref())),
+            None => p { "No submission yet." },
+        }
+        (history(a, subs))
     };
-    let head = format!("<h1>Your submission</h1>{}", upload_form(a, user, phase));
-    (head, format!("{cur}{}", history(a, subs)))
+    (head, inner)
 }
 
-fn history(a: &Arena, subs: &[Submission]) -> String {
+fn history(a: &Arena, subs: &[Submission]) -> Markup {
     if subs.len() < 2 {
-        return String::new();
+        return html! {};
     }
-    let rows: String = subs
-        .iter()
-        .map(|s| {
-            format!(
-                "<tr><td><a href=/me/{id}>{id}</a></td><td>{}</td><td>{}</td><td class=\"state {st}\">{}</td></tr>",
-                esc(&when(a, s.uploaded)),
-                esc(&s.file_name),
-                esc(state_label(s.state)),
-                id = s.id,
-                st = esc(s.state.as_str())
-            )
-        })
-        .collect();
-    format!("<h2>Your uploads</h2><p class=muted>The last one counts.</p><table id=history><tr><th>#</th><th>uploaded</th><th>file</th><th>state</th></tr>{rows}</table>")
+    html! {
+        h2 { "Your uploads" }
+        p.muted { "The last one counts." }
+        table #history {
+            tr { th { "#" } th { "uploaded" } th { "file" } th { "state" } }
+            @for s in subs {
+                tr {
+                    td { a href={ "/me/" (s.id) } { (s.id) } }
+                    td { (when(a, s.uploaded)) }
+                    td { (s.file_name) }
+                    td class={ "state " (s.state.as_str()) } { (state_label(s.state)) }
+                }
+            }
+        }
+    }
 }
 
-pub fn status(a: &Arena, s: &Submission, o: Option<&Outcome>) -> String {
-    let mut out = format!(
-        "<h2>Submission {id}: <span class=\"state {st}\" id=state>{label}</span></h2>\
-         <p>{file} · {name} · {bytes} bytes · uploaded {at}</p>",
-        id = s.id,
-        st = esc(s.state.as_str()),
-        label = esc(state_label(s.state)),
-        file = esc(&s.file_name),
-        name = esc(&s.agent_name),
-        bytes = s.bytes,
-        at = esc(&when(a, s.uploaded)),
-    );
+pub fn status(a: &Arena, s: &Submission, o: Option<&Outcome>) -> Markup {
     // A failed check's reason is its problems, listed once by the check's report below.
     let listed_below = s.state == SubmissionState::CheckFailed && !s.check.is_empty();
-    if !s.reason.is_empty() && !listed_below {
-        out += &format!("<p id=reason class=refused>{}</p>", esc(&s.reason));
-    }
-    if let Some(o) = o {
-        // One value a row: the table fits a phone.
-        let rows = [
-            ("share", share(o)),
-            ("tie-break round", o.tiebreak.map_or("—".into(), |t| t.to_string())),
-            ("cells", o.cells.to_string()),
-            ("violations", o.violations.to_string()),
-            ("rounds", o.rounds.to_string()),
-            ("the Council fell", o.council_fell.map_or("no".into(), |r| format!("in round {r}"))),
-        ];
-        let rows: String =
-            rows.iter().map(|(what, value)| format!("<tr><th scope=row>{what}</th><td>{value}</td></tr>")).collect();
-        out += &format!("<table id=result class=result><caption>The judged match</caption>{rows}</table>");
-        if !o.times.slowest.is_empty() {
-            // Where the time went, against the judge's limit (a timeout is over it).
-            out += &format!("<p id=slowest>Slowest answers: {}</p>", esc(&o.times.text()));
+    html! {
+        h2 { "Submission " (s.id) ": " span #state class={ "state " (s.state.as_str()) } { (state_label(s.state)) } }
+        p { (s.file_name) " · " (s.agent_name) " · " (s.bytes) " bytes · uploaded " (when(a, s.uploaded)) }
+        @if !s.reason.is_empty() && !listed_below { p #reason .refused { (s.reason) } }
+        @if let Some(o) = o {
+            // One value a row: the table fits a phone.
+            table #result .result {
+                caption { "The judged match" }
+                tr { th scope="row" { "share" } td { (share(o)) } }
+                tr { th scope="row" { "tie-break round" } td { (o.tiebreak.map_or("—".into(), |t| t.to_string())) } }
+                tr { th scope="row" { "cells" } td { (o.cells) } }
+                tr { th scope="row" { "violations" } td { (o.violations) } }
+                tr { th scope="row" { "rounds" } td { (o.rounds) } }
+                tr {
+                    th scope="row" { "the Council fell" }
+                    td { (o.council_fell.map_or("no".into(), |r| format!("in round {r}"))) }
+                }
+            }
+            @if !o.times.slowest.is_empty() {
+                // Where the time went, against the judge's limit (a timeout is over it).
+                p #slowest { "Slowest answers: " (o.times.text()) }
+            }
+            p {
+                a href={ "/replay/" (s.id) } { "the replay" }
+                " · "
+                a href={ "/me/" (s.id) "/log" } { "your agent's log" }
+            }
         }
-        out += &format!(
-            "<p><a href=/replay/{id}>the replay</a> · <a href=/me/{id}/log>your agent's log</a></p>",
-            id = s.id
-        );
+        @if !s.check.is_empty() { (check_report(&s.check, s.id)) }
+        @if s.state.is_being_judged() { p.muted { "This page updates by itself." } }
     }
-    if !s.check.is_empty() {
-        out += &check_report(&s.check, s.id);
-    }
-    if s.state.is_being_judged() {
-        out += "<p class=muted>This page updates by itself.</p>";
-    }
-    out
 }
 
-fn check_report(doc: &str, id: i64) -> String {
-    let Ok(v) = serde_json::from_str::<Value>(doc) else { return String::new() };
-    let list = |key: &str| -> String {
-        v[key].as_array().map_or(String::new(), |l| {
-            l.iter().filter_map(|x| x.as_str()).map(|x| format!("<li>{}</li>", esc(x))).collect()
-        })
+fn check_report(doc: &str, id: i64) -> Markup {
+    let Ok(v) = serde_json::from_str::<Value>(doc) else { return html! {} };
+    let list = |key: &str| -> Vec<String> {
+        v[key].as_array().map_or(Vec::new(), |l| l.iter().filter_map(|x| x.as_str()).map(str::to_string).collect())
     };
     let verdict = if v["ok"] == true { "passes" } else { "fails" };
-    // A failed check keeps its test match's log (the traceback of an agent that crashed).
-    let log = if v["log"].is_string() {
-        format!("<p><a href=/me/{id}/log>Your agent's log in the check</a> (what it printed, and the traceback of a crash)</p>")
-    } else {
-        String::new()
-    };
-    format!(
-        "<h3>The check (as <code>gbely check</code>): {verdict}</h3><ul id=problems class=refused>{}</ul><ul id=warnings>{}</ul><ul class=muted>{}</ul>{log}",
-        list("problems"),
-        list("warnings"),
-        list("notes")
-    )
+    html! {
+        h3 { "The check (as " code { "gbely check" } "): " (verdict) }
+        ul #problems .refused { @for x in list("problems") { li { (x) } } }
+        ul #warnings { @for x in list("warnings") { li { (x) } } }
+        ul.muted { @for x in list("notes") { li { (x) } } }
+        // A failed check keeps its test match's log (the traceback of an agent that crashed).
+        @if v["log"].is_string() {
+            p {
+                a href={ "/me/" (id) "/log" } { "Your agent's log in the check" }
+                " (what it printed, and the traceback of a crash)"
+            }
+        }
+    }
 }
 
-pub fn board(a: &Arena, rows: &[BoardRow], flash: &[(Submission, Outcome)]) -> String {
-    let lines: String = rows
-        .iter()
-        .map(|r| {
-            let (s, o) = (&r.submission, &r.outcome);
-            // The last result stands while a newer upload (or a re-judging) is judged.
-            let pending = if r.pending { " <span class=\"pending muted\">· being judged</span>" } else { "" };
-            format!(
-                "<tr><td class=num>{}</td><td class=agent>{}{pending}</td><td>{}</td><td class=num>{}</td><td class=num>{}</td><td class=num>{}</td><td><a href=/replay/{}>replay</a></td></tr>",
-                r.rank,
-                esc(s.name_alone()),
-                if s.version.is_empty() { "—".to_string() } else { esc(&s.version) },
-                share(o),
-                o.tiebreak.map_or("—".into(), |t| t.to_string()),
-                o.violations,
-                s.id
-            )
-        })
-        .collect();
-    let flash_lines: String = flash
-        .iter()
-        .enumerate()
-        .map(|(k, (s, o))| {
-            format!(
-                "<tr><td class=num>{}</td><td>{}</td><td class=num>{}</td><td>{}</td><td><a href=/replay/{}>replay</a></td></tr>",
-                k + 1,
-                esc(&s.agent_name),
-                o.council_fell.unwrap_or_default(),
-                esc(&when(a, s.uploaded)),
-                s.id
-            )
-        })
-        .collect();
-    let empty = |n: usize, what: &str| if n == 0 { format!("<p class=muted>{what}</p>") } else { String::new() };
-    format!(
-            "<div class=cols><section><h1>Leaderboard</h1><p class=muted>Each participant's last upload against the Council on the \
-             reference map: share of the map, then the round the share was first reached (lower is better). A disqualified \
-             submission is not on it.</p><table id=board><tr><th class=num>#</th><th>agent</th><th>version</th><th class=num>share</th>\
-             <th class=num>tie-break round</th><th class=num>violations</th><th></th></tr>{lines}</table>{}</section>\
-             <section><h2>Flash victory</h2><p class=muted>The Council eliminated, the lowest round first (any upload of the testing period).</p>\
-             <table id=flash><tr><th class=num>#</th><th>agent</th><th class=num>round</th><th>uploaded</th><th></th></tr>{flash_lines}</table>{}</section></div>",
-            empty(rows.len(), "Nobody is on the leaderboard yet."),
-            empty(flash.len(), "The Council has not fallen yet."),
-        )
+pub fn board(a: &Arena, rows: &[BoardRow], flash: &[(Submission, Outcome)]) -> Markup {
+    html! {
+        div.cols {
+            section {
+                h1 { "Leaderboard" }
+                p.muted {
+                    "Each participant's last upload against the Council on the reference map: share of the map, then \
+                     the round the share was first reached (lower is better). A disqualified submission is not on it."
+                }
+                table #board {
+                    tr {
+                        th.num { "#" } th { "agent" } th { "version" } th.num { "share" }
+                        th.num { "tie-break round" } th.num { "violations" } th {}
+                    }
+                    @for r in rows {
+                        @let (s, o) = (&r.submission, &r.outcome);
+                        tr {
+                            td.num { (r.rank) }
+                            td.agent {
+                                (s.name_alone())
+                                // The last result stands while a newer upload (or a re-judging) is judged.
+                                @if r.pending { " " span class="pending muted" { "· being judged" } }
+                            }
+                            td { @if s.version.is_empty() { "—" } @else { (s.version) } }
+                            td.num { (share(o)) }
+                            td.num { (o.tiebreak.map_or("—".into(), |t| t.to_string())) }
+                            td.num { (o.violations) }
+                            td { a href={ "/replay/" (s.id) } { "replay" } }
+                        }
+                    }
+                }
+                @if rows.is_empty() { p.muted { "Nobody is on the leaderboard yet." } }
+            }
+            section {
+                h2 { "Flash victory" }
+                p.muted { "The Council eliminated, the lowest round first (any upload of the testing period)." }
+                table #flash {
+                    tr { th.num { "#" } th { "agent" } th.num { "round" } th { "uploaded" } th {} }
+                    @for (k, (s, o)) in flash.iter().enumerate() {
+                        tr {
+                            td.num { (k + 1) }
+                            td { (s.agent_name) }
+                            td.num { (o.council_fell.unwrap_or_default()) }
+                            td { (when(a, s.uploaded)) }
+                            td { a href={ "/replay/" (s.id) } { "replay" } }
+                        }
+                    }
+                }
+                @if flash.is_empty() { p.muted { "The Council has not fallen yet." } }
+            }
+        }
+    }
 }
 
 /// What the organisers' page shows.
@@ -396,58 +437,68 @@ fn percent(x: f64) -> String {
     format!("{:.0} %", x * 100.0)
 }
 
-/// A score, with a word (not only a colour) when it reaches the review's threshold.
-fn score(x: Option<f64>, flag: f64) -> String {
-    match x {
-        Some(x) if x >= flag => format!("{}<br><strong class=refused>flagged</strong>", percent(x)),
-        Some(x) => percent(x),
-        None => "<span class=muted>—</span>".to_string(),
+/// A score, with a word (not only a colour) when it reaches the review's threshold: on a line
+/// of its own in the review's narrow table (`own_line`), else after the number.
+fn score(x: Option<f64>, flag: f64, own_line: bool) -> Markup {
+    html! {
+        @match x {
+            Some(x) if x >= flag => {
+                (percent(x))
+                @if own_line { br; } @else { " " }
+                strong.refused { "flagged" }
+            }
+            Some(x) => (percent(x)),
+            None => span.muted { "—" },
+        }
     }
 }
 
-fn review_section(review: &Review) -> String {
+fn review_section(review: &Review) -> Markup {
     use super::similarity::{BEHAVIOUR_FLAG, CODE_FLAG};
-    let table = |id: &str, caption: &str, rows: &[ReviewRow]| -> String {
+    let who = |s: &Submission| html! { (s.email) " " span.muted { "(#" (s.id) ", " (s.agent_name) ")" } };
+    let table = |id: &str, caption: &str, rows: &[ReviewRow]| -> Markup {
         if rows.is_empty() {
-            return format!("<p class=muted id={id}>No pair to compare yet.</p>");
+            return html! { p.muted id=(id) { "No pair to compare yet." } };
         }
-        let lines: String = rows
-            .iter()
-            .map(|r| {
-                let who = |s: &Submission| {
-                    format!("{} <span class=muted>(#{}, {})</span>", esc(&s.email), s.id, esc(&s.agent_name))
-                };
-                format!(
-                    "<tr><td>{} and {}</td><td class=num>{}</td><td class=num>{}</td>\
-                     <td><a href=/org/similar/{}/{}>side by side</a></td></tr>",
-                    who(&r.a),
-                    who(&r.b),
-                    score(Some(r.code), CODE_FLAG),
-                    score(r.behaviour, BEHAVIOUR_FLAG),
-                    r.a.id,
-                    r.b.id
-                )
-            })
-            .collect();
-        format!(
-            "<table id={id} class=review><caption>{caption}</caption><thead><tr><th scope=col>participants (upload, agent)</th>\
-             <th scope=col class=num>code</th><th scope=col class=num>behaviour</th><th scope=col>files</th></tr></thead>\
-             <tbody>{lines}</tbody></table>"
-        )
+        html! {
+            table id=(id) .review {
+                caption { (caption) }
+                thead {
+                    tr {
+                        th scope="col" { "participants (upload, agent)" }
+                        th scope="col" .num { "code" }
+                        th scope="col" .num { "behaviour" }
+                        th scope="col" { "files" }
+                    }
+                }
+                tbody {
+                    @for r in rows {
+                        tr {
+                            td { (who(&r.a)) " and " (who(&r.b)) }
+                            td.num { (score(Some(r.code), CODE_FLAG, true)) }
+                            td.num { (score(r.behaviour, BEHAVIOUR_FLAG, true)) }
+                            td { a href={ "/org/similar/" (r.a.id) "/" (r.b.id) } { "side by side" } }
+                        }
+                    }
+                }
+            }
+        }
     };
-    format!(
-        "<h2 id=similarity>Similarity review</h2><p class=muted>Every participant's last upload ({n}) against every other's, \
-         for the code review before the final (docs/arena.md, \"The similarity review\"). <b>Code</b>: the share of \
-         the smaller file's fingerprints (normalised Python tokens: names and literals forgotten) that the other file has \
-         too; flagged from {code}. <b>Behaviour</b>: the share of rounds of their leaderboard matches in which both \
-         agents, seeing the same, commanded the same; flagged from {beh}. A flag asks for a look, not a verdict.</p>\
-         {by_code}{by_behaviour}",
-        n = review.uploads,
-        code = percent(CODE_FLAG),
-        beh = percent(BEHAVIOUR_FLAG),
-        by_code = table("similar-code", "The most alike by code", &review.by_code),
-        by_behaviour = table("similar-behaviour", "The most alike by behaviour", &review.by_behaviour),
-    )
+    html! {
+        h2 #similarity { "Similarity review" }
+        p.muted {
+            "Every participant's last upload (" (review.uploads) ") against every other's, for the code review \
+             before the final (docs/arena.md, \"The similarity review\"). "
+            b { "Code" }
+            ": the share of the smaller file's fingerprints (normalised Python tokens: names and literals forgotten) \
+             that the other file has too; flagged from " (percent(CODE_FLAG)) ". "
+            b { "Behaviour" }
+            ": the share of rounds of their leaderboard matches in which both agents, seeing the same, commanded the \
+             same; flagged from " (percent(BEHAVIOUR_FLAG)) ". A flag asks for a look, not a verdict."
+        }
+        (table("similar-code", "The most alike by code", &review.by_code))
+        (table("similar-behaviour", "The most alike by behaviour", &review.by_behaviour))
+    }
 }
 
 /// One file of a side-by-side view.
@@ -460,210 +511,236 @@ pub struct Side<'a> {
 }
 
 /// Two uploads' files side by side (stacked on a narrow screen), the shared lines marked.
-pub fn compare(a: &Arena, sides: [Side<'_>; 2], code: f64, behaviour: Option<f64>) -> String {
+pub fn compare(a: &Arena, sides: [Side<'_>; 2], code: f64, behaviour: Option<f64>) -> Markup {
     use super::similarity::{BEHAVIOUR_FLAG, CODE_FLAG};
-    let column = |s: &Side<'_>| -> String {
-        let lines: String = s
-            .text
-            .lines()
-            .enumerate()
-            .map(|(k, l)| {
-                let n = k as u32 + 1;
-                let l = esc(l);
-                if s.shared.contains(&n) {
-                    format!("<span class=ln>{n:>3} </span><mark class=shared>{l}</mark>\n")
-                } else {
-                    format!("<span class=ln>{n:>3} </span>{l}\n")
+    let column = |s: &Side<'_>| -> Markup {
+        let id = s.sub.id;
+        html! {
+            section {
+                h2 { "#" (id) ": " (s.sub.email) }
+                p.muted {
+                    (s.sub.agent_name) " · " (s.sub.file_name) " · uploaded " (when(a, s.sub.uploaded)) " · "
+                    a href={ "/org/file/" (id) } { "download" }
                 }
-            })
-            .collect();
-        format!(
-            "<section><h2>#{id}: {email}</h2><p class=muted>{name} · {file} · uploaded {at} · \
-             <a href=/org/file/{id}>download</a></p><pre class=src aria-label=\"the file of submission {id}\">{lines}</pre></section>",
-            id = s.sub.id,
-            email = esc(&s.sub.email),
-            name = esc(&s.sub.agent_name),
-            file = esc(&s.sub.file_name),
-            at = esc(&when(a, s.sub.uploaded)),
-        )
+                pre.src aria-label={ "the file of submission " (id) } {
+                    @for (k, l) in s.text.lines().enumerate() {
+                        @let n = k as u32 + 1;
+                        span.ln { (format!("{n:>3} ")) }
+                        @if s.shared.contains(&n) { mark.shared { (l) } } @else { (l) }
+                        "\n"
+                    }
+                }
+            }
+        }
     };
-    format!(
-        "<h1>Side by side</h1><p id=scores>Code: {} · behaviour: {}. <mark class=shared>Marked</mark> lines are \
-         covered by a fingerprint the other file has too. <a href=/org#similarity>Back to the review</a></p>\
-         <div class=pair>{}{}</div>",
-        // One line of text here; the review's narrow table breaks before the word.
-        score(Some(code), CODE_FLAG).replace("<br>", " "),
-        score(behaviour, BEHAVIOUR_FLAG).replace("<br>", " "),
-        column(&sides[0]),
-        column(&sides[1]),
-    )
+    html! {
+        h1 { "Side by side" }
+        p #scores {
+            // One line of text here; the review's narrow table breaks before the word.
+            "Code: " (score(Some(code), CODE_FLAG, false)) " · behaviour: " (score(behaviour, BEHAVIOUR_FLAG, false))
+            ". " mark.shared { "Marked" } " lines are covered by a fingerprint the other file has too. "
+            a href="/org#similarity" { "Back to the review" }
+        }
+        div.pair { (column(&sides[0])) (column(&sides[1])) }
+    }
 }
 
-pub fn organiser(a: &Arena, user: &User, phase: Phase, view: &OrgView) -> String {
+pub fn organiser(a: &Arena, user: &User, phase: Phase, view: &OrgView) -> Markup {
     let OrgView { subs, outcomes, board, jobs, pending, seating, fin, final_here, audit, review } = view;
     let fin = fin.as_ref();
-    let csrf = esc(&user.csrf);
-    let rows: String = subs
-        .iter()
-        .map(|s| {
-            let o = outcomes.iter().find(|o| o.submission == s.id);
-            format!(
-                "<tr><td>{id}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"state {st}\">{}</td><td class=num>{}</td><td>{}</td>\
-                 <td><a href=/org/file/{id}>file</a>{replay} <form method=post action=/org/rejudge style=display:inline>\
-                 <input type=hidden name=csrf value=\"{csrf}\"><input type=hidden name=what value={id}><button>re-judge</button></form></td></tr>",
-                esc(&s.email),
-                esc(&when(a, s.uploaded)),
-                esc(&s.agent_name),
-                esc(state_label(s.state)),
-                o.map_or(String::new(), share),
-                esc(&s.reason),
-                id = s.id,
-                st = esc(s.state.as_str()),
-                replay = if o.is_some_and(|o| !o.replay.is_empty()) {
-                    format!(" <a href=/replay/{}>replay</a>", s.id)
-                } else {
-                    String::new()
-                },
-            )
-        })
-        .collect();
-    let finalists: String = board
-        .iter()
-        .take(8)
-        .map(|r| {
-            format!(
-                "<li>{} — {} ({}){} <a href=/org/file/{}>download for the review</a></li>",
-                share(&r.outcome),
-                esc(&r.submission.agent_name),
-                esc(&r.submission.email),
-                if r.pending { " <span class=muted>(a newer upload is being judged)</span>" } else { "" },
-                r.submission.id
-            )
-        })
-        .collect();
+    let csrf = html! { input type="hidden" name="csrf" value=(user.csrf); };
     let seats = match seating {
-        Ok(seats) => {
-            let rows: String = seats
-                .iter()
-                .map(|f| {
-                    let who = match &f.board {
-                        Some((place, sub)) => format!("{place}. on the board — {}", esc(&sub.email)),
-                        None => "fill (final.fill)".to_string(),
-                    };
-                    format!(
-                        "<tr><td class=num>{}</td><td>{}</td><td class=agent>{}</td><td>{who}</td></tr>",
-                        f.seat,
-                        gbely_engine::app::runs::final_match::seat_class(f.seat),
-                        esc(&f.name)
-                    )
-                })
-                .collect();
-            format!(
-                "<table id=seating><tr><th class=num>seat</th><th>region</th><th>agent</th><th>finalist</th></tr>{rows}</table>\
-                 <p class=muted>Seats follow the final map's fixed permutation of the board's order (docs/rules.md §9); \
-                 seat 0 starts the resolution of round 0, the Council sits last. An exact tie in the final goes to the \
-                 better leaderboard place.</p>"
-            )
-        }
-        Err(e) => format!("<p class=refused>The seating cannot be shown: {}</p>", esc(e)),
+        Ok(seats) => html! {
+            table #seating {
+                tr { th.num { "seat" } th { "region" } th { "agent" } th { "finalist" } }
+                @for f in seats {
+                    tr {
+                        td.num { (f.seat) }
+                        td { (gbely_engine::app::runs::final_match::seat_class(f.seat)) }
+                        td.agent { (f.name) }
+                        td {
+                            @match &f.board {
+                                Some((place, sub)) => { (place) ". on the board — " (sub.email) }
+                                None => "fill (final.fill)",
+                            }
+                        }
+                    }
+                }
+            }
+            p.muted {
+                "Seats follow the final map's fixed permutation of the board's order (docs/rules.md §9); seat 0 \
+                 starts the resolution of round 0, the Council sits last. An exact tie in the final goes to the \
+                 better leaderboard place."
+            }
+        },
+        Err(e) => html! { p.refused { "The seating cannot be shown: " (e) } },
     };
-    let audit: String = audit
-        .iter()
-        .map(|e| {
-            format!(
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                esc(&when(a, e.at)),
-                esc(&e.who),
-                esc(&e.what),
-                esc(&e.detail)
-            )
-        })
-        .collect();
-    let jobs: String = jobs.iter().map(|(s, n)| format!("{} {n} · ", esc(s))).collect();
     let cut_off = fin.is_some_and(|f| super::cut_off(f, *final_here));
     let final_state = match fin {
         // Running in the database but not here: the server died during it.
-        Some(f) if cut_off => format!(
-            "<p id=final-cut class=refused>The final (run {id}) was cut off ({why}). Continue it from its last complete \
-             round: the engine's state is rebuilt from its replay, the finalists' agents start again (their memory lost, \
-             no violation counted), the projection picks up where it stopped.</p>\
-             <form method=post action=/org/final/resume><input type=hidden name=csrf value=\"{csrf}\">\
-             <button id=resume-final>Continue the final</button></form>",
-            id = f.id,
-            why = if f.state == FinalState::Interrupted { "the server was stopped" } else { "the server stopped during it" },
-        ),
-        Some(f) => format!("<p>The final (run {}): {}.</p>", f.id, esc(f.state.as_str())),
-        None => String::new(),
+        Some(f) if cut_off => html! {
+            p #final-cut .refused {
+                "The final (run " (f.id) ") was cut off ("
+                (if f.state == FinalState::Interrupted { "the server was stopped" } else { "the server stopped during it" })
+                "). Continue it from its last complete round: the engine's state is rebuilt from its replay, the \
+                 finalists' agents start again (their memory lost, no violation counted), the projection picks up \
+                 where it stopped."
+            }
+            form method="post" action="/org/final/resume" {
+                (csrf)
+                button #resume-final { "Continue the final" }
+            }
+        },
+        Some(f) => html! { p { "The final (run " (f.id) "): " (f.state.as_str()) "." } },
+        None => html! {},
     };
-    let final_form = if matches!(phase, Phase::Closed | Phase::Final) && *pending > 0 {
-        format!(
-            "<form method=post action=/org/final><input type=hidden name=csrf value=\"{csrf}\">\
-             <button id=run-final disabled>Run the final</button> <span id=final-pending class=refused>{pending} upload(s) or \
-             re-judging(s) still being judged: the final waits for them (this page updates by itself)</span></form>"
-        )
-    } else if matches!(phase, Phase::Closed | Phase::Final) && cut_off {
-        format!(
-            "<form method=post action=/org/final><input type=hidden name=csrf value=\"{csrf}\">\
-             <input type=hidden name=again value=1><button id=run-final>Run the final again from its start</button> \
-             <span class=muted>the cut-off final's rounds are set aside; <em>Continue the final</em> keeps them</span></form>"
-        )
-    } else if matches!(phase, Phase::Closed | Phase::Final) {
-        format!(
-            "<form method=post action=/org/final><input type=hidden name=csrf value=\"{csrf}\">\
-             <button id=run-final>Run the final</button> <span class=muted>the seating below on the final map against the final \
-             opponent; the projection page opens and waits for its start</span></form>"
-        )
+    let closed = matches!(phase, Phase::Closed | Phase::Final);
+    let final_form = if closed && *pending > 0 {
+        html! {
+            form method="post" action="/org/final" {
+                (csrf)
+                button #run-final disabled { "Run the final" }
+                " "
+                span #final-pending .refused {
+                    (pending) " upload(s) or re-judging(s) still being judged: the final waits for them (this page \
+                     updates by itself)"
+                }
+            }
+        }
+    } else if closed && cut_off {
+        html! {
+            form method="post" action="/org/final" {
+                (csrf)
+                input type="hidden" name="again" value="1";
+                button #run-final { "Run the final again from its start" }
+                " "
+                span.muted { "the cut-off final's rounds are set aside; " em { "Continue the final" } " keeps them" }
+            }
+        }
+    } else if closed {
+        html! {
+            form method="post" action="/org/final" {
+                (csrf)
+                button #run-final { "Run the final" }
+                " "
+                span.muted {
+                    "the seating below on the final map against the final opponent; the projection page opens and \
+                     waits for its start"
+                }
+            }
+        }
     } else {
-        "<p class=muted>The final can be run once the deadline has passed.</p>".to_string()
+        html! { p.muted { "The final can be run once the deadline has passed." } }
     };
-    format!(
-            "<h1>Organisers</h1><p>{}</p><p class=muted>jobs: {jobs} pending: <span id=pending>{pending}</span> · database: {}</p>\
-             <h2>The finalists</h2><ol id=finalists>{finalists}</ol><h3>Seating</h3>{seats}{final_state}{final_form}\
-             <h2>Submissions</h2><form method=post action=/org/rejudge><input type=hidden name=csrf value=\"{csrf}\">\
-             <input type=hidden name=what value=all><button>Re-judge every current submission</button></form>\
-             <div class=scroll tabindex=0 role=region aria-label=\"the submissions (scrolls sideways)\"><table id=submissions><tr><th>#</th><th>address</th><th>uploaded</th><th>agent</th><th>state</th><th>share</th><th>reason</th><th></th></tr>{rows}</table></div>\
-             {review}<h2>Audit log</h2><div class=scroll tabindex=0 role=region aria-label=\"the audit log (scrolls sideways)\"><table id=audit><tr><th>when</th><th>who</th><th>what</th><th></th></tr>{audit}</table></div>",
-            esc(&phase_line(a, phase)),
-            a.store.backend_name(),
-            review = review_section(review),
-        )
+    html! {
+        h1 { "Organisers" }
+        p { (phase_line(a, phase)) }
+        p.muted {
+            "jobs: " @for (s, n) in jobs { (s) " " (n) " · " }
+            " pending: " span #pending { (pending) } " · database: " (a.store.backend_name())
+        }
+        h2 { "The finalists" }
+        ol #finalists {
+            @for r in board.iter().take(8) {
+                li {
+                    (share(&r.outcome)) " — " (r.submission.agent_name) " (" (r.submission.email) ")"
+                    @if r.pending { " " span.muted { "(a newer upload is being judged)" } }
+                    " " a href={ "/org/file/" (r.submission.id) } { "download for the review" }
+                }
+            }
+        }
+        h3 { "Seating" }
+        (seats) (final_state) (final_form)
+        h2 { "Submissions" }
+        form method="post" action="/org/rejudge" {
+            (csrf)
+            input type="hidden" name="what" value="all";
+            button { "Re-judge every current submission" }
+        }
+        div.scroll tabindex="0" role="region" aria-label="the submissions (scrolls sideways)" {
+            table #submissions {
+                tr {
+                    th { "#" } th { "address" } th { "uploaded" } th { "agent" } th { "state" } th { "share" }
+                    th { "reason" } th {}
+                }
+                @for s in subs {
+                    @let o = outcomes.iter().find(|o| o.submission == s.id);
+                    tr {
+                        td { (s.id) }
+                        td { (s.email) }
+                        td { (when(a, s.uploaded)) }
+                        td { (s.agent_name) }
+                        td class={ "state " (s.state.as_str()) } { (state_label(s.state)) }
+                        td.num { (o.map_or(String::new(), share)) }
+                        td { (s.reason) }
+                        td {
+                            a href={ "/org/file/" (s.id) } { "file" }
+                            @if o.is_some_and(|o| !o.replay.is_empty()) {
+                                " " a href={ "/replay/" (s.id) } { "replay" }
+                            }
+                            " "
+                            form method="post" action="/org/rejudge" style="display:inline" {
+                                (csrf)
+                                input type="hidden" name="what" value=(s.id);
+                                button { "re-judge" }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        (review_section(review))
+        h2 { "Audit log" }
+        div.scroll tabindex="0" role="region" aria-label="the audit log (scrolls sideways)" {
+            table #audit {
+                tr { th { "when" } th { "who" } th { "what" } th {} }
+                @for e in audit {
+                    tr { td { (when(a, e.at)) } td { (e.who) } td { (e.what) } td { (e.detail) } }
+                }
+            }
+        }
+    }
 }
 
-pub fn final_results(a: &Arena, fin: Option<&FinalRecord>, live_here: Option<i64>) -> String {
+pub fn final_results(a: &Arena, fin: Option<&FinalRecord>, live_here: Option<i64>) -> Markup {
     let inner = match fin {
-        None => format!("<p>The final is at {}.</p>", esc(&a.config.local(a.config.schedule.final_))),
-        Some(f) if f.state == FinalState::Running => {
-            let watch = if live_here == Some(f.id) { "<p><a href=\"/final/live/\">Watch it live</a></p>" } else { "" };
-            format!("<p id=final-state>The final is being played.</p>{watch}")
-        }
+        None => html! { p { "The final is at " (a.config.local(a.config.schedule.final_)) "." } },
+        Some(f) if f.state == FinalState::Running => html! {
+            p #final-state { "The final is being played." }
+            @if live_here == Some(f.id) { p { a href="/final/live/" { "Watch it live" } } }
+        },
         Some(f) => {
             let doc: Value = serde_json::from_str(&f.result).unwrap_or(Value::Null);
             if let Some(e) = doc["error"].as_str() {
-                return format!("<h1>The final</h1><p class=refused>The final failed: {}</p>", esc(e));
+                return html! { h1 { "The final" } p.refused { "The final failed: " (e) } };
             }
-            let rows: String = doc["table"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|r| {
-                    let place = r["rank"].as_u64().map_or("DQ".to_string(), |k| k.to_string());
-                    format!(
-                        "<tr><td class=num>{place}</td><td>{}</td><td class=num>{}</td><td class=num>{}</td><td class=num>{}</td></tr>",
-                        esc(r["name"].as_str().unwrap_or("")),
-                        r["share"].as_f64().map_or("—".into(), |s| format!("{s:.2} %")),
-                        r["tiebreak"].as_u64().map_or("—".into(), |t| t.to_string()),
-                        r["violations"],
-                    )
-                })
-                .collect();
-            let fell = doc["council_fell"]
-                .as_u64()
-                .map_or("The Council held out.".to_string(), |r| format!("The Council fell in round {r}."));
-            format!(
-                "<h2>Results</h2><table id=results><tr><th class=num>place</th><th>agent</th><th class=num>share</th><th class=num>tie-break round</th>\
-                 <th class=num>violations</th></tr>{rows}</table><p>{fell} <a href=/final/replay>The replay</a>.</p>"
-            )
+            let rows = doc["table"].as_array().into_iter().flatten();
+            html! {
+                h2 { "Results" }
+                table #results {
+                    tr {
+                        th.num { "place" } th { "agent" } th.num { "share" } th.num { "tie-break round" }
+                        th.num { "violations" }
+                    }
+                    @for r in rows {
+                        tr {
+                            td.num { (r["rank"].as_u64().map_or("DQ".to_string(), |k| k.to_string())) }
+                            td { (r["name"].as_str().unwrap_or("")) }
+                            td.num { (r["share"].as_f64().map_or("—".into(), |s| format!("{s:.2} %"))) }
+                            td.num { (r["tiebreak"].as_u64().map_or("—".into(), |t| t.to_string())) }
+                            td.num { (r["violations"].to_string()) }
+                        }
+                    }
+                }
+                p {
+                    @match doc["council_fell"].as_u64() {
+                        Some(r) => { "The Council fell in round " (r) "." }
+                        None => "The Council held out.",
+                    }
+                    " " a href="/final/replay" { "The replay" } "."
+                }
+            }
         }
     };
-    format!("<h1>The final</h1>{inner}")
+    html! { h1 { "The final" } (inner) }
 }
