@@ -17,6 +17,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::config::Config;
+use super::i18n::Lang;
 use super::mail::Mailer;
 use super::store::{AnswerTimes, Job, Outcome, Store, Submission, SubmissionState, Verdict};
 use gbely_engine::app::check::check_agent;
@@ -255,31 +256,43 @@ impl Judging {
     /// The e-mail with the result and the status page's link; `again`: a re-judging's, which
     /// says it is one (its result replaces the one e-mailed before).
     fn tell(&self, sub: &Submission, verdict: &Verdict, again: bool) {
+        // In the language the participant last used on the site, else the competition's.
+        let stored = self.rt.block_on(self.store.language(&sub.email)).ok().flatten();
+        let l = stored.as_deref().and_then(Lang::parse).unwrap_or(self.config.language);
         let link = format!("{}/me/{}", self.config.public_url, sub.id);
         let what = match verdict {
             Verdict::Judged { outcome, reason, .. } => match outcome.share {
-                Some(share) => format!(
-                    "scored {share:.2} % of the map (tie-break round {}, {} violation(s))",
-                    outcome.tiebreak.map_or("-".into(), |t| t.to_string()),
-                    outcome.violations
+                Some(share) => tr!(
+                    l,
+                    "mail-scored",
+                    share = l.decimal(share, 2),
+                    tiebreak = outcome.tiebreak.map_or("-".into(), |t| t.to_string()),
+                    violations = outcome.violations
                 ),
-                // "disqualified in round 13: …"
-                None => format!("was {reason}"),
+                // "disqualified in round 13: …" (the engine's words)
+                None => tr!(l, "mail-disqualified", reason = reason.as_str()),
             },
-            Verdict::CheckFailed { reason, .. } => format!("failed the check: {reason}"),
-            Verdict::Error { reason } => format!("could not be judged: {reason}"),
+            Verdict::CheckFailed { reason, .. } => tr!(l, "mail-check-failed", reason = reason.as_str()),
+            Verdict::Error { reason } => tr!(l, "mail-error", reason = reason.as_str()),
         };
+        let name = self.config.name.as_str();
         let (subject, again) = if again {
             (
-                format!("{}: your submission {}, judged again", self.config.name, sub.id),
-                "It was judged again at the organisers' request; this result replaces the one sent before.\n\n",
+                tr!(l, "mail-result-subject-again", name = name, id = sub.id),
+                format!("{}\n\n", tr!(l, "mail-result-again")),
             )
         } else {
-            (format!("{}: your submission {}", self.config.name, sub.id), "")
+            (tr!(l, "mail-result-subject", name = name, id = sub.id), String::new())
         };
-        let body = format!(
-            "Your submission {} ({}) to {} {what}.\n\n{again}Its status page: {link}\n",
-            sub.file_name, sub.agent_name, self.config.name
+        let body = tr!(
+            l,
+            "mail-result-body",
+            file = sub.file_name.as_str(),
+            agent = sub.agent_name.as_str(),
+            name = name,
+            what = what,
+            again = again,
+            link = link
         );
         if let Err(e) = self.mailer.send(&sub.email, &subject, &body) {
             eprintln!("gbely arena: the result e-mail of submission {}: {e}", sub.id);
