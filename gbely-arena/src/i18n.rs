@@ -1,7 +1,7 @@
 //! The arena's languages: every text a participant reads (pages, forms, refusals, e-mails) is a
 //! message of a Project Fluent catalogue, `locales/<language>/arena.ftl`, compiled into the
 //! program. Plurals and Slovak's cases live in the catalogues (Fluent's selectors), not in the
-//! code; the code names a message with [`tr!`] and hands it its values. A message missing from a
+//! code; the code names a message with [`tr!`](crate::tr) and hands it its values. A message missing from a
 //! catalogue is a failing unit test (both catalogues have the same messages, every message the
 //! code names exists, and each formats without an error).
 //!

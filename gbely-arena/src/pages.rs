@@ -1,7 +1,7 @@
 //! The site's pages, rendered on the server by maud's `html!` templates, which escape every
 //! value put in them (addresses, file and agent names, logs, reports): only the page's own style
 //! and script, and the rules page's Markdown rendered with its raw HTML escaped, go in as they
-//! are. Every text of the site is a message of the catalogues ([`crate::i18n`], [`tr!`]) in the
+//! are. Every text of the site is a message of the catalogues ([`crate::i18n`], [`tr!`](crate::tr)) in the
 //! request's language. The pages' only script re-reads a page's live part when the server says
 //! something changed (server-sent events), and puts it in as the server rendered it.
 
