@@ -56,9 +56,6 @@ mark.shared { background: #f5c16c66; color: inherit; }
   th, td { padding: .25em .3em; }
   td { overflow-wrap: anywhere; }
   td.num { overflow-wrap: normal; }
-  /* A column's long word ("rozhodujúce kolo") is hyphenated, or broken, rather than the table
-     scrolling sideways. */
-  th { overflow-wrap: anywhere; hyphens: auto; }
 }
 "#;
 
@@ -182,8 +179,8 @@ pub fn home(a: &Arena, l: Lang, user: Option<&User>, phase: Phase) -> Markup {
 /// The organisers' rules (Markdown, rendered: `rules`).
 pub fn rules(l: Lang, html: &str) -> Markup {
     html! {
-        p.muted { (tr!(l, "rules-note")) }
         article #rules { (PreEscaped(html)) }
+        p.muted { (tr!(l, "rules-note")) }
     }
 }
 

@@ -70,7 +70,7 @@ def visible_text(page) -> str:
         left.forEach(n => n.hidden = true);
         const text = document.body.innerText;
         left.forEach(n => n.hidden = false);
-        return text;
+        return text.replaceAll('\\u00ad', '');  // soft hyphens: where a long word may break
     }""")
 
 

@@ -67,14 +67,16 @@ state-error = neohodnotené (chyba hodnotiteľa)
 state-superseded = nahradené (novšie nahratie prišlo skôr, než sa ohodnotilo)
 
 ## Stĺpce tabuliek
+# Dlhé slová stĺpcov majú mäkké spojovníky (U+00AD, neviditeľné): na úzkom displeji sa rozdelia
+# so spojovníkom, namiesto aby tabuľka pretiekla do strany.
 
 col-uploaded = nahraté
 col-file = súbor
 col-state = stav
 col-share = podiel
-col-tiebreak = rozhodujúce kolo
+col-tiebreak = roz­hodu­júce kolo
 col-cells = políčka
-col-violations = porušenia
+col-violations = poru­še­nia
 col-rounds = kolá
 col-agent = agent
 col-version = verzia
