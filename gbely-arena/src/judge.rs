@@ -212,12 +212,10 @@ impl Judging {
         let relative =
             |p: &Path| p.strip_prefix(data).map_or_else(|_| p.display().to_string(), |r| r.display().to_string());
         let reason = match o.disqualified {
-            Some(round) => match rec.violations[0].last() {
-                Some((_, kind, detail)) => {
-                    format!("disqualified in round {round}: the fourth violation ({}: {detail})", kind.wire())
-                }
-                None => format!("disqualified in round {round}"),
-            },
+            Some(round) => {
+                let violation = rec.violations[0].last().map(|(_, kind, detail)| (kind.wire(), detail.as_str()));
+                disqualification(Lang::En, round, violation)
+            }
             None => String::new(),
         };
         let outcome = Outcome {
@@ -269,8 +267,8 @@ impl Judging {
                     tiebreak = outcome.tiebreak.map_or("-".into(), |t| t.to_string()),
                     violations = outcome.violations
                 ),
-                // "disqualified in round 13: …" (the engine's words)
-                None => tr!(l, "mail-disqualified", reason = reason.as_str()),
+                // "disqualified in round 13: …"
+                None => tr!(l, "mail-disqualified", reason = reason_in(l, reason)),
             },
             Verdict::CheckFailed { reason, .. } => tr!(l, "mail-check-failed", reason = reason.as_str()),
             Verdict::Error { reason } => tr!(l, "mail-error", reason = reason.as_str()),
@@ -304,7 +302,61 @@ fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname").map(|h| h.trim().to_string()).unwrap_or_else(|_| "host".into())
 }
 
+/// A disqualification as the judge words it in `l`: its round, and the fourth violation (its
+/// kind's code and the engine's words for it) when the record has it. Stored in English
+/// (`reason`), and said again in the reader's language by [`reason_in`].
+pub fn disqualification(l: Lang, round: u32, violation: Option<(&str, &str)>) -> String {
+    match violation {
+        Some((kind, detail)) => tr!(l, "reason-disqualified-violation", round = round, kind = kind, detail = detail),
+        None => tr!(l, "reason-disqualified", round = round),
+    }
+}
+
+/// A submission's stored reason in `l`: a disqualification (written by [`disqualification`] in
+/// English) said again in `l`; any other reason (the check's problems, a judge's error: the
+/// engine's words) as it is.
+pub fn reason_in(l: Lang, reason: &str) -> String {
+    let parsed = || -> Option<String> {
+        let rest = reason.strip_prefix("disqualified in round ")?;
+        let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+        let round: u32 = rest[..digits].parse().ok()?;
+        let violation = match &rest[digits..] {
+            "" => None,
+            more => {
+                let inner = more.strip_prefix(": the fourth violation (")?.strip_suffix(')')?;
+                Some(inner.split_once(": ")?)
+            }
+        };
+        let again = disqualification(l, round, violation);
+        // Only a reason this function reads back whole: anything else is shown as stored.
+        (disqualification(Lang::En, round, violation) == reason).then_some(again)
+    };
+    parsed().unwrap_or_else(|| reason.to_string())
+}
+
 /// Where a submission's files lie.
 pub fn submission_file(data: &Path, sub: &Submission) -> PathBuf {
     data.join("submissions").join(&sub.stored)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{disqualification, reason_in};
+    use crate::i18n::Lang;
+
+    #[test]
+    fn a_disqualification_is_stored_in_english_and_read_in_either_language() {
+        let stored = disqualification(Lang::En, 13, Some(("unreadable", "the answer is not JSON: x: y")));
+        assert_eq!(stored, "disqualified in round 13: the fourth violation (unreadable: the answer is not JSON: x: y)");
+        assert_eq!(reason_in(Lang::En, &stored), stored);
+        assert_eq!(
+            reason_in(Lang::Sk, &stored),
+            "vyradené v 13. kole: štvrté porušenie (unreadable: the answer is not JSON: x: y)"
+        );
+        assert_eq!(reason_in(Lang::Sk, "disqualified in round 7"), "vyradené v 7. kole");
+        // Other reasons are the engine's words, shown as stored.
+        for other in ["the file cannot be read as Python: x", "disqualified in round x", ""] {
+            assert_eq!(reason_in(Lang::Sk, other), other);
+        }
+    }
 }

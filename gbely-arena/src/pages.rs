@@ -356,7 +356,7 @@ pub fn status(a: &Arena, l: Lang, s: &Submission, o: Option<&Outcome>) -> Markup
             (s.file_name) " · " (s.agent_name) " · " (tr!(l, "status-bytes", bytes = s.bytes)) " · "
             (tr!(l, "status-uploaded", at = when(a, l, s.uploaded)))
         }
-        @if !s.reason.is_empty() && !listed_below { p #reason .refused { (s.reason) } }
+        @if !s.reason.is_empty() && !listed_below { p #reason .refused { (super::judge::reason_in(l, &s.reason)) } }
         @if let Some(o) = o {
             // One value a row: the table fits a phone.
             table #result .result {
@@ -737,7 +737,7 @@ pub fn organiser(a: &Arena, l: Lang, user: &User, phase: Phase, view: &OrgView) 
                         td { (s.agent_name) }
                         td class={ "state " (s.state.as_str()) } { (state_label(l, s.state)) }
                         td.num { (o.map_or(String::new(), |o| share(l, o))) }
-                        td { (s.reason) }
+                        td { (super::judge::reason_in(l, &s.reason)) }
                         td {
                             a href={ "/org/file/" (s.id) } { (tr!(l, "org-file")) }
                             @if o.is_some_and(|o| !o.replay.is_empty()) {

@@ -1,7 +1,8 @@
 """The arena in Slovak and English (issue 45, item 1): a participant whose browser asks for
 Slovak (Chromium with locale sk-SK, which sends Accept-Language) walks the whole path on a phone
 (390 px) — the competition's page, the rules, sign-in with its e-mail, their page, an upload, its
-status until scored with its e-mail, the leaderboard, a refused upload, the final — and reads
+status until scored with its e-mail, the leaderboard, a refused upload, the final, a
+disqualification's reason and e-mail — and reads
 every page in Slovak (`<html lang=sk>`, Slovak texts, dates as Slovak writes them, no English
 word of the site's own left), with no sideways scrolling and no serious or critical
 accessibility violation; the header's switch turns the site English. A browser that asks for
@@ -15,7 +16,7 @@ import urllib.request
 
 import pytest
 
-from arena_kit import Arena, Sink, agent_file, body_of, good_agent
+from arena_kit import LATE_NONSENSE, Arena, Sink, agent_file, body_of, good_agent
 from test_arena_pages import page_width, serious_violations
 
 # Words of the site's English texts; none may be left on a Slovak page. (The check's report
@@ -150,6 +151,20 @@ def test_a_slovak_participant_walks_the_whole_path_in_slovak_and_switches_to_eng
         read_page(page, "sk", "Rebríček", "Blesková výhra", "Mravec", url=arena.url + "/board")
         read_page(page, "sk", "Finále", "Finále bude", url=arena.url + "/final")
         read_page(page, "sk", "Nevykonané", "nemáš riešenie s týmto číslom", url=arena.url + "/me/999999")
+
+        # A disqualification: its reason and its e-mail in Slovak (the violation's own detail is
+        # the engine's words).
+        page.goto(arena.url + "/me")
+        page.set_input_files("input[type=file]", str(agent_file(tmp_path, "zly.py", LATE_NONSENSE)))
+        page.click("#upload button")
+        page.wait_for_url(re.compile(r"/me/\d+$"))
+        bad = int(page.url.rsplit("/", 1)[1])
+        page.wait_for_function("() => document.getElementById('state')?.textContent === 'diskvalifikované'",
+                               timeout=180_000)
+        assert page.locator("#reason").inner_text().startswith("vyradené v 13. kole: štvrté porušenie ("), \
+            page.locator("#reason").inner_text()
+        mail = body_of(sink.wait_for("ana@mail.example", f"tvoje riešenie {bad}"))
+        assert "(late nonsense) v súťaži Gbely test cup bolo vyradené v 13. kole: štvrté porušenie (" in mail, mail
 
         # The header's switch: the same page in English, and the choice kept.
         page.goto(arena.url + "/board")

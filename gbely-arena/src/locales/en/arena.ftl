@@ -321,3 +321,8 @@ mail-scored = { $violations ->
 mail-disqualified = was { $reason }
 mail-check-failed = failed the check: { $reason }
 mail-error = could not be judged: { $reason }
+
+## Reasons
+
+reason-disqualified = disqualified in round { $round }
+reason-disqualified-violation = disqualified in round { $round }: the fourth violation ({ $kind }: { $detail })

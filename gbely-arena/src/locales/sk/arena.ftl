@@ -335,6 +335,11 @@ mail-scored = { $violations ->
     [few] získalo { $share } % mapy (rozhodujúce kolo { $tiebreak }, { $violations } porušenia)
    *[other] získalo { $share } % mapy (rozhodujúce kolo { $tiebreak }, { $violations } porušení)
 }
-mail-disqualified = bolo vyradené: { $reason }
+mail-disqualified = bolo { $reason }
 mail-check-failed = neprešlo kontrolou: { $reason }
 mail-error = sa nedalo ohodnotiť: { $reason }
+
+## Dôvody
+
+reason-disqualified = vyradené v { $round }. kole
+reason-disqualified-violation = vyradené v { $round }. kole: štvrté porušenie ({ $kind }: { $detail })
