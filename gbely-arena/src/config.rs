@@ -17,6 +17,8 @@ use jiff::tz::TimeZone;
 use jiff::Timestamp;
 use serde::Deserialize;
 
+use super::i18n::Lang;
+
 /// The file as written.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -39,6 +41,13 @@ struct File {
     /// template), whose fingerprints are left out of every comparison.
     #[serde(default)]
     review_base: Option<PathBuf>,
+    /// The site's language for a browser that asks for none of the arena's (`sk` or `en`), and
+    /// the e-mails' for a participant who has not chosen one.
+    #[serde(default = "default_language")]
+    language: String,
+    /// The organisers' rules of the competition, in Markdown, served at `/rules`.
+    #[serde(default)]
+    rules: Option<PathBuf>,
     phases: Phases,
     #[serde(default)]
     leaderboard: Leaderboard,
@@ -57,6 +66,10 @@ fn default_data() -> PathBuf {
 fn default_database() -> String {
     "sqlite".into()
 }
+fn default_language() -> String {
+    "sk".to_string()
+}
+
 fn default_port() -> u16 {
     8080
 }
@@ -314,6 +327,11 @@ pub struct Config {
     pub port: u16,
     /// The similarity review's base file (the template), if any: checked to exist.
     pub review_base: Option<PathBuf>,
+    /// The language of a browser that asks for none of ours, and of e-mails by default.
+    pub language: Lang,
+    /// The rules page's Markdown file, if the configuration names one (it may be missing:
+    /// then there is no rules page).
+    pub rules: Option<PathBuf>,
     pub schedule: Schedule,
     pub leaderboard: Leaderboard,
     pub final_: Final,
@@ -436,6 +454,10 @@ impl Config {
             }
             None => None,
         };
+        let language = Lang::parse(&f.language)
+            .filter(|l| l.code() == f.language.trim())
+            .ok_or_else(|| format!("language `{}`: `sk` or `en`", f.language))?;
+        let rules = f.rules.as_deref().map(rel);
         let database = match f.database.as_str() {
             "sqlite" => "sqlite".to_string(),
             u if u.starts_with("postgres://") || u.starts_with("postgresql://") => u.to_string(),
@@ -452,6 +474,8 @@ impl Config {
             database,
             port: f.port,
             review_base,
+            language,
+            rules,
             schedule,
             leaderboard,
             final_,
@@ -466,6 +490,11 @@ impl Config {
         t.to_zoned(self.tz.clone()).strftime("%Y-%m-%d %H:%M:%S %Z").to_string()
     }
 
+    /// An instant as the competition's wall clock shows it, written as `lang` writes dates.
+    pub fn local_in(&self, t: Timestamp, lang: Lang) -> String {
+        lang.date(&t.to_zoned(self.tz.clone()))
+    }
+
     pub fn is_organiser(&self, email: &str) -> bool {
         self.organisers.iter().any(|o| o == email)
     }
@@ -478,6 +507,11 @@ impl Config {
 /// hyphens with no hyphen at either end; 254 characters in all. Anything else would fail at the
 /// mailer, or be one person under two identities.
 pub fn normal_email(raw: &str) -> Result<String, String> {
+    normal_email_in(raw, Lang::En)
+}
+
+/// [`normal_email`], the reason in `lang`.
+pub fn normal_email_in(raw: &str, lang: Lang) -> Result<String, String> {
     let e = raw.trim();
     email_problem(e).map_or_else(
         || Ok(e.to_ascii_lowercase()),
@@ -485,55 +519,96 @@ pub fn normal_email(raw: &str) -> Result<String, String> {
             // The address as typed, shortened (by characters: never inside one).
             let shown: String = e.chars().take(80).collect();
             let more = if e.chars().nth(80).is_some() { "…" } else { "" };
-            Err(format!("`{shown}{more}` is not an e-mail address this site accepts: {why}"))
+            let why = why.text(lang);
+            Err(tr!(lang, "email-refused", address = format!("{shown}{more}"), why = why))
         },
     )
 }
 
+/// What is wrong with an address (see [`normal_email`]).
+#[derive(Debug)]
+enum EmailProblem {
+    NotAscii(char),
+    TooLong(usize),
+    NoAt,
+    TwoAts,
+    NoLocal,
+    LocalTooLong(usize),
+    LocalChar(char),
+    LocalDots,
+    NoDomain,
+    DomainDots,
+    NoDot(String),
+    LabelTooLong(usize),
+    DomainChar(char),
+    Hyphen(String),
+}
+
+impl EmailProblem {
+    fn text(&self, l: Lang) -> String {
+        match self {
+            EmailProblem::NotAscii(c) => tr!(l, "email-not-ascii", char = c.to_string()),
+            EmailProblem::TooLong(n) => tr!(l, "email-too-long", length = *n),
+            EmailProblem::NoAt => tr!(l, "email-no-at"),
+            EmailProblem::TwoAts => tr!(l, "email-two-ats"),
+            EmailProblem::NoLocal => tr!(l, "email-no-local"),
+            EmailProblem::LocalTooLong(n) => tr!(l, "email-local-too-long", length = *n),
+            EmailProblem::LocalChar(c) => tr!(l, "email-local-char", char = c.escape_debug().to_string()),
+            EmailProblem::LocalDots => tr!(l, "email-local-dots"),
+            EmailProblem::NoDomain => tr!(l, "email-no-domain"),
+            EmailProblem::DomainDots => tr!(l, "email-domain-dots"),
+            EmailProblem::NoDot(d) => tr!(l, "email-no-dot", domain = d.as_str()),
+            EmailProblem::LabelTooLong(n) => tr!(l, "email-label-too-long", length = *n),
+            EmailProblem::DomainChar(c) => tr!(l, "email-domain-char", char = c.escape_debug().to_string()),
+            EmailProblem::Hyphen(label) => tr!(l, "email-hyphen", label = label.as_str()),
+        }
+    }
+}
+
 /// What is wrong with a trimmed address, if anything (see [`normal_email`]).
-fn email_problem(e: &str) -> Option<String> {
+fn email_problem(e: &str) -> Option<EmailProblem> {
     if let Some(c) = e.chars().find(|c| !c.is_ascii()) {
-        return Some(format!("`{c}` is not an ASCII character"));
+        return Some(EmailProblem::NotAscii(c));
     }
     if e.len() > 254 {
-        return Some(format!("it is {} characters long; at most 254", e.len()));
+        return Some(EmailProblem::TooLong(e.len()));
     }
-    let Some((local, domain)) = e.split_once('@') else { return Some("it has no `@`".into()) };
+    let Some((local, domain)) = e.split_once('@') else { return Some(EmailProblem::NoAt) };
     if domain.contains('@') {
-        return Some("it has more than one `@`".into());
+        return Some(EmailProblem::TwoAts);
     }
     let local_chars = |c: char| c.is_ascii_alphanumeric() || ".+-_".contains(c);
     if local.is_empty() {
-        return Some("nothing before the `@`".into());
+        return Some(EmailProblem::NoLocal);
     }
     if local.len() > 64 {
-        return Some(format!("the part before the `@` is {} characters long; at most 64", local.len()));
+        return Some(EmailProblem::LocalTooLong(local.len()));
     }
     if let Some(c) = local.chars().find(|&c| !local_chars(c)) {
-        return Some(format!("`{}` before the `@` (letters, digits and .+-_ only)", c.escape_debug()));
+        return Some(EmailProblem::LocalChar(c));
     }
     if local.starts_with('.') || local.ends_with('.') || local.contains("..") {
-        return Some("a dot at either end of the part before the `@`, or two in a row".into());
+        return Some(EmailProblem::LocalDots);
     }
     if domain.is_empty() {
-        return Some("nothing after the `@`".into());
+        return Some(EmailProblem::NoDomain);
     }
     let labels: Vec<&str> = domain.split('.').collect();
     if labels.iter().any(|l| l.is_empty()) {
-        return Some("a dot at either end of the domain, or two in a row".into());
+        return Some(EmailProblem::DomainDots);
     }
     if labels.len() < 2 {
-        return Some(format!("the domain `{domain}` has no dot (a name like example.org)"));
+        return Some(EmailProblem::NoDot(domain.to_string()));
     }
     for label in labels {
         if label.len() > 63 {
-            return Some(format!("a part of the domain is {} characters long; at most 63", label.len()));
+            return Some(EmailProblem::LabelTooLong(label.len()));
         }
         if let Some(c) = label.chars().find(|&c| !(c.is_ascii_alphanumeric() || c == '-')) {
-            return Some(format!("`{}` in the domain (letters, digits and hyphens only)", c.escape_debug()));
+            return Some(EmailProblem::DomainChar(c));
         }
         if label.starts_with('-') || label.ends_with('-') {
-            return Some(format!("the domain's part `{label}` begins or ends with a hyphen"));
+            return Some(EmailProblem::Hyphen(label.to_string()));
         }
     }
     None

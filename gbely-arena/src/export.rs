@@ -22,10 +22,12 @@ use gbely_engine::app::manifest::{
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
+use maud::{html, Markup};
+
 use super::config::Phase;
-use super::pages::esc;
+use super::i18n::Lang;
 use super::store::{BoardRow, FinalRecord, FinalState, Outcome, Submission};
-use super::{organiser_form, Arena, CsrfForm, Shared, User};
+use super::{organiser_form, Arena, CsrfForm, Shared, Ui, User};
 
 /// The archive's name, and the folder it unpacks into.
 pub const ARCHIVE: &str = "gbely-results.tar.gz";
@@ -481,12 +483,12 @@ fn tar_gz(files: &[(String, &[u8])], mtime: u64) -> std::io::Result<Vec<u8>> {
 
 impl Arena {
     /// When the public results open (`None`: they are open).
-    async fn export_closed(&self) -> Result<Option<String>, sqlx::Error> {
+    async fn export_closed(&self, l: Lang) -> Result<Option<String>, sqlx::Error> {
         let opened = self.store.export_opened().await?;
         if is_open(self.phase(), opened) {
             return Ok(None);
         }
-        Ok(Some(self.config.local(self.config.schedule.deadline)))
+        Ok(Some(self.config.local_in(self.config.schedule.deadline, l)))
     }
 
     /// The export as the database stands (made again only after a change).
@@ -497,8 +499,8 @@ impl Arena {
                 return Ok(Arc::clone(e));
             }
         }
-        let rows = self.store.board().await.map_err(|e| e.to_string())?;
-        let flash = self.store.flash().await.map_err(|e| e.to_string())?;
+        let standings = self.standings().await.map_err(|e| e.to_string())?;
+        let (rows, flash) = (&*standings.board, &*standings.flash);
         let fin = self.store.last_final().await.map_err(|e| e.to_string())?;
         let name = self.config.name.clone();
         let board = board_doc(&name, &rows, &flash);
@@ -514,84 +516,86 @@ impl Arena {
         Ok(made)
     }
 
-    fn export_refusal(&self, user: Option<&User>, opens: &str) -> Response {
-        let why = format!(
-            "The public results are not open yet: they open when the deadline has passed ({opens}), \
-             or earlier when the organisers open them."
-        );
-        let mut r = self.page(
-            user,
-            "Public results",
-            &format!("<h1>Public results</h1><p id=export-closed class=refused>{}</p>", esc(&why)),
-        );
+    fn export_refusal(&self, ui: &Ui, user: Option<&User>, opens: &str) -> Response {
+        let l = ui.lang;
+        let body = html! {
+            h1 { (tr!(l, "export-title")) }
+            p #export-closed .refused { (tr!(l, "export-closed", opens = opens)) }
+        };
+        let mut r = self.page(ui, user, &tr!(l, "export-title"), body);
         *r.status_mut() = StatusCode::FORBIDDEN;
         r
     }
 }
 
 /// `/export`: what is published and how to check it.
-pub(crate) async fn page(axum::extract::State(a): Shared, headers: HeaderMap) -> Response {
+pub(crate) async fn page(axum::extract::State(a): Shared, ui: Ui, headers: HeaderMap) -> Response {
     let user = a.user(&headers).await;
-    match a.export_closed().await {
-        Ok(Some(opens)) => return a.export_refusal(user.as_ref(), &opens),
+    let l = ui.lang;
+    match a.export_closed(l).await {
+        Ok(Some(opens)) => return a.export_refusal(&ui, user.as_ref(), &opens),
         Ok(None) => {}
-        Err(e) => return a.internal(user.as_ref(), "reading whether the results are open", &e),
+        Err(e) => return a.internal(&ui, user.as_ref(), |l| tr!(l, "doing-export-state"), &e),
     }
     let export = match a.export().await {
         Ok(e) => e,
-        Err(e) => return a.internal(user.as_ref(), "making the public results", &e),
+        Err(e) => return a.internal(&ui, user.as_ref(), |l| tr!(l, "doing-export"), &e),
     };
-    let final_links = if export.final_json.is_some() {
-        "<li><a href=/export/final.csv>final.csv</a> · <a href=/export/final.json>final.json</a>: the final's places</li>"
-    } else {
-        "<li class=muted>The final's results come here once the final has been played.</li>"
+    let body = html! {
+        h1 { (tr!(l, "export-title")) }
+        p { (tr!(l, "export-intro")) }
+        h2 { (tr!(l, "export-downloads")) }
+        ul #export-files {
+            li {
+                a href={ "/export/" (ARCHIVE) } download { (ARCHIVE) }
+                " " (tr!(l, "export-archive", bytes = export.archive.len()))
+            }
+            li {
+                a href="/export/board.csv" { "board.csv" } " · " a href="/export/board.json" { "board.json" }
+                ": " (tr!(l, "export-board"))
+            }
+            @if export.final_json.is_some() {
+                li {
+                    a href="/export/final.csv" { "final.csv" } " · " a href="/export/final.json" { "final.json" }
+                    ": " (tr!(l, "export-final"))
+                }
+            } @else {
+                li.muted { (tr!(l, "export-final-later")) }
+            }
+            li { a href="/export/manifest.json" { "manifest.json" } ": " (tr!(l, "export-manifest", replays = export.replays)) }
+        }
+        h2 { (tr!(l, "export-check-title")) }
+        p { (tr!(l, "export-check-how")) }
+        pre { "tar xzf " (ARCHIVE) "\ncd " (FOLDER) "\ngbely replay verify manifest.json" }
+        p { (tr!(l, "export-check-what")) }
+        p.muted { (tr!(l, "export-api")) }
     };
-    let body = format!(
-        "<h1>Public results</h1>\
-         <p>Everything the results rest on, for anyone to check: the leaderboard, the final, and every replay they \
-         come from.</p>\
-         <h2>Downloads</h2><ul id=export-files>\
-         <li><a href=/export/{ARCHIVE} download>{ARCHIVE}</a> ({size} bytes): all of the below in one archive</li>\
-         <li><a href=/export/board.csv>board.csv</a> · <a href=/export/board.json>board.json</a>: the leaderboard \
-         (the JSON also holds the flash victories)</li>{final_links}\
-         <li><a href=/export/manifest.json>manifest.json</a>: every replay ({n}) with its SHA-256 and the figures \
-         published for it</li></ul>\
-         <h2>How to check them</h2>\
-         <p>With the <code>gbely</code> command line, in a fresh folder:</p>\
-         <pre>tar xzf {ARCHIVE}\ncd {FOLDER}\ngbely replay verify manifest.json</pre>\
-         <p>It checks every file's SHA-256 against the manifest, re-simulates every replay from the agents' recorded \
-         commands and compares the published share, cells, tie-break round and violations with each replay's result: \
-         one line per replay, then a summary, and exit code 0 only when everything matches.</p>\
-         <p class=muted>For tools and notebooks: <code>/api/board</code> answers the leaderboard as JSON; signed in, \
-         <code>/api/me/submissions</code> your own submissions.</p>",
-        size = export.archive.len(),
-        n = export.replays,
-    );
-    a.page(user.as_ref(), "Public results", &body)
+    a.page(&ui, user.as_ref(), &tr!(l, "export-title"), body)
 }
 
 /// `/export/NAME`: one published document, or the archive.
 pub(crate) async fn file(
     axum::extract::State(a): Shared,
+    ui: Ui,
     headers: HeaderMap,
     UrlPath(name): UrlPath<String>,
 ) -> Response {
     let user = a.user(&headers).await;
-    match a.export_closed().await {
-        Ok(Some(opens)) => return a.export_refusal(user.as_ref(), &opens),
+    match a.export_closed(ui.lang).await {
+        Ok(Some(opens)) => return a.export_refusal(&ui, user.as_ref(), &opens),
         Ok(None) => {}
-        Err(e) => return a.internal(user.as_ref(), "reading whether the results are open", &e),
+        Err(e) => return a.internal(&ui, user.as_ref(), |l| tr!(l, "doing-export-state"), &e),
     }
     let export = match a.export().await {
         Ok(e) => e,
-        Err(e) => return a.internal(user.as_ref(), "making the public results", &e),
+        Err(e) => return a.internal(&ui, user.as_ref(), |l| tr!(l, "doing-export"), &e),
     };
     let doc = |kind: &'static str, body: &str| {
         (StatusCode::OK, [(header::CONTENT_TYPE, kind)], body.to_string()).into_response()
     };
     const CSV: &str = "text/csv; charset=utf-8";
     const JSON: &str = "application/json";
-    let no_final = || a.refuse(user.as_ref(), StatusCode::NOT_FOUND, "the final has not been played yet");
+    let no_final = || a.refuse(&ui, user.as_ref(), StatusCode::NOT_FOUND, &tr!(ui.lang, "export-no-final"));
     match name.as_str() {
         "board.csv" => doc(CSV, &export.board_csv),
         "board.json" => doc(JSON, &export.board_json),
@@ -607,48 +611,54 @@ pub(crate) async fn file(
             export.archive.clone(),
         )
             .into_response(),
-        _ => a.refuse(user.as_ref(), StatusCode::NOT_FOUND, "no such file of the public results (see /export)"),
+        _ => a.refuse(&ui, user.as_ref(), StatusCode::NOT_FOUND, &tr!(ui.lang, "export-no-file")),
     }
 }
 
 /// `/org/export` (an organiser's form): opens the public results before the deadline.
-pub(crate) async fn open(axum::extract::State(a): Shared, headers: HeaderMap, Form(f): Form<CsrfForm>) -> Response {
-    let user = match organiser_form(&a, &headers, &f.csrf).await {
+pub(crate) async fn open(
+    axum::extract::State(a): Shared,
+    ui: Ui,
+    headers: HeaderMap,
+    Form(f): Form<CsrfForm>,
+) -> Response {
+    let user = match organiser_form(&a, &ui, &headers, &f.csrf).await {
         Ok(u) => u,
         Err(r) => return r,
     };
     match a.store.open_export(super::judge::unix_now()).await {
         Ok(true) => a.audit(&user, "open the public results", "before the deadline, by hand").await,
         Ok(false) => {}
-        Err(e) => return a.internal(Some(&user), "opening the public results", &e),
+        Err(e) => return a.internal(&ui, Some(&user), |l| tr!(l, "doing-export-open"), &e),
     }
     super::redirect("/export")
 }
 
 /// The organisers' page's section on the public results: whether they are open, and the button
 /// that opens them before the deadline.
-pub(crate) async fn org_section(a: &Arena, user: &User) -> String {
+pub(crate) async fn org_section(a: &Arena, l: Lang, user: &User) -> Markup {
     let opened = a.store.export_opened().await.ok().flatten();
-    let deadline = a.config.local(a.config.schedule.deadline);
+    let deadline = a.config.local_in(a.config.schedule.deadline, l);
     let state = match opened {
-        Some(at) => format!(
-            "Open since {}, opened by an organiser.",
-            a.config.local(Timestamp::from_second(at).unwrap_or_default())
-        ),
-        None if is_open(a.phase(), None) => format!("Open: the deadline passed at {deadline}."),
-        None => format!("Closed: they open by themselves when the deadline has passed ({deadline})."),
+        Some(at) => {
+            tr!(l, "export-open-since", at = a.config.local_in(Timestamp::from_second(at).unwrap_or_default(), l))
+        }
+        None if is_open(a.phase(), None) => tr!(l, "export-open-deadline", deadline = deadline.clone()),
+        None => tr!(l, "export-state-closed", deadline = deadline.clone()),
     };
-    let button = if is_open(a.phase(), opened) {
-        "<p><a href=/export>The public results</a></p>".to_string()
-    } else {
-        format!(
-            "<form method=post action=/org/export><input type=hidden name=csrf value=\"{}\">\
-             <button id=open-export>Open the public results now</button> <span class=muted>the leaderboard, \
-             the replays and their manifest become public at once; this cannot be undone</span></form>",
-            esc(&user.csrf)
-        )
-    };
-    format!("<h2 id=export>Public results</h2><p id=export-state>{}</p>{button}", esc(&state))
+    html! {
+        h2 #export { (tr!(l, "export-title")) }
+        p #export-state { (state) }
+        @if is_open(a.phase(), opened) {
+            p { a href="/export" { (tr!(l, "export-title")) } }
+        } @else {
+            form method="post" action="/org/export" {
+                input type="hidden" name="csrf" value=(user.csrf);
+                button #open-export { (tr!(l, "export-open-now")) }
+                " " span.muted { (tr!(l, "export-open-note")) }
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::config::Config;
+use super::i18n::Lang;
 use super::mail::Mailer;
 use super::store::{AnswerTimes, Job, Outcome, Store, Submission, SubmissionState, Verdict};
 use gbely_engine::app::check::check_agent;
@@ -211,12 +212,10 @@ impl Judging {
         let relative =
             |p: &Path| p.strip_prefix(data).map_or_else(|_| p.display().to_string(), |r| r.display().to_string());
         let reason = match o.disqualified {
-            Some(round) => match rec.violations[0].last() {
-                Some((_, kind, detail)) => {
-                    format!("disqualified in round {round}: the fourth violation ({}: {detail})", kind.wire())
-                }
-                None => format!("disqualified in round {round}"),
-            },
+            Some(round) => {
+                let violation = rec.violations[0].last().map(|(_, kind, detail)| (kind.wire(), detail.as_str()));
+                disqualification(Lang::En, round, violation)
+            }
             None => String::new(),
         };
         let outcome = Outcome {
@@ -255,31 +254,43 @@ impl Judging {
     /// The e-mail with the result and the status page's link; `again`: a re-judging's, which
     /// says it is one (its result replaces the one e-mailed before).
     fn tell(&self, sub: &Submission, verdict: &Verdict, again: bool) {
+        // In the language the participant last used on the site, else the competition's.
+        let stored = self.rt.block_on(self.store.language(&sub.email)).ok().flatten();
+        let l = stored.as_deref().and_then(Lang::parse).unwrap_or(self.config.language);
         let link = format!("{}/me/{}", self.config.public_url, sub.id);
         let what = match verdict {
             Verdict::Judged { outcome, reason, .. } => match outcome.share {
-                Some(share) => format!(
-                    "scored {share:.2} % of the map (tie-break round {}, {} violation(s))",
-                    outcome.tiebreak.map_or("-".into(), |t| t.to_string()),
-                    outcome.violations
+                Some(share) => tr!(
+                    l,
+                    "mail-scored",
+                    share = l.decimal(share, 2),
+                    tiebreak = outcome.tiebreak.map_or("-".into(), |t| t.to_string()),
+                    violations = outcome.violations
                 ),
                 // "disqualified in round 13: …"
-                None => format!("was {reason}"),
+                None => tr!(l, "mail-disqualified", reason = reason_in(l, reason)),
             },
-            Verdict::CheckFailed { reason, .. } => format!("failed the check: {reason}"),
-            Verdict::Error { reason } => format!("could not be judged: {reason}"),
+            Verdict::CheckFailed { reason, .. } => tr!(l, "mail-check-failed", reason = reason.as_str()),
+            Verdict::Error { reason } => tr!(l, "mail-error", reason = reason.as_str()),
         };
+        let name = self.config.name.as_str();
         let (subject, again) = if again {
             (
-                format!("{}: your submission {}, judged again", self.config.name, sub.id),
-                "It was judged again at the organisers' request; this result replaces the one sent before.\n\n",
+                tr!(l, "mail-result-subject-again", name = name, id = sub.id),
+                format!("{}\n\n", tr!(l, "mail-result-again")),
             )
         } else {
-            (format!("{}: your submission {}", self.config.name, sub.id), "")
+            (tr!(l, "mail-result-subject", name = name, id = sub.id), String::new())
         };
-        let body = format!(
-            "Your submission {} ({}) to {} {what}.\n\n{again}Its status page: {link}\n",
-            sub.file_name, sub.agent_name, self.config.name
+        let body = tr!(
+            l,
+            "mail-result-body",
+            file = sub.file_name.as_str(),
+            agent = sub.agent_name.as_str(),
+            name = name,
+            what = what,
+            again = again,
+            link = link
         );
         if let Err(e) = self.mailer.send(&sub.email, &subject, &body) {
             eprintln!("gbely arena: the result e-mail of submission {}: {e}", sub.id);
@@ -291,7 +302,61 @@ fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname").map(|h| h.trim().to_string()).unwrap_or_else(|_| "host".into())
 }
 
+/// A disqualification as the judge words it in `l`: its round, and the fourth violation (its
+/// kind's code and the engine's words for it) when the record has it. Stored in English
+/// (`reason`), and said again in the reader's language by [`reason_in`].
+pub fn disqualification(l: Lang, round: u32, violation: Option<(&str, &str)>) -> String {
+    match violation {
+        Some((kind, detail)) => tr!(l, "reason-disqualified-violation", round = round, kind = kind, detail = detail),
+        None => tr!(l, "reason-disqualified", round = round),
+    }
+}
+
+/// A submission's stored reason in `l`: a disqualification (written by [`disqualification`] in
+/// English) said again in `l`; any other reason (the check's problems, a judge's error: the
+/// engine's words) as it is.
+pub fn reason_in(l: Lang, reason: &str) -> String {
+    let parsed = || -> Option<String> {
+        let rest = reason.strip_prefix("disqualified in round ")?;
+        let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+        let round: u32 = rest[..digits].parse().ok()?;
+        let violation = match &rest[digits..] {
+            "" => None,
+            more => {
+                let inner = more.strip_prefix(": the fourth violation (")?.strip_suffix(')')?;
+                Some(inner.split_once(": ")?)
+            }
+        };
+        let again = disqualification(l, round, violation);
+        // Only a reason this function reads back whole: anything else is shown as stored.
+        (disqualification(Lang::En, round, violation) == reason).then_some(again)
+    };
+    parsed().unwrap_or_else(|| reason.to_string())
+}
+
 /// Where a submission's files lie.
 pub fn submission_file(data: &Path, sub: &Submission) -> PathBuf {
     data.join("submissions").join(&sub.stored)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{disqualification, reason_in};
+    use crate::i18n::Lang;
+
+    #[test]
+    fn a_disqualification_is_stored_in_english_and_read_in_either_language() {
+        let stored = disqualification(Lang::En, 13, Some(("unreadable", "the answer is not JSON: x: y")));
+        assert_eq!(stored, "disqualified in round 13: the fourth violation (unreadable: the answer is not JSON: x: y)");
+        assert_eq!(reason_in(Lang::En, &stored), stored);
+        assert_eq!(
+            reason_in(Lang::Sk, &stored),
+            "vyradené v 13. kole: štvrté porušenie (unreadable: the answer is not JSON: x: y)"
+        );
+        assert_eq!(reason_in(Lang::Sk, "disqualified in round 7"), "vyradené v 7. kole");
+        // Other reasons are the engine's words, shown as stored.
+        for other in ["the file cannot be read as Python: x", "disqualified in round x", ""] {
+            assert_eq!(reason_in(Lang::Sk, other), other);
+        }
+    }
 }

@@ -8,7 +8,9 @@
 //! * [`judge`]: a submission checked as `gbely check` checks it and played against the
 //!   leaderboard's opponent in the sandbox; in the server and in `gbely arena worker` processes.
 //! * [`mail`]: sign-in links and results by SMTP (lettre).
-//! * [`pages`]: the site's HTML, every user's text escaped.
+//! * [`i18n`]: the site's languages (Slovak, English): Project Fluent catalogues, the request's
+//!   language, dates as each language writes them.
+//! * [`pages`]: the site's HTML, maud templates that escape every value.
 //! * [`similarity`]: the similarity review of the last uploads (code fingerprints, behaviour).
 //! * [`export`]: the public results (the board, the final, every replay and their manifest) and
 //!   how anyone checks them; [`api`]: the read-only JSON API.
@@ -20,6 +22,9 @@
 //! another site. Uploaded files are stored under names the server draws; a user's file name is
 //! only ever shown, as text.
 
+// First: its `tr!` is used by the modules after it.
+#[macro_use]
+pub mod i18n;
 pub mod api;
 pub mod config;
 pub mod export;
@@ -47,7 +52,8 @@ use jiff::Timestamp;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
-use self::config::{normal_email, Config, Phase};
+use self::config::{normal_email_in, Config, Phase};
+use self::i18n::Lang;
 use self::judge::{unix_now, Judging};
 use self::mail::Mailer;
 use self::store::{Store, Submission};
@@ -324,7 +330,8 @@ pub fn work(config: Config, python: String, jobs: usize) -> Result<(), ArenaErro
 /// Refuses requests for another host and cross-site requests that change something; adds the
 /// safe headers.
 async fn site_guard(State(a): State<Arc<Arena>>, mut req: Request, next: Next) -> Response {
-    if let Some(refused) = a.refusal(req.method(), req.headers()) {
+    let lang = a.ui(req.method(), req.uri(), req.headers()).lang;
+    if let Some(refused) = a.refusal(lang, req.method(), req.headers()) {
         return with_safe_headers(refused);
     }
     let requester = a.requester(&req);
@@ -337,19 +344,20 @@ async fn site_guard(State(a): State<Arc<Arena>>, mut req: Request, next: Next) -
 }
 
 impl Arena {
-    fn refusal(&self, method: &Method, headers: &HeaderMap) -> Option<Response> {
+    fn refusal(&self, lang: Lang, method: &Method, headers: &HeaderMap) -> Option<Response> {
         let value = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_ascii_lowercase);
         if let Some(why) = gbely_engine::app::web::host_fields_refusal(headers) {
             return Some(text(StatusCode::BAD_REQUEST, why));
         }
         if value(header::HOST.as_str()).as_deref() != Some(self.authority.to_ascii_lowercase().as_str()) {
-            return Some(text(StatusCode::MISDIRECTED_REQUEST, format!("this site is {}", self.config.public_url)));
+            let why = tr!(lang, "err-misdirected", url = self.config.public_url.as_str());
+            return Some(text(StatusCode::MISDIRECTED_REQUEST, why));
         }
         if method != Method::GET && method != Method::HEAD {
             let cross_origin = value(header::ORIGIN.as_str()).is_some_and(|o| o != self.origin.to_ascii_lowercase());
             let cross_site = value("sec-fetch-site").is_some_and(|s| s != "same-origin" && s != "none");
             if cross_origin || cross_site {
-                return Some(text(StatusCode::FORBIDDEN, "forbidden: a request from another site"));
+                return Some(text(StatusCode::FORBIDDEN, tr!(lang, "err-cross-site")));
             }
         }
         None
@@ -372,10 +380,7 @@ impl Arena {
     }
 
     async fn user(&self, headers: &HeaderMap) -> Option<User> {
-        let cookie = headers.get_all(header::COOKIE).iter().filter_map(|v| v.to_str().ok()).find_map(|c| {
-            c.split(';')
-                .find_map(|kv| kv.trim().strip_prefix(COOKIE).and_then(|r| r.strip_prefix('=')).map(str::to_string))
-        })?;
+        let cookie = cookie_value(headers, COOKIE)?;
         let (email, csrf) = self.store.session(&hashed(&cookie), unix_now()).await.ok()??;
         let organiser = self.config.is_organiser(&email);
         Some(User { email, csrf, organiser, session: cookie })
@@ -417,45 +422,177 @@ impl Arena {
         ))
     }
 
-    fn page(&self, user: Option<&User>, title: &str, body: &str) -> Response {
-        gbely_engine::app::web::html(pages::layout(self, user, title, body))
+    fn page(&self, ui: &Ui, user: Option<&User>, title: &str, body: maud::Markup) -> Response {
+        gbely_engine::app::web::html(pages::layout(self, ui, user, title, body))
     }
 
     /// A failure of the server's own (the database, the disk): logged in full, answered 500
     /// with what was being done and no internals.
-    fn internal(&self, user: Option<&User>, doing: &str, error: &dyn std::fmt::Display) -> Response {
-        eprintln!("gbely arena: {doing}: {error}");
-        let why = format!("the server failed while {doing}; it is logged for the organisers: try again in a moment");
-        self.refuse(user, StatusCode::INTERNAL_SERVER_ERROR, &why)
+    /// `doing` says what was being done in a language (the log's is English).
+    fn internal(
+        &self,
+        ui: &Ui,
+        user: Option<&User>,
+        doing: impl Fn(Lang) -> String,
+        error: &dyn std::fmt::Display,
+    ) -> Response {
+        eprintln!("gbely arena: {}: {error}", doing(Lang::En));
+        let why = tr!(ui.lang, "err-internal", doing = doing(ui.lang));
+        self.refuse(ui, user, StatusCode::INTERNAL_SERVER_ERROR, &why)
     }
 
     /// A refusal: what was refused and why, and a way back (to one's submission, or to sign in).
-    fn refuse(&self, user: Option<&User>, status: StatusCode, why: &str) -> Response {
-        self.refuse_with(user, status, why, "")
+    fn refuse(&self, ui: &Ui, user: Option<&User>, status: StatusCode, why: &str) -> Response {
+        self.refuse_with(ui, user, status, why, maud::html! {})
     }
 
     /// A refused upload: the reason, and the upload form again (while uploads are open).
-    fn refuse_upload(&self, user: &User, status: StatusCode, why: &str) -> Response {
-        self.refuse_with(Some(user), status, why, &pages::upload_form(self, user, self.phase()))
+    fn refuse_upload(&self, ui: &Ui, user: &User, status: StatusCode, why: &str) -> Response {
+        self.refuse_with(ui, Some(user), status, why, pages::upload_form(self, ui.lang, user, self.phase()))
     }
 
-    fn refuse_with(&self, user: Option<&User>, status: StatusCode, why: &str, form: &str) -> Response {
-        let back = match user {
-            Some(_) => "<a href=/me>Back to your submission</a> · <a href=/board>the leaderboard</a>",
-            None => "<a href=/signin>Sign in</a> · <a href=/>the competition's page</a>",
-        };
-        let body = format!(
-            "<h1>Not done</h1><p class=refused role=alert>{}: {}</p>{form}<p>{back}</p>",
-            status.as_u16(),
-            pages::esc(why)
-        );
-        let mut r = self.page(user, "Not done", &body);
+    fn refuse_with(&self, ui: &Ui, user: Option<&User>, status: StatusCode, why: &str, form: maud::Markup) -> Response {
+        let body = pages::refusal(ui.lang, user, status.as_u16(), why, form);
+        let mut r = self.page(ui, user, &tr!(ui.lang, "refused-title"), body);
         *r.status_mut() = status;
         r
     }
 }
 
 type Shared = State<Arc<Arena>>;
+
+/// What a page needs to know of its request: the language it is answered in, and where the
+/// language switch comes back to.
+#[derive(Clone, Debug)]
+pub struct Ui {
+    pub lang: Lang,
+    path: String,
+}
+
+impl Ui {
+    /// The page the language switch returns to: this one (a form's answer: the home page).
+    pub fn back(&self) -> &str {
+        &self.path
+    }
+}
+
+impl axum::extract::FromRequestParts<Arc<Arena>> for Ui {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        a: &Arc<Arena>,
+    ) -> Result<Ui, std::convert::Infallible> {
+        Ok(a.ui(&parts.method, &parts.uri, &parts.headers))
+    }
+}
+
+impl Arena {
+    /// The request's language: the `lang` cookie (the switch), else the browser's
+    /// `Accept-Language`, else the configuration's `language`.
+    fn ui(&self, method: &Method, uri: &axum::http::Uri, headers: &HeaderMap) -> Ui {
+        let chosen = cookie_value(headers, i18n::COOKIE).and_then(|c| Lang::parse(&c));
+        let browser = || {
+            let accept = headers.get(header::ACCEPT_LANGUAGE)?.to_str().ok()?;
+            Lang::from_accept_language(accept)
+        };
+        let lang = chosen.or_else(browser).unwrap_or(self.config.language);
+        let path = if method == Method::GET { uri.path().to_string() } else { "/".to_string() };
+        Ui { lang, path }
+    }
+
+    /// Keeps the language a participant last used: their e-mails are written in it.
+    async fn remember_language(&self, email: &str, lang: Lang) {
+        if let Err(e) = self.store.set_language(email, lang.code()).await {
+            eprintln!("gbely arena: the language of {email}: {e}");
+        }
+    }
+
+    /// Whether the configuration names a rules file that is there.
+    pub fn has_rules(&self) -> bool {
+        self.config.rules.as_deref().is_some_and(std::path::Path::is_file)
+    }
+}
+
+/// A cookie's value in the request's `Cookie` headers.
+fn cookie_value(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers.get_all(header::COOKIE).iter().filter_map(|v| v.to_str().ok()).find_map(|c| {
+        c.split(';').find_map(|kv| kv.trim().strip_prefix(name).and_then(|r| r.strip_prefix('=')).map(str::to_string))
+    })
+}
+
+/// A path of this site to send a browser back to: one `/` and no second one after it, no
+/// backslash, no control character (`//host` and `/\\host` would be another site); anything
+/// else is the home page.
+fn same_site_path(back: &str) -> &str {
+    let ours = back.starts_with('/') && !back.starts_with("//") && !back.chars().any(|c| c.is_control() || c == '\\');
+    if ours {
+        back
+    } else {
+        "/"
+    }
+}
+
+#[derive(Deserialize)]
+struct LanguageQuery {
+    to: String,
+    #[serde(default)]
+    back: String,
+}
+
+/// The language switch: the `lang` cookie set (for a year), and back to the page it was on.
+async fn switch_language(State(a): Shared, headers: HeaderMap, Query(q): Query<LanguageQuery>) -> Response {
+    let mut r = redirect(same_site_path(&q.back));
+    if let Some(lang) = Lang::parse(&q.to) {
+        if let Some(user) = a.user(&headers).await {
+            a.remember_language(&user.email, lang).await;
+        }
+        let secure = if a.secure { "; Secure" } else { "" };
+        let cookie = format!("{}={}; Path=/; SameSite=Lax; Max-Age=31536000{secure}", i18n::COOKIE, lang.code());
+        r.headers_mut().insert(header::SET_COOKIE, HeaderValue::from_str(&cookie).expect("a cookie of letters"));
+    }
+    r
+}
+
+/// The organisers' rules, from their Markdown file (`rules` in the configuration).
+async fn rules(State(a): Shared, ui: Ui, headers: HeaderMap) -> Response {
+    let user = a.user(&headers).await;
+    let markdown = match &a.config.rules {
+        Some(path) => tokio::fs::read_to_string(path).await.ok(),
+        None => None,
+    };
+    let Some(markdown) = markdown else {
+        return a.refuse(&ui, user.as_ref(), StatusCode::NOT_FOUND, &tr!(ui.lang, "rules-none"));
+    };
+    let body = pages::rules(ui.lang, &markdown_html(&markdown));
+    a.page(&ui, user.as_ref(), &tr!(ui.lang, "rules-title"), body)
+}
+
+/// Markdown as HTML (pulldown-cmark, CommonMark with tables): raw HTML in it is shown as text,
+/// and a link or image to a `javascript:` address goes nowhere.
+fn markdown_html(markdown: &str) -> String {
+    use pulldown_cmark::{CowStr, Event, Options, Parser, Tag};
+    fn safe(url: CowStr<'_>) -> CowStr<'_> {
+        if url.trim_start().to_ascii_lowercase().starts_with("javascript:") {
+            CowStr::Borrowed("#")
+        } else {
+            url
+        }
+    }
+    let events = Parser::new_ext(markdown, Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH).map(|e| match e {
+        Event::Html(h) | Event::InlineHtml(h) => Event::Text(h),
+        Event::Start(Tag::Link { link_type, dest_url, title, id }) => {
+            Event::Start(Tag::Link { link_type, dest_url: safe(dest_url), title, id })
+        }
+        Event::Start(Tag::Image { link_type, dest_url, title, id }) => {
+            Event::Start(Tag::Image { link_type, dest_url: safe(dest_url), title, id })
+        }
+        e => e,
+    });
+    let mut out = String::new();
+    pulldown_cmark::html::push_html(&mut out, events);
+    out
+}
 
 fn redirect(to: &str) -> Response {
     (StatusCode::SEE_OTHER, [(header::LOCATION, to.to_string())]).into_response()
@@ -494,6 +631,8 @@ fn routes(arena: Arc<Arena>) -> Router<()> {
         .route("/api/me/submissions/{id}", get(api::submission).fallback(api::read_only))
         .route("/api/me/submissions/{id}/replay", get(api::replay).fallback(api::read_only))
         .route("/api/{*rest}", any(api::not_found))
+        .route("/lang", get(switch_language))
+        .route("/rules", get(rules))
         .route("/health", get(|| async { "ok" }))
         .route("/favicon.ico", get(|| async { ([(header::CONTENT_TYPE, "image/svg+xml")], pages::ICON) }))
         .with_state(arena)
@@ -505,15 +644,15 @@ struct PartQuery {
     part: Option<String>,
 }
 
-async fn home(State(a): Shared, headers: HeaderMap) -> Response {
+async fn home(State(a): Shared, ui: Ui, headers: HeaderMap) -> Response {
     let user = a.user(&headers).await;
-    let body = pages::home(&a, user.as_ref(), a.phase());
-    a.page(user.as_ref(), &a.config.name, &body)
+    let body = pages::home(&a, ui.lang, user.as_ref(), a.phase());
+    a.page(&ui, user.as_ref(), &a.config.name, body)
 }
 
-async fn signin_form(State(a): Shared, headers: HeaderMap) -> Response {
+async fn signin_form(State(a): Shared, ui: Ui, headers: HeaderMap) -> Response {
     let user = a.user(&headers).await;
-    a.page(user.as_ref(), "Sign in", &pages::signin_form(None))
+    a.page(&ui, user.as_ref(), &tr!(ui.lang, "signin-title"), pages::signin_form(ui.lang, None))
 }
 
 #[derive(Deserialize)]
@@ -550,26 +689,27 @@ impl Arena {
 
 async fn signin_send(
     State(a): Shared,
+    ui: Ui,
     axum::Extension(requester): axum::Extension<Requester>,
     Form(f): Form<SigninForm>,
 ) -> Response {
-    let email = match normal_email(&f.email) {
+    let email = match normal_email_in(&f.email, ui.lang) {
         Ok(e) => e,
         Err(why) => {
-            let mut form = a.page(None, "Sign in", &pages::signin_form(Some(&why)));
+            let mut form = a.page(&ui, None, &tr!(ui.lang, "signin-title"), pages::signin_form(ui.lang, Some(&why)));
             *form.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
             return form;
         }
     };
     if a.phase() == Phase::BeforeRegistration {
-        let why = format!("sign-in opens at {}", a.config.local(a.config.schedule.registration));
-        return a.refuse(None, StatusCode::FORBIDDEN, &why);
+        let why = tr!(ui.lang, "err-signin-closed", at = a.config.local_in(a.config.schedule.registration, ui.lang));
+        return a.refuse(&ui, None, StatusCode::FORBIDDEN, &why);
     }
     let now = unix_now();
     let limits = &a.config.limits;
     let code = match random_token() {
         Ok(c) => c,
-        Err(e) => return a.internal(None, "drawing a sign-in code", &e),
+        Err(e) => return a.internal(&ui, None, |l| tr!(l, "doing-signin-code"), &e),
     };
     let minutes = limits.signin_minutes as i64;
     let code_hash = hashed(&code);
@@ -587,29 +727,30 @@ async fn signin_send(
     };
     match a.store.add_signin_limited(&signin, &caps).await {
         Ok(Ok(())) => {}
-        Ok(Err(refusal)) => return a.refuse(None, StatusCode::TOO_MANY_REQUESTS, refusal.why()),
-        Err(e) => return a.internal(None, "recording the sign-in", &e),
+        Ok(Err(refusal)) => {
+            let why = match refusal {
+                store::SigninRefusal::Address => tr!(ui.lang, "err-signins-address"),
+                store::SigninRefusal::Requester => tr!(ui.lang, "err-signins-requester"),
+                store::SigninRefusal::Site => tr!(ui.lang, "err-signins-site"),
+            };
+            return a.refuse(&ui, None, StatusCode::TOO_MANY_REQUESTS, &why);
+        }
+        Err(e) => return a.internal(&ui, None, |l| tr!(l, "doing-signin-record"), &e),
     }
     let link = format!("{}/signin/{code}", a.config.public_url);
-    let body = format!(
-        "To sign in to {} as {email}, open this link within {minutes} minutes:\n\n{link}\n\n\
-         If you did not ask to sign in, ignore this e-mail.\n",
-        a.config.name
-    );
-    let subject = format!("{}: your sign-in link", a.config.name);
+    // In the language the sign-in was asked in.
+    let name = a.config.name.as_str();
+    let body = tr!(ui.lang, "mail-signin-body", name = name, email = email.as_str(), minutes = minutes, link = link);
+    let subject = tr!(ui.lang, "mail-signin-subject", name = name);
     let (mailer, to) = (a.mailer.clone(), email.clone());
     let sent = tokio::task::spawn_blocking(move || mailer.send(&to, &subject, &body)).await;
     match sent {
-        Ok(Ok(())) => a.page(None, "Sign in", &pages::signin_sent(&email)),
+        Ok(Ok(())) => a.page(&ui, None, &tr!(ui.lang, "signin-title"), pages::signin_sent(ui.lang, &email)),
         Ok(Err(e)) => {
             eprintln!("gbely arena: the sign-in e-mail to {email}: {e}");
-            a.refuse(
-                None,
-                StatusCode::BAD_GATEWAY,
-                "the e-mail could not be sent: the mail server refused it; try again later",
-            )
+            a.refuse(&ui, None, StatusCode::BAD_GATEWAY, &tr!(ui.lang, "err-mail"))
         }
-        Err(e) => a.internal(None, "sending the e-mail", &e),
+        Err(e) => a.internal(&ui, None, |l| tr!(l, "doing-mail"), &e),
     }
 }
 
@@ -617,36 +758,31 @@ fn plausible_code(code: &str) -> bool {
     code.len() == 32 && code.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
-async fn signin_confirm(State(a): Shared, UrlPath(code): UrlPath<String>) -> Response {
+async fn signin_confirm(State(a): Shared, ui: Ui, UrlPath(code): UrlPath<String>) -> Response {
     // Opening the link signs nobody in (mail scanners open links): a button does.
     let email =
         if plausible_code(&code) { a.store.peek_signin(&hashed(&code), unix_now()).await.ok().flatten() } else { None };
     match email {
-        Some(email) => a.page(None, "Sign in", &pages::signin_confirm(&code, &email)),
-        None => {
-            a.refuse(None, StatusCode::NOT_FOUND, "this sign-in link is unknown, used or expired: ask for a new one")
-        }
+        Some(email) => a.page(&ui, None, &tr!(ui.lang, "signin-title"), pages::signin_confirm(ui.lang, &code, &email)),
+        None => a.refuse(&ui, None, StatusCode::NOT_FOUND, &tr!(ui.lang, "err-link")),
     }
 }
 
-async fn signin_done(State(a): Shared, UrlPath(code): UrlPath<String>) -> Response {
+async fn signin_done(State(a): Shared, ui: Ui, UrlPath(code): UrlPath<String>) -> Response {
     let now = unix_now();
     let email =
         if plausible_code(&code) { a.store.take_signin(&hashed(&code), now).await.ok().flatten() } else { None };
     let Some(email) = email else {
-        return a.refuse(
-            None,
-            StatusCode::NOT_FOUND,
-            "this sign-in link is unknown, used or expired: ask for a new one",
-        );
+        return a.refuse(&ui, None, StatusCode::NOT_FOUND, &tr!(ui.lang, "err-link"));
     };
     let (Ok(session), Ok(csrf)) = (random_token(), random_token()) else {
-        return a.refuse(None, StatusCode::INTERNAL_SERVER_ERROR, "no randomness");
+        return a.refuse(&ui, None, StatusCode::INTERNAL_SERVER_ERROR, &tr!(ui.lang, "err-randomness"));
     };
     let age = a.config.limits.session_days as i64 * 86_400;
     if let Err(e) = a.store.add_session(&hashed(&session), &email, &csrf, now, now + age).await {
-        return a.internal(None, "opening the session", &e);
+        return a.internal(&ui, None, |l| tr!(l, "doing-session"), &e);
     }
+    a.remember_language(&email, ui.lang).await;
     let mut r = redirect(if a.config.is_organiser(&email) { "/org" } else { "/me" });
     r.headers_mut().insert(header::SET_COOKIE, a.cookie(&session, age));
     r
@@ -672,18 +808,18 @@ async fn signout(State(a): Shared, headers: HeaderMap, Form(f): Form<CsrfForm>) 
     r
 }
 
-async fn me(State(a): Shared, headers: HeaderMap, Query(q): Query<PartQuery>) -> Response {
+async fn me(State(a): Shared, ui: Ui, headers: HeaderMap, Query(q): Query<PartQuery>) -> Response {
     let Some(user) = a.user(&headers).await else { return redirect("/signin") };
     let subs = a.store.submissions_of(&user.email).await.unwrap_or_default();
     let current = match subs.first() {
         Some(s) => Some((s.clone(), a.store.outcome(s.id).await.ok().flatten())),
         None => None,
     };
-    let (head, inner) = pages::me(&a, &user, a.phase(), current.as_ref(), &subs);
+    let (head, inner) = pages::me(&a, ui.lang, &user, a.phase(), current.as_ref(), &subs);
     if q.part.is_some() {
-        return gbely_engine::app::web::html(inner);
+        return gbely_engine::app::web::html(inner.into_string());
     }
-    a.page(Some(&user), "Your submission", &format!("{head}{}", pages::live("/me?part=1", &inner)))
+    a.page(&ui, Some(&user), &tr!(ui.lang, "me-title"), maud::html! { (head) (pages::live("/me?part=1", inner)) })
 }
 
 /// A submission of the signed-in user (`None`: not theirs, or none).
@@ -693,50 +829,47 @@ async fn own(a: &Arena, user: &User, id: i64) -> Option<Submission> {
 
 async fn status(
     State(a): Shared,
+    ui: Ui,
     headers: HeaderMap,
     UrlPath(id): UrlPath<i64>,
     Query(q): Query<PartQuery>,
 ) -> Response {
     let Some(user) = a.user(&headers).await else { return redirect("/signin") };
     let Some(sub) = own(&a, &user, id).await else {
-        return a.refuse(Some(&user), StatusCode::NOT_FOUND, "no submission of yours has this number");
+        return a.refuse(&ui, Some(&user), StatusCode::NOT_FOUND, &tr!(ui.lang, "err-not-yours"));
     };
     let outcome = a.store.outcome(id).await.ok().flatten();
-    let body = pages::status(&a, &sub, outcome.as_ref());
+    let body = pages::status(&a, ui.lang, &sub, outcome.as_ref());
     if q.part.is_some() {
-        return gbely_engine::app::web::html(body);
+        return gbely_engine::app::web::html(body.into_string());
     }
-    a.page(Some(&user), &format!("Submission {id}"), &pages::live(&format!("/me/{id}?part=1"), &body))
+    a.page(&ui, Some(&user), &tr!(ui.lang, "title-submission", id = id), pages::live(&format!("/me/{id}?part=1"), body))
 }
 
-async fn own_log(State(a): Shared, headers: HeaderMap, UrlPath(id): UrlPath<i64>) -> Response {
+async fn own_log(State(a): Shared, ui: Ui, headers: HeaderMap, UrlPath(id): UrlPath<i64>) -> Response {
     let Some(user) = a.user(&headers).await else { return redirect("/signin") };
     let Some(sub) = own(&a, &user, id).await else {
-        return a.refuse(Some(&user), StatusCode::NOT_FOUND, "no submission of yours has this number");
+        return a.refuse(&ui, Some(&user), StatusCode::NOT_FOUND, &tr!(ui.lang, "err-not-yours"));
     };
     // The judged match's log, else a failed check's (its agent's log in the test match).
     let check_log = || serde_json::from_str::<serde_json::Value>(&sub.check).ok()?["log"].as_str().map(str::to_string);
     let log = a.store.outcome(sub.id).await.ok().flatten().map(|o| o.log).filter(|l| !l.is_empty()).or_else(check_log);
-    let Some(log) = log else { return text(StatusCode::NOT_FOUND, "this submission has no log (yet)") };
+    let Some(log) = log else { return text(StatusCode::NOT_FOUND, tr!(ui.lang, "err-no-log")) };
     match tokio::fs::read(a.config.data.join(log)).await {
         Ok(bytes) => text(StatusCode::OK, String::from_utf8_lossy(&bytes).into_owned()),
-        Err(e) => text(StatusCode::NOT_FOUND, format!("the log: {e}")),
+        Err(e) => text(StatusCode::NOT_FOUND, tr!(ui.lang, "err-log", error = e.to_string())),
     }
 }
 
 /// Why the upload phase refuses an upload at `now`, if it does.
-fn upload_closed(a: &Arena, now: Timestamp) -> Option<String> {
+fn upload_closed(a: &Arena, l: Lang, now: Timestamp) -> Option<String> {
     let s = &a.config.schedule;
     match s.phase(now) {
         Phase::Testing => None,
         Phase::BeforeRegistration | Phase::Registration => {
-            Some(format!("uploads open at {}", a.config.local(s.testing)))
+            Some(tr!(l, "err-uploads-open", at = a.config.local_in(s.testing, l)))
         }
-        Phase::Closed | Phase::Final => Some(format!(
-            "the deadline passed at {}: no upload is accepted after it (an upload counts when its file has \
-             arrived whole); what you had submitted then counts",
-            a.config.local(s.deadline)
-        )),
+        Phase::Closed | Phase::Final => Some(tr!(l, "err-deadline-passed", at = a.config.local_in(s.deadline, l))),
     }
 }
 
@@ -744,10 +877,13 @@ fn upload_closed(a: &Arena, now: Timestamp) -> Option<String> {
 async fn upload_fields(
     form: &mut Multipart,
     limit: usize,
+    l: Lang,
 ) -> Result<(Option<String>, Option<(String, Vec<u8>)>), (StatusCode, String)> {
     let mut csrf = None;
     let mut file: Option<(String, Vec<u8>)> = None;
-    let bad = |e: axum::extract::multipart::MultipartError| (StatusCode::BAD_REQUEST, format!("the upload: {e}"));
+    let bad = |e: axum::extract::multipart::MultipartError| {
+        (StatusCode::BAD_REQUEST, tr!(l, "err-upload-broken", error = e.to_string()))
+    };
     while let Some(mut field) = form.next_field().await.map_err(bad)? {
         match field.name() {
             Some("csrf") => csrf = field.text().await.ok(),
@@ -757,9 +893,7 @@ async fn upload_fields(
                 while let Some(c) = field.chunk().await.map_err(bad)? {
                     bytes.extend_from_slice(&c);
                     if bytes.len() > limit {
-                        let why = format!(
-                            "the file is over {limit} bytes (512 KiB): the submission is one .py file of at most that"
-                        );
+                        let why = tr!(l, "err-too-big", bytes = limit, kib = limit / 1024);
                         return Err((StatusCode::PAYLOAD_TOO_LARGE, why));
                     }
                 }
@@ -771,58 +905,51 @@ async fn upload_fields(
     Ok((csrf, file))
 }
 
-async fn upload(State(a): Shared, headers: HeaderMap, mut form: Multipart) -> Response {
+async fn upload(State(a): Shared, ui: Ui, headers: HeaderMap, mut form: Multipart) -> Response {
     let Some(user) = a.user(&headers).await else { return redirect("/signin") };
     // Refused at once when the phase is over; decided again once the body has arrived.
-    if let Some(why) = upload_closed(&a, a.now()) {
-        return a.refuse_upload(&user, StatusCode::FORBIDDEN, &why);
+    if let Some(why) = upload_closed(&a, ui.lang, a.now()) {
+        return a.refuse_upload(&ui, &user, StatusCode::FORBIDDEN, &why);
     }
     let limit = a.config.limits.upload_bytes as usize;
     let within = Duration::from_secs(a.config.limits.upload_seconds.into());
-    let (csrf, file) = match tokio::time::timeout(within, upload_fields(&mut form, limit)).await {
+    let (csrf, file) = match tokio::time::timeout(within, upload_fields(&mut form, limit, ui.lang)).await {
         Ok(Ok(fields)) => fields,
-        Ok(Err((status, why))) => return a.refuse_upload(&user, status, &why),
+        Ok(Err((status, why))) => return a.refuse_upload(&ui, &user, status, &why),
         Err(_) => {
-            let why = format!(
-                "the upload took over {} s: send the file again on a better connection",
-                a.config.limits.upload_seconds
-            );
-            return a.refuse_upload(&user, StatusCode::REQUEST_TIMEOUT, &why);
+            let why = tr!(ui.lang, "err-upload-slow", seconds = a.config.limits.upload_seconds);
+            return a.refuse_upload(&ui, &user, StatusCode::REQUEST_TIMEOUT, &why);
         }
     };
     // The upload's instant: when its file has arrived whole, not when it began.
     let now = a.now();
-    if let Some(why) = upload_closed(&a, now) {
-        return a.refuse_upload(&user, StatusCode::FORBIDDEN, &why);
+    if let Some(why) = upload_closed(&a, ui.lang, now) {
+        return a.refuse_upload(&ui, &user, StatusCode::FORBIDDEN, &why);
     }
     if !csrf.as_deref().is_some_and(|c| csrf_ok(&user, c)) {
-        return a.refuse(
-            Some(&user),
-            StatusCode::FORBIDDEN,
-            "the form is stale or from elsewhere: reload the page and upload again",
-        );
+        return a.refuse(&ui, Some(&user), StatusCode::FORBIDDEN, &tr!(ui.lang, "err-stale-upload"));
     }
     let Some((name, bytes)) = file else {
-        return a.refuse_upload(&user, StatusCode::BAD_REQUEST, "no file was chosen");
+        return a.refuse_upload(&ui, &user, StatusCode::BAD_REQUEST, &tr!(ui.lang, "err-no-file"));
     };
     // Shown only, as text: the last component, printable, at most 100 characters.
     let shown: String =
         name.rsplit(['/', '\\']).next().unwrap_or("").chars().filter(|c| !c.is_control()).take(100).collect();
     if !shown.to_ascii_lowercase().ends_with(".py") {
-        return a.refuse_upload(&user, StatusCode::BAD_REQUEST, "the submission is one Python file (*.py)");
+        return a.refuse_upload(&ui, &user, StatusCode::BAD_REQUEST, &tr!(ui.lang, "err-not-python"));
     }
     if bytes.is_empty() {
-        return a.refuse_upload(&user, StatusCode::BAD_REQUEST, "the file is empty");
+        return a.refuse_upload(&ui, &user, StatusCode::BAD_REQUEST, &tr!(ui.lang, "err-empty"));
     }
     let per_hour = a.config.limits.uploads_per_hour;
     // A quick refusal before the file is written; the limit itself holds in `add_submission`.
     match a.store.uploads_since(&user.email, now.as_second() - 3600).await {
-        Ok(n) if n >= per_hour as i64 => return too_many_uploads(&a, &user),
+        Ok(n) if n >= per_hour as i64 => return too_many_uploads(&a, &ui, &user),
         Ok(_) => {}
-        Err(e) => return a.internal(Some(&user), "counting uploads", &e),
+        Err(e) => return a.internal(&ui, Some(&user), |l| tr!(l, "doing-count-uploads"), &e),
     }
     let Ok(token) = random_token() else {
-        return a.refuse_upload(&user, StatusCode::INTERNAL_SERVER_ERROR, "no randomness");
+        return a.refuse_upload(&ui, &user, StatusCode::INTERNAL_SERVER_ERROR, &tr!(ui.lang, "err-randomness"));
     };
     let stored = format!("{token}.py");
     let path = a.config.data.join("submissions").join(&stored);
@@ -838,8 +965,8 @@ async fn upload(State(a): Shared, headers: HeaderMap, mut form: Multipart) -> Re
     .await;
     let meta = match written {
         Ok(Ok(meta)) => meta,
-        Ok(Err(e)) => return a.internal(Some(&user), "storing the file", &e),
-        Err(e) => return a.internal(Some(&user), "storing the file", &e),
+        Ok(Err(e)) => return a.internal(&ui, Some(&user), |l| tr!(l, "doing-store-file"), &e),
+        Err(e) => return a.internal(&ui, Some(&user), |l| tr!(l, "doing-store-file"), &e),
     };
     // A file without AGENT_NAME is named by its stem: the one the participant gave, not ours,
     // its bidi and invisible characters escaped as an AGENT_NAME's are.
@@ -869,38 +996,40 @@ async fn upload(State(a): Shared, headers: HeaderMap, mut form: Multipart) -> Re
         let _ = tokio::fs::remove_file(&stored_path).await;
     }
     match added {
-        Ok(Some(id)) => redirect(&format!("/me/{id}")),
-        Ok(None) => too_many_uploads(&a, &user),
-        Err(e) => a.internal(Some(&user), "recording the upload", &e),
+        Ok(Some(id)) => {
+            a.remember_language(&user.email, ui.lang).await;
+            redirect(&format!("/me/{id}"))
+        }
+        Ok(None) => too_many_uploads(&a, &ui, &user),
+        Err(e) => a.internal(&ui, Some(&user), |l| tr!(l, "doing-record-upload"), &e),
     }
 }
 
-fn too_many_uploads(a: &Arena, user: &User) -> Response {
-    let why = format!(
-        "the limit is {} uploads an hour, and you have made them: try again later",
-        a.config.limits.uploads_per_hour
-    );
-    a.refuse_upload(user, StatusCode::TOO_MANY_REQUESTS, &why)
+fn too_many_uploads(a: &Arena, ui: &Ui, user: &User) -> Response {
+    let why = tr!(ui.lang, "err-too-many-uploads", limit = a.config.limits.uploads_per_hour);
+    a.refuse_upload(ui, user, StatusCode::TOO_MANY_REQUESTS, &why)
 }
 
-async fn board(State(a): Shared, headers: HeaderMap, Query(q): Query<PartQuery>) -> Response {
+async fn board(State(a): Shared, ui: Ui, headers: HeaderMap, Query(q): Query<PartQuery>) -> Response {
     let standings = match a.standings().await {
         Ok(s) => s,
-        Err(e) => return a.internal(a.user(&headers).await.as_ref(), "reading the leaderboard", &e),
+        Err(e) => return a.internal(&ui, a.user(&headers).await.as_ref(), |l| tr!(l, "doing-board"), &e),
     };
-    let body = pages::board(&a, &standings.board, &standings.flash);
+    let body = pages::board(&a, ui.lang, &standings.board, &standings.flash);
     if q.part.is_some() {
-        return gbely_engine::app::web::html(body);
+        return gbely_engine::app::web::html(body.into_string());
     }
     let user = a.user(&headers).await;
-    a.page(user.as_ref(), "Leaderboard", &pages::live("/board?part=1", &body))
+    a.page(&ui, user.as_ref(), &tr!(ui.lang, "board-title"), pages::live("/board?part=1", body))
 }
 
 /// A replay in the viewer: public for what the leaderboard and the flash table show, else its
 /// owner's and the organisers'.
-async fn replay(State(a): Shared, headers: HeaderMap, UrlPath(id): UrlPath<i64>) -> Response {
+async fn replay(State(a): Shared, ui: Ui, headers: HeaderMap, UrlPath(id): UrlPath<i64>) -> Response {
     let user = a.user(&headers).await;
-    let Ok(Some(sub)) = a.store.submission(id).await else { return text(StatusCode::NOT_FOUND, "no such submission") };
+    let Ok(Some(sub)) = a.store.submission(id).await else {
+        return text(StatusCode::NOT_FOUND, tr!(ui.lang, "err-no-such-submission"));
+    };
     // The board is computed only for others than the owner and the organisers.
     let allowed = user.as_ref().is_some_and(|u| u.email == sub.email || u.organiser)
         || a.standings()
@@ -908,16 +1037,16 @@ async fn replay(State(a): Shared, headers: HeaderMap, UrlPath(id): UrlPath<i64>)
             .is_ok_and(|s| s.board.iter().any(|r| r.submission.id == id) || s.flash.iter().any(|(s, _)| s.id == id));
     let outcome = a.store.outcome(id).await.ok().flatten().filter(|o| !o.replay.is_empty());
     match (allowed, outcome) {
-        (true, Some(o)) => viewer(a.config.data.join(o.replay)).await,
-        (true, None) => text(StatusCode::NOT_FOUND, "this submission has no replay (yet)"),
-        (false, _) => text(StatusCode::FORBIDDEN, "this replay is its author's until it is on the leaderboard"),
+        (true, Some(o)) => viewer(ui.lang, a.config.data.join(o.replay)).await,
+        (true, None) => text(StatusCode::NOT_FOUND, tr!(ui.lang, "err-no-replay")),
+        (false, _) => text(StatusCode::FORBIDDEN, tr!(ui.lang, "err-replay-private")),
     }
 }
 
-async fn viewer(path: PathBuf) -> Response {
+async fn viewer(l: Lang, path: PathBuf) -> Response {
     match gbely_engine::app::web::replay_page(path).await {
         Ok(page) => gbely_engine::app::web::html(page),
-        Err(e) => text(StatusCode::INTERNAL_SERVER_ERROR, format!("the replay: {e}")),
+        Err(e) => text(StatusCode::INTERNAL_SERVER_ERROR, tr!(l, "err-replay", error = e.to_string())),
     }
 }
 
@@ -934,29 +1063,25 @@ async fn events(State(a): Shared) -> Sse<impl futures_util::Stream<Item = Result
     Sse::new(stream).keep_alive(KeepAlive::default())
 }
 
-async fn organiser_of(a: &Arena, headers: &HeaderMap) -> Result<User, Response> {
+async fn organiser_of(a: &Arena, ui: &Ui, headers: &HeaderMap) -> Result<User, Response> {
     match a.user(headers).await {
         Some(u) if u.organiser => Ok(u),
-        Some(u) => Err(a.refuse(Some(&u), StatusCode::FORBIDDEN, "the organisers' pages need an organiser's address")),
+        Some(u) => Err(a.refuse(ui, Some(&u), StatusCode::FORBIDDEN, &tr!(ui.lang, "err-not-organiser"))),
         None => Err(redirect("/signin")),
     }
 }
 
 /// The organiser who posted a form of theirs (its token checked).
-async fn organiser_form(a: &Arena, headers: &HeaderMap, csrf: &str) -> Result<User, Response> {
-    let user = organiser_of(a, headers).await?;
+async fn organiser_form(a: &Arena, ui: &Ui, headers: &HeaderMap, csrf: &str) -> Result<User, Response> {
+    let user = organiser_of(a, ui, headers).await?;
     if !csrf_ok(&user, csrf) {
-        return Err(a.refuse(
-            Some(&user),
-            StatusCode::FORBIDDEN,
-            "the form is stale or from elsewhere: reload the page",
-        ));
+        return Err(a.refuse(ui, Some(&user), StatusCode::FORBIDDEN, &tr!(ui.lang, "err-stale")));
     }
     Ok(user)
 }
 
-async fn organiser(State(a): Shared, headers: HeaderMap, Query(q): Query<PartQuery>) -> Response {
-    let user = match organiser_of(&a, &headers).await {
+async fn organiser(State(a): Shared, ui: Ui, headers: HeaderMap, Query(q): Query<PartQuery>) -> Response {
+    let user = match organiser_of(&a, &ui, &headers).await {
         Ok(u) => u,
         Err(r) => return r,
     };
@@ -986,11 +1111,14 @@ async fn organiser(State(a): Shared, headers: HeaderMap, Query(q): Query<PartQue
         final_here,
         audit: a.store.audit_log(200).await.unwrap_or_default(),
     };
-    let body = pages::organiser(&a, &user, a.phase(), &view) + &export::org_section(&a, &user).await;
+    let body = maud::html! {
+        (pages::organiser(&a, ui.lang, &user, a.phase(), &view))
+        (export::org_section(&a, ui.lang, &user).await)
+    };
     if q.part.is_some() {
-        return gbely_engine::app::web::html(body);
+        return gbely_engine::app::web::html(body.into_string());
     }
-    a.page(Some(&user), "Organisers", &pages::live("/org?part=1", &body))
+    a.page(&ui, Some(&user), &tr!(ui.lang, "org-title"), pages::live("/org?part=1", body))
 }
 
 #[derive(Deserialize)]
@@ -1000,8 +1128,8 @@ struct RejudgeForm {
     what: String,
 }
 
-async fn rejudge(State(a): Shared, headers: HeaderMap, Form(f): Form<RejudgeForm>) -> Response {
-    let user = match organiser_form(&a, &headers, &f.csrf).await {
+async fn rejudge(State(a): Shared, ui: Ui, headers: HeaderMap, Form(f): Form<RejudgeForm>) -> Response {
+    let user = match organiser_form(&a, &ui, &headers, &f.csrf).await {
         Ok(u) => u,
         Err(r) => return r,
     };
@@ -1011,11 +1139,16 @@ async fn rejudge(State(a): Shared, headers: HeaderMap, Form(f): Form<RejudgeForm
             Ok(id) => match a.store.submission(id).await {
                 Ok(Some(_)) => Some(vec![id]),
                 Ok(None) => {
-                    return a.refuse(Some(&user), StatusCode::NOT_FOUND, &format!("there is no submission {id}"))
+                    return a.refuse(
+                        &ui,
+                        Some(&user),
+                        StatusCode::NOT_FOUND,
+                        &tr!(ui.lang, "err-no-submission", id = id),
+                    )
                 }
-                Err(e) => return a.internal(Some(&user), "looking the submission up", &e),
+                Err(e) => return a.internal(&ui, Some(&user), |l| tr!(l, "doing-find-submission"), &e),
             },
-            Err(_) => return a.refuse(Some(&user), StatusCode::BAD_REQUEST, "re-judge a submission's number, or all"),
+            Err(_) => return a.refuse(&ui, Some(&user), StatusCode::BAD_REQUEST, &tr!(ui.lang, "err-rejudge-what")),
         },
     };
     match a.store.rejudge(ids.as_deref(), unix_now()).await {
@@ -1024,16 +1157,18 @@ async fn rejudge(State(a): Shared, headers: HeaderMap, Form(f): Form<RejudgeForm
             a.audit(&user, "re-judge", &what).await;
             redirect("/org")
         }
-        Err(e) => a.internal(Some(&user), "queueing the re-judging", &e),
+        Err(e) => a.internal(&ui, Some(&user), |l| tr!(l, "doing-queue-rejudge"), &e),
     }
 }
 
-async fn download(State(a): Shared, headers: HeaderMap, UrlPath(id): UrlPath<i64>) -> Response {
-    let user = match organiser_of(&a, &headers).await {
+async fn download(State(a): Shared, ui: Ui, headers: HeaderMap, UrlPath(id): UrlPath<i64>) -> Response {
+    let user = match organiser_of(&a, &ui, &headers).await {
         Ok(u) => u,
         Err(r) => return r,
     };
-    let Ok(Some(sub)) = a.store.submission(id).await else { return text(StatusCode::NOT_FOUND, "no such submission") };
+    let Ok(Some(sub)) = a.store.submission(id).await else {
+        return text(StatusCode::NOT_FOUND, tr!(ui.lang, "err-no-such-submission"));
+    };
     match tokio::fs::read(judge::submission_file(&a.config.data, &sub)).await {
         Ok(bytes) => {
             a.audit(&user, "download", &format!("the file of submission {id} ({})", sub.email)).await;
@@ -1049,7 +1184,7 @@ async fn download(State(a): Shared, headers: HeaderMap, UrlPath(id): UrlPath<i64
             )
                 .into_response()
         }
-        Err(e) => text(StatusCode::NOT_FOUND, format!("the file: {e}")),
+        Err(e) => text(StatusCode::NOT_FOUND, tr!(ui.lang, "err-file", error = e.to_string())),
     }
 }
 
@@ -1144,8 +1279,8 @@ impl Arena {
 }
 
 /// Two uploads' files side by side, the lines they share marked (the organisers' review).
-async fn compare(State(a): Shared, headers: HeaderMap, UrlPath((x, y)): UrlPath<(i64, i64)>) -> Response {
-    let user = match organiser_of(&a, &headers).await {
+async fn compare(State(a): Shared, ui: Ui, headers: HeaderMap, UrlPath((x, y)): UrlPath<(i64, i64)>) -> Response {
+    let user = match organiser_of(&a, &ui, &headers).await {
         Ok(u) => u,
         Err(r) => return r,
     };
@@ -1153,13 +1288,15 @@ async fn compare(State(a): Shared, headers: HeaderMap, UrlPath((x, y)): UrlPath<
     for id in [x, y] {
         let sub = match a.store.submission(id).await {
             Ok(Some(s)) => s,
-            Ok(None) => return a.refuse(Some(&user), StatusCode::NOT_FOUND, &format!("there is no submission {id}")),
-            Err(e) => return a.internal(Some(&user), "looking the submission up", &e),
+            Ok(None) => {
+                return a.refuse(&ui, Some(&user), StatusCode::NOT_FOUND, &tr!(ui.lang, "err-no-submission", id = id))
+            }
+            Err(e) => return a.internal(&ui, Some(&user), |l| tr!(l, "doing-find-submission"), &e),
         };
         let outcome = a.store.outcome(id).await.ok().flatten();
         let text = match tokio::fs::read(judge::submission_file(&a.config.data, &sub)).await {
             Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-            Err(e) => return a.internal(Some(&user), "reading a submission's file", &e),
+            Err(e) => return a.internal(&ui, Some(&user), |l| tr!(l, "doing-read-file"), &e),
         };
         both.push((sub, outcome, text));
     }
@@ -1170,7 +1307,7 @@ async fn compare(State(a): Shared, headers: HeaderMap, UrlPath((x, y)): UrlPath<
         tokio::task::spawn_blocking(move || pair.iter().map(|(s, o)| a.profile(s, o.as_ref())).collect::<Vec<_>>())
             .await
     };
-    let Ok(profiles) = profiles else { return a.internal(Some(&user), "comparing the files", &"a panic") };
+    let Ok(profiles) = profiles else { return a.internal(&ui, Some(&user), |l| tr!(l, "doing-compare"), &"a panic") };
     let (pa, pb) = (&profiles[0], &profiles[1]);
     let behaviour = match (&pa.behaviour, &pb.behaviour) {
         (Some(x), Some(y)) => similarity::behaviour_similarity(x, y),
@@ -1187,8 +1324,14 @@ async fn compare(State(a): Shared, headers: HeaderMap, UrlPath((x, y)): UrlPath<
         text: &both[k].2,
         shared: profiles[k].code.shared_lines(&profiles[other].code),
     };
-    let body = pages::compare(&a, [side(0, 1), side(1, 0)], similarity::code_similarity(&pa.code, &pb.code), behaviour);
-    a.page(Some(&user), "Side by side", &body)
+    let body = pages::compare(
+        &a,
+        ui.lang,
+        [side(0, 1), side(1, 0)],
+        similarity::code_similarity(&pa.code, &pb.code),
+        behaviour,
+    );
+    a.page(&ui, Some(&user), &tr!(ui.lang, "compare-title"), body)
 }
 
 /// Whether final `f` was cut off: stopped (`interrupted`), or still `running` in the database
@@ -1205,17 +1348,14 @@ struct FinalForm {
     again: String,
 }
 
-async fn run_final(State(a): Shared, headers: HeaderMap, Form(f): Form<FinalForm>) -> Response {
-    let user = match organiser_form(&a, &headers, &f.csrf).await {
+async fn run_final(State(a): Shared, ui: Ui, headers: HeaderMap, Form(f): Form<FinalForm>) -> Response {
+    let user = match organiser_form(&a, &ui, &headers, &f.csrf).await {
         Ok(u) => u,
         Err(r) => return r,
     };
     if matches!(a.phase(), Phase::BeforeRegistration | Phase::Registration | Phase::Testing) {
-        let why = format!(
-            "the final is played after the deadline ({}): until then uploads can change the top eight",
-            a.config.local(a.config.schedule.deadline)
-        );
-        return a.refuse(Some(&user), StatusCode::FORBIDDEN, &why);
+        let why = tr!(ui.lang, "err-final-early", deadline = a.config.local_in(a.config.schedule.deadline, ui.lang));
+        return a.refuse(&ui, Some(&user), StatusCode::FORBIDDEN, &why);
     }
     // A final this process is playing is shown, not played again.
     let here = a.final_.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(|f| f.id);
@@ -1228,20 +1368,17 @@ async fn run_final(State(a): Shared, headers: HeaderMap, Form(f): Form<FinalForm
     let cut = match a.store.last_final().await {
         Ok(Some(f)) if cut_off(&f, here == Some(f.id)) => Some(f.id),
         Ok(_) => None,
-        Err(e) => return a.internal(Some(&user), "reading the final", &e),
+        Err(e) => return a.internal(&ui, Some(&user), |l| tr!(l, "doing-read-final"), &e),
     };
     if let Some(id) = cut {
         if f.again != "1" {
-            let why = format!(
-                "the final (run {id}) was cut off: continue it from its last complete round (Continue the final), or \
-                 run it again from its start (Run the final again)"
-            );
-            return a.refuse(Some(&user), StatusCode::CONFLICT, &why);
+            let why = tr!(ui.lang, "err-final-cut", run = id);
+            return a.refuse(&ui, Some(&user), StatusCode::CONFLICT, &why);
         }
     }
     let board = match a.store.board().await {
         Ok(b) => b,
-        Err(e) => return a.internal(Some(&user), "reading the leaderboard", &e),
+        Err(e) => return a.internal(&ui, Some(&user), |l| tr!(l, "doing-read-board"), &e),
     };
     let started = start_final(&a, &board).await;
     if let (Some(old), Ok(_)) = (cut, &started) {
@@ -1257,13 +1394,10 @@ async fn run_final(State(a): Shared, headers: HeaderMap, Form(f): Form<FinalForm
             redirect("/final/live/")
         }
         Err(FinalRefusal::Pending(n)) => {
-            let why = format!(
-                "{n} upload(s) or re-judging(s) are still being judged: the leaderboard, and so the finalists, are not \
-                 settled until they are. The button works once the organisers' page shows none pending."
-            );
-            a.refuse(Some(&user), StatusCode::CONFLICT, &why)
+            let why = tr!(ui.lang, "err-final-pending", pending = n);
+            a.refuse(&ui, Some(&user), StatusCode::CONFLICT, &why)
         }
-        Err(FinalRefusal::Failed(e)) => a.internal(Some(&user), "starting the final", &e),
+        Err(FinalRefusal::Failed(e)) => a.internal(&ui, Some(&user), |l| tr!(l, "doing-start-final"), &e),
     }
 }
 
@@ -1431,8 +1565,8 @@ fn launch_final(
 /// engine's state rebuilt from its replay, every finalist's agent started again (its memory
 /// lost, no violation counted), the projection picking up where it stopped, one replay of the
 /// whole final.
-async fn resume_final(State(a): Shared, headers: HeaderMap, Form(f): Form<CsrfForm>) -> Response {
-    let user = match organiser_form(&a, &headers, &f.csrf).await {
+async fn resume_final(State(a): Shared, ui: Ui, headers: HeaderMap, Form(f): Form<CsrfForm>) -> Response {
+    let user = match organiser_form(&a, &ui, &headers, &f.csrf).await {
         Ok(u) => u,
         Err(r) => return r,
     };
@@ -1440,29 +1574,29 @@ async fn resume_final(State(a): Shared, headers: HeaderMap, Form(f): Form<CsrfFo
     let fin = match a.store.last_final().await {
         Ok(Some(f)) if here == Some(f.id) => return redirect("/final/live/"),
         Ok(Some(f)) if cut_off(&f, false) => f,
-        Ok(_) => return a.refuse(Some(&user), StatusCode::CONFLICT, "no final was cut off: there is none to continue"),
-        Err(e) => return a.internal(Some(&user), "reading the final", &e),
+        Ok(_) => return a.refuse(&ui, Some(&user), StatusCode::CONFLICT, &tr!(ui.lang, "err-no-cut-final")),
+        Err(e) => return a.internal(&ui, Some(&user), |l| tr!(l, "doing-read-final"), &e),
     };
     let Ok(seats) = serde_json::from_str::<FinalSeats>(&fin.seating) else {
-        let why = "this final's seats were not recorded (it was started by an older version): run it again instead";
-        return a.refuse(Some(&user), StatusCode::CONFLICT, why);
+        let why = tr!(ui.lang, "err-no-seats");
+        return a.refuse(&ui, Some(&user), StatusCode::CONFLICT, &why);
     };
     let dir = a.config.data.join("finals").join(fin.id.to_string());
     let source = match tokio::task::spawn_blocking(move || continued_replay(&dir)).await {
         Ok(Ok(r)) => r,
-        Ok(Err(e)) => return a.internal(Some(&user), "reading the final's replay", &e),
-        Err(e) => return a.internal(Some(&user), "reading the final's replay", &e),
+        Ok(Err(e)) => return a.internal(&ui, Some(&user), |l| tr!(l, "doing-read-final-replay"), &e),
+        Err(e) => return a.internal(&ui, Some(&user), |l| tr!(l, "doing-read-final-replay"), &e),
     };
     let rounds = source.as_ref().map_or(0, |r| r.turns.len());
     match a.store.resume_final(fin.id).await {
         Ok(true) => {}
-        Ok(false) => return a.refuse(Some(&user), StatusCode::CONFLICT, "the final is no longer cut off"),
-        Err(e) => return a.internal(Some(&user), "marking the final running", &e),
+        Ok(false) => return a.refuse(&ui, Some(&user), StatusCode::CONFLICT, &tr!(ui.lang, "err-final-not-cut")),
+        Err(e) => return a.internal(&ui, Some(&user), |l| tr!(l, "doing-mark-final"), &e),
     }
     a.audit(&user, "resume the final", &format!("final {} from round {rounds}", fin.id)).await;
     match launch_final(&a, fin.id, seats, source.map(Arc::new)) {
         Ok(()) => redirect("/final/live/"),
-        Err(e) => a.internal(Some(&user), "continuing the final", &e),
+        Err(e) => a.internal(&ui, Some(&user), |l| tr!(l, "doing-continue-final"), &e),
     }
 }
 
@@ -1555,29 +1689,30 @@ fn play_final(
     }
 }
 
-async fn final_page(State(a): Shared, headers: HeaderMap, Query(q): Query<PartQuery>) -> Response {
+async fn final_page(State(a): Shared, ui: Ui, headers: HeaderMap, Query(q): Query<PartQuery>) -> Response {
     let user = a.user(&headers).await;
     let fin = a.store.last_final().await.ok().flatten();
     let live = a.final_.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(|f| f.id);
-    let body = pages::final_results(&a, fin.as_ref(), live);
+    let body = pages::final_results(&a, ui.lang, fin.as_ref(), live);
     if q.part.is_some() {
-        return gbely_engine::app::web::html(body);
+        return gbely_engine::app::web::html(body.into_string());
     }
-    a.page(user.as_ref(), "The final", &pages::live("/final?part=1", &body))
+    a.page(&ui, user.as_ref(), &tr!(ui.lang, "final-title"), pages::live("/final?part=1", body))
 }
 
-async fn final_replay(State(a): Shared) -> Response {
+async fn final_replay(State(a): Shared, ui: Ui) -> Response {
     match a.store.last_final().await {
         Ok(Some(f)) if f.state == store::FinalState::Finished && !f.replay.is_empty() => {
-            viewer(a.config.data.join(f.replay)).await
+            viewer(ui.lang, a.config.data.join(f.replay)).await
         }
-        _ => text(StatusCode::NOT_FOUND, "the final has not been played"),
+        _ => text(StatusCode::NOT_FOUND, tr!(ui.lang, "err-final-not-played")),
     }
 }
 
 /// The final's live page and its calls: anyone watches; only an organiser starts or pauses it,
 /// and only an organiser's page shows the controls. The page opens in the projection layout.
 async fn final_live(State(a): Shared, req: Request) -> Response {
+    let lang = a.ui(req.method(), req.uri(), req.headers()).lang;
     let (method, path, query) = parts(&req);
     let sub = path.strip_prefix("/final/live").unwrap_or("/").to_string();
     let sub = if sub.is_empty() { "/".to_string() } else { sub };
@@ -1585,10 +1720,10 @@ async fn final_live(State(a): Shared, req: Request) -> Response {
     // Who is asking matters for the page (its controls) and for a start or a pause.
     let organiser = (page || changes) && matches!(a.user(req.headers()).await, Some(u) if u.organiser);
     if changes && !organiser {
-        return text(StatusCode::FORBIDDEN, "only an organiser starts or pauses the final");
+        return text(StatusCode::FORBIDDEN, tr!(lang, "err-final-organiser"));
     }
     let live = a.final_.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(|f| Arc::clone(&f.live));
-    let Some(live) = live else { return text(StatusCode::NOT_FOUND, "the final is not being played now (see /final)") };
+    let Some(live) = live else { return text(StatusCode::NOT_FOUND, tr!(lang, "err-final-not-live")) };
     if page {
         return live.page(LivePage { human: None, controls: organiser, projection: true });
     }
@@ -1598,7 +1733,29 @@ async fn final_live(State(a): Shared, req: Request) -> Response {
 
 #[cfg(test)]
 mod tests {
-    use super::final_names;
+    use super::{final_names, markdown_html, same_site_path};
+
+    #[test]
+    fn the_language_switch_goes_back_only_to_a_path_of_this_site() {
+        for ours in ["/", "/board", "/me/12", "/signin/0123abcd"] {
+            assert_eq!(same_site_path(ours), ours);
+        }
+        for other in
+            ["", "board", "//evil.example/", "/\\evil.example", "https://evil.example/", "/a\r\nSet-Cookie: x=1"]
+        {
+            assert_eq!(same_site_path(other), "/", "{other:?}");
+        }
+    }
+
+    #[test]
+    fn the_rules_markdown_shows_raw_html_as_text_and_no_script_link() {
+        let html = markdown_html(
+            "# Pravidlá\n\n**150** kôl <b>x</b>\n\n<script>alert(1)</script>\n\n[a](javascript:alert(1)) [b](/board)\n",
+        );
+        assert!(html.contains("<h1>Pravidlá</h1>") && html.contains("<strong>150</strong>"), "{html}");
+        assert!(!html.contains("<script>") && html.contains("&lt;script&gt;") && html.contains("&lt;b&gt;"), "{html}");
+        assert!(html.contains(r##"<a href="#">a</a>"##) && html.contains(r#"<a href="/board">b</a>"#), "{html}");
+    }
 
     #[test]
     fn the_final_shows_names_without_a_version_unless_it_tells_two_seats_apart() {

@@ -1,15 +1,17 @@
-//! The site's pages, rendered on the server. Every text a user gave (addresses, file and agent
-//! names, logs, reports) goes through [`esc`]; the pages' only script re-reads a page's live
-//! part when the server says something changed (server-sent events), and puts it in as the
-//! server rendered it.
+//! The site's pages, rendered on the server by maud's `html!` templates, which escape every
+//! value put in them (addresses, file and agent names, logs, reports): only the page's own style
+//! and script, and the rules page's Markdown rendered with its raw HTML escaped, go in as they
+//! are. Every text of the site is a message of the catalogues ([`crate::i18n`], [`tr!`](crate::tr)) in the
+//! request's language. The pages' only script re-reads a page's live part when the server says
+//! something changed (server-sent events), and puts it in as the server rendered it.
 
+use maud::{html, Markup, PreEscaped, DOCTYPE};
 use serde_json::Value;
 
 use super::config::Phase;
-use super::store::{AuditEntry, BoardRow, FinalRecord, FinalState, Outcome, Submission, SubmissionState};
-use super::{Arena, FinalSeat, User};
-
-pub use gbely_engine::replays::viewer::escape_html as esc;
+use super::i18n::Lang;
+use super::store::{AnswerTimes, AuditEntry, BoardRow, FinalRecord, FinalState, Outcome, Submission, SubmissionState};
+use super::{Arena, FinalSeat, Ui, User};
 
 /// The site's icon: an oil drop.
 pub const ICON: &str = "<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'><path d='M8 1C8 1 3 7 3 10a5 5 0 0 0 10 0C13 7 8 1 8 1z' fill='#3b2a1a'/></svg>";
@@ -22,6 +24,7 @@ header { display: flex; flex-wrap: wrap; gap: .4em 1.2em; align-items: center; p
 header .name { font-weight: 700; margin-right: auto; }
 header a { color: inherit; }
 header form { display: inline; margin: 0; }
+header .switch { white-space: nowrap; }
 main { max-width: 64em; margin: 0 auto; padding: 1em; }
 table { border-collapse: collapse; width: 100%; margin: .6em 0 1.2em; }
 th, td { text-align: left; padding: .3em .5em; border-bottom: 1px solid #8883; vertical-align: top; }
@@ -74,285 +77,395 @@ const SCRIPT: &str = r#"
 })();
 "#;
 
-/// A whole page.
-pub fn layout(a: &Arena, user: Option<&User>, title: &str, body: &str) -> String {
-    let who = match user {
-        Some(u) => format!(
-            "<a href=/me>your submission</a>{}<span class=muted>{}</span>\
-             <form method=post action=/signout><input type=hidden name=csrf value=\"{}\"><button>sign out</button></form>",
-            if u.organiser { " <a href=/org>organisers</a>" } else { "" },
-            esc(&u.email),
-            esc(&u.csrf)
-        ),
-        None => "<a href=/signin>sign in</a>".to_string(),
-    };
-    format!(
-        "<!doctype html><html lang=en><head><meta charset=utf-8>\
-         <meta name=viewport content=\"width=device-width, initial-scale=1\">\
-         <title>{title} · {name}</title><style>{STYLE}</style></head><body>\
-         <header><a class=name href=/>{name}</a><a href=/board>leaderboard</a><a href=/final>final</a><a href=/export>results</a>{who}</header>\
-         <main>{body}</main><script>{SCRIPT}</script></body></html>",
-        title = esc(title),
-        name = esc(&a.config.name),
-    )
+/// A whole page: `body` in the site's frame, in `ui`'s language, with the language switch.
+pub fn layout(a: &Arena, ui: &Ui, user: Option<&User>, title: &str, body: Markup) -> String {
+    let l = ui.lang;
+    html! {
+        (DOCTYPE)
+        html lang=(l.code()) {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { (title) " · " (a.config.name) }
+                style { (PreEscaped(STYLE)) }
+            }
+            body {
+                header {
+                    a.name href="/" { (a.config.name) }
+                    a href="/board" { (tr!(l, "nav-board")) }
+                    a href="/final" { (tr!(l, "nav-final")) }
+                    a href="/export" { (tr!(l, "nav-results")) }
+                    @if a.has_rules() { a href="/rules" { (tr!(l, "nav-rules")) } }
+                    @match user {
+                        Some(u) => {
+                            a href="/me" { (tr!(l, "nav-me")) }
+                            @if u.organiser { " " a href="/org" { (tr!(l, "nav-org")) } }
+                            span.muted { (u.email) }
+                            form method="post" action="/signout" {
+                                input type="hidden" name="csrf" value=(u.csrf);
+                                button { (tr!(l, "nav-signout")) }
+                            }
+                        }
+                        None => { a href="/signin" { (tr!(l, "nav-signin")) } }
+                    }
+                    span.switch role="group" aria-label=(tr!(l, "nav-language")) {
+                        @for (k, other) in Lang::ALL.into_iter().enumerate() {
+                            @if k > 0 { " | " }
+                            @if other == l {
+                                b aria-current="true" lang=(other.code()) { (other.code().to_uppercase()) }
+                            } @else {
+                                a href={ "/lang?to=" (other.code()) "&back=" (ui.back()) } lang=(other.code())
+                                    hreflang=(other.code()) title=(tr!(other, "language-name")) {
+                                    (other.code().to_uppercase())
+                                }
+                            }
+                        }
+                    }
+                }
+                main { (body) }
+                script { (PreEscaped(SCRIPT)) }
+            }
+        }
+    }
+    .into_string()
 }
 
 /// A page's part that follows the server's changes: `part` renders `inner` again.
-pub fn live(part: &str, inner: &str) -> String {
-    format!("<div id=live data-part=\"{}\">{inner}</div>", esc(part))
+pub fn live(part: &str, inner: Markup) -> Markup {
+    html! { div #live data-part=(part) { (inner) } }
 }
 
-fn when(a: &Arena, unix: i64) -> String {
-    jiff::Timestamp::from_second(unix).map(|t| a.config.local(t)).unwrap_or_default()
+fn when(a: &Arena, l: Lang, unix: i64) -> String {
+    jiff::Timestamp::from_second(unix).map(|t| a.config.local_in(t, l)).unwrap_or_default()
 }
 
-fn phase_line(a: &Arena, phase: Phase) -> String {
+/// The phase in one sentence.
+pub fn phase_line(a: &Arena, l: Lang, phase: Phase) -> String {
     let s = &a.config.schedule;
+    let at = |t| a.config.local_in(t, l);
     match phase {
-        Phase::BeforeRegistration => format!("Sign-in opens at {}.", a.config.local(s.registration)),
-        Phase::Registration => format!("Registration: uploads open at {}.", a.config.local(s.testing)),
-        Phase::Testing => format!("Testing: upload until {} (the last upload counts).", a.config.local(s.deadline)),
-        Phase::Closed => format!(
-            "The deadline has passed ({}); the final is at {}.",
-            a.config.local(s.deadline),
-            a.config.local(s.final_)
-        ),
-        Phase::Final => "The final.".to_string(),
+        Phase::BeforeRegistration => tr!(l, "phase-before", at = at(s.registration)),
+        Phase::Registration => tr!(l, "phase-registration", at = at(s.testing)),
+        Phase::Testing => tr!(l, "phase-testing", deadline = at(s.deadline)),
+        Phase::Closed => tr!(l, "phase-closed", deadline = at(s.deadline), final = at(s.final_)),
+        Phase::Final => tr!(l, "phase-final"),
     }
 }
 
-pub fn home(a: &Arena, user: Option<&User>, phase: Phase) -> String {
+pub fn home(a: &Arena, l: Lang, user: Option<&User>, phase: Phase) -> Markup {
     let s = &a.config.schedule;
     let rows = [
-        ("Registration", s.registration),
-        ("Testing opens", s.testing),
-        ("Deadline (last upload)", s.deadline),
-        ("Live final", s.final_),
-    ]
-    .iter()
-    .map(|(what, t)| format!("<tr><td>{what}</td><td>{}</td></tr>", esc(&a.config.local(*t))))
-    .collect::<String>();
-    let next = match user {
-        Some(_) => "<p><a href=/me>Your submission</a> · <a href=/board>the leaderboard</a></p>".to_string(),
-        None => "<p><a href=/signin>Sign in with your e-mail address</a> to upload an agent.</p>".to_string(),
-    };
-    format!(
-        "<h1>{}</h1><p id=phase>{}</p>{next}<h2>Phases</h2><table>{rows}</table>\
-         <p class=muted>Times in {}. The leaderboard plays each submission once against the Council on the \
-         reference map; the top eight meet in the live final.</p>",
-        esc(&a.config.name),
-        esc(&phase_line(a, phase)),
-        esc(&a.config.tz_name)
-    )
-}
-
-pub fn signin_form(error: Option<&str>) -> String {
-    let error = error.map_or(String::new(), |e| format!("<p class=refused>{}</p>", esc(e)));
-    format!(
-        "<h1>Sign in</h1>{error}<p>Your e-mail address is your identity: a link to sign in is sent to it.</p>\
-         <form method=post action=/signin><label>E-mail address <input type=email name=email required autocomplete=email></label> \
-         <button>Send the link</button></form>"
-    )
-}
-
-pub fn signin_sent(email: &str) -> String {
-    format!(
-        "<h1>Check your e-mail</h1><p id=sent>A sign-in link was sent to <b>{}</b>. Open it in this browser.</p>",
-        esc(email)
-    )
-}
-
-pub fn signin_confirm(code: &str, email: &str) -> String {
-    format!(
-        "<h1>Sign in</h1><form method=post action=\"/signin/{}\"><p>Sign in as <b>{}</b>?</p><button id=confirm>Sign in</button></form>",
-        esc(code),
-        esc(email)
-    )
-}
-
-fn state_label(s: SubmissionState) -> &'static str {
-    match s {
-        SubmissionState::Queued => "queued",
-        SubmissionState::Checking => "checking",
-        SubmissionState::Running => "running the match",
-        SubmissionState::Scored => "scored",
-        SubmissionState::Disqualified => "disqualified",
-        SubmissionState::CheckFailed => "check failed",
-        SubmissionState::Error => "not judged (the judge's error)",
-        SubmissionState::Superseded => "superseded (a newer upload came before it was judged)",
+        (tr!(l, "home-registration"), s.registration),
+        (tr!(l, "home-testing"), s.testing),
+        (tr!(l, "home-deadline"), s.deadline),
+        (tr!(l, "home-final"), s.final_),
+    ];
+    html! {
+        h1 { (a.config.name) }
+        p #phase { (phase_line(a, l, phase)) }
+        @if user.is_some() {
+            p { a href="/me" { (tr!(l, "home-me")) } " · " a href="/board" { (tr!(l, "home-board")) } }
+        } @else {
+            p { a href="/signin" { (tr!(l, "home-signin")) } " " (tr!(l, "home-signin-why")) }
+        }
+        h2 { (tr!(l, "home-phases")) }
+        table {
+            @for (what, t) in rows { tr { td { (what) } td { (a.config.local_in(t, l)) } } }
+        }
+        p.muted { (tr!(l, "home-note", zone = a.config.tz_name.as_str())) }
+        @if a.has_rules() { p { a href="/rules" { (tr!(l, "home-rules")) } } }
     }
 }
 
-fn share(o: &Outcome) -> String {
-    o.share.map_or("—".into(), |s| format!("{s:.2} %"))
+/// The organisers' rules (Markdown, rendered: `rules`).
+pub fn rules(l: Lang, html: &str) -> Markup {
+    html! {
+        article #rules { (PreEscaped(html)) }
+        p.muted { (tr!(l, "rules-note")) }
+    }
+}
+
+pub fn signin_form(l: Lang, error: Option<&str>) -> Markup {
+    html! {
+        h1 { (tr!(l, "signin-title")) }
+        @if let Some(e) = error { p.refused { (e) } }
+        p { (tr!(l, "signin-identity")) }
+        form method="post" action="/signin" {
+            label { (tr!(l, "signin-address")) " " input type="email" name="email" required autocomplete="email"; }
+            " "
+            button { (tr!(l, "signin-send")) }
+        }
+    }
+}
+
+pub fn signin_sent(l: Lang, email: &str) -> Markup {
+    html! {
+        h1 { (tr!(l, "signin-check")) }
+        p #sent { (tr!(l, "signin-sent")) " " b { (email) } ". " (tr!(l, "signin-open")) }
+    }
+}
+
+pub fn signin_confirm(l: Lang, code: &str, email: &str) -> Markup {
+    html! {
+        h1 { (tr!(l, "signin-title")) }
+        form method="post" action={ "/signin/" (code) } {
+            p { (tr!(l, "signin-as")) " " b { (email) } "?" }
+            button #confirm { (tr!(l, "signin-confirm")) }
+        }
+    }
+}
+
+pub fn state_label(l: Lang, s: SubmissionState) -> String {
+    match s {
+        SubmissionState::Queued => tr!(l, "state-queued"),
+        SubmissionState::Checking => tr!(l, "state-checking"),
+        SubmissionState::Running => tr!(l, "state-running"),
+        SubmissionState::Scored => tr!(l, "state-scored"),
+        SubmissionState::Disqualified => tr!(l, "state-disqualified"),
+        SubmissionState::CheckFailed => tr!(l, "state-check-failed"),
+        SubmissionState::Error => tr!(l, "state-error"),
+        SubmissionState::Superseded => tr!(l, "state-superseded"),
+    }
+}
+
+fn final_state_label(l: Lang, s: FinalState) -> String {
+    match s {
+        FinalState::Running => tr!(l, "final-state-running"),
+        FinalState::Interrupted => tr!(l, "final-state-interrupted"),
+        FinalState::Finished => tr!(l, "final-state-finished"),
+        FinalState::Failed => tr!(l, "final-state-failed"),
+        FinalState::Abandoned => tr!(l, "final-state-abandoned"),
+    }
+}
+
+/// A share of the map, `12.34 %`.
+pub fn share_text(l: Lang, share: Option<f64>) -> String {
+    share.map_or("—".into(), |s| format!("{} %", l.decimal(s, 2)))
+}
+
+fn share(l: Lang, o: &Outcome) -> String {
+    share_text(l, o.share)
+}
+
+fn seconds(l: Lang, s: f64) -> String {
+    let s = gbely_engine::limits::seconds_text(s);
+    if l == Lang::Sk {
+        s.replace('.', ",")
+    } else {
+        s
+    }
+}
+
+/// The slowest answers against the limit: `round 87: 1.91 s of 2 s, …`.
+fn slowest(l: Lang, times: &AnswerTimes) -> String {
+    let limit = times.limit.as_secs_f64();
+    let one = |&(round, ms): &(u32, u32)| {
+        let took = seconds(l, f64::from(ms) / 1000.0);
+        match limit {
+            Some(limit) => tr!(l, "answer-time-of", round = round, took = took, limit = seconds(l, limit)),
+            None => tr!(l, "answer-time", round = round, took = took),
+        }
+    };
+    times.slowest.iter().map(one).collect::<Vec<_>>().join(", ")
+}
+
+/// A refusal: what was refused and why (`status`), `form` again, and a way back.
+pub fn refusal(l: Lang, user: Option<&User>, status: u16, why: &str, form: Markup) -> Markup {
+    html! {
+        h1 { (tr!(l, "refused-title")) }
+        p.refused role="alert" { (status) ": " (why) }
+        (form)
+        p {
+            @if user.is_some() {
+                a href="/me" { (tr!(l, "refused-back-me")) } " · " a href="/board" { (tr!(l, "home-board")) }
+            } @else {
+                a href="/signin" { (tr!(l, "signin-title")) } " · " a href="/" { (tr!(l, "refused-back-home")) }
+            }
+        }
+    }
 }
 
 /// The phase, and the upload form while uploads are open: the one place of a page that says
 /// the phase.
-pub fn upload_form(a: &Arena, user: &User, phase: Phase) -> String {
+pub fn upload_form(a: &Arena, l: Lang, user: &User, phase: Phase) -> Markup {
     if phase != Phase::Testing {
-        return format!("<p class=muted id=closed>{}</p>", esc(&phase_line(a, phase)));
+        return html! { p.muted #closed { (phase_line(a, l, phase)) } };
     }
-    format!(
-        "<p class=muted id=phase>{}</p><form method=post action=/upload enctype=multipart/form-data id=upload>\
-         <input type=hidden name=csrf value=\"{}\"><label>Your agent <input type=file name=file accept=\".py\" required></label> \
-         <button>Upload</button> <span class=muted>one .py file, at most {} KiB; it replaces your last one</span></form>",
-        esc(&phase_line(a, phase)),
-        esc(&user.csrf),
-        a.config.limits.upload_bytes / 1024
-    )
+    html! {
+        p.muted #phase { (phase_line(a, l, phase)) }
+        form method="post" action="/upload" enctype="multipart/form-data" #upload {
+            input type="hidden" name="csrf" value=(user.csrf);
+            label { (tr!(l, "upload-agent")) " " input type="file" name="file" accept=".py" required; }
+            " "
+            button { (tr!(l, "upload-button")) }
+            " "
+            span.muted { (tr!(l, "upload-note", kib = a.config.limits.upload_bytes / 1024)) }
+        }
+    }
 }
 
 /// The page of one's submissions: what stays (the upload form) and what follows the changes.
 pub fn me(
     a: &Arena,
+    l: Lang,
     user: &User,
     phase: Phase,
     current: Option<&(Submission, Option<Outcome>)>,
     subs: &[Submission],
-) -> (String, String) {
-    let cur = match current {
-        Some((s, o)) => status(a, s, o.as_ref()),
-        None => "<p>No submission yet.</p>".to_string(),
+) -> (Markup, Markup) {
+    let head = html! { h1 { (tr!(l, "me-title")) } (upload_form(a, l, user, phase)) };
+    let inner = html! {
+        @match current {
+            Some((s, o)) => (status(a, l, s, o.as_ref())),
+            None => p { (tr!(l, "me-none")) },
+        }
+        (history(a, l, subs))
     };
-    let head = format!("<h1>Your submission</h1>{}", upload_form(a, user, phase));
-    (head, format!("{cur}{}", history(a, subs)))
+    (head, inner)
 }
 
-fn history(a: &Arena, subs: &[Submission]) -> String {
+fn history(a: &Arena, l: Lang, subs: &[Submission]) -> Markup {
     if subs.len() < 2 {
-        return String::new();
+        return html! {};
     }
-    let rows: String = subs
-        .iter()
-        .map(|s| {
-            format!(
-                "<tr><td><a href=/me/{id}>{id}</a></td><td>{}</td><td>{}</td><td class=\"state {st}\">{}</td></tr>",
-                esc(&when(a, s.uploaded)),
-                esc(&s.file_name),
-                esc(state_label(s.state)),
-                id = s.id,
-                st = esc(s.state.as_str())
-            )
-        })
-        .collect();
-    format!("<h2>Your uploads</h2><p class=muted>The last one counts.</p><table id=history><tr><th>#</th><th>uploaded</th><th>file</th><th>state</th></tr>{rows}</table>")
+    html! {
+        h2 { (tr!(l, "me-uploads")) }
+        p.muted { (tr!(l, "me-last-counts")) }
+        table #history {
+            tr { th { "#" } th { (tr!(l, "col-uploaded")) } th { (tr!(l, "col-file")) } th { (tr!(l, "col-state")) } }
+            @for s in subs {
+                tr {
+                    td { a href={ "/me/" (s.id) } { (s.id) } }
+                    td { (when(a, l, s.uploaded)) }
+                    td { (s.file_name) }
+                    td class={ "state " (s.state.as_str()) } { (state_label(l, s.state)) }
+                }
+            }
+        }
+    }
 }
 
-pub fn status(a: &Arena, s: &Submission, o: Option<&Outcome>) -> String {
-    let mut out = format!(
-        "<h2>Submission {id}: <span class=\"state {st}\" id=state>{label}</span></h2>\
-         <p>{file} · {name} · {bytes} bytes · uploaded {at}</p>",
-        id = s.id,
-        st = esc(s.state.as_str()),
-        label = esc(state_label(s.state)),
-        file = esc(&s.file_name),
-        name = esc(&s.agent_name),
-        bytes = s.bytes,
-        at = esc(&when(a, s.uploaded)),
-    );
+pub fn status(a: &Arena, l: Lang, s: &Submission, o: Option<&Outcome>) -> Markup {
     // A failed check's reason is its problems, listed once by the check's report below.
     let listed_below = s.state == SubmissionState::CheckFailed && !s.check.is_empty();
-    if !s.reason.is_empty() && !listed_below {
-        out += &format!("<p id=reason class=refused>{}</p>", esc(&s.reason));
-    }
-    if let Some(o) = o {
-        // One value a row: the table fits a phone.
-        let rows = [
-            ("share", share(o)),
-            ("tie-break round", o.tiebreak.map_or("—".into(), |t| t.to_string())),
-            ("cells", o.cells.to_string()),
-            ("violations", o.violations.to_string()),
-            ("rounds", o.rounds.to_string()),
-            ("the Council fell", o.council_fell.map_or("no".into(), |r| format!("in round {r}"))),
-        ];
-        let rows: String =
-            rows.iter().map(|(what, value)| format!("<tr><th scope=row>{what}</th><td>{value}</td></tr>")).collect();
-        out += &format!("<table id=result class=result><caption>The judged match</caption>{rows}</table>");
-        if !o.times.slowest.is_empty() {
-            // Where the time went, against the judge's limit (a timeout is over it).
-            out += &format!("<p id=slowest>Slowest answers: {}</p>", esc(&o.times.text()));
+    html! {
+        h2 {
+            (tr!(l, "status-title", id = s.id)) " "
+            span #state class={ "state " (s.state.as_str()) } { (state_label(l, s.state)) }
         }
-        out += &format!(
-            "<p><a href=/replay/{id}>the replay</a> · <a href=/me/{id}/log>your agent's log</a></p>",
-            id = s.id
-        );
+        p {
+            (s.file_name) " · " (s.agent_name) " · " (tr!(l, "status-bytes", bytes = s.bytes)) " · "
+            (tr!(l, "status-uploaded", at = when(a, l, s.uploaded)))
+        }
+        @if !s.reason.is_empty() && !listed_below { p #reason .refused { (super::judge::reason_in(l, &s.reason)) } }
+        @if let Some(o) = o {
+            // One value a row: the table fits a phone.
+            table #result .result {
+                caption { (tr!(l, "result-caption")) }
+                tr { th scope="row" { (tr!(l, "col-share")) } td { (share(l, o)) } }
+                tr {
+                    th scope="row" { (tr!(l, "col-tiebreak")) }
+                    td { (o.tiebreak.map_or("—".into(), |t| t.to_string())) }
+                }
+                tr { th scope="row" { (tr!(l, "col-cells")) } td { (o.cells) } }
+                tr { th scope="row" { (tr!(l, "col-violations")) } td { (o.violations) } }
+                tr { th scope="row" { (tr!(l, "col-rounds")) } td { (o.rounds) } }
+                tr {
+                    th scope="row" { (tr!(l, "result-council")) }
+                    td {
+                        @match o.council_fell {
+                            Some(r) => (tr!(l, "result-council-fell", round = r)),
+                            None => (tr!(l, "result-council-held")),
+                        }
+                    }
+                }
+            }
+            @if !o.times.slowest.is_empty() {
+                // Where the time went, against the judge's limit (a timeout is over it).
+                p #slowest { (tr!(l, "result-slowest")) " " (slowest(l, &o.times)) }
+            }
+            p {
+                a href={ "/replay/" (s.id) } { (tr!(l, "result-replay")) }
+                " · "
+                a href={ "/me/" (s.id) "/log" } { (tr!(l, "result-log")) }
+            }
+        }
+        @if !s.check.is_empty() { (check_report(l, &s.check, s.id)) }
+        @if s.state.is_being_judged() { p.muted { (tr!(l, "status-updates")) } }
     }
-    if !s.check.is_empty() {
-        out += &check_report(&s.check, s.id);
-    }
-    if s.state.is_being_judged() {
-        out += "<p class=muted>This page updates by itself.</p>";
-    }
-    out
 }
 
-fn check_report(doc: &str, id: i64) -> String {
-    let Ok(v) = serde_json::from_str::<Value>(doc) else { return String::new() };
-    let list = |key: &str| -> String {
-        v[key].as_array().map_or(String::new(), |l| {
-            l.iter().filter_map(|x| x.as_str()).map(|x| format!("<li>{}</li>", esc(x))).collect()
-        })
+fn check_report(l: Lang, doc: &str, id: i64) -> Markup {
+    let Ok(v) = serde_json::from_str::<Value>(doc) else { return html! {} };
+    let list = |key: &str| -> Vec<String> {
+        v[key].as_array().map_or(Vec::new(), |l| l.iter().filter_map(|x| x.as_str()).map(str::to_string).collect())
     };
-    let verdict = if v["ok"] == true { "passes" } else { "fails" };
-    // A failed check keeps its test match's log (the traceback of an agent that crashed).
-    let log = if v["log"].is_string() {
-        format!("<p><a href=/me/{id}/log>Your agent's log in the check</a> (what it printed, and the traceback of a crash)</p>")
-    } else {
-        String::new()
-    };
-    format!(
-        "<h3>The check (as <code>gbely check</code>): {verdict}</h3><ul id=problems class=refused>{}</ul><ul id=warnings>{}</ul><ul class=muted>{}</ul>{log}",
-        list("problems"),
-        list("warnings"),
-        list("notes")
-    )
+    let verdict = if v["ok"] == true { tr!(l, "check-passes") } else { tr!(l, "check-fails") };
+    html! {
+        h3 { (tr!(l, "check-title")) " (" code { "gbely check" } "): " (verdict) }
+        ul #problems .refused { @for x in list("problems") { li { (x) } } }
+        ul #warnings { @for x in list("warnings") { li { (x) } } }
+        ul.muted { @for x in list("notes") { li { (x) } } }
+        // A failed check keeps its test match's log (the traceback of an agent that crashed).
+        @if v["log"].is_string() {
+            p { a href={ "/me/" (id) "/log" } { (tr!(l, "check-log")) } " " (tr!(l, "check-log-what")) }
+        }
+    }
 }
 
-pub fn board(a: &Arena, rows: &[BoardRow], flash: &[(Submission, Outcome)]) -> String {
-    let lines: String = rows
-        .iter()
-        .map(|r| {
-            let (s, o) = (&r.submission, &r.outcome);
-            // The last result stands while a newer upload (or a re-judging) is judged.
-            let pending = if r.pending { " <span class=\"pending muted\">· being judged</span>" } else { "" };
-            format!(
-                "<tr><td class=num>{}</td><td class=agent>{}{pending}</td><td>{}</td><td class=num>{}</td><td class=num>{}</td><td class=num>{}</td><td><a href=/replay/{}>replay</a></td></tr>",
-                r.rank,
-                esc(s.name_alone()),
-                if s.version.is_empty() { "—".to_string() } else { esc(&s.version) },
-                share(o),
-                o.tiebreak.map_or("—".into(), |t| t.to_string()),
-                o.violations,
-                s.id
-            )
-        })
-        .collect();
-    let flash_lines: String = flash
-        .iter()
-        .enumerate()
-        .map(|(k, (s, o))| {
-            format!(
-                "<tr><td class=num>{}</td><td>{}</td><td class=num>{}</td><td>{}</td><td><a href=/replay/{}>replay</a></td></tr>",
-                k + 1,
-                esc(&s.agent_name),
-                o.council_fell.unwrap_or_default(),
-                esc(&when(a, s.uploaded)),
-                s.id
-            )
-        })
-        .collect();
-    let empty = |n: usize, what: &str| if n == 0 { format!("<p class=muted>{what}</p>") } else { String::new() };
-    format!(
-            "<div class=cols><section><h1>Leaderboard</h1><p class=muted>Each participant's last upload against the Council on the \
-             reference map: share of the map, then the round the share was first reached (lower is better). A disqualified \
-             submission is not on it.</p><table id=board><tr><th class=num>#</th><th>agent</th><th>version</th><th class=num>share</th>\
-             <th class=num>tie-break round</th><th class=num>violations</th><th></th></tr>{lines}</table>{}</section>\
-             <section><h2>Flash victory</h2><p class=muted>The Council eliminated, the lowest round first (any upload of the testing period).</p>\
-             <table id=flash><tr><th class=num>#</th><th>agent</th><th class=num>round</th><th>uploaded</th><th></th></tr>{flash_lines}</table>{}</section></div>",
-            empty(rows.len(), "Nobody is on the leaderboard yet."),
-            empty(flash.len(), "The Council has not fallen yet."),
-        )
+pub fn board(a: &Arena, l: Lang, rows: &[BoardRow], flash: &[(Submission, Outcome)]) -> Markup {
+    html! {
+        div.cols {
+            section {
+                h1 { (tr!(l, "board-title")) }
+                p.muted { (tr!(l, "board-note")) }
+                table #board {
+                    tr {
+                        th.num { "#" } th { (tr!(l, "col-agent")) } th { (tr!(l, "col-version")) }
+                        th.num { (tr!(l, "col-share")) } th.num { (tr!(l, "col-tiebreak")) }
+                        th.num { (tr!(l, "col-violations")) } th {}
+                    }
+                    @for r in rows {
+                        @let (s, o) = (&r.submission, &r.outcome);
+                        tr {
+                            td.num { (r.rank) }
+                            td.agent {
+                                (s.name_alone())
+                                // The last result stands while a newer upload (or a re-judging) is judged.
+                                @if r.pending { " " span class="pending muted" { "· " (tr!(l, "board-pending")) } }
+                            }
+                            td { @if s.version.is_empty() { "—" } @else { (s.version) } }
+                            td.num { (share(l, o)) }
+                            td.num { (o.tiebreak.map_or("—".into(), |t| t.to_string())) }
+                            td.num { (o.violations) }
+                            td { a href={ "/replay/" (s.id) } { (tr!(l, "col-replay")) } }
+                        }
+                    }
+                }
+                @if rows.is_empty() { p.muted { (tr!(l, "board-empty")) } }
+            }
+            section {
+                h2 { (tr!(l, "flash-title")) }
+                p.muted { (tr!(l, "flash-note")) }
+                table #flash {
+                    tr {
+                        th.num { "#" } th { (tr!(l, "col-agent")) } th.num { (tr!(l, "col-round")) }
+                        th { (tr!(l, "col-uploaded")) } th {}
+                    }
+                    @for (k, (s, o)) in flash.iter().enumerate() {
+                        tr {
+                            td.num { (k + 1) }
+                            td { (s.agent_name) }
+                            td.num { (o.council_fell.unwrap_or_default()) }
+                            td { (when(a, l, s.uploaded)) }
+                            td { a href={ "/replay/" (s.id) } { (tr!(l, "col-replay")) } }
+                        }
+                    }
+                }
+                @if flash.is_empty() { p.muted { (tr!(l, "flash-empty")) } }
+            }
+        }
+    }
 }
 
 /// What the organisers' page shows.
@@ -396,58 +509,64 @@ fn percent(x: f64) -> String {
     format!("{:.0} %", x * 100.0)
 }
 
-/// A score, with a word (not only a colour) when it reaches the review's threshold.
-fn score(x: Option<f64>, flag: f64) -> String {
-    match x {
-        Some(x) if x >= flag => format!("{}<br><strong class=refused>flagged</strong>", percent(x)),
-        Some(x) => percent(x),
-        None => "<span class=muted>—</span>".to_string(),
+/// A score, with a word (not only a colour) when it reaches the review's threshold: on a line
+/// of its own in the review's narrow table (`own_line`), else after the number.
+fn score(l: Lang, x: Option<f64>, flag: f64, own_line: bool) -> Markup {
+    html! {
+        @match x {
+            Some(x) if x >= flag => {
+                (percent(x))
+                @if own_line { br; } @else { " " }
+                strong.refused { (tr!(l, "review-flagged")) }
+            }
+            Some(x) => (percent(x)),
+            None => span.muted { "—" },
+        }
     }
 }
 
-fn review_section(review: &Review) -> String {
+fn review_section(l: Lang, review: &Review) -> Markup {
     use super::similarity::{BEHAVIOUR_FLAG, CODE_FLAG};
-    let table = |id: &str, caption: &str, rows: &[ReviewRow]| -> String {
+    let who = |s: &Submission| html! { (s.email) " " span.muted { "(#" (s.id) ", " (s.agent_name) ")" } };
+    let table = |id: &str, caption: String, rows: &[ReviewRow]| -> Markup {
         if rows.is_empty() {
-            return format!("<p class=muted id={id}>No pair to compare yet.</p>");
+            return html! { p.muted id=(id) { (tr!(l, "review-none")) } };
         }
-        let lines: String = rows
-            .iter()
-            .map(|r| {
-                let who = |s: &Submission| {
-                    format!("{} <span class=muted>(#{}, {})</span>", esc(&s.email), s.id, esc(&s.agent_name))
-                };
-                format!(
-                    "<tr><td>{} and {}</td><td class=num>{}</td><td class=num>{}</td>\
-                     <td><a href=/org/similar/{}/{}>side by side</a></td></tr>",
-                    who(&r.a),
-                    who(&r.b),
-                    score(Some(r.code), CODE_FLAG),
-                    score(r.behaviour, BEHAVIOUR_FLAG),
-                    r.a.id,
-                    r.b.id
-                )
-            })
-            .collect();
-        format!(
-            "<table id={id} class=review><caption>{caption}</caption><thead><tr><th scope=col>participants (upload, agent)</th>\
-             <th scope=col class=num>code</th><th scope=col class=num>behaviour</th><th scope=col>files</th></tr></thead>\
-             <tbody>{lines}</tbody></table>"
-        )
+        html! {
+            table id=(id) .review {
+                caption { (caption) }
+                thead {
+                    tr {
+                        th scope="col" { (tr!(l, "review-col-who")) }
+                        th scope="col" .num { (tr!(l, "review-col-code")) }
+                        th scope="col" .num { (tr!(l, "review-col-behaviour")) }
+                        th scope="col" { (tr!(l, "review-col-files")) }
+                    }
+                }
+                tbody {
+                    @for r in rows {
+                        tr {
+                            td { (who(&r.a)) " " (tr!(l, "review-and")) " " (who(&r.b)) }
+                            td.num { (score(l, Some(r.code), CODE_FLAG, true)) }
+                            td.num { (score(l, r.behaviour, BEHAVIOUR_FLAG, true)) }
+                            td { a href={ "/org/similar/" (r.a.id) "/" (r.b.id) } { (tr!(l, "review-side-by-side")) } }
+                        }
+                    }
+                }
+            }
+        }
     };
-    format!(
-        "<h2 id=similarity>Similarity review</h2><p class=muted>Every participant's last upload ({n}) against every other's, \
-         for the code review before the final (docs/arena.md, \"The similarity review\"). <b>Code</b>: the share of \
-         the smaller file's fingerprints (normalised Python tokens: names and literals forgotten) that the other file has \
-         too; flagged from {code}. <b>Behaviour</b>: the share of rounds of their leaderboard matches in which both \
-         agents, seeing the same, commanded the same; flagged from {beh}. A flag asks for a look, not a verdict.</p>\
-         {by_code}{by_behaviour}",
-        n = review.uploads,
-        code = percent(CODE_FLAG),
-        beh = percent(BEHAVIOUR_FLAG),
-        by_code = table("similar-code", "The most alike by code", &review.by_code),
-        by_behaviour = table("similar-behaviour", "The most alike by behaviour", &review.by_behaviour),
-    )
+    html! {
+        h2 #similarity { (tr!(l, "review-title")) }
+        p.muted {
+            (tr!(l, "review-note", uploads = review.uploads)) " "
+            b { (tr!(l, "review-col-code")) } ": " (tr!(l, "review-code-note", flag = percent(CODE_FLAG))) " "
+            b { (tr!(l, "review-col-behaviour")) } ": "
+            (tr!(l, "review-behaviour-note", flag = percent(BEHAVIOUR_FLAG)))
+        }
+        (table("similar-code", tr!(l, "review-by-code"), &review.by_code))
+        (table("similar-behaviour", tr!(l, "review-by-behaviour"), &review.by_behaviour))
+    }
 }
 
 /// One file of a side-by-side view.
@@ -460,210 +579,234 @@ pub struct Side<'a> {
 }
 
 /// Two uploads' files side by side (stacked on a narrow screen), the shared lines marked.
-pub fn compare(a: &Arena, sides: [Side<'_>; 2], code: f64, behaviour: Option<f64>) -> String {
+pub fn compare(a: &Arena, l: Lang, sides: [Side<'_>; 2], code: f64, behaviour: Option<f64>) -> Markup {
     use super::similarity::{BEHAVIOUR_FLAG, CODE_FLAG};
-    let column = |s: &Side<'_>| -> String {
-        let lines: String = s
-            .text
-            .lines()
-            .enumerate()
-            .map(|(k, l)| {
-                let n = k as u32 + 1;
-                let l = esc(l);
-                if s.shared.contains(&n) {
-                    format!("<span class=ln>{n:>3} </span><mark class=shared>{l}</mark>\n")
-                } else {
-                    format!("<span class=ln>{n:>3} </span>{l}\n")
+    let column = |s: &Side<'_>| -> Markup {
+        let id = s.sub.id;
+        html! {
+            section {
+                h2 { "#" (id) ": " (s.sub.email) }
+                p.muted {
+                    (s.sub.agent_name) " · " (s.sub.file_name) " · "
+                    (tr!(l, "status-uploaded", at = when(a, l, s.sub.uploaded))) " · "
+                    a href={ "/org/file/" (id) } { (tr!(l, "compare-download")) }
                 }
-            })
-            .collect();
-        format!(
-            "<section><h2>#{id}: {email}</h2><p class=muted>{name} · {file} · uploaded {at} · \
-             <a href=/org/file/{id}>download</a></p><pre class=src aria-label=\"the file of submission {id}\">{lines}</pre></section>",
-            id = s.sub.id,
-            email = esc(&s.sub.email),
-            name = esc(&s.sub.agent_name),
-            file = esc(&s.sub.file_name),
-            at = esc(&when(a, s.sub.uploaded)),
-        )
+                pre.src aria-label=(tr!(l, "compare-file", id = id)) {
+                    @for (k, line) in s.text.lines().enumerate() {
+                        @let n = k as u32 + 1;
+                        span.ln { (format!("{n:>3} ")) }
+                        @if s.shared.contains(&n) { mark.shared { (line) } } @else { (line) }
+                        "\n"
+                    }
+                }
+            }
+        }
     };
-    format!(
-        "<h1>Side by side</h1><p id=scores>Code: {} · behaviour: {}. <mark class=shared>Marked</mark> lines are \
-         covered by a fingerprint the other file has too. <a href=/org#similarity>Back to the review</a></p>\
-         <div class=pair>{}{}</div>",
-        // One line of text here; the review's narrow table breaks before the word.
-        score(Some(code), CODE_FLAG).replace("<br>", " "),
-        score(behaviour, BEHAVIOUR_FLAG).replace("<br>", " "),
-        column(&sides[0]),
-        column(&sides[1]),
-    )
+    html! {
+        h1 { (tr!(l, "compare-title")) }
+        p #scores {
+            // One line of text here; the review's narrow table breaks before the word.
+            (tr!(l, "review-col-code")) ": " (score(l, Some(code), CODE_FLAG, false)) " · "
+            (tr!(l, "review-col-behaviour")) ": " (score(l, behaviour, BEHAVIOUR_FLAG, false)) ". "
+            mark.shared { (tr!(l, "compare-marked")) } " " (tr!(l, "compare-marked-note")) " "
+            a href="/org#similarity" { (tr!(l, "compare-back")) }
+        }
+        div.pair { (column(&sides[0])) (column(&sides[1])) }
+    }
 }
 
-pub fn organiser(a: &Arena, user: &User, phase: Phase, view: &OrgView) -> String {
+pub fn organiser(a: &Arena, l: Lang, user: &User, phase: Phase, view: &OrgView) -> Markup {
     let OrgView { subs, outcomes, board, jobs, pending, seating, fin, final_here, audit, review } = view;
     let fin = fin.as_ref();
-    let csrf = esc(&user.csrf);
-    let rows: String = subs
-        .iter()
-        .map(|s| {
-            let o = outcomes.iter().find(|o| o.submission == s.id);
-            format!(
-                "<tr><td>{id}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"state {st}\">{}</td><td class=num>{}</td><td>{}</td>\
-                 <td><a href=/org/file/{id}>file</a>{replay} <form method=post action=/org/rejudge style=display:inline>\
-                 <input type=hidden name=csrf value=\"{csrf}\"><input type=hidden name=what value={id}><button>re-judge</button></form></td></tr>",
-                esc(&s.email),
-                esc(&when(a, s.uploaded)),
-                esc(&s.agent_name),
-                esc(state_label(s.state)),
-                o.map_or(String::new(), share),
-                esc(&s.reason),
-                id = s.id,
-                st = esc(s.state.as_str()),
-                replay = if o.is_some_and(|o| !o.replay.is_empty()) {
-                    format!(" <a href=/replay/{}>replay</a>", s.id)
-                } else {
-                    String::new()
-                },
-            )
-        })
-        .collect();
-    let finalists: String = board
-        .iter()
-        .take(8)
-        .map(|r| {
-            format!(
-                "<li>{} — {} ({}){} <a href=/org/file/{}>download for the review</a></li>",
-                share(&r.outcome),
-                esc(&r.submission.agent_name),
-                esc(&r.submission.email),
-                if r.pending { " <span class=muted>(a newer upload is being judged)</span>" } else { "" },
-                r.submission.id
-            )
-        })
-        .collect();
+    let csrf = html! { input type="hidden" name="csrf" value=(user.csrf); };
     let seats = match seating {
-        Ok(seats) => {
-            let rows: String = seats
-                .iter()
-                .map(|f| {
-                    let who = match &f.board {
-                        Some((place, sub)) => format!("{place}. on the board — {}", esc(&sub.email)),
-                        None => "fill (final.fill)".to_string(),
-                    };
-                    format!(
-                        "<tr><td class=num>{}</td><td>{}</td><td class=agent>{}</td><td>{who}</td></tr>",
-                        f.seat,
-                        gbely_engine::app::runs::final_match::seat_class(f.seat),
-                        esc(&f.name)
-                    )
-                })
-                .collect();
-            format!(
-                "<table id=seating><tr><th class=num>seat</th><th>region</th><th>agent</th><th>finalist</th></tr>{rows}</table>\
-                 <p class=muted>Seats follow the final map's fixed permutation of the board's order (docs/rules.md §9); \
-                 seat 0 starts the resolution of round 0, the Council sits last. An exact tie in the final goes to the \
-                 better leaderboard place.</p>"
-            )
-        }
-        Err(e) => format!("<p class=refused>The seating cannot be shown: {}</p>", esc(e)),
+        Ok(seats) => html! {
+            table #seating {
+                tr {
+                    th.num { (tr!(l, "seat-col-seat")) } th { (tr!(l, "seat-col-region")) }
+                    th { (tr!(l, "col-agent")) } th { (tr!(l, "seat-col-finalist")) }
+                }
+                @for f in seats {
+                    tr {
+                        td.num { (f.seat) }
+                        td { (gbely_engine::app::runs::final_match::seat_class(f.seat)) }
+                        td.agent { (f.name) }
+                        td {
+                            @match &f.board {
+                                Some((place, sub)) => { (tr!(l, "seat-on-board", place = *place)) " — " (sub.email) }
+                                None => (tr!(l, "seat-fill")),
+                            }
+                        }
+                    }
+                }
+            }
+            p.muted { (tr!(l, "seat-note")) }
+        },
+        Err(e) => html! { p.refused { (tr!(l, "seat-error")) " " (e) } },
     };
-    let audit: String = audit
-        .iter()
-        .map(|e| {
-            format!(
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                esc(&when(a, e.at)),
-                esc(&e.who),
-                esc(&e.what),
-                esc(&e.detail)
-            )
-        })
-        .collect();
-    let jobs: String = jobs.iter().map(|(s, n)| format!("{} {n} · ", esc(s))).collect();
     let cut_off = fin.is_some_and(|f| super::cut_off(f, *final_here));
     let final_state = match fin {
         // Running in the database but not here: the server died during it.
-        Some(f) if cut_off => format!(
-            "<p id=final-cut class=refused>The final (run {id}) was cut off ({why}). Continue it from its last complete \
-             round: the engine's state is rebuilt from its replay, the finalists' agents start again (their memory lost, \
-             no violation counted), the projection picks up where it stopped.</p>\
-             <form method=post action=/org/final/resume><input type=hidden name=csrf value=\"{csrf}\">\
-             <button id=resume-final>Continue the final</button></form>",
-            id = f.id,
-            why = if f.state == FinalState::Interrupted { "the server was stopped" } else { "the server stopped during it" },
-        ),
-        Some(f) => format!("<p>The final (run {}): {}.</p>", f.id, esc(f.state.as_str())),
-        None => String::new(),
+        Some(f) if cut_off => html! {
+            p #final-cut .refused {
+                @if f.state == FinalState::Interrupted {
+                    (tr!(l, "final-cut-stopped", run = f.id))
+                } @else {
+                    (tr!(l, "final-cut-died", run = f.id))
+                }
+                " " (tr!(l, "final-cut-continue"))
+            }
+            form method="post" action="/org/final/resume" {
+                (csrf)
+                button #resume-final { (tr!(l, "final-continue")) }
+            }
+        },
+        Some(f) => html! { p { (tr!(l, "final-run-state", run = f.id, state = final_state_label(l, f.state))) } },
+        None => html! {},
     };
-    let final_form = if matches!(phase, Phase::Closed | Phase::Final) && *pending > 0 {
-        format!(
-            "<form method=post action=/org/final><input type=hidden name=csrf value=\"{csrf}\">\
-             <button id=run-final disabled>Run the final</button> <span id=final-pending class=refused>{pending} upload(s) or \
-             re-judging(s) still being judged: the final waits for them (this page updates by itself)</span></form>"
-        )
-    } else if matches!(phase, Phase::Closed | Phase::Final) && cut_off {
-        format!(
-            "<form method=post action=/org/final><input type=hidden name=csrf value=\"{csrf}\">\
-             <input type=hidden name=again value=1><button id=run-final>Run the final again from its start</button> \
-             <span class=muted>the cut-off final's rounds are set aside; <em>Continue the final</em> keeps them</span></form>"
-        )
-    } else if matches!(phase, Phase::Closed | Phase::Final) {
-        format!(
-            "<form method=post action=/org/final><input type=hidden name=csrf value=\"{csrf}\">\
-             <button id=run-final>Run the final</button> <span class=muted>the seating below on the final map against the final \
-             opponent; the projection page opens and waits for its start</span></form>"
-        )
+    let closed = matches!(phase, Phase::Closed | Phase::Final);
+    let final_form = if closed && *pending > 0 {
+        html! {
+            form method="post" action="/org/final" {
+                (csrf)
+                button #run-final disabled { (tr!(l, "final-run")) }
+                " "
+                span #final-pending .refused { (tr!(l, "final-pending", pending = *pending)) }
+            }
+        }
+    } else if closed && cut_off {
+        html! {
+            form method="post" action="/org/final" {
+                (csrf)
+                input type="hidden" name="again" value="1";
+                button #run-final { (tr!(l, "final-run-again")) }
+                " "
+                span.muted { (tr!(l, "final-run-again-note")) }
+            }
+        }
+    } else if closed {
+        html! {
+            form method="post" action="/org/final" {
+                (csrf)
+                button #run-final { (tr!(l, "final-run")) }
+                " "
+                span.muted { (tr!(l, "final-run-note")) }
+            }
+        }
     } else {
-        "<p class=muted>The final can be run once the deadline has passed.</p>".to_string()
+        html! { p.muted { (tr!(l, "final-not-yet")) } }
     };
-    format!(
-            "<h1>Organisers</h1><p>{}</p><p class=muted>jobs: {jobs} pending: <span id=pending>{pending}</span> · database: {}</p>\
-             <h2>The finalists</h2><ol id=finalists>{finalists}</ol><h3>Seating</h3>{seats}{final_state}{final_form}\
-             <h2>Submissions</h2><form method=post action=/org/rejudge><input type=hidden name=csrf value=\"{csrf}\">\
-             <input type=hidden name=what value=all><button>Re-judge every current submission</button></form>\
-             <div class=scroll tabindex=0 role=region aria-label=\"the submissions (scrolls sideways)\"><table id=submissions><tr><th>#</th><th>address</th><th>uploaded</th><th>agent</th><th>state</th><th>share</th><th>reason</th><th></th></tr>{rows}</table></div>\
-             {review}<h2>Audit log</h2><div class=scroll tabindex=0 role=region aria-label=\"the audit log (scrolls sideways)\"><table id=audit><tr><th>when</th><th>who</th><th>what</th><th></th></tr>{audit}</table></div>",
-            esc(&phase_line(a, phase)),
-            a.store.backend_name(),
-            review = review_section(review),
-        )
+    html! {
+        h1 { (tr!(l, "org-title")) }
+        p { (phase_line(a, l, phase)) }
+        p.muted {
+            (tr!(l, "org-jobs")) " " @for (s, n) in jobs { (s) " " (n) " · " }
+            (tr!(l, "org-pending")) " " span #pending { (pending) } " · " (tr!(l, "org-database")) " "
+            (a.store.backend_name())
+        }
+        h2 { (tr!(l, "org-finalists")) }
+        ol #finalists {
+            @for r in board.iter().take(8) {
+                li {
+                    (share(l, &r.outcome)) " — " (r.submission.agent_name) " (" (r.submission.email) ")"
+                    @if r.pending { " " span.muted { (tr!(l, "org-newer-judged")) } }
+                    " " a href={ "/org/file/" (r.submission.id) } { (tr!(l, "org-download-review")) }
+                }
+            }
+        }
+        h3 { (tr!(l, "org-seating")) }
+        (seats) (final_state) (final_form)
+        h2 { (tr!(l, "org-submissions")) }
+        form method="post" action="/org/rejudge" {
+            (csrf)
+            input type="hidden" name="what" value="all";
+            button { (tr!(l, "org-rejudge-all")) }
+        }
+        div.scroll tabindex="0" role="region" aria-label=(tr!(l, "org-submissions-region")) {
+            table #submissions {
+                tr {
+                    th { "#" } th { (tr!(l, "col-address")) } th { (tr!(l, "col-uploaded")) }
+                    th { (tr!(l, "col-agent")) } th { (tr!(l, "col-state")) } th { (tr!(l, "col-share")) }
+                    th { (tr!(l, "col-reason")) } th {}
+                }
+                @for s in subs {
+                    @let o = outcomes.iter().find(|o| o.submission == s.id);
+                    tr {
+                        td { (s.id) }
+                        td { (s.email) }
+                        td { (when(a, l, s.uploaded)) }
+                        td { (s.agent_name) }
+                        td class={ "state " (s.state.as_str()) } { (state_label(l, s.state)) }
+                        td.num { (o.map_or(String::new(), |o| share(l, o))) }
+                        td { (super::judge::reason_in(l, &s.reason)) }
+                        td {
+                            a href={ "/org/file/" (s.id) } { (tr!(l, "org-file")) }
+                            @if o.is_some_and(|o| !o.replay.is_empty()) {
+                                " " a href={ "/replay/" (s.id) } { (tr!(l, "col-replay")) }
+                            }
+                            " "
+                            form method="post" action="/org/rejudge" style="display:inline" {
+                                (csrf)
+                                input type="hidden" name="what" value=(s.id);
+                                button { (tr!(l, "org-rejudge")) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        (review_section(l, review))
+        h2 { (tr!(l, "org-audit")) }
+        div.scroll tabindex="0" role="region" aria-label=(tr!(l, "org-audit-region")) {
+            table #audit {
+                tr { th { (tr!(l, "col-when")) } th { (tr!(l, "col-who")) } th { (tr!(l, "col-what")) } th {} }
+                @for e in audit {
+                    tr { td { (when(a, l, e.at)) } td { (e.who) } td { (e.what) } td { (e.detail) } }
+                }
+            }
+        }
+    }
 }
 
-pub fn final_results(a: &Arena, fin: Option<&FinalRecord>, live_here: Option<i64>) -> String {
+pub fn final_results(a: &Arena, l: Lang, fin: Option<&FinalRecord>, live_here: Option<i64>) -> Markup {
     let inner = match fin {
-        None => format!("<p>The final is at {}.</p>", esc(&a.config.local(a.config.schedule.final_))),
-        Some(f) if f.state == FinalState::Running => {
-            let watch = if live_here == Some(f.id) { "<p><a href=\"/final/live/\">Watch it live</a></p>" } else { "" };
-            format!("<p id=final-state>The final is being played.</p>{watch}")
-        }
+        None => html! { p { (tr!(l, "final-at", at = a.config.local_in(a.config.schedule.final_, l))) } },
+        Some(f) if f.state == FinalState::Running => html! {
+            p #final-state { (tr!(l, "final-playing")) }
+            @if live_here == Some(f.id) { p { a href="/final/live/" { (tr!(l, "final-watch")) } } }
+        },
         Some(f) => {
             let doc: Value = serde_json::from_str(&f.result).unwrap_or(Value::Null);
             if let Some(e) = doc["error"].as_str() {
-                return format!("<h1>The final</h1><p class=refused>The final failed: {}</p>", esc(e));
+                return html! { h1 { (tr!(l, "final-title")) } p.refused { (tr!(l, "final-failed")) " " (e) } };
             }
-            let rows: String = doc["table"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|r| {
-                    let place = r["rank"].as_u64().map_or("DQ".to_string(), |k| k.to_string());
-                    format!(
-                        "<tr><td class=num>{place}</td><td>{}</td><td class=num>{}</td><td class=num>{}</td><td class=num>{}</td></tr>",
-                        esc(r["name"].as_str().unwrap_or("")),
-                        r["share"].as_f64().map_or("—".into(), |s| format!("{s:.2} %")),
-                        r["tiebreak"].as_u64().map_or("—".into(), |t| t.to_string()),
-                        r["violations"],
-                    )
-                })
-                .collect();
-            let fell = doc["council_fell"]
-                .as_u64()
-                .map_or("The Council held out.".to_string(), |r| format!("The Council fell in round {r}."));
-            format!(
-                "<h2>Results</h2><table id=results><tr><th class=num>place</th><th>agent</th><th class=num>share</th><th class=num>tie-break round</th>\
-                 <th class=num>violations</th></tr>{rows}</table><p>{fell} <a href=/final/replay>The replay</a>.</p>"
-            )
+            let rows = doc["table"].as_array().into_iter().flatten();
+            html! {
+                h2 { (tr!(l, "final-results")) }
+                table #results {
+                    tr {
+                        th.num { (tr!(l, "col-place")) } th { (tr!(l, "col-agent")) } th.num { (tr!(l, "col-share")) }
+                        th.num { (tr!(l, "col-tiebreak")) } th.num { (tr!(l, "col-violations")) }
+                    }
+                    @for r in rows {
+                        tr {
+                            td.num { (r["rank"].as_u64().map_or("DQ".to_string(), |k| k.to_string())) }
+                            td { (r["name"].as_str().unwrap_or("")) }
+                            td.num { (share_text(l, r["share"].as_f64())) }
+                            td.num { (r["tiebreak"].as_u64().map_or("—".into(), |t| t.to_string())) }
+                            td.num { (r["violations"].to_string()) }
+                        }
+                    }
+                }
+                p {
+                    @match doc["council_fell"].as_u64() {
+                        Some(r) => (tr!(l, "final-council-fell", round = r)),
+                        None => (tr!(l, "final-council-held")),
+                    }
+                    " " a href="/final/replay" { (tr!(l, "final-replay")) } "."
+                }
+            }
         }
     };
-    format!("<h1>The final</h1>{inner}")
+    html! { h1 { (tr!(l, "final-title")) } (inner) }
 }

@@ -371,7 +371,8 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (2, "event", include_str!("migrations/0002_event.sql")),
     (3, "times", include_str!("migrations/0003_times.sql")),
     (4, "export", include_str!("migrations/0004_export.sql")),
-    (5, "indexes", include_str!("migrations/0005_indexes.sql")),
+    (5, "language", include_str!("migrations/0005_language.sql")),
+    (6, "indexes", include_str!("migrations/0006_indexes.sql")),
 ];
 
 fn migrator(backend: Backend) -> Migrator {
@@ -600,6 +601,29 @@ impl Store {
 
     pub async fn end_session(&self, id_hash: &str) -> Result<(), sqlx::Error> {
         sqlx::query("DELETE FROM sessions WHERE id_hash = $1").bind(id_hash).execute(&self.pool).await.map(|_| ())
+    }
+
+    // — Participants —
+
+    /// Keeps `lang` as the language `email` last used (their e-mails are written in it).
+    pub async fn set_language(&self, email: &str, lang: &str) -> Result<(), sqlx::Error> {
+        sqlx::query(
+            "INSERT INTO participants (email, lang) VALUES ($1, $2) ON CONFLICT (email) DO UPDATE SET lang = $2",
+        )
+        .bind(email)
+        .bind(lang)
+        .execute(&self.pool)
+        .await
+        .map(|_| ())
+    }
+
+    /// The language `email` last used, if any is known.
+    pub async fn language(&self, email: &str) -> Result<Option<String>, sqlx::Error> {
+        let row = sqlx::query("SELECT lang FROM participants WHERE email = $1")
+            .bind(email)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|r| r.try_get(0)).transpose()
     }
 
     // — Submissions —

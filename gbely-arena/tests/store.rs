@@ -225,6 +225,7 @@ fn limits_hold_under_parallel_requests_on_sqlite_and_postgresql() {
     on_both("final", &pg, the_final_waits_for_every_pending_job);
     on_both("leases", &pg, a_lapsed_lease_is_judged_again_and_one_result_counts);
     on_both("export", &pg, the_public_results_are_opened_once_and_stay_open);
+    on_both("language", &pg, a_participant_keeps_the_language_last_used);
 }
 
 /// The public results' flag (migration 4): closed in a new database; an organiser's opening
@@ -401,4 +402,16 @@ async fn a_lapsed_lease_is_judged_again_and_one_result_counts(store: Store) {
     assert_eq!(store.submission(b).await.unwrap().unwrap().state, "queued");
     let again = store.claim("w4", now + 102, 60).await.unwrap().expect("the released job");
     assert_eq!((again.id, again.attempt), (job.id, job.attempt + 1));
+}
+
+/// The language a participant last used (their e-mails are written in it): none at first, then
+/// the last one kept, each participant their own.
+async fn a_participant_keeps_the_language_last_used(store: Store) {
+    assert_eq!(store.language("ana@mail.example").await.unwrap(), None);
+    store.set_language("ana@mail.example", "sk").await.unwrap();
+    store.set_language("bob@mail.example", "en").await.unwrap();
+    store.set_language("ana@mail.example", "en").await.unwrap();
+    store.set_language("ana@mail.example", "sk").await.unwrap();
+    assert_eq!(store.language("ana@mail.example").await.unwrap().as_deref(), Some("sk"));
+    assert_eq!(store.language("bob@mail.example").await.unwrap().as_deref(), Some("en"));
 }

@@ -116,7 +116,8 @@ port = {port}
 organisers = ["org@mail.example"]
 data = "data"
 database = "{database}"
-
+language = "{language}"
+{rules}
 [phases]
 registration = "2026-10-05 00:00:00"
 testing = "2026-10-19 00:00:00"
@@ -167,7 +168,9 @@ class Arena:
     def __init__(self, folder: pathlib.Path, sink: Sink, database: str = "sqlite", rounds: int = 40, workers: int = 1,
                  lease: int = 60, rate: float = 20.0, final_rounds: int = 20, uploads_per_hour: int = 30,
                  upload_seconds: int = 60, header_seconds: int = 10, connections: int = 0,
-                 descriptors: int | None = None):
+                 descriptors: int | None = None, language: str = "en", rules: str | None = None):
+        # The site's default language ("en": the older tests read English from clients that send
+        # no Accept-Language); `rules`: a Markdown file's name in `folder`, for /rules.
         self.folder = folder
         # The server's descriptor limit, soft and hard (None: the test's own).
         self.descriptors = descriptors
@@ -177,7 +180,8 @@ class Arena:
         self.config.write_text(CONFIG.format(port=self.port, database=database, rounds=rounds, workers=workers, lease=lease,
                                              rate=rate, final_rounds=final_rounds, smtp=sink.port, uploads_per_hour=uploads_per_hour,
                                              upload_seconds=upload_seconds, header_seconds=header_seconds,
-                                             connections=connections))
+                                             connections=connections, language=language,
+                                             rules=f'rules = "{rules}"\n' if rules else ""))
         self.clock = folder / "clock"
         self.set_clock(DURING_TESTING)
         self.data = folder / "data"

@@ -345,7 +345,7 @@ def test_idle_and_slowloris_connections_leave_the_board_answering(sink, tmp_path
         def board() -> float:
             t = time.monotonic()
             with urllib.request.urlopen(arena.url + "/board", timeout=10) as r:
-                assert r.status == 200 and b'id=board' in r.read()
+                assert r.status == 200 and b'id="board"' in r.read()
             return time.monotonic() - t
 
         for _ in range(1100):

@@ -1,0 +1,373 @@
+# Texty arény po slovensky. Každá správa je aj v ../en/arena.ftl, s tými istými premennými
+# (drží ich pri tom unit test). Ako pridať jazyk: docs/arena.md, „Languages“.
+# Pojmy hry ako v pravidlách: kolo, políčko, podiel, porušenie, Zastupiteľstvo (the Council).
+
+language-name = Slovensky
+
+## Hlavička
+
+nav-board = rebríček
+nav-final = finále
+nav-results = výsledky
+nav-rules = pravidlá
+nav-me = tvoje riešenie
+nav-org = organizátori
+nav-signout = odhlásiť sa
+nav-signin = prihlásiť sa
+nav-language = Jazyk
+
+## Fázy
+
+phase-before = Prihlasovanie sa otvára { $at }.
+phase-registration = Registrácia: nahrávanie sa otvára { $at }.
+phase-testing = Testovanie: nahrávaj do { $deadline } (platí posledné nahraté riešenie).
+phase-closed = Termín uplynul ({ $deadline }); finále bude { $final }.
+phase-final = Finále.
+
+## Stránka súťaže
+
+home-registration = Registrácia
+home-testing = Začiatok testovania
+home-deadline = Termín (posledné nahratie)
+home-final = Živé finále
+home-me = Tvoje riešenie
+home-board = rebríček
+home-signin = Prihlás sa svojou e-mailovou adresou
+home-signin-why = a nahraj agenta.
+home-phases = Fázy
+home-note = Časy sú v časovom pásme { $zone }. Rebríček odohrá každé riešenie raz proti Zastupiteľstvu na referenčnej mape; najlepších osem sa stretne v živom finále.
+home-rules = Pravidlá súťaže
+
+## Pravidlá
+
+rules-title = Pravidlá
+rules-note = Pravidlá súťaže od organizátorov.
+rules-none = Táto súťaž nemá stránku s pravidlami: opýtaj sa organizátorov.
+
+## Prihlásenie
+
+signin-title = Prihlásenie
+signin-identity = Tvoja e-mailová adresa je tvoja identita: pošleme na ňu odkaz na prihlásenie.
+signin-address = E-mailová adresa
+signin-send = Poslať odkaz
+signin-check = Pozri si e-mail
+signin-sent = Odkaz na prihlásenie sme poslali na
+signin-open = Otvor ho v tomto prehliadači.
+signin-as = Prihlásiť sa ako
+signin-confirm = Prihlásiť sa
+
+## Stavy riešenia
+
+state-queued = čaká v poradí
+state-checking = kontroluje sa
+state-running = hrá sa zápas
+state-scored = ohodnotené
+state-disqualified = diskvalifikované
+state-check-failed = neprešlo kontrolou
+state-error = neohodnotené (chyba hodnotiteľa)
+state-superseded = nahradené (novšie nahratie prišlo skôr, než sa ohodnotilo)
+
+## Stĺpce tabuliek
+# Dlhé slová stĺpcov majú mäkké spojovníky (U+00AD, neviditeľné): na úzkom displeji sa rozdelia
+# so spojovníkom, namiesto aby tabuľka pretiekla do strany.
+
+col-uploaded = nahraté
+col-file = súbor
+col-state = stav
+col-share = podiel
+col-tiebreak = roz­hodu­júce kolo
+col-cells = políčka
+col-violations = poru­še­nia
+col-rounds = kolá
+col-agent = agent
+col-version = verzia
+col-replay = záznam
+col-round = kolo
+col-place = miesto
+col-address = adresa
+col-reason = dôvod
+col-when = kedy
+col-who = kto
+col-what = čo
+
+## Odmietnutia
+
+refused-title = Nevykonané
+refused-back-me = Späť na tvoje riešenie
+refused-back-home = stránka súťaže
+
+## Tvoje riešenie
+
+upload-agent = Tvoj agent
+upload-button = Nahrať
+upload-note = jeden súbor .py, najviac { $kib } KiB; nahradí tvoje posledné riešenie
+me-title = Tvoje riešenie
+me-none = Zatiaľ si nič nenahral(a).
+me-uploads = Tvoje nahratia
+me-last-counts = Platí posledné.
+status-title = Riešenie { $id }:
+status-bytes = { $bytes ->
+    [one] { $bytes } bajt
+    [few] { $bytes } bajty
+   *[other] { $bytes } bajtov
+}
+status-uploaded = nahraté { $at }
+status-updates = Táto stránka sa aktualizuje sama.
+result-caption = Ohodnotený zápas
+result-council = Zastupiteľstvo padlo
+result-council-fell = v { $round }. kole
+result-council-held = nie
+result-slowest = Najpomalšie odpovede:
+answer-time = kolo { $round }: { $took }
+answer-time-of = kolo { $round }: { $took } z { $limit }
+result-replay = záznam zápasu
+result-log = výpis tvojho agenta
+check-title = Kontrola
+check-passes = prešla
+check-fails = neprešla
+check-log = Výpis tvojho agenta pri kontrole
+check-log-what = (čo vypísal a výpis chyby, ak spadol)
+
+## Rebríček
+
+board-title = Rebríček
+board-note = Posledné nahraté riešenie každého účastníka proti Zastupiteľstvu na referenčnej mape: podiel mapy, potom kolo, v ktorom agent tento podiel prvý raz dosiahol (nižšie je lepšie). Diskvalifikované riešenie v ňom nie je.
+board-pending = hodnotí sa
+board-empty = V rebríčku zatiaľ nie je nikto.
+flash-title = Blesková výhra
+flash-note = Zastupiteľstvo vyradené, najskoršie kolo prvé (ktorékoľvek nahratie počas testovania).
+flash-empty = Zastupiteľstvo zatiaľ nepadlo.
+
+## Finále
+
+final-title = Finále
+final-at = Finále bude { $at }.
+final-playing = Finále sa práve hrá.
+final-watch = Sledovať naživo
+final-failed = Finále zlyhalo:
+final-results = Výsledky
+final-council-fell = Zastupiteľstvo padlo v { $round }. kole.
+final-council-held = Zastupiteľstvo vydržalo.
+final-replay = Záznam
+
+## Stránka organizátorov
+
+org-title = Organizátori
+org-jobs = úlohy:
+org-pending = čakajúce:
+org-database = databáza:
+org-finalists = Finalisti
+org-newer-judged = (hodnotí sa novšie nahratie)
+org-download-review = stiahnuť na kontrolu
+org-seating = Rozsadenie
+org-submissions = Riešenia
+org-rejudge-all = Znova ohodnotiť všetky aktuálne riešenia
+org-submissions-region = riešenia (posúva sa do strán)
+org-file = súbor
+org-rejudge = znova ohodnotiť
+org-audit = Záznam činností
+org-audit-region = záznam činností (posúva sa do strán)
+seat-col-seat = miesto
+seat-col-region = oblasť
+seat-col-finalist = finalista
+seat-on-board = { $place }. v rebríčku
+seat-fill = doplnenie (final.fill)
+seat-note = Miesta idú podľa pevnej permutácie poradia v rebríčku na finálovej mape (docs/rules.md §9); miesto 0 začína vyhodnotenie kola 0, Zastupiteľstvo sedí posledné. Presnú zhodu vo finále rozhodne lepšie miesto v rebríčku.
+seat-error = Rozsadenie sa nedá zobraziť:
+final-cut-stopped = Finále (beh { $run }) sa prerušilo (server bol zastavený).
+final-cut-died = Finále (beh { $run }) sa prerušilo (server počas neho spadol).
+final-cut-continue = Pokračuj od posledného celého kola: stav enginu sa obnoví zo záznamu, agenti finalistov sa spustia znova (bez pamäti, bez započítaného porušenia), projekcia pokračuje tam, kde skončila.
+final-continue = Pokračovať vo finále
+final-run-state = Finále (beh { $run }): { $state }.
+final-state-running = hrá sa
+final-state-interrupted = prerušené
+final-state-finished = dohrané
+final-state-failed = zlyhalo
+final-state-abandoned = odložené
+final-run = Spustiť finále
+final-pending = { $pending ->
+    [one] { $pending } nahratie alebo opätovné hodnotenie sa ešte hodnotí: finále naň čaká (táto stránka sa aktualizuje sama)
+    [few] { $pending } nahratia alebo opätovné hodnotenia sa ešte hodnotia: finále na ne čaká (táto stránka sa aktualizuje sama)
+   *[other] { $pending } nahratí alebo opätovných hodnotení sa ešte hodnotí: finále na ne čaká (táto stránka sa aktualizuje sama)
+}
+final-run-again = Spustiť finále znova od začiatku
+final-run-again-note = kolá prerušeného finále sa odložia; „Pokračovať vo finále“ ich zachová
+final-run-note = rozsadenie nižšie na finálovej mape proti finálovému súperovi; otvorí sa stránka projekcie a čaká na štart
+final-not-yet = Finále sa dá spustiť, keď uplynie termín.
+
+## Kontrola podobnosti
+
+review-title = Kontrola podobnosti
+review-note = Posledné nahratie každého účastníka ({ $uploads }) proti všetkým ostatným, na kontrolu kódu pred finále (docs/arena.md, „The similarity review“).
+review-col-code = Kód
+review-code-note = podiel odtlačkov menšieho súboru (normalizované tokeny Pythonu: bez mien a literálov), ktoré má aj druhý súbor; označí sa od { $flag }.
+review-col-behaviour = Správanie
+review-behaviour-note = podiel kôl ich zápasov v rebríčku, v ktorých oba agenty pri rovnakom pohľade dali rovnaké príkazy; označí sa od { $flag }. Označenie žiada pozrieť sa, nie verdikt.
+review-flagged = označené
+review-none = Zatiaľ niet dvojice na porovnanie.
+review-col-who = účastníci (nahratie, agent)
+review-col-files = súbory
+review-and = a
+review-side-by-side = vedľa seba
+review-by-code = Najpodobnejšie podľa kódu
+review-by-behaviour = Najpodobnejšie podľa správania
+compare-title = Vedľa seba
+compare-download = stiahnuť
+compare-file = súbor riešenia { $id }
+compare-marked = Označené
+compare-marked-note = riadky pokrýva odtlačok, ktorý má aj druhý súbor.
+compare-back = Späť na kontrolu
+
+## Odmietnutá e-mailová adresa
+
+email-refused = `{ $address }` nie je e-mailová adresa, ktorú táto stránka prijme: { $why }
+email-not-ascii = `{ $char }` nie je znak ASCII
+email-too-long = má { $length } znakov; najviac 254
+email-no-at = chýba v nej `@`
+email-two-ats = má viac ako jeden znak `@`
+email-no-local = pred `@` nič nie je
+email-local-too-long = časť pred `@` má { $length } znakov; najviac 64
+email-local-char = `{ $char }` pred `@` (len písmená, číslice a .+-_)
+email-local-dots = bodka na začiatku alebo na konci časti pred `@`, alebo dve bodky za sebou
+email-no-domain = za `@` nič nie je
+email-domain-dots = bodka na začiatku alebo na konci domény, alebo dve bodky za sebou
+email-no-dot = doména `{ $domain }` nemá bodku (názov ako example.org)
+email-label-too-long = časť domény má { $length } znakov; najviac 63
+email-domain-char = `{ $char }` v doméne (len písmená, číslice a spojovníky)
+email-hyphen = časť domény `{ $label }` začína alebo končí spojovníkom
+
+## Názvy stránok
+
+title-submission = Riešenie { $id }
+
+## Odmietnutia a chyby
+
+err-misdirected = táto stránka je { $url }
+err-cross-site = zakázané: požiadavka z inej stránky
+err-internal = server zlyhal pri { $doing }; organizátori to majú v zázname: skús to o chvíľu znova
+err-signin-closed = prihlasovanie sa otvára { $at }
+err-signins-address = na túto adresu odišlo za poslednú hodinu priveľa e-mailov na prihlásenie: použi posledný, alebo to skús neskôr
+err-signins-requester = z tvojej siete sa za poslednú hodinu vyžiadalo priveľa e-mailov na prihlásenie: skús to neskôr
+err-signins-site = stránka za poslednú hodinu poslala priveľa e-mailov na prihlásenie na nové adresy: skús to neskôr
+err-mail = e-mail sa nepodarilo poslať: poštový server ho odmietol; skús to neskôr
+err-link = tento odkaz na prihlásenie je neznámy, použitý alebo vypršal: vyžiadaj si nový
+err-randomness = chýba zdroj náhodnosti
+err-not-yours = nemáš riešenie s týmto číslom
+err-no-log = toto riešenie (zatiaľ) nemá výpis
+err-log = výpis: { $error }
+err-uploads-open = nahrávanie sa otvára { $at }
+err-deadline-passed = termín uplynul { $at }: po ňom sa žiadne nahratie neprijíma (nahratie platí, keď súbor dorazí celý); platí to, čo si mal(a) nahraté dovtedy
+err-upload-broken = nahratie: { $error }
+err-too-big = súbor má viac ako { $bytes } bajtov ({ $kib } KiB): riešenie je jeden súbor .py najviac tejto veľkosti
+err-upload-slow = nahrávanie trvalo dlhšie ako { $seconds } s: pošli súbor znova cez lepšie pripojenie
+err-stale-upload = formulár je starý alebo odinakiaľ: obnov stránku a nahraj súbor znova
+err-stale = formulár je starý alebo odinakiaľ: obnov stránku
+err-no-file = nevybral(a) si žiadny súbor
+err-not-python = riešenie je jeden súbor Pythonu (*.py)
+err-empty = súbor je prázdny
+err-too-many-uploads = { $limit ->
+    [one] limit je { $limit } nahratie za hodinu a ten si už využil(a): skús to neskôr
+    [few] limit sú { $limit } nahratia za hodinu a tie si už využil(a): skús to neskôr
+   *[other] limit je { $limit } nahratí za hodinu a tie si už využil(a): skús to neskôr
+}
+err-no-such-submission = také riešenie neexistuje
+err-no-replay = toto riešenie (zatiaľ) nemá záznam zápasu
+err-replay-private = tento záznam patrí autorovi, kým riešenie nie je v rebríčku
+err-replay = záznam: { $error }
+err-not-organiser = stránky organizátorov vyžadujú adresu organizátora
+err-no-submission = riešenie { $id } neexistuje
+err-rejudge-what = znova ohodnotiť sa dá číslo riešenia alebo všetky (all)
+err-file = súbor: { $error }
+err-final-early = finále sa hrá po termíne ({ $deadline }): dovtedy môžu nahratia zmeniť najlepšiu osmičku
+err-final-cut = finále (beh { $run }) sa prerušilo: pokračuj od posledného celého kola (Pokračovať vo finále), alebo ho spusti znova od začiatku (Spustiť finále znova)
+err-final-pending = { $pending ->
+    [one] { $pending } nahratie alebo opätovné hodnotenie sa ešte hodnotí: rebríček, a teda ani finalisti, nie sú uzavretí, kým sa nedohodnotí. Tlačidlo bude fungovať, keď stránka organizátorov neukáže nič čakajúce.
+    [few] { $pending } nahratia alebo opätovné hodnotenia sa ešte hodnotia: rebríček, a teda ani finalisti, nie sú uzavretí, kým sa nedohodnotia. Tlačidlo bude fungovať, keď stránka organizátorov neukáže nič čakajúce.
+   *[other] { $pending } nahratí alebo opätovných hodnotení sa ešte hodnotí: rebríček, a teda ani finalisti, nie sú uzavretí, kým sa nedohodnotia. Tlačidlo bude fungovať, keď stránka organizátorov neukáže nič čakajúce.
+}
+err-no-cut-final = žiadne finále sa neprerušilo: niet v čom pokračovať
+err-no-seats = rozsadenie tohto finále sa nezaznamenalo (spustila ho staršia verzia): spusti ho radšej znova
+err-final-not-cut = finále už nie je prerušené
+err-final-not-played = finále sa ešte nehralo
+err-final-organiser = finále spúšťa a pozastavuje len organizátor
+err-final-not-live = finále sa teraz nehrá (pozri /final)
+
+## Čo server robil, keď zlyhal (po „server zlyhal pri“: 6. pád)
+
+doing-signin-code = losovaní kódu na prihlásenie
+doing-signin-record = zaznamenávaní prihlásenia
+doing-board = čítaní rebríčka
+doing-mail = posielaní e-mailu
+doing-session = otváraní relácie
+doing-count-uploads = počítaní nahratí
+doing-store-file = ukladaní súboru
+doing-record-upload = zaznamenávaní nahratia
+doing-find-submission = hľadaní riešenia
+doing-queue-rejudge = zaraďovaní opätovného hodnotenia
+doing-read-file = čítaní súboru riešenia
+doing-compare = porovnávaní súborov
+doing-read-final = čítaní finále
+doing-read-board = čítaní rebríčka
+doing-start-final = spúšťaní finále
+doing-read-final-replay = čítaní záznamu finále
+doing-mark-final = označovaní finále ako bežiaceho
+doing-continue-final = pokračovaní vo finále
+
+## E-maily
+
+mail-signin-subject = { $name }: tvoj odkaz na prihlásenie
+mail-signin-body =
+    Ak sa chceš prihlásiť do súťaže { $name } ako { $email }, otvor tento odkaz do { $minutes ->
+        [one] { $minutes } minúty
+       *[other] { $minutes } minút
+    }:
+
+    { $link }
+
+    Ak si o prihlásenie nežiadal(a), tento e-mail ignoruj.
+mail-result-subject = { $name }: tvoje riešenie { $id }
+mail-result-subject-again = { $name }: tvoje riešenie { $id }, ohodnotené znova
+mail-result-again = Na žiadosť organizátorov sa ohodnotilo znova; tento výsledok nahrádza ten, ktorý prišiel predtým.
+mail-result-body =
+    Tvoje riešenie { $file } ({ $agent }) v súťaži { $name } { $what }.
+
+    { $again }Jeho stránka so stavom: { $link }
+mail-scored = { $violations ->
+    [one] získalo { $share } % mapy (rozhodujúce kolo { $tiebreak }, { $violations } porušenie)
+    [few] získalo { $share } % mapy (rozhodujúce kolo { $tiebreak }, { $violations } porušenia)
+   *[other] získalo { $share } % mapy (rozhodujúce kolo { $tiebreak }, { $violations } porušení)
+}
+mail-disqualified = bolo { $reason }
+mail-check-failed = neprešlo kontrolou: { $reason }
+mail-error = sa nedalo ohodnotiť: { $reason }
+
+## Dôvody
+
+reason-disqualified = vyradené v { $round }. kole
+reason-disqualified-violation = vyradené v { $round }. kole: štvrté porušenie ({ $kind }: { $detail })
+
+## Verejné výsledky
+
+export-title = Verejné výsledky
+export-closed = Verejné výsledky ešte nie sú otvorené: otvoria sa po termíne ({ $opens }) alebo skôr, keď ich otvoria organizátori.
+export-intro = Všetko, na čom výsledky stoja, aby si ich mohol overiť ktokoľvek: rebríček, finále a každý záznam, z ktorého pochádzajú.
+export-downloads = Na stiahnutie
+export-archive = ({ $bytes } bajtov): všetko nižšie v jednom archíve
+export-board = rebríček (JSON obsahuje aj bleskové víťazstvá)
+export-final = poradie vo finále
+export-final-later = Výsledky finále pribudnú sem, keď sa finále odohrá.
+export-manifest = každý záznam ({ $replays }) s jeho SHA-256 a číslami, ktoré sa z neho zverejnili
+export-check-title = Ako ich overiť
+export-check-how = Príkazovým riadkom gbely, v novom priečinku:
+export-check-what = Overí SHA-256 každého súboru podľa manifestu, každý záznam znova odsimuluje z príkazov, ktoré agenti dali, a porovná zverejnený podiel, políčka, rozhodujúce kolo a porušenia s výsledkom záznamu: jeden riadok na záznam, potom súhrn, a návratový kód 0, len ak všetko sedí.
+export-api = Pre nástroje a notebooky: /api/board vráti rebríček ako JSON; po prihlásení /api/me/submissions tvoje vlastné riešenia.
+export-no-final = finále sa ešte neodohralo
+export-no-file = taký súbor verejných výsledkov neexistuje (pozri /export)
+export-open-since = Otvorené od { $at }, otvoril ich organizátor.
+export-open-deadline = Otvorené: termín uplynul { $deadline }.
+export-state-closed = Zatvorené: otvoria sa samy po termíne ({ $deadline }).
+export-open-now = Otvoriť verejné výsledky hneď
+export-open-note = rebríček, záznamy a ich manifest budú hneď verejné; vrátiť sa to nedá
+doing-export-state = zisťovaní, či sú výsledky otvorené
+doing-export = zostavovaní verejných výsledkov
+doing-export-open = otváraní verejných výsledkov
