@@ -1726,6 +1726,17 @@ def engine_round(replay: Path, rnd: int) -> dict:
     return json.loads(out.stdout)
 
 
+def engine_discards(replay: Path, rnd: int, seat: int) -> list:
+    """A seat's discarded commands of a round as the engine says (`gbely replay show
+    --observation --json`): `[index, reason, item's JSON text, taken_by]` each."""
+    out = gbely("replay", "show", replay.name, "--round", str(rnd), "--seat", str(seat), "--observation", "--json",
+                cwd=replay.parent).stdout.splitlines()
+    listed = json.loads(out[out.index("# its discarded commands") + 1]) if "# its discarded commands" in out else []
+    items = json.loads(out[out.index("# its answer") + 1])["prikazy"] if "# its answer" in out else []
+    text = lambda i: json.dumps(items[i], separators=(",", ":"), ensure_ascii=False) if i < len(items) else ""  # noqa: E731
+    return [[d["index"], d["reason"], text(d["index"]), d["taken_by"]] for d in listed]
+
+
 def hundredths(x: float) -> int:
     """`(x × 100).round()` as Rust computes it (halves away from zero; x ≥ 0 here)."""
     v = x * 100
@@ -1764,7 +1775,16 @@ def test_each_round_the_page_shows_is_the_engines_round(case, request, work, pag
         assert st["units100"] == [hundredths(u) for u in want["units"]], f"{case}, round {rnd}: units"
         assert st["fort100"] == [hundredths(f) for f in want["fortification"]], f"{case}, round {rnd}: fortification"
         events = p.page.evaluate(f"window.gbely.events({rnd + 1})")
-        assert events == {"captures": want["captures"], "failed": want["failed"]}, f"{case}, round {rnd}: events"
+        assert {k: events[k] for k in ("captures", "failed")} == {"captures": want["captures"], "failed": want["failed"]}, \
+            f"{case}, round {rnd}: events"
+        # Each discarded command: its index, reason, who took its cell, and its text (the page
+        # writes a command's text itself where the engine's text is its own).
+        seats = sorted({d["seat"] for d in doc["turns"][rnd].get("discarded", [])})
+        assert [d[0] for d in events["discarded"]] == [d["seat"] for d in doc["turns"][rnd].get("discarded", [])]
+        for seat in seats:
+            said = engine_discards(replay, rnd, seat)
+            shown = [d[1:] for d in events["discarded"] if d[0] == seat]
+            assert shown == said, f"{case}, round {rnd}, seat {seat}: discarded commands"
         # The standings as shown: each seat's share, cells and units (the engine's cells summed).
         rows = p.page.locator("#standings tr[data-seat]")
         for seat, name in enumerate(names):
