@@ -1,7 +1,9 @@
 """What the competition server bears on this machine: N participants signing in and uploading at
 once (none may be lost), the leaderboard page's latency (median, p99) while judging runs, and
 judged matches per minute against `gbely league`'s rate for the same agent against the Council
-(the same rounds, the same number of matches at once, the sandbox in both).
+(the same rounds, the same number of matches at once, the sandbox in both), and a leaderboard
+entry's replay in the viewer: its page's bytes against the replay's, and the time to open it on a
+desktop and on a phone (Playwright and Debian's chromium; without them only the bytes).
 
     python3 gbely-arena/benches/arena.py [--participants 200] [--seconds 60] [--rounds 150] [--quick]
 
@@ -18,6 +20,7 @@ import concurrent.futures
 import http.client
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -71,6 +74,41 @@ def upload(arena: Arena, cookie: str, csrf: str, name: str, source: str) -> int:
 def pct(xs: list[float], q: float) -> float:
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(q * len(xs)))]
+
+
+def entry_replay(arena: Arena):
+    """A leaderboard entry's replay as its visitors get it (`/replay/ID`, public once on the
+    board): the server's time to make the page, its bytes against the replay file's, and the time
+    to open it in Chromium, from navigation to the first round drawn and to the last round shown,
+    on a desktop window and on a phone (gbely-engine/benches/viewer.py's `open_times`). Skipped
+    where Playwright is missing."""
+    rows = arena.sqlite("SELECT submission, replay FROM results WHERE replay <> '' ORDER BY submission LIMIT 1")
+    if not rows:
+        print("  a leaderboard entry's replay: none judged yet")
+        return
+    sid, stored = rows[0]
+    replay_bytes = (arena.data / stored).stat().st_size
+    s = time.perf_counter()
+    status, _, page = request(arena, "GET", f"/replay/{sid}")
+    made = time.perf_counter() - s
+    assert status == 200, status
+    print(f"  a leaderboard entry's replay: {replay_bytes:,} B; its page {len(page):,} B = {len(page) / replay_bytes:.1f}x,"
+          f" made and sent in {made * 1000:.0f} ms")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        print("    (no Playwright: the page's open time is not measured)")
+        return
+    sys.path.insert(0, str(ROOT / "gbely-engine" / "benches"))
+    from viewer import SCREENS, open_times  # noqa: E402
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        for name, (w, h, rate) in SCREENS.items():
+            first, last = open_times(browser, f"{arena.url}/replay/{sid}", w, h, rate)
+            print(f"    {name}: first round drawn {first:.0f} ms after navigation (the server's part included),"
+                  f" last round shown at {last:.0f} ms")
+        browser.close()
 
 
 def main():
@@ -129,6 +167,7 @@ def main():
         arena_rate = judged / window * 60
         print(f"  judged: {judged} matches in {window:.1f} s = {arena_rate:.1f} a minute ({a.judges} at once, "
               f"load average {os.getloadavg()[0]:.2f})")
+        entry_replay(arena)
     finally:
         arena.stop()
         sink.stop()

@@ -49,15 +49,16 @@ def data_bytes(page: str) -> int:
     return len(gzip.decompress(base64.b64decode(m.group(1)))) if m and m.group(1).strip() else 0
 
 
-def open_times(browser, page: Path, width: int, height: int, throttle: float) -> tuple[float, float]:
+def open_times(browser, url: str, width: int, height: int, throttle: float) -> tuple[float, float]:
     """Milliseconds from navigation to the first round drawn (the page's `ready_ms`), and to show
-    the last round (a jump from the first, drawn: a pixel of the map read back)."""
+    the last round (a jump from the first, drawn: a pixel of the map read back). The arena's
+    load run (gbely-arena/benches/arena.py) opens a leaderboard entry's replay with it too."""
     context = browser.new_context(viewport={"width": width, "height": height})
     try:
         p = context.new_page()
         cdp = context.new_cdp_session(p)
         cdp.send("Emulation.setCPUThrottlingRate", {"rate": throttle})
-        p.goto(page.as_uri())
+        p.goto(url)
         p.wait_for_function("() => document.body.dataset.ready === '1'", timeout=120_000)
         ready = p.evaluate("() => JSON.parse(document.getElementById('state').textContent).ready_ms")
         last = p.evaluate("""() => {
@@ -68,6 +69,10 @@ def open_times(browser, page: Path, width: int, height: int, throttle: float) ->
         return ready, ready + last
     finally:
         context.close()
+
+
+# Where a page is opened: a desktop window, and a phone (its viewport, its CPU 4× slower).
+SCREENS = {"desktop 1366x768": (1366, 768, 1), "phone 390x844, CPU 4x slower": (390, 844, 4)}
 
 
 def main() -> None:
@@ -102,8 +107,8 @@ def main() -> None:
                 print(f"{title}:")
                 print(f"  replay {rb:,} B; page {pb:,} B = {pb / rb:.1f}x the replay, gzipped {zb:,} B;"
                       f" its data {data_bytes(text):,} B decompressed; made in {made:.2f} s")
-                for name, (w, h, rate) in {"desktop 1366x768": (1366, 768, 1), "phone 390x844, CPU 4x slower": (390, 844, 4)}.items():
-                    runs = [open_times(browser, html, w, h, rate) for _ in range(a.loads)]
+                for name, (w, h, rate) in SCREENS.items():
+                    runs = [open_times(browser, html.as_uri(), w, h, rate) for _ in range(a.loads)]
                     first = statistics.median(r[0] for r in runs)
                     last = statistics.median(r[1] for r in runs)
                     print(f"  {name}: first round drawn {first:.0f} ms, last round shown {last:.0f} ms"
