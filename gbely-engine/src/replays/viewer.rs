@@ -133,7 +133,9 @@ fn page_writes(item: &Value, g: &gbely_rules::Grid) -> bool {
     let positional = x.is_finite()
         && (1e-6..1e21).contains(&x.abs())
         && !serde_json::Number::from_f64(x).is_some_and(|n| n.to_string().contains('e'));
-    (whole || positional) && command_to_value(&cmd, g).to_string() == item.to_string()
+    // Their texts, not the values: two objects with the same keys in another order are equal.
+    let text = |v: &Value| serde_json::to_string(v).ok();
+    (whole || positional) && text(&command_to_value(&cmd, g)) == text(item)
 }
 
 /// A seat's commands of a round for the page, in the columns of a replay's compact answer
