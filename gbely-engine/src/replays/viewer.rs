@@ -1,6 +1,8 @@
 //! The replay viewer: one self-contained HTML file (no network, no external scripts) with the
 //! match embedded as gzip-compressed, base64-encoded JSON that the page unpacks with the
-//! browser's own `DecompressionStream` and replays exactly (production + recorded changes).
+//! browser's own `DecompressionStream` and resolves round by round exactly as the engine does
+//! (production, then the seats' commands that were not discarded): the data holds the commands,
+//! not the cells.
 
 use std::io::Write;
 use std::sync::Arc;
@@ -73,7 +75,8 @@ pub fn viewer_header(map: &Map, names: &[String], mode: Mode) -> Value {
 /// order: SPEC §4), so a round carries no cell states and no captures: those come out of its
 /// commands, as in the engine.
 ///
-/// Its fields: discarded commands (`disc`: `[seat, index, reason, command, taken_by]`, `taken_by`
+/// Its fields: discarded commands (`disc`: `[seat, index, reason, text, taken_by]`, `text` the
+/// item as JSON text or null where the page writes it from `cmd` ([`page_writes`]), `taken_by`
 /// the seat that took the command's cell earlier in the round, see [`super::discards`], or
 /// null), violations (`viol`: `[seat, kind, detail]`), the number of items per seat (`n`), each
 /// seat's commands (`cmd`, see [`compact_commands`]) and the agents' notes (`notes`: `[seat,
