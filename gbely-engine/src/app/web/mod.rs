@@ -297,7 +297,7 @@ impl Drop for Server {
 }
 
 /// The viewer's page of a replay file (`gbely replay view`'s), read and made off the server's
-/// threads, once: the last pages made are kept ([`cached_page`]).
+/// threads, once: the last pages made are kept (`cached_page`).
 pub async fn replay_page(path: std::path::PathBuf) -> Result<String, String> {
     tokio::task::spawn_blocking(move || {
         cached_page(&path, || {
