@@ -1,7 +1,9 @@
 """What the competition server bears on this machine: N participants signing in and uploading at
 once (none may be lost), the leaderboard page's latency (median, p99) while judging runs, and
 judged matches per minute against `gbely league`'s rate for the same agent against the Council
-(the same rounds, the same number of matches at once, the sandbox in both).
+(the same rounds, the same number of matches at once, the sandbox in both), and a leaderboard
+entry's replay in the viewer: its page's bytes against the replay's, and the time to open it on a
+desktop and on a phone (Playwright and Debian's chromium; without them only the bytes).
 
     python3 gbely-arena/benches/arena.py [--participants 200] [--uploads-each 1] [--seconds 60] [--rounds 150] [--quick]
 
@@ -21,6 +23,7 @@ import concurrent.futures
 import http.client
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -74,6 +77,43 @@ def upload(arena: Arena, cookie: str, csrf: str, name: str, source: str) -> int:
 def pct(xs: list[float], q: float) -> float:
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(q * len(xs)))]
+
+
+def entry_replay(arena: Arena):
+    """A leaderboard entry's replay as its visitors get it (`/replay/ID`, public once on the
+    board): its page's bytes against the replay file's, the server's time to make it and to send
+    it again (kept), and the time to open it in Chromium, from navigation to the first round drawn
+    and to the last round shown, on a desktop window and on a phone
+    (gbely-engine/benches/viewer.py's `open_times`). The open time is skipped without Playwright."""
+    rows = arena.sqlite("SELECT submission, replay FROM results WHERE replay <> '' ORDER BY submission LIMIT 1")
+    if not rows:
+        print("  a leaderboard entry's replay: none judged yet")
+        return
+    sid, stored = rows[0]
+    replay_bytes = (arena.data / stored).stat().st_size
+    took = []
+    for _ in range(2):
+        s = time.perf_counter()
+        status, _, page = request(arena, "GET", f"/replay/{sid}")
+        took.append(time.perf_counter() - s)
+        assert status == 200, status
+    print(f"  a leaderboard entry's replay: {replay_bytes:,} B; its page {len(page):,} B = {len(page) / replay_bytes:.1f}x,"
+          f" made and sent in {took[0] * 1000:.0f} ms, then (kept) in {took[1] * 1000:.0f} ms")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        print("    (no Playwright: the page's open time is not measured)")
+        return
+    sys.path.insert(0, str(ROOT / "gbely-engine" / "benches"))
+    from viewer import SCREENS, open_times  # noqa: E402
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        for name, (w, h, rate) in SCREENS.items():
+            first, last = open_times(browser, f"{arena.url}/replay/{sid}", w, h, rate)
+            print(f"    {name}: first round drawn {first:.0f} ms after navigation (the server's part included),"
+                  f" last round shown at {last:.0f} ms")
+        browser.close()
 
 
 def main():
@@ -150,6 +190,7 @@ def main():
         print(f"  per upload: {db / total / 1024:.1f} KiB of database ({db / 2**20:.1f} MiB for {total}), "
               f"{files / total / 1024:.1f} KiB of stored file; per judged upload: "
               f"{statistics.median(done) / 1024 if done else 0:.0f} KiB of replay and log (median of {len(done)})")
+        entry_replay(arena)
     finally:
         arena.stop()
         sink.stop()

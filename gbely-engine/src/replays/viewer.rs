@@ -1,28 +1,31 @@
 //! The replay viewer: one self-contained HTML file (no network, no external scripts) with the
 //! match embedded as gzip-compressed, base64-encoded JSON that the page unpacks with the
-//! browser's own `DecompressionStream` and replays exactly (production + recorded changes).
+//! browser's own `DecompressionStream` and resolves round by round exactly as the engine does
+//! (production, then the seats' commands that were not discarded): the data holds the commands,
+//! not the cells.
 
 use std::io::Write;
 use std::sync::Arc;
 
 use gbely_rules::{constants, Mode, Terrain};
-use gbely_world::replay::{owner_code, Answer, Turn};
+use gbely_world::replay::{Answer, Turn};
 use gbely_world::{Map, Replay, SeatRole};
 use serde_json::{json, Value};
 
 use crate::replays::{resimulate_regenerating, seat_colors, terrain_color, Frame};
 use crate::session::RoundRecord;
-use crate::sim::{CaptureEvent, Match, RoundReport};
+use crate::sim::{CaptureEvent, RoundReport};
 use crate::wire::{command_to_value, parse_command};
 
 const TEMPLATE: &str = include_str!("viewer.html");
 
-fn q(x: f64) -> i64 {
-    (x * 100.0).round() as i64
-}
-
 /// The part of the page's data that does not change while a match is played: the map, the
-/// seats (names, roles, colours), the rules' production figures, the starting position.
+/// seats (names, roles, colours), the rules' figures, the starting position.
+///
+/// The page rebuilds every round from the starting position and the seats' commands exactly as
+/// the engine resolves them (SPEC §4, §6: the same `f64` operations in the same order), so the
+/// rules' figures are here unrounded: production, passability and defence bonus per terrain
+/// glyph, the base bonus, the fortification's efficiency, the violations allowed.
 pub fn viewer_header(map: &Map, names: &[String], mode: Mode) -> Value {
     let g = map.grid();
     let terrain: String = g.cells().map(|c| map.terrain(c).glyph()).collect();
@@ -38,63 +41,57 @@ pub fn viewer_header(map: &Map, names: &[String], mode: Mode) -> Value {
         })
         .collect();
     let start = Frame::start(map);
+    let per_terrain = |f: fn(Terrain) -> f64| -> serde_json::Map<String, Value> {
+        Terrain::ALL.iter().map(|&t| (t.glyph().to_string(), json!(f(t)))).collect()
+    };
     json!({
-        "v": 2,
+        "v": 3,
         "name": map.name(),
         "w": g.width(),
         "h": g.height(),
         "t": terrain,
         "b": bases,
         "terrain_colors": Terrain::ALL.iter().map(|&t| (t.glyph().to_string(), json!(terrain_color(t).hex))).collect::<serde_json::Map<_, _>>(),
-        // Production per terrain glyph and the base bonus, in hundredths: the rules' own numbers,
-        // so the page rebuilds each round as the engine does.
-        "prod": Terrain::ALL.iter().map(|t| (t.glyph().to_string(), json!(q(t.production())))).collect::<serde_json::Map<_, _>>(),
-        "base_bonus": q(constants::BASE_BONUS),
+        "rules": {
+            "prod": per_terrain(Terrain::production),
+            "pass": per_terrain(Terrain::passability),
+            "def": per_terrain(Terrain::defence_bonus),
+            "base_bonus": constants::BASE_BONUS,
+            "fortify": constants::FORTIFY_EFFICIENCY,
+            "violations": constants::ALLOWED_VIOLATIONS,
+        },
         "seats": seats,
         "o0": start.owner,
-        "u0": start.units.iter().map(|&u| q(u)).collect::<Vec<_>>(),
-        "f0": start.fortification.iter().map(|&u| q(u)).collect::<Vec<_>>(),
+        "u0": start.units,
+        "f0": start.fortification,
         "mode": mode,
     })
 }
 
-/// One round for the page: the cells whose state differs from production alone (a flat list of
-/// cell delta, owner, units and fortification in hundredths) and captures and failed attacks
-/// (`[seat, cell, from]`); [`recorded_turn_value`] adds what the seats did.
-fn turn_value(mut changes: Vec<(u32, i8, f64, f64)>, cap: Vec<Value>, fail: Vec<Value>) -> Value {
-    let mut flat: Vec<i64> = Vec::with_capacity(changes.len() * 4);
-    let mut last = 0i64;
-    changes.sort_by_key(|c| c.0);
-    for c in &changes {
-        flat.extend([c.0 as i64 - last, c.1 as i64, q(c.2), q(c.3)]);
-        last = c.0 as i64;
-    }
-    json!({"c": flat, "cap": cap, "fail": fail})
-}
-
-/// Adds to a round's `turn` (see [`turn_value`]) what the seats did, from the replay's record of
-/// the round and each seat's commands as JSON items (`lists`, by index in its answer; `None`: no
-/// commands) and its captures in resolution order: discarded commands (`disc`: `[seat, index,
-/// reason, command, taken_by]`, `taken_by` the seat that took the command's cell earlier in the
-/// round, see [`super::discards`], or null), violations (`viol`:
-/// `[seat, kind, detail]`), the number of commands per seat (`n`), each seat's commands (`cmd`,
-/// see [`drawn_commands`]) and the agents' notes (`notes`: `[seat, text, [[cell, note], …],
-/// [drawing, …]]`), the last two only in rounds that have some, and the seats' answer times in
-/// milliseconds (`ms`: one entry a seat, null where not timed) in rounds that have them. The
-/// replay's page and the live page both make their rounds here.
-fn recorded_turn_value(
-    mut turn: Value,
-    t: &Turn,
-    lists: &[Option<Vec<Value>>],
-    g: &gbely_rules::Grid,
-    captures: &[CaptureEvent],
-) -> Value {
+/// One round for the page: what the seats did, from the replay's record of the round and each
+/// seat's commands as JSON items (`lists`, by index in its answer; `None`: no commands) and the
+/// round's captures in resolution order. The page resolves the round itself from the state
+/// before it (production, then each seat's commands that were not discarded, in resolution
+/// order: SPEC §4), so a round carries no cell states and no captures: those come out of its
+/// commands, as in the engine.
+///
+/// Its fields: discarded commands (`disc`: `[seat, index, reason, text, taken_by]`, `text` the
+/// item as JSON text or null where the page writes it from `cmd` ([`page_writes`]), `taken_by`
+/// the seat that took the command's cell earlier in the round, see [`super::discards`], or
+/// null), violations (`viol`: `[seat, kind, detail]`), the number of items per seat (`n`), each
+/// seat's commands (`cmd`, see [`compact_commands`]) and the agents' notes (`notes`: `[seat,
+/// text, [[cell, note], …], [drawing, …]]`), the last two only in rounds that have some, and the
+/// seats' answer times in milliseconds (`ms`: one entry a seat, null where not timed) in rounds
+/// that have them. The replay's page and the live page both make their rounds here.
+fn turn_value(t: &Turn, lists: &[Option<Vec<Value>>], g: &gbely_rules::Grid, captures: &[CaptureEvent]) -> Value {
     let disc: Vec<Value> = t
         .discarded
         .iter()
         .map(|d| {
             let item = lists.get(d.seat as usize).and_then(|l| l.as_ref()).and_then(|l| l.get(d.index as usize));
-            let cmd = item.map(|v| v.to_string()).unwrap_or_default();
+            let text = item.map(|v| v.to_string()).unwrap_or_default();
+            // A command written as the engine writes one, the page writes again from `cmd`.
+            let cmd = if item.is_some_and(|v| page_writes(v, g)) { Value::Null } else { json!(text) };
             let by = super::discards::taken_by(t.round, lists.len(), d.seat, d.reason, item, g, captures);
             json!([d.seat, d.index, d.reason, cmd, by])
         })
@@ -109,12 +106,10 @@ fn recorded_turn_value(
         })
         .collect();
     let ncmd: Vec<usize> = lists.iter().map(|l| l.as_ref().map_or(0, Vec::len)).collect();
-    turn["disc"] = json!(disc);
-    turn["viol"] = json!(viol);
-    turn["n"] = json!(ncmd);
-    // Each seat's commands, for the map's arrows: `[[index, kind, from, to, amount], …]` a seat.
+    let mut turn = json!({"disc": disc, "viol": viol, "n": ncmd});
+    // Each seat's commands: what the page resolves, and the map's arrows.
     if lists.iter().any(|l| l.as_ref().is_some_and(|l| !l.is_empty())) {
-        turn["cmd"] = lists.iter().map(|l| json!(l.as_deref().map_or(Vec::new(), |l| drawn_commands(l, g)))).collect();
+        turn["cmd"] = lists.iter().map(|l| l.as_deref().map_or(Value::Null, |l| compact_commands(l, g))).collect();
     }
     // The agents' notes (a drawing as the replay has it: `{"dot": cell, "color": "#rrggbb"}`, …).
     if !t.notes.is_empty() {
@@ -128,49 +123,78 @@ fn recorded_turn_value(
     turn
 }
 
-fn events_of(report: &RoundReport) -> (Vec<Value>, Vec<Value>) {
-    let cap = report.captures.iter().map(|c| json!([c.seat, c.cell.0, owner_code(c.from)])).collect();
-    let fail = report.failed.iter().map(|c| json!([c.seat, c.cell.0, owner_code(c.from)])).collect();
-    (cap, fail)
+/// Whether `item` is a command whose text the page writes the same from the round's `cmd` (its
+/// `commandJson`): the engine's own text of it (keys `typ`, `z`, `na`, `pocet` or `typ`, `pole`,
+/// `investicia` in that order, cell ids, the amount whole as an integer) with an amount that
+/// JavaScript's `String(x)` writes as serde_json does, in positional notation with the shortest
+/// digits that read back. A built-in's commands and a replay's compact answers are such; an
+/// agent's own text (other keys, `5.0`) is carried as it is.
+fn page_writes(item: &Value, g: &gbely_rules::Grid) -> bool {
+    let Ok(cmd) = parse_command(item, g) else { return false };
+    let x = cmd.amount();
+    let whole = x.fract() == 0.0 && x.abs() < 9.0e15;
+    let positional = x.is_finite()
+        && (1e-6..1e21).contains(&x.abs())
+        && !serde_json::Number::from_f64(x).is_some_and(|n| n.to_string().contains('e'));
+    // Their texts, not the values: two objects with the same keys in another order are equal.
+    let text = |v: &Value| serde_json::to_string(v).ok();
+    (whole || positional) && text(&command_to_value(&cmd, g)) == text(item)
 }
 
-/// A seat's commands of a round as the page draws them: `[index, kind, from, to, amount]` for
-/// each item of the list that is a command (`kind` `M`, `A` or `F`; a FORTIFY's `to` is its
-/// cell), by its index in the list, which the round's `disc` entries name. Items that are not
-/// commands (unparsable) are left out: the events list them.
-fn drawn_commands(list: &[Value], grid: &gbely_rules::Grid) -> Vec<Value> {
+/// A seat's commands of a round for the page, in the columns of a replay's compact answer
+/// (version 3, [`gbely_world::replay::CompactCommands`]): `[kinds, steps, amounts]`. `kinds` has
+/// a letter for each item of the list: `M`, `A`, `F` for a command (MOVE, ATTACK: two cells,
+/// source and target; FORTIFY: one), `r` for an item that is not a command (the round's `disc`
+/// says why); `steps` are the commands' cells, each as its difference from the cell before it
+/// (the first from 0: a target is a neighbour of its source, so the steps are a few small
+/// numbers that gzip packs well); `amounts` are the amounts the seat asked for, the exact `f64`s
+/// the engine resolved (a whole one as an integer). An item's index in the list is its index in
+/// `kinds`, which the `disc` entries name.
+fn compact_commands(list: &[Value], grid: &gbely_rules::Grid) -> Value {
     use gbely_rules::Command;
-    list.iter()
-        .enumerate()
-        .filter_map(|(k, v)| {
-            Some(match parse_command(v, grid).ok()? {
-                Command::Move { from, to, amount } => json!([k, "M", from.0, to.0, amount]),
-                Command::Attack { from, to, amount } => json!([k, "A", from.0, to.0, amount]),
-                Command::Fortify { cell, amount } => json!([k, "F", cell.0, cell.0, amount]),
-            })
-        })
-        .collect()
+    let mut kinds = String::with_capacity(list.len());
+    let (mut steps, mut amounts) = (Vec::with_capacity(list.len() * 2), Vec::with_capacity(list.len()));
+    let mut last = 0i64;
+    for v in list {
+        let (letter, cells, amount) = match parse_command(v, grid) {
+            Ok(Command::Move { from, to, amount }) => ('M', [Some(from), Some(to)], amount),
+            Ok(Command::Attack { from, to, amount }) => ('A', [Some(from), Some(to)], amount),
+            Ok(Command::Fortify { cell, amount }) => ('F', [Some(cell), None], amount),
+            Err(_) => {
+                kinds.push('r');
+                continue;
+            }
+        };
+        for c in cells.into_iter().flatten() {
+            steps.push(c.0 as i64 - last);
+            last = c.0 as i64;
+        }
+        kinds.push(letter);
+        // A whole amount as an integer when that reads back as the same `f64` (not -0.0).
+        let whole = amount.fract() == 0.0
+            && amount.abs() <= 9_007_199_254_740_992.0
+            && !(amount == 0.0 && amount.is_sign_negative());
+        amounts.push(if whole { json!(amount as i64) } else { json!(amount) });
+    }
+    json!([kinds, steps, amounts])
 }
 
 /// The data the page needs, as compact JSON. Units are carried in hundredths: the page shows
 /// them to one decimal.
 pub fn viewer_data(replay: &Replay) -> Result<Value, String> {
     super::within_budget(replay, &replay.check().map_err(|e| e.to_string())?, super::Work::Viewer)?;
-    let replay = &*super::expanded(replay)?;
     let map = Arc::new(replay.check().map_err(|e| e.to_string())?);
     let g = map.grid();
     let names: Vec<String> = replay.seats.iter().map(|s| s.name.clone()).collect();
     let mut data = viewer_header(&map, &names, replay.mode);
-    // Events come from a re-simulation (failed attacks are not stored in the file), and so do
-    // the commands of built-in seats (the file says only that they are regenerated).
-    let mut events: Vec<(Vec<Value>, Vec<Value>)> = Vec::new();
+    // The commands of built-in seats come from a re-simulation (the file says only that they
+    // are regenerated), and so do the captures that name who took a discarded command's cell.
     let mut captures: Vec<Vec<CaptureEvent>> = Vec::new();
     let mut regenerated: Vec<Vec<Option<Vec<Value>>>> = Vec::new();
     resimulate_regenerating(
         replay,
         map.clone(),
         |_, _, report| {
-            events.push(events_of(report));
             captures.push(report.captures.clone());
             true
         },
@@ -185,7 +209,6 @@ pub fn viewer_data(replay: &Replay) -> Result<Value, String> {
     );
     let mut turns = Vec::with_capacity(replay.turns.len());
     for (r, t) in replay.turns.iter().enumerate() {
-        let changes = t.changes.iter().map(|c| (c.0, c.1, c.2, c.3)).collect();
         let lists: Vec<Option<Vec<Value>>> = t
             .answers
             .iter()
@@ -195,10 +218,10 @@ pub fn viewer_data(replay: &Replay) -> Result<Value, String> {
                 _ => super::answer_commands(a, g),
             })
             .collect();
-        let (cap, fail) = events.get(r).cloned().unwrap_or_default();
         let caps = captures.get(r).map_or(&[][..], Vec::as_slice);
-        turns.push(recorded_turn_value(turn_value(changes, cap, fail), t, &lists, g, caps));
+        turns.push(turn_value(t, &lists, g, caps));
     }
+    data["cmds"] = columns(&mut turns, replay.seats.len());
     data["turns"] = json!(turns);
     data["result"] = json!(replay.result);
     // A forked match: the rounds before `round` are its source's (named by its SHA-256).
@@ -208,36 +231,46 @@ pub fn viewer_data(replay: &Replay) -> Result<Value, String> {
     Ok(data)
 }
 
+/// Every round's `cmd` (see [`turn_value`]) taken out of the rounds into three columns for the
+/// whole match, `{"k": [kinds, …], "d": [step, …], "n": [amount, …]}`: a seat's kinds a round
+/// (round by round, seat by seat; null where the round has no `cmd` or the seat no list), then
+/// all the steps and all the amounts in that order. Alike numbers side by side pack better
+/// (gzip finds the Council's commands of one round like those of the next): 17 % less for a
+/// leaderboard match. The page puts each round's `cmd` back together from the kinds.
+fn columns(turns: &mut [Value], seats: usize) -> Value {
+    let (mut k, mut d, mut n) = (Vec::new(), Vec::new(), Vec::new());
+    for t in turns.iter_mut() {
+        let cmd = t.as_object_mut().and_then(|o| o.remove("cmd"));
+        for s in 0..seats {
+            match cmd.as_ref().and_then(|c| c.get(s)).and_then(Value::as_array) {
+                Some(c) if c.len() == 3 => {
+                    k.push(c[0].clone());
+                    d.extend(c[1].as_array().into_iter().flatten().cloned());
+                    n.extend(c[2].as_array().into_iter().flatten().cloned());
+                }
+                _ => k.push(Value::Null),
+            }
+        }
+    }
+    json!({"k": k, "d": d, "n": n})
+}
+
 /// The rounds of a match being played, for the live page: each round's turn in the shape of
-/// [`viewer_data`]'s, worked out from the match itself (the cells that differ from what
-/// production alone gives), its report and its record (what the seats did, as the replay has it).
+/// [`viewer_data`]'s, from the round's report and record (what the seats did, as the replay has
+/// it).
 #[derive(Debug)]
 pub struct LiveTurns {
     map: Arc<Map>,
-    last: Frame,
 }
 
 impl LiveTurns {
     /// For a match on `map`, before its round 0.
     pub fn new(map: Arc<Map>) -> LiveTurns {
-        let last = Frame::start(&map);
-        LiveTurns { map, last }
+        LiveTurns { map }
     }
 
-    /// The turn of the round `m` has just resolved, with its report and record.
-    pub fn turn(&mut self, m: &Match, report: &RoundReport, record: &RoundRecord<'_>) -> Value {
-        self.last.produce(&self.map);
-        let mut changes = Vec::new();
-        for (i, ((&o, &u), &f)) in m.owners().iter().zip(m.all_units()).zip(m.all_fortifications()).enumerate() {
-            let o = owner_code(o);
-            if o != self.last.owner[i] || u != self.last.units[i] || f != self.last.fortification[i] {
-                changes.push((i as u32, o, u, f));
-                self.last.owner[i] = o;
-                self.last.units[i] = u;
-                self.last.fortification[i] = f;
-            }
-        }
-        let (cap, fail) = events_of(report);
+    /// The turn of the round just resolved, from its report and record.
+    pub fn turn(&self, report: &RoundReport, record: &RoundRecord<'_>) -> Value {
         let g = self.map.grid();
         // A built-in seat's commands are the ones it played (the replay's readers decide them
         // again, the same: the built-ins are deterministic).
@@ -254,7 +287,7 @@ impl LiveTurns {
                 _ => super::answer_commands(a, g),
             })
             .collect();
-        recorded_turn_value(turn_value(changes, cap, fail), record.turn, &lists, g, &report.captures)
+        turn_value(record.turn, &lists, g, &report.captures)
     }
 }
 
@@ -371,6 +404,7 @@ pub fn viewer_html_of(replay: &Replay, file: Option<&str>) -> Result<String, Str
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::Match;
 
     #[test]
     fn base64_matches_the_standard_alphabet() {
@@ -430,8 +464,8 @@ mod tests {
             fn wants_records(&self) -> bool {
                 true
             }
-            fn round_recorded(&mut self, m: &Match, report: &RoundReport, record: &RoundRecord<'_>) {
-                let t = self.0.turn(m, report, record);
+            fn round_recorded(&mut self, _: &Match, report: &RoundReport, record: &RoundRecord<'_>) {
+                let t = self.0.turn(report, record);
                 self.1.push(t);
             }
         }
@@ -444,6 +478,88 @@ mod tests {
         (seen.1, rec.replay)
     }
 
+    /// The rounds of [`viewer_data`] with their `cmd` back from the columns (as the page does it).
+    fn turns_of(data: &Value) -> Vec<Value> {
+        let seats = data["seats"].as_array().unwrap().len();
+        let (k, d, n) = (data["cmds"]["k"].as_array().unwrap(), &data["cmds"]["d"], &data["cmds"]["n"]);
+        let (mut at, mut di, mut ni) = (0, 0, 0);
+        let mut turns = data["turns"].as_array().unwrap().clone();
+        for t in &mut turns {
+            let mut cmd = Vec::new();
+            for kinds in &k[at..at + seats] {
+                cmd.push(match kinds.as_str() {
+                    None => Value::Null,
+                    Some(letters) => {
+                        let cells: usize = letters
+                            .chars()
+                            .map(|c| match c {
+                                'M' | 'A' => 2,
+                                'F' => 1,
+                                _ => 0,
+                            })
+                            .sum();
+                        let amounts = letters.chars().filter(|c| *c != 'r').count();
+                        let v = json!([
+                            letters,
+                            d.as_array().unwrap()[di..di + cells],
+                            n.as_array().unwrap()[ni..ni + amounts]
+                        ]);
+                        (di, ni) = (di + cells, ni + amounts);
+                        v
+                    }
+                });
+            }
+            at += seats;
+            if cmd.iter().any(|c| c[0].as_str().is_some_and(|k| !k.is_empty())) {
+                t["cmd"] = json!(cmd);
+            }
+        }
+        assert_eq!((at, di, ni), (k.len(), d.as_array().unwrap().len(), n.as_array().unwrap().len()));
+        turns
+    }
+
+    /// A round with the discarded commands' texts that the data leaves to the page written in:
+    /// the engine's text of the command at that index of the seat's `cmd`.
+    fn with_texts(t: &Value, g: &gbely_rules::Grid) -> Value {
+        use gbely_rules::{Cell, Command};
+        let mut t = t.clone();
+        let commands = |seat: &Value| -> Vec<Option<Command>> {
+            let (kinds, d, n) = (seat[0].as_str().unwrap_or(""), seat[1].as_array(), seat[2].as_array());
+            let (mut cell, mut di, mut ni) = (0i64, 0, 0);
+            let mut next = || {
+                cell += d.unwrap()[di].as_i64().unwrap();
+                di += 1;
+                Cell(cell as u32)
+            };
+            kinds
+                .chars()
+                .map(|k| {
+                    if k == 'r' {
+                        return None;
+                    }
+                    let from = next();
+                    let to = if k == 'F' { from } else { next() };
+                    let amount = n.unwrap()[ni].as_f64().unwrap();
+                    ni += 1;
+                    Some(match k {
+                        'M' => Command::Move { from, to, amount },
+                        'A' => Command::Attack { from, to, amount },
+                        _ => Command::Fortify { cell: from, amount },
+                    })
+                })
+                .collect()
+        };
+        let cmd = t["cmd"].clone();
+        for d in t["disc"].as_array_mut().unwrap() {
+            if d[3].is_null() {
+                let list = commands(&cmd[d[0].as_u64().unwrap() as usize]);
+                let c = list[d[1].as_u64().unwrap() as usize].expect("a command");
+                d[3] = json!(command_to_value(&c, g).to_string());
+            }
+        }
+        t
+    }
+
     /// The live page gets, round by round, the same turns as the page of the finished replay:
     /// the cells, the events, and what the seats did (their commands, the discarded ones' text,
     /// the violations' kinds, the notes within the replay's budget), whether or not the match is
@@ -452,16 +568,16 @@ mod tests {
     fn live_turns_are_the_replays_turns() {
         let (live, replay) = watched(true);
         let data = super::viewer_data(&replay.unwrap()).unwrap();
-        let turns = data["turns"].as_array().unwrap();
+        let turns = turns_of(&data);
         assert_eq!(live.len(), 12);
-        assert_eq!(&live, turns);
+        assert_eq!(live, turns);
         let (unrecorded, none) = watched(false);
         assert!(none.is_none());
         assert_eq!(unrecorded, live, "a match played without a replay shows the same turns");
         let g = gbely_world::generate_duel("live", 24, 24).unwrap();
         let theirs = g.grid().id(g.seats()[1].base);
-        for (r, t) in live.iter().enumerate() {
-            assert!(!t["c"].as_array().unwrap().is_empty() || r == 0, "round {r} changed nothing");
+        for (r, t) in live.iter().map(|t| with_texts(t, g.grid())).enumerate() {
+            assert!(t["cmd"][1][0].as_str().is_some_and(|k| !k.is_empty()), "round {r}: the Council's commands");
             assert!(t["n"][1].as_u64().unwrap() > 0, "round {r}: the Council's commands, regenerated");
             let mine: Vec<&Value> = t["disc"].as_array().unwrap().iter().filter(|d| d[0] == 0).collect();
             if r == 3 {
@@ -477,6 +593,15 @@ mod tests {
                 mine.iter()
                     .any(|d| d[1] == 1 && d[2] == "source_not_owned" && d[3].as_str().unwrap().starts_with(&moved)),
                 "round {r}: {mine:?}"
+            );
+            // Written as the engine writes it: the text is left to the page, which has the command.
+            assert_eq!(
+                live[r]["disc"].as_array().unwrap().iter().find(|d| d[0] == 0 && d[1] == 1).unwrap()[3],
+                Value::Null
+            );
+            assert_eq!(
+                live[r]["disc"].as_array().unwrap().iter().find(|d| d[0] == 0 && d[1] == 2).unwrap()[3],
+                "\"junk\""
             );
             assert!(mine.iter().any(|d| d[1] == 2 && d[3] == "\"junk\""), "round {r}: {mine:?}");
         }
@@ -503,16 +628,18 @@ mod tests {
         let mut a = DecidePlayer::new("expander", agents::Expander::default());
         let mut b = DecidePlayer::council("council");
         let mut players: [&mut dyn Player; 2] = [&mut a, &mut b];
-        let rec = play(map, &mut players, PlayOptions { config: MatchConfig { rounds: 60 }, record: true }, &mut ());
+        let rec =
+            play(map.clone(), &mut players, PlayOptions { config: MatchConfig { rounds: 60 }, record: true }, &mut ());
         let replay = rec.replay.unwrap();
         assert!(
             replay.turns.iter().all(|t| matches!(t.answers[1], Answer::Regen)),
             "the Council's answers are not stored"
         );
         let data = super::viewer_data(&replay).unwrap();
-        let turns = data["turns"].as_array().unwrap();
+        let turns = turns_of(&data);
         let council_commands: u64 = turns.iter().map(|t| t["n"][1].as_u64().unwrap()).sum();
         assert!(council_commands > 0);
+        let turns: Vec<Value> = turns.iter().map(|t| with_texts(t, map.grid())).collect();
         let discards: Vec<&serde_json::Value> = turns.iter().flat_map(|t| t["disc"].as_array().unwrap()).collect();
         assert!(discards.iter().any(|d| d[0] == 1), "the match has a discarded command of the Council's");
         for d in discards {

@@ -11,11 +11,13 @@ asserted: speed is reported, never a pass/fail condition.
 
 from __future__ import annotations
 
+import decimal
 import gzip
 import hashlib
 import http.client
 import itertools
 import json
+import math
 import os
 import re
 import shutil
@@ -1715,3 +1717,88 @@ def test_continue_from_here_copies_the_fork_command_of_the_round_shown(timed, wo
     assert q.page.evaluate("(() => { const f = document.getElementById('forkcmd'); return document.activeElement === f "
                            "&& f.value.slice(f.selectionStart, f.selectionEnd); })()") == want
     assert q.page.locator("#forkdone").inner_text() != ""
+
+
+def engine_round(replay: Path, rnd: int) -> dict:
+    """The engine's own state at the end of round `rnd` and the round's captures and failed
+    attacks, re-simulated (`gbely replay show --json`)."""
+    out = gbely("replay", "show", replay.name, "--round", str(rnd), "--json", cwd=replay.parent)
+    return json.loads(out.stdout)
+
+
+def engine_discards(replay: Path, rnd: int, seat: int) -> list:
+    """A seat's discarded commands of a round as the engine says (`gbely replay show
+    --observation --json`): `[index, reason, item's JSON text, taken_by]` each."""
+    out = gbely("replay", "show", replay.name, "--round", str(rnd), "--seat", str(seat), "--observation", "--json",
+                cwd=replay.parent).stdout.splitlines()
+    listed = json.loads(out[out.index("# its discarded commands") + 1]) if "# its discarded commands" in out else []
+    items = json.loads(out[out.index("# its answer") + 1])["prikazy"] if "# its answer" in out else []
+    text = lambda i: json.dumps(items[i], separators=(",", ":"), ensure_ascii=False) if i < len(items) else ""  # noqa: E731
+    return [[d["index"], d["reason"], text(d["index"]), d["taken_by"]] for d in listed]
+
+
+def hundredths(x: float) -> int:
+    """`(x × 100).round()` as Rust computes it (halves away from zero; x ≥ 0 here)."""
+    v = x * 100
+    whole = float(int(v))
+    return int(whole) + (1 if v - whole >= 0.5 else 0)
+
+
+@pytest.mark.parametrize("case", ["duel", "final", "disqualified", "noted", "forked"])
+def test_each_round_the_page_shows_is_the_engines_round(case, request, work, pages):
+    """The page rebuilds every round from the starting position and the seats' commands: what it
+    holds and shows for a round — each cell's owner, units and fortification, the round's captures
+    and failed attacks, the standings — is the engine's state of that round, re-simulated by
+    `gbely`, for the first round, one in the middle, the last, and after going back to an early
+    one."""
+    if case == "forked":
+        request.getfixturevalue("timed")
+        page, replay = work / "forked.html", work / "forked.json.gz"
+    else:
+        page = request.getfixturevalue(case)
+        replay = page.with_suffix("").with_suffix(".json.gz")
+        if not replay.exists():
+            replay = work / {"disqualified": "dq.json.gz"}[case]
+    doc = replay_json(replay)
+    names = [s["name"] for s in doc["seats"]]
+    width = doc["map"]["width"]
+    last = len(doc["turns"]) - 1
+    p = pages(1366, 900).open(page.as_uri()).wait_ready()
+    assert p.page.evaluate("window.gbely.frames()") == last + 2
+    for rnd in [0, last // 2, last, 1]:
+        want = engine_round(replay, rnd)
+        p.page.evaluate(f"window.gbely.show({rnd + 1})")
+        st = p.state()
+        assert st["round"] == rnd
+        owners = "".join("." if o < 0 else str(o) for o in want["owner"])
+        assert st["owners"] == owners, f"{case}, round {rnd}: owners"
+        assert st["units100"] == [hundredths(u) for u in want["units"]], f"{case}, round {rnd}: units"
+        assert st["fort100"] == [hundredths(f) for f in want["fortification"]], f"{case}, round {rnd}: fortification"
+        events = p.page.evaluate(f"window.gbely.events({rnd + 1})")
+        assert {k: events[k] for k in ("captures", "failed")} == {"captures": want["captures"], "failed": want["failed"]}, \
+            f"{case}, round {rnd}: events"
+        # Each discarded command: its index, reason, who took its cell, and its text (the page
+        # writes a command's text itself where the engine's text is its own).
+        seats = sorted({d["seat"] for d in doc["turns"][rnd].get("discarded", [])})
+        assert [d[0] for d in events["discarded"]] == [d["seat"] for d in doc["turns"][rnd].get("discarded", [])]
+        for seat in seats:
+            said = engine_discards(replay, rnd, seat)
+            shown = [d[1:] for d in events["discarded"] if d[0] == seat]
+            assert shown == said, f"{case}, round {rnd}, seat {seat}: discarded commands"
+        # The standings as shown: each seat's share, cells and units (the engine's cells summed).
+        rows = p.page.locator("#standings tr[data-seat]")
+        for seat, name in enumerate(names):
+            cells = sum(1 for o in want["owner"] if o == seat)
+            units = sum(hundredths(u) for o, u in zip(want["owner"], want["units"]) if o == seat)
+            shown = [rows.nth(seat).locator("td").nth(k).inner_text() for k in (1, 2, 3)]
+            share = decimal.Decimal(cells / len(owners) * 100).quantize(decimal.Decimal("0.01"), decimal.ROUND_HALF_UP)
+            assert shown == [f"{share} %", str(cells), f"{math.floor(units / 10 + 0.5) / 10:.1f}"], (case, rnd, name)
+        # The events box: the round's captures as lines, in the engine's order (the first 60
+        # lines of the round when it has more).
+        lines = p.page.locator("#events div").all_inner_texts()
+        took = [t for t in lines if t.startswith("⚑")]
+        cell_id = lambda c: f"P{c // width:02d}_{c % width:02d}"  # noqa: E731
+        owner = lambda o: "hbp" if o < 0 else names[o]  # noqa: E731
+        expect = [f"⚑ {names[s]} took {cell_id(c)} from {owner(f)}" for s, c, f in want["captures"]]
+        more = any(t.startswith("… and") for t in lines)
+        assert took == (expect[:len(took)] if more else expect), (case, rnd)

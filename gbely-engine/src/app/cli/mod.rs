@@ -424,7 +424,10 @@ enum ReplayCmd {
         /// With --observation: the exact observation as one JSON line, its discarded commands
         /// (`[{"index", "reason", "taken_by"}]`, after `# its discarded commands`, when there are
         /// some) and its answer as one JSON line (`{"prikazy": […]}`, after `# its answer`).
-        #[arg(long, requires = "observation")]
+        /// Without: the state at the end of the round as the engine re-simulates it, one JSON
+        /// line: `{"round", "owner", "units", "fortification", "captures", "failed"}` (per cell,
+        /// row-major, -1 neutral, unrounded; the round's events as `[seat, cell, from]`).
+        #[arg(long)]
         json: bool,
         /// Colours: auto (when the output is a terminal), always, never.
         #[arg(long, default_value = "auto", value_parser = ["auto", "always", "never"])]

@@ -102,6 +102,31 @@ pub(super) fn cmd_replay(cmd: ReplayCmd) -> Result<u8> {
                     // observation_at writes compact and regenerated commands out as commands.
                     gbely_world::replay::Answer::Compact(_) | gbely_world::replay::Answer::Regen => {}
                 }
+            } else if as_json {
+                // The engine's own state and events of the round, re-simulated, for tools and tests.
+                let map = std::sync::Arc::new(replay.check().map_err(|e| anyhow!("{}: {e}", file.display()))?);
+                let mut got = None;
+                crate::replays::resimulate(&replay, map, |r, m, report| {
+                    if r as u32 == round {
+                        got = Some((crate::replays::Frame::of(m), report.clone()));
+                    }
+                    (r as u32) < round
+                });
+                let (frame, report) =
+                    got.ok_or_else(|| anyhow!("{}: round {round} did not re-simulate", file.display()))?;
+                let events = |list: &[crate::sim::CaptureEvent]| -> Vec<serde_json::Value> {
+                    list.iter().map(|c| json!([c.seat, c.cell.0, gbely_world::replay::owner_code(c.from)])).collect()
+                };
+                let doc = json!({
+                    "round": round,
+                    "owner": frame.owner,
+                    "units": frame.units,
+                    "fortification": frame.fortification,
+                    "captures": events(&report.captures),
+                    "failed": events(&report.failed),
+                });
+                writeln!(out, "{doc}")?;
+                return Ok(exit::OK);
             } else {
                 let map = replay.check().map_err(|e| anyhow!("{}: {e}", file.display()))?;
                 let frame = frame_after(&replay, &map, round).map_err(|e| anyhow!("{}: {e}", file.display()))?;

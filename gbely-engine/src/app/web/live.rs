@@ -556,7 +556,7 @@ impl Observer for WatchObserver {
         // result is made the same way when it is written).
         let end = || m.is_over().then(|| json!(crate::recorder::match_result(m, &self.live.names)));
         if report.round < self.catch_up {
-            self.live.push_turn(self.turns.turn(m, report, record), end());
+            self.live.push_turn(self.turns.turn(report, record), end());
             return;
         }
         self.live.wait_while_paused();
@@ -568,7 +568,7 @@ impl Observer for WatchObserver {
             }
         }
         self.last = Some(Instant::now());
-        self.live.push_turn(self.turns.turn(m, report, record), end());
+        self.live.push_turn(self.turns.turn(report, record), end());
     }
 }
 

@@ -297,15 +297,50 @@ impl Drop for Server {
 }
 
 /// The viewer's page of a replay file (`gbely replay view`'s), read and made off the server's
-/// threads.
+/// threads, once: the last pages made are kept (`cached_page`).
 pub async fn replay_page(path: std::path::PathBuf) -> Result<String, String> {
     tokio::task::spawn_blocking(move || {
-        crate::replays::read_replay(&path)
-            .map_err(|e| e.to_string())
-            .and_then(|r| crate::replays::viewer::viewer_html(&r))
+        cached_page(&path, || {
+            crate::replays::read_replay(&path)
+                .map_err(|e| e.to_string())
+                .and_then(|r| crate::replays::viewer::viewer_html(&r))
+        })
     })
     .await
     .map_err(|e| e.to_string())?
+}
+
+/// How many replay pages [`cached_page`] keeps (a leaderboard match's is about 0.7 MB, a
+/// final's about 1 MB).
+const KEPT_PAGES: usize = 16;
+
+/// A replay file as it is now: its path, length and modification time.
+type PageKey = (std::path::PathBuf, u64, Option<std::time::SystemTime>);
+
+/// The last [`KEPT_PAGES`] replay pages made, the newest last.
+static PAGES: std::sync::Mutex<Vec<(PageKey, Arc<String>)>> = std::sync::Mutex::new(Vec::new());
+
+/// The page of the replay file at `path`, made by `make` unless the same file (the same path,
+/// length and modification time) had its page made lately. Making a page re-simulates the match
+/// (a built-in seat's commands are decided again): seconds for a leaderboard match, which every
+/// visitor of the board would wait for again. A failure is not kept.
+fn cached_page(path: &std::path::Path, make: impl FnOnce() -> Result<String, String>) -> Result<String, String> {
+    let key = std::fs::metadata(path).ok().map(|m| (path.to_path_buf(), m.len(), m.modified().ok()));
+    let lock = || PAGES.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(key) = &key {
+        if let Some((_, page)) = lock().iter().find(|(k, _)| k == key) {
+            return Ok(page.to_string());
+        }
+    }
+    let page = make()?;
+    if let Some(key) = key {
+        let mut pages = lock();
+        pages.retain(|(k, _)| k.0 != key.0);
+        pages.push((key, Arc::new(page.clone())));
+        let over = pages.len().saturating_sub(KEPT_PAGES);
+        pages.drain(..over);
+    }
+    Ok(page)
 }
 
 /// A body read whole, at most `limit` bytes.
@@ -326,6 +361,32 @@ mod tests {
         let t = random_token().unwrap();
         assert_eq!(t.len(), 32);
         assert_ne!(t, random_token().unwrap());
+    }
+
+    /// Regression (issue 45): a leaderboard entry's replay was re-simulated for every visitor
+    /// (seconds each); its page is made once per file, and again once the file changes.
+    #[test]
+    fn a_replay_page_is_made_once_per_file() {
+        let dir = std::env::temp_dir().join(format!("gbely-page-cache-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("r.json.gz");
+        std::fs::write(&path, "one").unwrap();
+        let made = std::cell::Cell::new(0);
+        let make = |text: &str| {
+            made.set(made.get() + 1);
+            Ok(text.to_string())
+        };
+        assert_eq!(cached_page(&path, || make("page 1")).unwrap(), "page 1");
+        assert_eq!(cached_page(&path, || make("page 2")).unwrap(), "page 1");
+        assert_eq!(made.get(), 1);
+        std::fs::write(&path, "another").unwrap();
+        assert_eq!(cached_page(&path, || make("page 3")).unwrap(), "page 3");
+        // A page that could not be made is not kept.
+        std::fs::write(&path, "a third").unwrap();
+        assert!(cached_page(&path, || Err("unreadable".into())).is_err());
+        assert_eq!(cached_page(&path, || make("page 4")).unwrap(), "page 4");
+        assert_eq!(made.get(), 3);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
