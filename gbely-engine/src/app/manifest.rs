@@ -91,8 +91,10 @@ const MAX_MANIFEST_BYTES: u64 = 64 << 20;
 /// The manifest `file` holds, or `None` when it is no manifest (a replay): a plain JSON file
 /// whose `format` is [`MANIFEST_FORMAT`]. A manifest that does not parse is an error.
 pub fn read_if_manifest(file: &Path) -> Result<Option<ResultsManifest>, String> {
-    let size = std::fs::metadata(file).map_err(|e| format!("{}: {e}", file.display()))?.len();
-    if size > MAX_MANIFEST_BYTES {
+    let meta = std::fs::metadata(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    // Only a regular file can be a manifest: a device (/dev/zero never ends) or a named pipe
+    // (it blocks) is left to the replay reader, which refuses it unopened and says what it is.
+    if !meta.is_file() || meta.len() > MAX_MANIFEST_BYTES {
         return Ok(None);
     }
     #[derive(Deserialize)]
