@@ -58,7 +58,7 @@ def sign_in(arena: Arena, sink: Sink, address: str) -> tuple[str, str]:
     assert status == 303, status
     cookie = headers["set-cookie"].split(";")[0]
     _, _, page = request(arena, "GET", "/me", headers={"Cookie": cookie})
-    csrf = re.search(rb'name=csrf value="([0-9a-f]+)"', page).group(1).decode()
+    csrf = re.search(rb'name="?csrf"? value="([0-9a-f]+)"', page).group(1).decode()
     return cookie, csrf
 
 
