@@ -20,8 +20,9 @@ use super::config::Config;
 use super::i18n::Lang;
 use super::mail::Mailer;
 use super::store::{AnswerTimes, Job, Outcome, Store, Submission, SubmissionState, Verdict};
-use gbely_engine::app::check::check_agent;
+use gbely_engine::app::check::{check_agent, TestMatch};
 use gbely_engine::app::runs::agent_spec::AgentSpec;
+use gbely_engine::app::requests::MatchSettings;
 use gbely_engine::app::service::{MatchPlan, Recording, Seat};
 
 /// What a judge needs.
@@ -60,7 +61,7 @@ impl Judging {
     pub fn run(&self) {
         while !self.closing.load(Ordering::Relaxed) {
             let lease = self.config.judge.lease_seconds as i64;
-            match self.rt.block_on(self.store.claim(&self.worker, unix_now(), lease)) {
+            match self.rt.block_on(self.store.claim(&self.worker, 0, unix_now(), lease)) {
                 Ok(Some(job)) => self.judge(&job),
                 Ok(None) => std::thread::sleep(Duration::from_millis(400)),
                 Err(e) => {
@@ -123,116 +124,38 @@ impl Judging {
             }
             return;
         };
-        match self.rt.block_on(self.store.finish(job, &verdict, unix_now())) {
-            Ok(true) => {
-                self.forget_other_attempts(&sub, job);
-                let again = self.rt.block_on(self.store.judged_before(job)).unwrap_or(false);
-                self.tell(&sub, &verdict, again)
-            }
-            Ok(false) => {} // Another worker has it now.
-            Err(e) => eprintln!("gbely arena: {}: submission {}: the result: {e}", self.worker, sub.id),
+        if let Err(e) = self.conclude(job, &sub, &verdict) {
+            eprintln!("gbely arena: {}: submission {}: the result: {e}", self.worker, sub.id);
         }
     }
 
-    /// Checks and plays a submission; `None` when stopped before its end.
+    /// Ends `job` with its verdict (whoever judged it: this process or a worker over HTTP): the
+    /// result kept, the submission's other attempts' folders removed, the participant e-mailed.
+    /// `Ok(false)`, and nothing written: the job is no longer this attempt's (its lease lapsed and
+    /// another judge took it: a late result is dropped).
+    pub fn conclude(&self, job: &Job, sub: &Submission, verdict: &Verdict) -> Result<bool, sqlx::Error> {
+        if !self.rt.block_on(self.store.finish(job, verdict, unix_now()))? {
+            return Ok(false);
+        }
+        self.forget_other_attempts(sub, job);
+        let again = self.rt.block_on(self.store.judged_before(job)).unwrap_or(false);
+        self.tell(sub, verdict, again);
+        Ok(true)
+    }
+
+    /// Checks and plays a submission from the data folder; `None` when stopped before its end.
     fn verdict(&self, job: &Job, sub: &Submission) -> Option<Verdict> {
-        let data = &self.config.data;
-        let file = submission_file(data, sub);
-        let rel = format!("judging/{}-{}", sub.id, job.attempt);
-        let dir = data.join(&rel);
-        if let Err(e) = std::fs::create_dir_all(&dir) {
-            return Some(Verdict::Error { reason: format!("cannot create {}: {e}", dir.display()) });
-        }
-        let _ = self.rt.block_on(self.store.set_state(sub.id, SubmissionState::Checking));
-        let report = match check_agent(&file, &self.python, self.config.judge.test_match(), &dir) {
-            Ok(r) => r,
-            // The file could not even be read as Python (its inspection died on it): the file's
-            // fault, not the judge's.
-            Err(e @ gbely_engine::app::runs::RunError::Inspect { .. }) => {
-                let reason = format!("the file cannot be read as Python: {e}");
-                let check = json!({"ok": false, "file": sub.file_name, "problems": [reason]}).to_string();
-                return Some(Verdict::CheckFailed { reason, check });
-            }
-            Err(e) => return Some(Verdict::Error { reason: format!("the check could not run: {e}") }),
-        };
-        // The check's own run (its log beside the match's would double an upload's disk): its
-        // report is kept in the database, its folder goes — but for a failed check its agent's
-        // log stays (`check.log`: what the agent printed, the traceback of a crash), the only
-        // account of why it failed.
-        let kept_log = (!report.ok())
-            .then(|| report.notes.iter().find_map(|n| n.strip_prefix("log: ")))
-            .flatten()
-            .and_then(|log| std::fs::copy(log, dir.join("check.log")).ok())
-            .map(|_| format!("{rel}/check.log"));
-        if let Some(run) = &report.run_dir {
-            let _ = std::fs::remove_dir_all(run);
-        }
-        if gbely_engine::runner::interrupt::requested() {
-            return None;
-        }
-        let mut doc = report.to_json();
-        if let Some(log) = kept_log {
-            doc["log"] = json!(log);
-        }
-        // The participant's view: the file as they named it, no paths of the server.
-        doc["file"] = json!(sub.file_name);
-        if let Some(notes) = doc["notes"].as_array_mut() {
-            notes.retain(|n| !n.as_str().is_some_and(|n| n.starts_with("log: ")));
-        }
-        let check = doc.to_string();
-        if !report.ok() {
-            return Some(Verdict::CheckFailed { reason: report.problems.join("; "), check });
-        }
-        let _ = self.rt.block_on(self.store.set_state(sub.id, SubmissionState::Running));
-        let lb = &self.config.leaderboard;
-        let map = match gbely_engine::app::runs::maps::load_map(&lb.map, None) {
+        let assignment = Assignment::new(&self.config, job, sub);
+        let map = match gbely_engine::app::runs::maps::load_map(&self.config.leaderboard.map, None) {
             Ok(m) => Arc::new(m),
             Err(e) => return Some(Verdict::Error { reason: format!("the leaderboard's map: {e}") }),
         };
-        let seats = vec![
-            Seat::spec(AgentSpec::File(file.clone()), &sub.agent_name),
-            Seat::spec(lb.opponent.clone(), "council"),
-        ];
-        let mut plan = MatchPlan::new(map, seats);
-        let settings = self.config.judge.settings(lb.rounds);
-        plan.rounds = settings.rounds;
-        plan.limits = settings.limits();
-        plan.python = self.python.clone();
-        plan.run_dir = Some(dir.join("match"));
-        plan.recording = Recording::File(dir.join("replay.json.gz"));
-        let played = match gbely_engine::app::service::run(plan, &mut ()) {
-            Ok(p) => p,
-            Err(e) => return Some(Verdict::Error { reason: format!("the match could not be played: {e}") }),
+        let dir = self.config.data.join(assignment.folder());
+        let file = submission_file(&self.config.data, sub);
+        let mark = |state| {
+            let _ = self.rt.block_on(self.store.set_state(sub.id, state));
         };
-        let rec = &played.record;
-        if rec.interrupted() {
-            return None;
-        }
-        let o = &rec.outcome[0];
-        let relative =
-            |p: &Path| p.strip_prefix(data).map_or_else(|_| p.display().to_string(), |r| r.display().to_string());
-        let reason = match o.disqualified {
-            Some(round) => {
-                let violation = rec.violations[0].last().map(|(_, kind, detail)| (kind.wire(), detail.as_str()));
-                disqualification(Lang::En, round, violation)
-            }
-            None => String::new(),
-        };
-        let outcome = Outcome {
-            submission: sub.id,
-            share: o.score,
-            cells: o.cells as i64,
-            tiebreak: o.tiebreak_round.map(i64::from),
-            violations: o.violations as i64,
-            disqualified: o.disqualified.map(i64::from),
-            council_fell: rec.council_fell.map(i64::from),
-            rounds: rec.rounds_played() as i64,
-            replay: played.replay.as_deref().map(relative).unwrap_or_default(),
-            log: played.logs[0].as_deref().map(relative).unwrap_or_default(),
-            judged: unix_now(),
-            times: AnswerTimes { limit: settings.time_limit, slowest: rec.slowest[0].clone() },
-        };
-        Some(Verdict::Judged { outcome, reason, check })
+        play(&assignment, &map, &file, &dir, &self.python, &mark)
     }
 
     /// Removes the folders of this submission's other attempts (killed, lost, or an earlier
@@ -298,7 +221,159 @@ impl Judging {
     }
 }
 
-fn hostname() -> String {
+/// A job as any judge plays it: the submission, the check's test match and the leaderboard's
+/// match as the server's configuration sets them. A judge of the server's database makes it from
+/// the configuration; a judge over HTTP receives it (with the map) when it claims the job.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Assignment {
+    pub job: Job,
+    /// The file's name as uploaded (reports show it, never the judge's own path).
+    pub file_name: String,
+    /// The agent's seat name in the replay (`AGENT_NAME AGENT_VERSION`, or the file's stem).
+    pub agent_name: String,
+    /// Seconds the job is held without a renewal.
+    pub lease_seconds: u64,
+    /// The leaderboard's opponent.
+    pub opponent: AgentSpec,
+    /// The leaderboard's match (its interpreter is the judge's machine's own: not sent).
+    pub settings: MatchSettings,
+    /// Rounds of the check's test match.
+    pub check_rounds: u32,
+}
+
+impl Assignment {
+    pub fn new(config: &Config, job: &Job, sub: &Submission) -> Assignment {
+        let mut settings = config.judge.settings(config.leaderboard.rounds);
+        settings.python = None;
+        Assignment {
+            job: job.clone(),
+            file_name: sub.file_name.clone(),
+            agent_name: sub.agent_name.clone(),
+            lease_seconds: config.judge.lease_seconds,
+            opponent: config.leaderboard.opponent.clone(),
+            settings,
+            check_rounds: config.judge.check_rounds,
+        }
+    }
+
+    /// The folder of this attempt's files in the server's data folder: `judging/ID-ATTEMPT`.
+    pub fn folder(&self) -> String {
+        format!("judging/{}-{}", self.job.submission, self.job.attempt)
+    }
+}
+
+/// Checks the submission's `file` as `gbely check` does and plays the leaderboard's match, in
+/// `dir` (the server's `data/judging/ID-ATTEMPT`, or a worker's own folder): the verdict, whose
+/// files are named as the server keeps them (`judging/ID-ATTEMPT/replay.json.gz`, the agent's
+/// log, `check.log` of a failed check); `None` when stopped before its end. `mark` hears the
+/// submission's state as the judging moves on (checking, then running).
+pub fn play(
+    a: &Assignment,
+    map: &Arc<gbely_world::Map>,
+    file: &Path,
+    dir: &Path,
+    python: &str,
+    mark: &dyn Fn(SubmissionState),
+) -> Option<Verdict> {
+    let rel = a.folder();
+    if let Err(e) = std::fs::create_dir_all(dir) {
+        return Some(Verdict::Error { reason: format!("cannot create {}: {e}", dir.display()) });
+    }
+    mark(SubmissionState::Checking);
+    let test = TestMatch { rounds: a.check_rounds, sandbox: a.settings.sandbox };
+    let report = match check_agent(file, python, test, dir) {
+        Ok(r) => r,
+        // The file could not even be read as Python (its inspection died on it): the file's
+        // fault, not the judge's.
+        Err(e @ gbely_engine::app::runs::RunError::Inspect { .. }) => {
+            let reason = format!("the file cannot be read as Python: {e}");
+            let check = json!({"ok": false, "file": a.file_name, "problems": [reason]}).to_string();
+            return Some(Verdict::CheckFailed { reason, check });
+        }
+        Err(e) => return Some(Verdict::Error { reason: format!("the check could not run: {e}") }),
+    };
+    // The check's own run (its log beside the match's would double an upload's disk): its
+    // report is kept in the database, its folder goes — but for a failed check its agent's
+    // log stays (`check.log`: what the agent printed, the traceback of a crash), the only
+    // account of why it failed.
+    let kept_log = (!report.ok())
+        .then(|| report.notes.iter().find_map(|n| n.strip_prefix("log: ")))
+        .flatten()
+        .and_then(|log| std::fs::copy(log, dir.join(CHECK_LOG)).ok())
+        .map(|_| format!("{rel}/{CHECK_LOG}"));
+    if let Some(run) = &report.run_dir {
+        let _ = std::fs::remove_dir_all(run);
+    }
+    if gbely_engine::runner::interrupt::requested() {
+        return None;
+    }
+    let mut doc = report.to_json();
+    if let Some(log) = kept_log {
+        doc["log"] = json!(log);
+    }
+    // The participant's view: the file as they named it, no paths of the judge's machine.
+    doc["file"] = json!(a.file_name);
+    if let Some(notes) = doc["notes"].as_array_mut() {
+        notes.retain(|n| !n.as_str().is_some_and(|n| n.starts_with("log: ")));
+    }
+    let check = doc.to_string();
+    if !report.ok() {
+        return Some(Verdict::CheckFailed { reason: report.problems.join("; "), check });
+    }
+    mark(SubmissionState::Running);
+    let seats = vec![
+        Seat::spec(AgentSpec::File(file.to_path_buf()), &a.agent_name),
+        Seat::spec(a.opponent.clone(), "council"),
+    ];
+    let mut plan = MatchPlan::new(Arc::clone(map), seats);
+    plan.rounds = a.settings.rounds;
+    plan.limits = a.settings.limits();
+    plan.python = python.to_string();
+    plan.run_dir = Some(dir.join("match"));
+    plan.recording = Recording::File(dir.join(REPLAY));
+    let played = match gbely_engine::app::service::run(plan, &mut ()) {
+        Ok(p) => p,
+        Err(e) => return Some(Verdict::Error { reason: format!("the match could not be played: {e}") }),
+    };
+    let rec = &played.record;
+    if rec.interrupted() {
+        return None;
+    }
+    let o = &rec.outcome[0];
+    let kept = |p: &Path| {
+        p.strip_prefix(dir).map_or_else(|_| p.display().to_string(), |r| format!("{rel}/{}", r.display()))
+    };
+    let reason = match o.disqualified {
+        Some(round) => {
+            let violation = rec.violations[0].last().map(|(_, kind, detail)| (kind.wire(), detail.as_str()));
+            disqualification(Lang::En, round, violation)
+        }
+        None => String::new(),
+    };
+    let outcome = Outcome {
+        submission: a.job.submission,
+        share: o.score,
+        cells: o.cells as i64,
+        tiebreak: o.tiebreak_round.map(i64::from),
+        violations: o.violations as i64,
+        disqualified: o.disqualified.map(i64::from),
+        council_fell: rec.council_fell.map(i64::from),
+        rounds: rec.rounds_played() as i64,
+        replay: played.replay.as_deref().map(kept).unwrap_or_default(),
+        log: played.logs[0].as_deref().map(kept).unwrap_or_default(),
+        judged: unix_now(),
+        times: AnswerTimes { limit: a.settings.time_limit, slowest: rec.slowest[0].clone() },
+    };
+    Some(Verdict::Judged { outcome, reason, check })
+}
+
+/// The judged match's replay in an attempt's folder.
+pub const REPLAY: &str = "replay.json.gz";
+/// The agent's log of a failed check, in an attempt's folder.
+pub const CHECK_LOG: &str = "check.log";
+
+pub fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname").map(|h| h.trim().to_string()).unwrap_or_else(|_| "host".into())
 }
 

@@ -33,6 +33,8 @@ pub mod mail;
 pub mod pages;
 pub mod similarity;
 pub mod store;
+pub mod remote;
+pub mod workers;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -161,6 +163,8 @@ pub struct Arena {
     review: Mutex<Option<(ReviewKey, pages::Review)>>,
     /// The public results, as last made.
     export: export::Cache,
+    /// What ends a job (its result kept, the participant e-mailed), also one judged over HTTP.
+    judging: Judging,
 }
 
 /// The uploads a similarity review ranked: (submission, its result's judging time or 0).
@@ -241,6 +245,16 @@ pub fn serve(config: Config, python: String, listen: SocketAddr) -> Result<Runni
     let origin = config.public_url.split('/').take(3).collect::<Vec<_>>().join("/");
     let secure = config.public_url.starts_with("https://");
     let config = Arc::new(config);
+    let closing = Arc::new(AtomicBool::new(false));
+    let judging = Judging {
+        config: Arc::clone(&config),
+        store: store.clone(),
+        mailer: mailer.clone(),
+        rt: rt.handle().clone(),
+        python: python.clone(),
+        closing: Arc::clone(&closing),
+        worker: String::new(),
+    };
     let arena = Arc::new(Arena {
         config: Arc::clone(&config),
         store: store.clone(),
@@ -252,7 +266,7 @@ pub fn serve(config: Config, python: String, listen: SocketAddr) -> Result<Runni
         final_: Mutex::new(None),
         final_map: std::sync::OnceLock::new(),
         fill_name: std::sync::OnceLock::new(),
-        closing: Arc::new(AtomicBool::new(false)),
+        closing,
         threads: Mutex::new(Vec::new()),
         authority,
         origin,
@@ -261,20 +275,12 @@ pub fn serve(config: Config, python: String, listen: SocketAddr) -> Result<Runni
         review_base: std::sync::OnceLock::new(),
         review: Mutex::new(None),
         export: export::Cache::default(),
+        judging: judging.clone(),
     });
     let listener = rt
         .block_on(tokio::net::TcpListener::bind(listen))
         .map_err(|error| ArenaError::Listen { addr: listen.to_string(), error })?;
     let port = listener.local_addr().map(|a| a.port()).unwrap_or(listen.port());
-    let judging = Judging {
-        config: Arc::clone(&config),
-        store: store.clone(),
-        mailer: mailer.clone(),
-        rt: rt.handle().clone(),
-        python: python.clone(),
-        closing: Arc::clone(&arena.closing),
-        worker: String::new(),
-    };
     let judges = judging.spawn(config.judge.workers, "server").map_err(|e| ArenaError::Other(e.to_string()))?;
     arena.threads.lock().unwrap_or_else(|e| e.into_inner()).extend(judges);
     // Pages hear of every change, also those of workers in other processes: the database's
@@ -635,6 +641,7 @@ fn routes(arena: Arc<Arena>) -> Router<()> {
         .route("/rules", get(rules))
         .route("/health", get(|| async { "ok" }))
         .route("/favicon.ico", get(|| async { ([(header::CONTENT_TYPE, "image/svg+xml")], pages::ICON) }))
+        .merge(workers::routes())
         .with_state(arena)
 }
 
@@ -1113,6 +1120,7 @@ async fn organiser(State(a): Shared, ui: Ui, headers: HeaderMap, Query(q): Query
     };
     let body = maud::html! {
         (pages::organiser(&a, ui.lang, &user, a.phase(), &view))
+        (workers::org_section(&a, ui.lang, &user).await)
         (export::org_section(&a, ui.lang, &user).await)
     };
     if q.part.is_some() {

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, Subcommand};
 use gbely_arena::config::{Config, EXAMPLE};
 use gbely_engine::app::cli::stop_guard;
@@ -37,10 +37,27 @@ enum ArenaCmd {
         #[arg(long)]
         python: Option<String>,
     },
-    /// Judge submissions from the competition's database (beside `serve`, on this or another
-    /// machine that shares the data folder) until Ctrl-C.
+    /// Judge submissions until Ctrl-C: over HTTP with `--server URL` and a worker token (on any
+    /// machine: it needs neither the database nor the data folder), or from the competition's
+    /// database with CONFIG (beside `serve`, on a machine that shares the data folder).
+    #[command(after_help = "Over HTTP the token is read from $GBELY_WORKER_TOKEN or from --token-file, never \
+                            from the command line (other users of the machine would see it). An organiser \
+                            issues tokens on the organisers' page (/org, Workers).\n\nExample:\n  \
+                            GBELY_WORKER_TOKEN=gbw_… gbely arena worker --server https://cup.example --jobs 2")]
     Worker {
-        config: PathBuf,
+        /// The competition's configuration (a judge of the database; not with --server).
+        #[arg(required_unless_present = "server", conflicts_with_all = ["server", "token_file"])]
+        config: Option<PathBuf>,
+        /// The competition's address (its public URL): judge over HTTP with a worker token.
+        #[arg(long, value_name = "URL")]
+        server: Option<String>,
+        /// A file holding the worker token (default: $GBELY_WORKER_TOKEN).
+        #[arg(long, value_name = "FILE", requires = "server")]
+        token_file: Option<PathBuf>,
+        /// Where a job's files are kept while it is judged (over HTTP; default: a folder in the
+        /// system's temporary folder, removed at the end).
+        #[arg(long, value_name = "DIR", requires = "server")]
+        folder: Option<PathBuf>,
         /// Matches judged at once.
         #[arg(long, default_value_t = 1, value_name = "N")]
         jobs: usize,
@@ -95,7 +112,7 @@ fn run(cmd: ArenaCmd) -> Result<()> {
             drop(guard);
             Ok(())
         }
-        ArenaCmd::Worker { config, jobs, python: py } => {
+        ArenaCmd::Worker { config: Some(config), jobs, python: py, .. } => {
             let config = Config::load(&config)?;
             let py = resolve_python(&python(py.as_deref().or(config.judge.python.as_deref())))?;
             let guard = stop_guard()?;
@@ -105,6 +122,39 @@ fn run(cmd: ArenaCmd) -> Result<()> {
             kill_orphans();
             drop(guard);
             Ok(())
+        }
+        ArenaCmd::Worker { config: None, server, token_file, folder, jobs, python: py } => {
+            let server = server.unwrap_or_default();
+            if !(server.starts_with("http://") || server.starts_with("https://")) {
+                bail!("--server {server:?}: the competition's address starts with http:// or https://");
+            }
+            let token = match &token_file {
+                Some(file) => std::fs::read_to_string(file)
+                    .with_context(|| format!("the worker token's file {}", file.display()))?,
+                None => std::env::var("GBELY_WORKER_TOKEN").map_err(|_| {
+                    anyhow!("no worker token: set $GBELY_WORKER_TOKEN or give --token-file (an organiser issues one on /org)")
+                })?,
+            };
+            let token = token.trim().to_string();
+            if !token.starts_with("gbw_") {
+                bail!("the worker token does not look like one (it starts with gbw_): ask the organisers for it");
+            }
+            let py = resolve_python(&python(py.as_deref()))?;
+            let (folder, temporary) = match folder {
+                Some(f) => (f, false),
+                None => (std::env::temp_dir().join(format!("gbely-worker-{}", std::process::id())), true),
+            };
+            let guard = stop_guard()?;
+            become_subreaper();
+            eprintln!("gbely: judging {server}'s submissions over HTTP, {jobs} at once (Ctrl-C stops)");
+            let options = gbely_arena::remote::RemoteOptions { server, token, python: py, jobs, folder: folder.clone() };
+            let worked = gbely_arena::remote::work_remote(options);
+            kill_orphans();
+            if temporary {
+                let _ = std::fs::remove_dir_all(&folder);
+            }
+            drop(guard);
+            Ok(worked?)
         }
     }
 }

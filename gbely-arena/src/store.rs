@@ -152,7 +152,7 @@ impl Submission {
 }
 
 /// A submission's result.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Outcome {
     pub submission: i64,
     /// Percent of the map; `None`: disqualified.
@@ -200,15 +200,16 @@ impl AnswerTimes {
 }
 
 /// A claimed job.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Job {
     pub id: i64,
     pub submission: i64,
     pub attempt: i64,
 }
 
-/// How a job ended.
-#[derive(Debug)]
+/// How a job ended (in JSON, what a worker over HTTP reports: `{"verdict": "judged", …}`).
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "verdict", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Verdict {
     /// Judged: scored or disqualified (the state follows from the outcome).
     Judged { outcome: Outcome, reason: String, check: String },
@@ -216,6 +217,23 @@ pub enum Verdict {
     CheckFailed { reason: String, check: String },
     /// The judge could not play it (not the agent's fault: e.g. no sandbox).
     Error { reason: String },
+}
+
+/// A judge over HTTP, known by its token.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Worker {
+    pub id: i64,
+    /// What the organiser called it when issuing its token.
+    pub name: String,
+    pub created: i64,
+    /// When its token was revoked.
+    pub revoked: Option<i64>,
+    /// Its last request (0: none yet).
+    pub seen: i64,
+    /// The machine it said it runs on.
+    pub host: String,
+    /// Jobs it ended (judged, check failed, or the judge's error).
+    pub judged: i64,
 }
 
 /// A line of the leaderboard.
@@ -317,6 +335,22 @@ const SUBMISSION_COLUMNS: &str =
 const OUTCOME_COLUMNS: &str =
     "submission, share, cells, tiebreak, violations, disqualified, council_fell, rounds, replay, log, judged, slowest";
 
+const WORKER_COLUMNS: &str = "w.id, w.name, w.created, w.revoked, w.seen, w.host, \
+     (SELECT COUNT(*) FROM jobs j WHERE j.worker_id = w.id AND j.state = 'done')";
+
+fn worker(r: &AnyRow) -> Result<Worker, sqlx::Error> {
+    let revoked: i64 = r.try_get(3)?;
+    Ok(Worker {
+        id: r.try_get(0)?,
+        name: r.try_get(1)?,
+        created: r.try_get(2)?,
+        revoked: (revoked != 0).then_some(revoked),
+        seen: r.try_get(4)?,
+        host: r.try_get(5)?,
+        judged: r.try_get(6)?,
+    })
+}
+
 fn submission(r: &AnyRow) -> Result<Submission, sqlx::Error> {
     Ok(Submission {
         id: r.try_get(0)?,
@@ -373,6 +407,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (4, "export", include_str!("migrations/0004_export.sql")),
     (5, "language", include_str!("migrations/0005_language.sql")),
     (6, "indexes", include_str!("migrations/0006_indexes.sql")),
+    (7, "workers", include_str!("migrations/0007_workers.sql")),
 ];
 
 fn migrator(backend: Backend) -> Migrator {
@@ -771,10 +806,12 @@ impl Store {
     /// participants: first the participants with no job being judged now, then the one whose
     /// last job was claimed longest ago (round-robin), then the oldest job. One participant's
     /// uploads never keep another's waiting behind them.
-    pub async fn claim(&self, worker: &str, now: i64, lease: i64) -> Result<Option<Job>, sqlx::Error> {
+    /// `worker` names the judge in the job (`HOST:ROLE:PID:K`), `worker_id` is the HTTP worker's
+    /// number ([`Store::add_worker`]), 0 for a judge of the database's own.
+    pub async fn claim(&self, worker: &str, worker_id: i64, now: i64, lease: i64) -> Result<Option<Job>, sqlx::Error> {
         let same_participant = "FROM jobs k JOIN submissions t ON t.id = k.submission WHERE t.email = s.email";
         let q = format!(
-            "UPDATE jobs SET state = 'running', worker = $1, lease_until = $2, attempt = attempt + 1, \
+            "UPDATE jobs SET state = 'running', worker = $1, worker_id = $4, lease_until = $2, attempt = attempt + 1, \
              claimed = (SELECT COALESCE(MAX(c.claimed), 0) + 1 FROM jobs c) \
              WHERE id = (SELECT j.id FROM jobs j JOIN submissions s ON s.id = j.submission \
                          WHERE (j.state = 'queued' OR (j.state = 'running' AND j.lease_until < $3)) \
@@ -784,7 +821,13 @@ impl Store {
              AND (state = 'queued' OR (state = 'running' AND lease_until < $3)) \
              RETURNING id, submission, attempt"
         );
-        let row = sqlx::query(&q).bind(worker).bind(now + lease).bind(now).fetch_optional(&self.pool).await?;
+        let row = sqlx::query(&q)
+            .bind(worker)
+            .bind(now + lease)
+            .bind(now)
+            .bind(worker_id)
+            .fetch_optional(&self.pool)
+            .await?;
         row.map(|r| Ok(Job { id: r.try_get(0)?, submission: r.try_get(1)?, attempt: r.try_get(2)? })).transpose()
     }
 
@@ -810,6 +853,21 @@ impl Store {
             .execute(&self.pool)
             .await?;
         Ok(done.rows_affected() == 1)
+    }
+
+    /// The job `id` while its attempt `attempt` is being judged by the HTTP worker `worker_id`
+    /// (what a worker's request about a job must show before the server reads or keeps anything).
+    pub async fn held(&self, id: i64, attempt: i64, worker_id: i64) -> Result<Option<Job>, sqlx::Error> {
+        let row = sqlx::query(
+            "SELECT id, submission, attempt FROM jobs \
+             WHERE id = $1 AND attempt = $2 AND state = 'running' AND worker_id = $3",
+        )
+        .bind(id)
+        .bind(attempt)
+        .bind(worker_id)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.map(|r| Ok(Job { id: r.try_get(0)?, submission: r.try_get(1)?, attempt: r.try_get(2)? })).transpose()
     }
 
     /// Gives a job back to the queue (its worker is stopping).
@@ -918,6 +976,73 @@ impl Store {
     /// none of them to be left.
     pub async fn pending_jobs(&self) -> Result<i64, sqlx::Error> {
         sqlx::query(PENDING_JOBS).fetch_one(&self.pool).await?.try_get(0)
+    }
+
+    // — Judges over HTTP —
+
+    /// Records a worker token (its SHA-256: the token itself is shown once and never kept).
+    pub async fn add_worker(&self, name: &str, token_hash: &str, now: i64) -> Result<i64, sqlx::Error> {
+        let mut tx = self.pool.begin().await?;
+        let id: i64 = sqlx::query(
+            "INSERT INTO workers (name, token_hash, created, revoked, seen, host) VALUES ($1, $2, $3, 0, 0, '') \
+             RETURNING id",
+        )
+        .bind(name)
+        .bind(token_hash)
+        .bind(now)
+        .fetch_one(&mut *tx)
+        .await?
+        .try_get(0)?;
+        Self::bump(&mut *tx).await?;
+        tx.commit().await?;
+        Ok(id)
+    }
+
+    /// The worker whose token hashes to `token_hash` (revoked ones too: the caller refuses them),
+    /// its last request set to `now` and, when it names one, its host.
+    pub async fn worker_of_token(
+        &self,
+        token_hash: &str,
+        now: i64,
+        host: Option<&str>,
+    ) -> Result<Option<Worker>, sqlx::Error> {
+        sqlx::query(
+            "UPDATE workers SET seen = $2, host = COALESCE($3, host) WHERE token_hash = $1 AND revoked = 0",
+        )
+        .bind(token_hash)
+        .bind(now)
+        .bind(host)
+        .execute(&self.pool)
+        .await?;
+        let q = format!("SELECT {WORKER_COLUMNS} FROM workers w WHERE token_hash = $1");
+        sqlx::query(&q).bind(token_hash).fetch_optional(&self.pool).await?.as_ref().map(worker).transpose()
+    }
+
+    /// Every worker token issued, newest first, with the jobs each has judged.
+    pub async fn workers(&self) -> Result<Vec<Worker>, sqlx::Error> {
+        let q = format!("SELECT {WORKER_COLUMNS} FROM workers w ORDER BY id DESC");
+        sqlx::query(&q).fetch_all(&self.pool).await?.iter().map(worker).collect()
+    }
+
+    /// Revokes a worker's token; the jobs it holds go back to the queue at once (their lease
+    /// lapsed: a result it sends for them later is dropped once another judge takes them).
+    /// `false`: no such worker, or revoked before.
+    pub async fn revoke_worker(&self, id: i64, now: i64) -> Result<bool, sqlx::Error> {
+        let mut tx = self.pool.begin().await?;
+        let done = sqlx::query("UPDATE workers SET revoked = $2 WHERE id = $1 AND revoked = 0")
+            .bind(id)
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
+        if done.rows_affected() == 1 {
+            sqlx::query("UPDATE jobs SET lease_until = 0 WHERE worker_id = $1 AND state = 'running'")
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+            Self::bump(&mut *tx).await?;
+        }
+        tx.commit().await?;
+        Ok(done.rows_affected() == 1)
     }
 
     // — The leaderboard —

@@ -93,7 +93,7 @@ fn the_public_results_open_at_the_deadline_and_the_api_shows_only_ones_own() {
                 stored: format!("{short}.py"),
             };
             let id = store.add_submission(&sub, 10).await.unwrap().unwrap();
-            let job = store.claim("test", 1_793_000_000, 60).await.unwrap().unwrap();
+            let job = store.claim("test", 0, 1_793_000_000, 60).await.unwrap().unwrap();
             assert_eq!(job.submission, id);
             let outcome = Outcome {
                 submission: id,

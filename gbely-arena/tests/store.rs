@@ -226,6 +226,7 @@ fn limits_hold_under_parallel_requests_on_sqlite_and_postgresql() {
     on_both("leases", &pg, a_lapsed_lease_is_judged_again_and_one_result_counts);
     on_both("export", &pg, the_public_results_are_opened_once_and_stay_open);
     on_both("language", &pg, a_participant_keeps_the_language_last_used);
+    on_both("workers", &pg, a_revoked_worker_holds_nothing);
 }
 
 /// The public results' flag (migration 4): closed in a new database; an organiser's opening
@@ -273,14 +274,14 @@ async fn a_stranger_cannot_lock_a_participant_out(store: Store) {
 async fn judges_are_fair_between_participants(store: Store) {
     let now = 2_000_000;
     let a1 = store.add_submission(&upload("a@mail.example", now), 10).await.unwrap().unwrap();
-    let first = store.claim("w1", now, 60).await.unwrap().expect("a job");
+    let first = store.claim("w1", 0, now, 60).await.unwrap().expect("a job");
     assert_eq!(first.submission, a1);
     let mut later = Vec::new();
     for k in 1..5 {
         later.push(store.add_submission(&upload("a@mail.example", now + k), 10).await.unwrap().unwrap());
     }
     let b = store.add_submission(&upload("b@mail.example", now + 10), 10).await.unwrap().unwrap();
-    let second = store.claim("w2", now + 11, 60).await.unwrap().expect("a job");
+    let second = store.claim("w2", 0, now + 11, 60).await.unwrap().expect("a job");
     assert_eq!(second.submission, b, "the newcomer's upload before A's fifth");
     // Each superseded by the next upload, which came while it was queued.
     for pair in later.windows(2) {
@@ -289,9 +290,9 @@ async fn judges_are_fair_between_participants(store: Store) {
         assert!(s.reason.starts_with(&format!("superseded by upload {} ", pair[1])), "{}", s.reason);
     }
     assert!(store.finish(&first, &scored(a1, 40.0, 80), now + 12).await.unwrap());
-    let third = store.claim("w1", now + 13, 60).await.unwrap().expect("a job");
+    let third = store.claim("w1", 0, now + 13, 60).await.unwrap().expect("a job");
     assert_eq!(third.submission, later[3]);
-    assert!(store.claim("w3", now + 14, 60).await.unwrap().is_none(), "nothing else is queued");
+    assert!(store.claim("w3", 0, now + 14, 60).await.unwrap().is_none(), "nothing else is queued");
     // Round-robin with nobody being judged: C's older job waits behind D's, whose participant
     // was served longer ago… C was never served, D neither: the older job first.
     assert!(store.finish(&second, &scored(b, 30.0, 70), now + 15).await.unwrap());
@@ -299,8 +300,8 @@ async fn judges_are_fair_between_participants(store: Store) {
     let b2 = store.add_submission(&upload("b@mail.example", now + 20), 10).await.unwrap().unwrap();
     let c = store.add_submission(&upload("c@mail.example", now + 21), 10).await.unwrap().unwrap();
     // B was served before (claimed), C never: C's job first although B's is older.
-    assert_eq!(store.claim("w1", now + 22, 60).await.unwrap().unwrap().submission, c);
-    assert_eq!(store.claim("w2", now + 23, 60).await.unwrap().unwrap().submission, b2);
+    assert_eq!(store.claim("w1", 0, now + 22, 60).await.unwrap().unwrap().submission, c);
+    assert_eq!(store.claim("w2", 0, now + 23, 60).await.unwrap().unwrap().submission, b2);
 }
 
 /// A's scored upload stays on the board, marked pending, while A's new upload is judged, and
@@ -309,9 +310,9 @@ async fn the_board_keeps_a_row_while_a_new_upload_is_judged(store: Store) {
     let now = 3_000_000;
     let a1 = store.add_submission(&upload("a@mail.example", now), 10).await.unwrap().unwrap();
     let b1 = store.add_submission(&upload("b@mail.example", now + 1), 10).await.unwrap().unwrap();
-    let j = store.claim("w", now, 60).await.unwrap().unwrap();
+    let j = store.claim("w", 0, now, 60).await.unwrap().unwrap();
     assert!(store.finish(&j, &scored(a1, 40.0, 80), now + 2).await.unwrap());
-    let j = store.claim("w", now, 60).await.unwrap().unwrap();
+    let j = store.claim("w", 0, now, 60).await.unwrap().unwrap();
     assert!(store.finish(&j, &scored(b1, 45.0, 60), now + 3).await.unwrap());
     let rows = |b: Vec<gbely_arena::store::BoardRow>| {
         b.iter().map(|r| (r.rank, r.submission.id, r.pending)).collect::<Vec<_>>()
@@ -320,7 +321,7 @@ async fn the_board_keeps_a_row_while_a_new_upload_is_judged(store: Store) {
     // A's new upload, queued then being judged: A's row stays, pending.
     let a2 = store.add_submission(&upload("a@mail.example", now + 4), 10).await.unwrap().unwrap();
     assert_eq!(rows(store.board().await.unwrap()), vec![(1, b1, false), (2, a1, true)]);
-    let j = store.claim("w", now + 5, 60).await.unwrap().unwrap();
+    let j = store.claim("w", 0, now + 5, 60).await.unwrap().unwrap();
     store.set_state(a2, SubmissionState::Running).await.unwrap();
     assert_eq!(rows(store.board().await.unwrap()), vec![(1, b1, false), (2, a1, true)]);
     // Re-judging B: B's row stays, pending.
@@ -329,7 +330,7 @@ async fn the_board_keeps_a_row_while_a_new_upload_is_judged(store: Store) {
     // A's new upload disqualified: the last upload counts, A's row goes.
     assert!(store.finish(&j, &disqualified(a2), now + 7).await.unwrap());
     assert_eq!(rows(store.board().await.unwrap()), vec![(1, b1, true)]);
-    let j = store.claim("w", now + 8, 60).await.unwrap().unwrap();
+    let j = store.claim("w", 0, now + 8, 60).await.unwrap().unwrap();
     assert!(store.finish(&j, &scored(b1, 45.0, 60), now + 9).await.unwrap());
     assert_eq!(rows(store.board().await.unwrap()), vec![(1, b1, false)]);
 }
@@ -340,14 +341,14 @@ async fn the_final_waits_for_every_pending_job(store: Store) {
     let now = 4_000_000;
     let a1 = store.add_submission(&upload("a@mail.example", now), 10).await.unwrap().unwrap();
     assert_eq!(store.start_final(now, "").await.unwrap(), Err(1));
-    let j = store.claim("w", now, 60).await.unwrap().unwrap();
+    let j = store.claim("w", 0, now, 60).await.unwrap().unwrap();
     assert_eq!(store.start_final(now, "").await.unwrap(), Err(1), "being judged is pending too");
     assert!(!store.judged_before(&j).await.unwrap(), "an upload's first judging");
     assert!(store.finish(&j, &scored(a1, 40.0, 80), now + 1).await.unwrap());
     store.rejudge(None, now + 2).await.unwrap();
     assert_eq!(store.pending_jobs().await.unwrap(), 1);
     assert_eq!(store.start_final(now, "").await.unwrap(), Err(1), "a re-judging is pending");
-    let j = store.claim("w", now + 3, 60).await.unwrap().unwrap();
+    let j = store.claim("w", 0, now + 3, 60).await.unwrap().unwrap();
     assert!(store.judged_before(&j).await.unwrap(), "a re-judging: its e-mail says so");
     assert!(store.finish(&j, &scored(a1, 40.0, 80), now + 4).await.unwrap());
     let id = store.start_final(now + 5, "{\"seats\": []}").await.unwrap().expect("nothing pending");
@@ -374,13 +375,13 @@ async fn the_final_waits_for_every_pending_job(store: Store) {
 async fn a_lapsed_lease_is_judged_again_and_one_result_counts(store: Store) {
     let now = 5_000_000;
     let a = store.add_submission(&upload("a@mail.example", now), 10).await.unwrap().unwrap();
-    let first = store.claim("w1", now, 60).await.unwrap().expect("a job");
+    let first = store.claim("w1", 0, now, 60).await.unwrap().expect("a job");
     assert_eq!((first.submission, first.attempt), (a, 1));
-    assert!(store.claim("w2", now + 30, 60).await.unwrap().is_none(), "held by w1's lease");
+    assert!(store.claim("w2", 0, now + 30, 60).await.unwrap().is_none(), "held by w1's lease");
     assert!(store.renew(&first, now + 90).await.unwrap());
-    assert!(store.claim("w2", now + 89, 60).await.unwrap().is_none(), "held until now + 90");
+    assert!(store.claim("w2", 0, now + 89, 60).await.unwrap().is_none(), "held until now + 90");
     // w1 falls silent: its lease lapses, w2 takes the job as attempt 2.
-    let second = store.claim("w2", now + 91, 60).await.unwrap().expect("the lapsed job");
+    let second = store.claim("w2", 0, now + 91, 60).await.unwrap().expect("the lapsed job");
     assert_eq!((second.id, second.submission, second.attempt), (first.id, a, 2));
     store.set_state(a, SubmissionState::Running).await.unwrap(); // as the judge marks what it judges
     assert!(!store.renew(&first, now + 200).await.unwrap(), "w1's lease is gone");
@@ -396,11 +397,11 @@ async fn a_lapsed_lease_is_judged_again_and_one_result_counts(store: Store) {
     assert_eq!(store.submission(a).await.unwrap().unwrap().state, "scored");
     // A worker stopping gives its job back: queued again, taken at once as the next attempt.
     let b = store.add_submission(&upload("b@mail.example", now + 100), 10).await.unwrap().unwrap();
-    let job = store.claim("w3", now + 101, 60).await.unwrap().unwrap();
+    let job = store.claim("w3", 0, now + 101, 60).await.unwrap().unwrap();
     assert_eq!(job.submission, b);
     store.release(&job).await.unwrap();
     assert_eq!(store.submission(b).await.unwrap().unwrap().state, "queued");
-    let again = store.claim("w4", now + 102, 60).await.unwrap().expect("the released job");
+    let again = store.claim("w4", 0, now + 102, 60).await.unwrap().expect("the released job");
     assert_eq!((again.id, again.attempt), (job.id, job.attempt + 1));
 }
 
@@ -414,4 +415,35 @@ async fn a_participant_keeps_the_language_last_used(store: Store) {
     store.set_language("ana@mail.example", "sk").await.unwrap();
     assert_eq!(store.language("ana@mail.example").await.unwrap().as_deref(), Some("sk"));
     assert_eq!(store.language("bob@mail.example").await.unwrap().as_deref(), Some("en"));
+}
+
+/// Workers over HTTP (migration 7): a token is found by its hash and records its last request
+/// and host; a job claimed by worker 1 is held by it alone; revoking worker 1 refuses its token
+/// from then on and puts its job back in the queue at once, where worker 2 takes it as the next
+/// attempt; worker 1's late result is dropped. Each worker's count is the jobs it ended.
+async fn a_revoked_worker_holds_nothing(store: Store) {
+    let now = 6_000_000;
+    let one = store.add_worker("hall-1", "hash-1", now).await.unwrap();
+    let two = store.add_worker("hall-2", "hash-2", now).await.unwrap();
+    assert_ne!(one, two);
+    assert!(store.worker_of_token("hash-3", now, None).await.unwrap().is_none(), "an unknown token");
+    let w = store.worker_of_token("hash-1", now + 5, Some("pc-17")).await.unwrap().expect("worker 1");
+    assert_eq!((w.id, w.name.as_str(), w.seen, w.host.as_str(), w.revoked, w.judged), (one, "hall-1", now + 5, "pc-17", None, 0));
+    let a = store.add_submission(&upload("a@mail.example", now), 10).await.unwrap().unwrap();
+    let job = store.claim("hall-1", one, now + 6, 60).await.unwrap().expect("a job");
+    let held = |w| store.held(job.id, job.attempt, w);
+    assert_eq!(held(one).await.unwrap().map(|j| j.submission), Some(a));
+    assert!(held(two).await.unwrap().is_none(), "not worker 2's");
+    assert!(store.claim("hall-2", two, now + 7, 60).await.unwrap().is_none(), "held by worker 1's lease");
+    assert!(store.revoke_worker(one, now + 8).await.unwrap());
+    assert!(!store.revoke_worker(one, now + 9).await.unwrap(), "revoked once");
+    let w = store.worker_of_token("hash-1", now + 10, Some("elsewhere")).await.unwrap().unwrap();
+    assert_eq!((w.revoked, w.seen, w.host.as_str()), (Some(now + 8), now + 5, "pc-17"), "a revoked token records nothing");
+    let again = store.claim("hall-2", two, now + 11, 60).await.unwrap().expect("the revoked worker's job, at once");
+    assert_eq!((again.id, again.attempt), (job.id, 2));
+    assert!(held(one).await.unwrap().is_none(), "revoked: held no more");
+    assert!(!store.finish(&job, &scored(a, 10.0, 5), now + 12).await.unwrap(), "worker 1's late result");
+    assert!(store.finish(&again, &scored(a, 45.0, 60), now + 13).await.unwrap());
+    let listed: Vec<_> = store.workers().await.unwrap().iter().map(|w| (w.id, w.judged, w.revoked.is_some())).collect();
+    assert_eq!(listed, vec![(two, 1, false), (one, 0, true)], "newest first");
 }

@@ -354,3 +354,24 @@ export-open-note = the leaderboard, the replays and their manifest become public
 doing-export-state = reading whether the results are open
 doing-export = making the public results
 doing-export-open = opening the public results
+
+## Judges over HTTP (/org, Workers)
+workers-title = Workers
+workers-intro = Judges on other machines: `gbely arena worker --server URL` with a token issued here judges over HTTP and needs neither the database nor the data folder. A revoked token is refused at once, and the jobs its worker held are judged again.
+workers-none = No worker token has been issued.
+workers-col-name = Worker
+workers-col-issued = Issued
+workers-col-seen = Last seen
+workers-col-judged = Jobs ended
+workers-col-state = Token
+workers-revoked = revoked { $at }
+workers-revoke = Revoke
+workers-name = Name of the new worker
+workers-issue = Issue a worker token
+workers-issued-title = The token of worker { $name }
+workers-issued-once = It is shown this once: the server keeps only its hash. Copy it to the worker's machine now.
+workers-issued-how = Run the worker with it (the token in the environment, never on the command line):
+workers-back = Back to the organisers' page
+workers-err-name = Give the worker a name (it is shown on the organisers' page).
+workers-err-none = There is no valid worker token { $id } (it does not exist, or it was revoked before).
+doing-worker-token = keeping the worker's token

@@ -371,3 +371,24 @@ export-open-note = rebríček, záznamy a ich manifest budú hneď verejné; vr�
 doing-export-state = zisťovaní, či sú výsledky otvorené
 doing-export = zostavovaní verejných výsledkov
 doing-export-open = otváraní verejných výsledkov
+
+## Rozhodcovia cez HTTP (/org, Pracovníci)
+workers-title = Pracovníci
+workers-intro = Rozhodcovia na iných strojoch: `gbely arena worker --server URL` s tokenom vydaným tu rozhoduje cez HTTP a nepotrebuje ani databázu, ani dátový priečinok. Odvolaný token je odmietnutý hneď a úlohy, ktoré jeho pracovník držal, sa posúdia znova.
+workers-none = Zatiaľ nebol vydaný žiadny token pracovníka.
+workers-col-name = Pracovník
+workers-col-issued = Vydaný
+workers-col-seen = Naposledy videný
+workers-col-judged = Dokončené úlohy
+workers-col-state = Token
+workers-revoked = odvolaný { $at }
+workers-revoke = Odvolať
+workers-name = Meno nového pracovníka
+workers-issue = Vydať token pracovníka
+workers-issued-title = Token pracovníka { $name }
+workers-issued-once = Zobrazuje sa iba teraz: server si uchováva len jeho odtlačok. Skopírujte ho na stroj pracovníka hneď.
+workers-issued-how = Spustite s ním pracovníka (token v prostredí, nikdy nie na príkazovom riadku):
+workers-back = Späť na stránku organizátorov
+workers-err-name = Dajte pracovníkovi meno (zobrazí sa na stránke organizátorov).
+workers-err-none = Platný token pracovníka { $id } neexistuje (nikdy nebol vydaný alebo už bol odvolaný).
+doing-worker-token = ukladaní tokenu pracovníka

@@ -1,0 +1,464 @@
+//! Judges over HTTP: the server's side of `gbely arena worker --server URL` (the worker's side is
+//! [`crate::remote`]). A worker holds neither the database nor the data folder, only a token an
+//! organiser issued on `/org` (kept hashed, revocable). It asks for a job, downloads the
+//! submission, renews the job's lease while it judges and sends back the replay, the agent's log
+//! and the verdict; the server keeps them as its own judges' and ends the job in the same one
+//! transaction. The queue's lease rules are the database judges': a job whose worker falls
+//! silent is judged again by another, and only the attempt that holds a job can write anything
+//! for it — a late worker's files and result are refused (`409`).
+//!
+//! All under `/worker/`, with `Authorization: Bearer TOKEN`; errors are `{"error": "…"}`:
+//!
+//! * `POST /worker/claim` (`{"host": "…"}`): `200` with the job ([`Claim`]), `204` when none waits.
+//! * `GET /worker/jobs/{job}/{attempt}/file`: the submission's file.
+//! * `POST /worker/jobs/{job}/{attempt}/heartbeat` (`{"state": "checking" | "running" | null}`):
+//!   the lease renewed (and the submission's state shown to its participant).
+//! * `PUT /worker/jobs/{job}/{attempt}/files/{name}`: `replay.json.gz`, `agent.log` or `check.log`.
+//! * `POST /worker/jobs/{job}/{attempt}/result`: the verdict ([`Verdict`] in JSON); `200`, or `409`
+//!   when the job is no longer this attempt's (the result dropped).
+//! * `POST /worker/jobs/{job}/{attempt}/release`: the job back to the queue (the worker stops).
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, Path as UrlPath, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post, put};
+use axum::{Form, Json, Router};
+use maud::{html, Markup};
+use serde::{Deserialize, Serialize};
+
+use super::api::ApiError;
+use super::i18n::Lang;
+use super::judge::{submission_file, unix_now, Assignment, CHECK_LOG, REPLAY};
+use super::store::{Job, SubmissionState, Verdict, Worker};
+use super::{hashed, organiser_form, redirect, Arena, Shared, Ui, User};
+use gbely_engine::app::runs::agent_spec::AgentSpec;
+
+/// The agent's log of a judged match, as a worker sends it and the server keeps it.
+pub const AGENT_LOG: &str = "agent.log";
+/// The files a worker may send for a job, in the job's folder.
+const FILES: [&str; 3] = [REPLAY, AGENT_LOG, CHECK_LOG];
+/// The largest file a worker may send (a replay of 150 rounds is tens of KB, an agent's log is
+/// capped by the engine).
+const FILE_LIMIT: usize = 64 << 20;
+/// A worker token's prefix (it says what the secret is where one turns up).
+const TOKEN_PREFIX: &str = "gbw_";
+
+/// A job as a worker receives it: what to play, and the leaderboard's map as a map file.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Claim {
+    pub assignment: Assignment,
+    /// The leaderboard's map, in the map file format (`gbely_world::write_map_file`).
+    pub map: String,
+}
+
+/// What a worker says when it asks for a job.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct ClaimRequest {
+    /// The machine it runs on (shown on `/org`).
+    #[serde(default)]
+    pub host: String,
+}
+
+/// A lease's renewal.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Heartbeat {
+    /// Where the judging is: `checking`, then `running` (shown to the participant).
+    #[serde(default)]
+    pub state: Option<SubmissionState>,
+}
+
+pub(crate) fn routes() -> Router<Arc<Arena>> {
+    Router::new()
+        .route("/worker/claim", post(claim))
+        .route("/worker/jobs/{job}/{attempt}/file", get(file))
+        .route("/worker/jobs/{job}/{attempt}/heartbeat", post(heartbeat))
+        .route("/worker/jobs/{job}/{attempt}/files/{name}", put(keep_file).layer(DefaultBodyLimit::max(FILE_LIMIT)))
+        .route("/worker/jobs/{job}/{attempt}/result", post(result).layer(DefaultBodyLimit::max(FILE_LIMIT)))
+        .route("/worker/jobs/{job}/{attempt}/release", post(release))
+        .route("/org/workers", post(issue))
+        .route("/org/workers/{id}/revoke", post(revoke))
+}
+
+fn error(status: StatusCode, why: impl Into<String>) -> Response {
+    (status, Json(ApiError { error: why.into() })).into_response()
+}
+
+fn internal(doing: &str, e: &dyn std::fmt::Display) -> Response {
+    eprintln!("gbely arena: a worker's request, {doing}: {e}");
+    error(StatusCode::INTERNAL_SERVER_ERROR, format!("the server failed while {doing}; try again in a moment"))
+}
+
+/// The worker whose token the request carries; `401` for none, an unknown one or a revoked one.
+async fn worker_of(a: &Arena, headers: &HeaderMap, host: Option<&str>) -> Result<Worker, Response> {
+    let token = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim)
+        .filter(|t| t.starts_with(TOKEN_PREFIX));
+    let Some(token) = token else {
+        return Err(error(
+            StatusCode::UNAUTHORIZED,
+            "no worker token: send `Authorization: Bearer gbw_…` with a token issued on the organisers' page",
+        ));
+    };
+    match a.store.worker_of_token(&hashed(token), unix_now(), host).await {
+        Ok(Some(w)) if w.revoked.is_none() => Ok(w),
+        Ok(Some(w)) => Err(error(
+            StatusCode::UNAUTHORIZED,
+            format!("the token of worker `{}` was revoked by the organisers", w.name),
+        )),
+        Ok(None) => Err(error(StatusCode::UNAUTHORIZED, "unknown worker token: ask the organisers for one")),
+        Err(e) => Err(internal("reading the workers", &e)),
+    }
+}
+
+/// The job of the path, while this worker's attempt holds it; `409` otherwise.
+async fn held(a: &Arena, w: &Worker, job: i64, attempt: i64) -> Result<Job, Response> {
+    match a.store.held(job, attempt, w.id).await {
+        Ok(Some(job)) => Ok(job),
+        Ok(None) => Err(error(
+            StatusCode::CONFLICT,
+            format!(
+                "job {job} attempt {attempt} is not this worker's any more (its lease lapsed and it is judged again, \
+                 or it was released or revoked): nothing is kept from it"
+            ),
+        )),
+        Err(e) => Err(internal("reading the job", &e)),
+    }
+}
+
+async fn claim(State(a): Shared, headers: HeaderMap, body: Option<Json<ClaimRequest>>) -> Response {
+    let host = body.map(|Json(b)| b.host).unwrap_or_default();
+    let host: String = host.chars().filter(|c| !c.is_control()).take(80).collect();
+    let w = match worker_of(&a, &headers, Some(&host)).await {
+        Ok(w) => w,
+        Err(r) => return r,
+    };
+    if a.closing.load(Ordering::Relaxed) {
+        return error(StatusCode::SERVICE_UNAVAILABLE, "the server is stopping: ask again later");
+    }
+    // A worker plays the opponent itself: one gbely carries (not a program of the server's).
+    let opponent = &a.config.leaderboard.opponent;
+    if AgentSpec::carried(&opponent.to_string()).is_none() {
+        return error(
+            StatusCode::CONFLICT,
+            format!(
+                "the leaderboard's opponent `{opponent}` is a program on the server's machine, which a worker over \
+                 HTTP cannot run: judge with `gbely arena worker CONFIG` beside the server, or name a built-in opponent"
+            ),
+        );
+    }
+    let map = {
+        let spec = a.config.leaderboard.map.clone();
+        tokio::task::spawn_blocking(move || {
+            gbely_engine::app::runs::maps::load_map(&spec, None)
+                .map(|m| gbely_world::write_map_file(&m))
+                .map_err(|e| e.to_string())
+        })
+        .await
+    };
+    let map = match map {
+        Ok(Ok(m)) => m,
+        Ok(Err(e)) => return internal("making the leaderboard's map", &e),
+        Err(e) => return internal("making the leaderboard's map", &e),
+    };
+    let lease = a.config.judge.lease_seconds as i64;
+    let name = format!("{}:http:{host}", w.name);
+    let job = match a.store.claim(&name, w.id, unix_now(), lease).await {
+        Ok(Some(job)) => job,
+        Ok(None) => return StatusCode::NO_CONTENT.into_response(),
+        Err(e) => return internal("taking a job from the queue", &e),
+    };
+    let sub = match a.store.submission(job.submission).await {
+        Ok(Some(s)) => s,
+        Ok(None) => return internal("reading the job's submission", &"it is gone"),
+        Err(e) => return internal("reading the job's submission", &e),
+    };
+    Json(Claim { assignment: Assignment::new(&a.config, &job, &sub), map }).into_response()
+}
+
+async fn file(State(a): Shared, headers: HeaderMap, UrlPath((job, attempt)): UrlPath<(i64, i64)>) -> Response {
+    let w = match worker_of(&a, &headers, None).await {
+        Ok(w) => w,
+        Err(r) => return r,
+    };
+    let job = match held(&a, &w, job, attempt).await {
+        Ok(j) => j,
+        Err(r) => return r,
+    };
+    let sub = match a.store.submission(job.submission).await {
+        Ok(Some(s)) => s,
+        Ok(None) => return internal("reading the job's submission", &"it is gone"),
+        Err(e) => return internal("reading the job's submission", &e),
+    };
+    match tokio::fs::read(submission_file(&a.config.data, &sub)).await {
+        Ok(bytes) => ([(header::CONTENT_TYPE, "text/x-python; charset=utf-8")], bytes).into_response(),
+        Err(e) => internal("reading the submission's file", &e),
+    }
+}
+
+async fn heartbeat(
+    State(a): Shared,
+    headers: HeaderMap,
+    UrlPath((job, attempt)): UrlPath<(i64, i64)>,
+    body: Option<Json<Heartbeat>>,
+) -> Response {
+    let w = match worker_of(&a, &headers, None).await {
+        Ok(w) => w,
+        Err(r) => return r,
+    };
+    let job = match held(&a, &w, job, attempt).await {
+        Ok(j) => j,
+        Err(r) => return r,
+    };
+    let until = unix_now() + a.config.judge.lease_seconds as i64;
+    match a.store.renew(&job, until).await {
+        Ok(true) => {}
+        Ok(false) => return held(&a, &w, job.id, job.attempt).await.err().unwrap_or_else(|| StatusCode::OK.into_response()),
+        Err(e) => return internal("renewing the lease", &e),
+    }
+    match body.and_then(|Json(b)| b.state) {
+        Some(state @ (SubmissionState::Checking | SubmissionState::Running)) => {
+            if let Err(e) = a.store.set_state(job.submission, state).await {
+                return internal("showing the submission's state", &e);
+            }
+        }
+        Some(other) => {
+            return error(StatusCode::BAD_REQUEST, format!("a heartbeat says `checking` or `running`, not `{other}`"))
+        }
+        None => {}
+    }
+    Json(serde_json::json!({ "lease_until": until })).into_response()
+}
+
+async fn keep_file(
+    State(a): Shared,
+    headers: HeaderMap,
+    UrlPath((job, attempt, name)): UrlPath<(i64, i64, String)>,
+    body: Bytes,
+) -> Response {
+    let w = match worker_of(&a, &headers, None).await {
+        Ok(w) => w,
+        Err(r) => return r,
+    };
+    if !FILES.contains(&name.as_str()) {
+        return error(StatusCode::NOT_FOUND, format!("a worker sends {}, not `{name}`", FILES.join(", ")));
+    }
+    let job = match held(&a, &w, job, attempt).await {
+        Ok(j) => j,
+        Err(r) => return r,
+    };
+    let dir = a.config.data.join(folder(&job));
+    let (path, part) = (dir.join(&name), dir.join(format!(".{name}.part")));
+    let written = async {
+        tokio::fs::create_dir_all(&dir).await?;
+        tokio::fs::write(&part, &body).await?;
+        tokio::fs::rename(&part, &path).await
+    };
+    match written.await {
+        Ok(()) => StatusCode::NO_CONTENT.into_response(),
+        Err(e) => internal("keeping the worker's file", &e),
+    }
+}
+
+/// The job's folder in the data folder (as [`Assignment::folder`]).
+fn folder(job: &Job) -> String {
+    format!("judging/{}-{}", job.submission, job.attempt)
+}
+
+async fn result(
+    State(a): Shared,
+    headers: HeaderMap,
+    UrlPath((job, attempt)): UrlPath<(i64, i64)>,
+    Json(mut verdict): Json<Verdict>,
+) -> Response {
+    let w = match worker_of(&a, &headers, None).await {
+        Ok(w) => w,
+        Err(r) => return r,
+    };
+    let job = match held(&a, &w, job, attempt).await {
+        Ok(j) => j,
+        Err(r) => return r,
+    };
+    let sub = match a.store.submission(job.submission).await {
+        Ok(Some(s)) => s,
+        Ok(None) => return internal("reading the job's submission", &"it is gone"),
+        Err(e) => return internal("reading the job's submission", &e),
+    };
+    // The files are named by the server, as it kept them: never by what the worker says.
+    let rel = folder(&job);
+    let kept = |name: &str| a.config.data.join(&rel).join(name).is_file().then(|| format!("{rel}/{name}"));
+    let check_log = kept(CHECK_LOG);
+    let with_log = |check: &mut String| {
+        if let Ok(mut doc) = serde_json::from_str::<serde_json::Value>(check) {
+            if let Some(fields) = doc.as_object_mut() {
+                match &check_log {
+                    Some(log) => fields.insert("log".into(), log.as_str().into()),
+                    None => fields.remove("log"),
+                };
+            }
+            *check = doc.to_string();
+        }
+    };
+    match &mut verdict {
+        Verdict::Judged { outcome, check, .. } => {
+            let Some(replay) = kept(REPLAY) else {
+                return error(StatusCode::BAD_REQUEST, format!("a judged match comes with its replay: send {REPLAY} first"));
+            };
+            outcome.submission = job.submission;
+            outcome.replay = replay;
+            outcome.log = kept(AGENT_LOG).unwrap_or_default();
+            with_log(check);
+        }
+        Verdict::CheckFailed { check, .. } => with_log(check),
+        Verdict::Error { .. } => {}
+    }
+    let judging = a.judging.clone();
+    let who = w.name.clone();
+    let concluded = tokio::task::spawn_blocking(move || judging.conclude(&job, &sub, &verdict)).await;
+    match concluded {
+        Ok(Ok(true)) => Json(serde_json::json!({ "kept": true })).into_response(),
+        Ok(Ok(false)) => error(
+            StatusCode::CONFLICT,
+            format!("worker `{who}`: the job was taken by another judge before this result came: it is dropped"),
+        ),
+        Ok(Err(e)) => internal("keeping the result", &e),
+        Err(e) => internal("keeping the result", &e),
+    }
+}
+
+async fn release(State(a): Shared, headers: HeaderMap, UrlPath((job, attempt)): UrlPath<(i64, i64)>) -> Response {
+    let w = match worker_of(&a, &headers, None).await {
+        Ok(w) => w,
+        Err(r) => return r,
+    };
+    let job = match held(&a, &w, job, attempt).await {
+        Ok(j) => j,
+        Err(r) => return r,
+    };
+    match a.store.release(&job).await {
+        Ok(()) => StatusCode::NO_CONTENT.into_response(),
+        Err(e) => internal("giving the job back", &e),
+    }
+}
+
+// — The organisers' side —
+
+#[derive(Deserialize)]
+struct IssueForm {
+    csrf: String,
+    name: String,
+}
+
+/// Issues a worker token: shown once on the page that answers, kept hashed.
+async fn issue(State(a): Shared, ui: Ui, headers: HeaderMap, Form(f): Form<IssueForm>) -> Response {
+    let user = match organiser_form(&a, &ui, &headers, &f.csrf).await {
+        Ok(u) => u,
+        Err(r) => return r,
+    };
+    let name: String = f.name.trim().chars().filter(|c| !c.is_control()).take(60).collect();
+    if name.is_empty() {
+        return a.refuse(&ui, Some(&user), StatusCode::BAD_REQUEST, &tr!(ui.lang, "workers-err-name"));
+    }
+    let (Ok(one), Ok(two)) = (gbely_engine::app::web::random_token(), gbely_engine::app::web::random_token()) else {
+        return a.refuse(&ui, Some(&user), StatusCode::INTERNAL_SERVER_ERROR, &tr!(ui.lang, "err-randomness"));
+    };
+    let token = format!("{TOKEN_PREFIX}{one}{two}");
+    if let Err(e) = a.store.add_worker(&name, &hashed(&token), unix_now()).await {
+        return a.internal(&ui, Some(&user), |l| tr!(l, "doing-worker-token"), &e);
+    }
+    a.audit(&user, "issue a worker token", &name).await;
+    let l = ui.lang;
+    let server = a.config.public_url.trim_end_matches('/');
+    let body = html! {
+        h2 { (tr!(l, "workers-issued-title", name = name.as_str())) }
+        p { (tr!(l, "workers-issued-once")) }
+        pre #worker-token { (token) }
+        p { (tr!(l, "workers-issued-how")) }
+        pre { "GBELY_WORKER_TOKEN=" (token) " gbely arena worker --server " (server) }
+        p { a href="/org#workers" { (tr!(l, "workers-back")) } }
+    };
+    a.page(&ui, Some(&user), &tr!(l, "workers-title"), body)
+}
+
+#[derive(Deserialize)]
+struct CsrfOnly {
+    csrf: String,
+}
+
+async fn revoke(State(a): Shared, ui: Ui, headers: HeaderMap, UrlPath(id): UrlPath<i64>, Form(f): Form<CsrfOnly>) -> Response {
+    let user = match organiser_form(&a, &ui, &headers, &f.csrf).await {
+        Ok(u) => u,
+        Err(r) => return r,
+    };
+    match a.store.revoke_worker(id, unix_now()).await {
+        Ok(true) => {
+            a.audit(&user, "revoke a worker token", &format!("worker {id}")).await;
+            redirect("/org#workers")
+        }
+        Ok(false) => a.refuse(&ui, Some(&user), StatusCode::NOT_FOUND, &tr!(ui.lang, "workers-err-none", id = id)),
+        Err(e) => a.internal(&ui, Some(&user), |l| tr!(l, "doing-worker-token"), &e),
+    }
+}
+
+/// The organisers' page's section: the workers over HTTP and the form that issues a token.
+pub(crate) async fn org_section(a: &Arena, l: Lang, user: &User) -> Markup {
+    let workers = a.store.workers().await.unwrap_or_default();
+    let when = |t: i64| a.config.local_in(jiff::Timestamp::from_second(t).unwrap_or_default(), l);
+    html! {
+        h2 #workers { (tr!(l, "workers-title")) }
+        p { (tr!(l, "workers-intro")) }
+        @if workers.is_empty() {
+            p.muted { (tr!(l, "workers-none")) }
+        } @else {
+            div.wide tabindex="0" role="region" aria-label=(tr!(l, "workers-title")) {
+                table #worker-list {
+                    thead { tr {
+                        th { (tr!(l, "workers-col-name")) }
+                        th { (tr!(l, "workers-col-issued")) }
+                        th { (tr!(l, "workers-col-seen")) }
+                        th { (tr!(l, "workers-col-judged")) }
+                        th { (tr!(l, "workers-col-state")) }
+                    } }
+                    tbody {
+                        @for w in &workers {
+                            tr data-worker=(w.id) {
+                                td { (w.name) }
+                                td { (when(w.created)) }
+                                td {
+                                    @if w.seen == 0 { "—" } @else { (when(w.seen)) }
+                                    @if !w.host.is_empty() { " (" (w.host) ")" }
+                                }
+                                td { (w.judged) }
+                                td {
+                                    @match w.revoked {
+                                        Some(t) => { (tr!(l, "workers-revoked", at = when(t))) }
+                                        None => {
+                                            form method="post" action=(format!("/org/workers/{}/revoke", w.id)) {
+                                                input type="hidden" name="csrf" value=(user.csrf);
+                                                button { (tr!(l, "workers-revoke")) }
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        form #issue-worker method="post" action="/org/workers" {
+            input type="hidden" name="csrf" value=(user.csrf);
+            label for="worker-name" { (tr!(l, "workers-name")) }
+            " "
+            input #worker-name type="text" name="name" required maxlength="60";
+            " "
+            button { (tr!(l, "workers-issue")) }
+        }
+    }
+}
