@@ -21,8 +21,8 @@ use super::i18n::Lang;
 use super::mail::Mailer;
 use super::store::{AnswerTimes, Job, Outcome, Store, Submission, SubmissionState, Verdict};
 use gbely_engine::app::check::{check_agent, TestMatch};
-use gbely_engine::app::runs::agent_spec::AgentSpec;
 use gbely_engine::app::requests::MatchSettings;
+use gbely_engine::app::runs::agent_spec::AgentSpec;
 use gbely_engine::app::service::{MatchPlan, Recording, Seat};
 
 /// What a judge needs.
@@ -322,10 +322,8 @@ pub fn play(
         return Some(Verdict::CheckFailed { reason: report.problems.join("; "), check });
     }
     mark(SubmissionState::Running);
-    let seats = vec![
-        Seat::spec(AgentSpec::File(file.to_path_buf()), &a.agent_name),
-        Seat::spec(a.opponent.clone(), "council"),
-    ];
+    let seats =
+        vec![Seat::spec(AgentSpec::File(file.to_path_buf()), &a.agent_name), Seat::spec(a.opponent.clone(), "council")];
     let mut plan = MatchPlan::new(Arc::clone(map), seats);
     plan.rounds = a.settings.rounds;
     plan.limits = a.settings.limits();
@@ -341,9 +339,8 @@ pub fn play(
         return None;
     }
     let o = &rec.outcome[0];
-    let kept = |p: &Path| {
-        p.strip_prefix(dir).map_or_else(|_| p.display().to_string(), |r| format!("{rel}/{}", r.display()))
-    };
+    let kept =
+        |p: &Path| p.strip_prefix(dir).map_or_else(|_| p.display().to_string(), |r| format!("{rel}/{}", r.display()));
     let reason = match o.disqualified {
         Some(round) => {
             let violation = rec.violations[0].last().map(|(_, kind, detail)| (kind.wire(), detail.as_str()));

@@ -31,9 +31,9 @@ pub mod export;
 pub mod judge;
 pub mod mail;
 pub mod pages;
+pub mod remote;
 pub mod similarity;
 pub mod store;
-pub mod remote;
 pub mod workers;
 
 use std::net::SocketAddr;

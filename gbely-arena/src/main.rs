@@ -54,8 +54,9 @@ enum ArenaCmd {
         /// A file holding the worker token (default: $GBELY_WORKER_TOKEN).
         #[arg(long, value_name = "FILE", requires = "server")]
         token_file: Option<PathBuf>,
-        /// Where a job's files are kept while it is judged (over HTTP; default: a folder in the
-        /// system's temporary folder, removed at the end).
+        /// Where a job's files are kept while it is judged (over HTTP; one worker a folder: what
+        /// a killed worker left there is removed at start; default: a folder in the system's
+        /// temporary folder, removed at the end).
         #[arg(long, value_name = "DIR", requires = "server")]
         folder: Option<PathBuf>,
         /// Matches judged at once.
@@ -147,7 +148,8 @@ fn run(cmd: ArenaCmd) -> Result<()> {
             let guard = stop_guard()?;
             become_subreaper();
             eprintln!("gbely: judging {server}'s submissions over HTTP, {jobs} at once (Ctrl-C stops)");
-            let options = gbely_arena::remote::RemoteOptions { server, token, python: py, jobs, folder: folder.clone() };
+            let options =
+                gbely_arena::remote::RemoteOptions { server, token, python: py, jobs, folder: folder.clone() };
             let worked = gbely_arena::remote::work_remote(options);
             kill_orphans();
             if temporary {

@@ -155,7 +155,8 @@ impl Client {
     }
 
     fn release(&self, a: &Assignment) -> Result<(), Failure> {
-        let sent = self.agent.post(&self.url(&Self::job_path(a, "release"))).header("authorization", &self.auth).send_empty();
+        let sent =
+            self.agent.post(&self.url(&Self::job_path(a, "release"))).header("authorization", &self.auth).send_empty();
         self.checked("giving the job back", sent).map(drop)
     }
 }
@@ -163,8 +164,19 @@ impl Client {
 /// Judges the server's jobs until Ctrl-C, `jobs` at once; an error when the server refuses this
 /// worker (an unknown or revoked token, a wrong address).
 pub fn work_remote(options: RemoteOptions) -> Result<(), ArenaError> {
-    std::fs::create_dir_all(&options.folder)
-        .map_err(|error| ArenaError::Data { path: options.folder.display().to_string(), error })?;
+    let data_error = |error| ArenaError::Data { path: options.folder.display().to_string(), error };
+    std::fs::create_dir_all(&options.folder).map_err(data_error)?;
+    // One worker a folder: what it finds there is a killed worker's, removed before it starts.
+    let lock = std::fs::File::create(options.folder.join(".lock")).map_err(data_error)?;
+    if lock.try_lock().is_err() {
+        return Err(ArenaError::Other(format!(
+            "{}: another worker judges in this folder; give each worker a folder of its own (--folder)",
+            options.folder.display()
+        )));
+    }
+    for left in ["files", "judging"] {
+        let _ = std::fs::remove_dir_all(options.folder.join(left));
+    }
     let client = Client::new(&options.server, &options.token);
     let closing = Arc::new(AtomicBool::new(false));
     let refused: Arc<Mutex<Option<String>>> = Arc::default();
@@ -192,6 +204,7 @@ pub fn work_remote(options: RemoteOptions) -> Result<(), ArenaError> {
     for t in threads {
         let _ = t.join();
     }
+    drop(lock);
     let why = refused.lock().unwrap_or_else(|e| e.into_inner()).take();
     why.map_or(Ok(()), |why| Err(ArenaError::Other(why)))
 }
@@ -248,7 +261,8 @@ impl Worker {
     fn judge(&self, claim: Claim) -> Result<(), Failure> {
         let a = &claim.assignment;
         let name = format!("{}-{}", a.job.submission, a.job.attempt);
-        let (files, dir) = (self.options.folder.join("files").join(&name), self.options.folder.join("judging").join(&name));
+        let (files, dir) =
+            (self.options.folder.join("files").join(&name), self.options.folder.join("judging").join(&name));
         for d in [&files, &dir] {
             let _ = std::fs::remove_dir_all(d);
             std::fs::create_dir_all(d).map_err(|e| Failure::Passing(format!("cannot create {}: {e}", d.display())))?;

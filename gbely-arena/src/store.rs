@@ -207,9 +207,11 @@ pub struct Job {
     pub attempt: i64,
 }
 
-/// How a job ended (in JSON, what a worker over HTTP reports: `{"verdict": "judged", …}`).
+/// How a job ended (in JSON, what a worker over HTTP reports: `{"judged": {…}}`,
+/// `{"check_failed": {…}}`, `{"error": {"reason": "…"}}`; externally tagged: an internally tagged
+/// enum would read its numbers through serde's buffer, which `arbitrary_precision` turns into maps).
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
-#[serde(tag = "verdict", rename_all = "snake_case", deny_unknown_fields)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum Verdict {
     /// Judged: scored or disqualified (the state follows from the outcome).
     Judged { outcome: Outcome, reason: String, check: String },
@@ -821,13 +823,8 @@ impl Store {
              AND (state = 'queued' OR (state = 'running' AND lease_until < $3)) \
              RETURNING id, submission, attempt"
         );
-        let row = sqlx::query(&q)
-            .bind(worker)
-            .bind(now + lease)
-            .bind(now)
-            .bind(worker_id)
-            .fetch_optional(&self.pool)
-            .await?;
+        let row =
+            sqlx::query(&q).bind(worker).bind(now + lease).bind(now).bind(worker_id).fetch_optional(&self.pool).await?;
         row.map(|r| Ok(Job { id: r.try_get(0)?, submission: r.try_get(1)?, attempt: r.try_get(2)? })).transpose()
     }
 
@@ -1006,14 +1003,12 @@ impl Store {
         now: i64,
         host: Option<&str>,
     ) -> Result<Option<Worker>, sqlx::Error> {
-        sqlx::query(
-            "UPDATE workers SET seen = $2, host = COALESCE($3, host) WHERE token_hash = $1 AND revoked = 0",
-        )
-        .bind(token_hash)
-        .bind(now)
-        .bind(host)
-        .execute(&self.pool)
-        .await?;
+        sqlx::query("UPDATE workers SET seen = $2, host = COALESCE($3, host) WHERE token_hash = $1 AND revoked = 0")
+            .bind(token_hash)
+            .bind(now)
+            .bind(host)
+            .execute(&self.pool)
+            .await?;
         let q = format!("SELECT {WORKER_COLUMNS} FROM workers w WHERE token_hash = $1");
         sqlx::query(&q).bind(token_hash).fetch_optional(&self.pool).await?.as_ref().map(worker).transpose()
     }

@@ -14,7 +14,8 @@
 //! * `POST /worker/jobs/{job}/{attempt}/heartbeat` (`{"state": "checking" | "running" | null}`):
 //!   the lease renewed (and the submission's state shown to its participant).
 //! * `PUT /worker/jobs/{job}/{attempt}/files/{name}`: `replay.json.gz`, `agent.log` or `check.log`.
-//! * `POST /worker/jobs/{job}/{attempt}/result`: the verdict ([`Verdict`] in JSON); `200`, or `409`
+//! * `POST /worker/jobs/{job}/{attempt}/result`: the verdict ([`Verdict`] in JSON: `{"judged": …}`,
+//!   `{"check_failed": …}` or `{"error": {"reason": "…"}}`); `200`, or `409`
 //!   when the job is no longer this attempt's (the result dropped).
 //! * `POST /worker/jobs/{job}/{attempt}/release`: the job back to the queue (the worker stops).
 
@@ -219,7 +220,9 @@ async fn heartbeat(
     let until = unix_now() + a.config.judge.lease_seconds as i64;
     match a.store.renew(&job, until).await {
         Ok(true) => {}
-        Ok(false) => return held(&a, &w, job.id, job.attempt).await.err().unwrap_or_else(|| StatusCode::OK.into_response()),
+        Ok(false) => {
+            return held(&a, &w, job.id, job.attempt).await.err().unwrap_or_else(|| StatusCode::OK.into_response())
+        }
         Err(e) => return internal("renewing the lease", &e),
     }
     match body.and_then(|Json(b)| b.state) {
@@ -308,7 +311,10 @@ async fn result(
     match &mut verdict {
         Verdict::Judged { outcome, check, .. } => {
             let Some(replay) = kept(REPLAY) else {
-                return error(StatusCode::BAD_REQUEST, format!("a judged match comes with its replay: send {REPLAY} first"));
+                return error(
+                    StatusCode::BAD_REQUEST,
+                    format!("a judged match comes with its replay: send {REPLAY} first"),
+                );
             };
             outcome.submission = job.submission;
             outcome.replay = replay;
@@ -391,7 +397,13 @@ struct CsrfOnly {
     csrf: String,
 }
 
-async fn revoke(State(a): Shared, ui: Ui, headers: HeaderMap, UrlPath(id): UrlPath<i64>, Form(f): Form<CsrfOnly>) -> Response {
+async fn revoke(
+    State(a): Shared,
+    ui: Ui,
+    headers: HeaderMap,
+    UrlPath(id): UrlPath<i64>,
+    Form(f): Form<CsrfOnly>,
+) -> Response {
     let user = match organiser_form(&a, &ui, &headers, &f.csrf).await {
         Ok(u) => u,
         Err(r) => return r,

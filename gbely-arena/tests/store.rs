@@ -428,7 +428,10 @@ async fn a_revoked_worker_holds_nothing(store: Store) {
     assert_ne!(one, two);
     assert!(store.worker_of_token("hash-3", now, None).await.unwrap().is_none(), "an unknown token");
     let w = store.worker_of_token("hash-1", now + 5, Some("pc-17")).await.unwrap().expect("worker 1");
-    assert_eq!((w.id, w.name.as_str(), w.seen, w.host.as_str(), w.revoked, w.judged), (one, "hall-1", now + 5, "pc-17", None, 0));
+    assert_eq!(
+        (w.id, w.name.as_str(), w.seen, w.host.as_str(), w.revoked, w.judged),
+        (one, "hall-1", now + 5, "pc-17", None, 0)
+    );
     let a = store.add_submission(&upload("a@mail.example", now), 10).await.unwrap().unwrap();
     let job = store.claim("hall-1", one, now + 6, 60).await.unwrap().expect("a job");
     let held = |w| store.held(job.id, job.attempt, w);
@@ -438,7 +441,11 @@ async fn a_revoked_worker_holds_nothing(store: Store) {
     assert!(store.revoke_worker(one, now + 8).await.unwrap());
     assert!(!store.revoke_worker(one, now + 9).await.unwrap(), "revoked once");
     let w = store.worker_of_token("hash-1", now + 10, Some("elsewhere")).await.unwrap().unwrap();
-    assert_eq!((w.revoked, w.seen, w.host.as_str()), (Some(now + 8), now + 5, "pc-17"), "a revoked token records nothing");
+    assert_eq!(
+        (w.revoked, w.seen, w.host.as_str()),
+        (Some(now + 8), now + 5, "pc-17"),
+        "a revoked token records nothing"
+    );
     let again = store.claim("hall-2", two, now + 11, 60).await.unwrap().expect("the revoked worker's job, at once");
     assert_eq!((again.id, again.attempt), (job.id, 2));
     assert!(held(one).await.unwrap().is_none(), "revoked: held no more");

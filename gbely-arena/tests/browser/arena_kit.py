@@ -111,7 +111,7 @@ class Postgres:
 
 CONFIG = """name = "Gbely test cup"
 time_zone = "Europe/Bratislava"
-public_url = "http://127.0.0.1:{port}"
+public_url = "http://{host}:{port}"
 port = {port}
 organisers = ["org@mail.example"]
 data = "data"
@@ -168,16 +168,20 @@ class Arena:
     def __init__(self, folder: pathlib.Path, sink: Sink, database: str = "sqlite", rounds: int = 40, workers: int = 1,
                  lease: int = 60, rate: float = 20.0, final_rounds: int = 20, uploads_per_hour: int = 30,
                  upload_seconds: int = 60, header_seconds: int = 10, connections: int = 0,
-                 descriptors: int | None = None, language: str = "en", rules: str | None = None):
+                 descriptors: int | None = None, language: str = "en", rules: str | None = None,
+                 host: str = "127.0.0.1"):
         # The site's default language ("en": the older tests read English from clients that send
         # no Accept-Language); `rules`: a Markdown file's name in `folder`, for /rules.
         self.folder = folder
         # The server's descriptor limit, soft and hard (None: the test's own).
         self.descriptors = descriptors
+        # `host`: the address it listens on and is known by (another than 127.0.0.1: a veth
+        # address of a network namespace the test made).
+        self.host = host
         self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.url = f"http://{host}:{self.port}"
         self.config = folder / "arena.toml"
-        self.config.write_text(CONFIG.format(port=self.port, database=database, rounds=rounds, workers=workers, lease=lease,
+        self.config.write_text(CONFIG.format(host=host, port=self.port, database=database, rounds=rounds, workers=workers, lease=lease,
                                              rate=rate, final_rounds=final_rounds, smtp=sink.port, uploads_per_hour=uploads_per_hour,
                                              upload_seconds=upload_seconds, header_seconds=header_seconds,
                                              connections=connections, language=language,
@@ -198,7 +202,8 @@ class Arena:
         self.log = open(self.folder / f"server-{time.time_ns()}.log", "w")
         limit = self.descriptors
         preexec = (lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))) if limit else None
-        self.proc = subprocess.Popen([GBELY, "arena", "serve", str(self.config)], env=self.env(), stdout=self.log,
+        listen = ["--listen", f"{self.host}:{self.port}"]
+        self.proc = subprocess.Popen([GBELY, "arena", "serve", str(self.config), *listen], env=self.env(), stdout=self.log,
                                      stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=preexec)
         end = time.time() + 60
         while time.time() < end:
@@ -290,3 +295,33 @@ SYNTAX_ERROR = '''AGENT_NAME = "broken"
 def decide(stav)
     return []
 '''
+
+
+def csrf_of(page) -> str:
+    page.goto(page.url.split("/me")[0].split("/org")[0] + "/me")
+    return page.locator("#upload input[name=csrf]").input_value()
+
+
+def post_upload(page, arena: Arena, name: str, source: str) -> int:
+    r = page.context.request.post(arena.url + "/upload", max_redirects=0, multipart={
+        "csrf": csrf_of(page), "file": {"name": name, "mimeType": "text/x-python", "buffer": source.encode()}})
+    assert r.status == 303, (r.status, r.text())
+    return int(r.headers["location"].rsplit("/", 1)[1])
+
+
+def wait_until(what, timeout=180):
+    end = time.time() + timeout
+    while time.time() < end:
+        got = what()
+        if got:
+            return got
+        time.sleep(0.2)
+    raise AssertionError("timed out")
+
+
+def slow_agent(name):
+    """The expander taking 20 ms a round: a match lasts 3 s at least, so that it is still being
+    played when the test kills its judge a second after it started (a plain expander's match in
+    a quick sandbox can be over by then)."""
+    return good_agent(name).replace("def decide(stav):\n", "def decide(stav):\n    time.sleep(0.02)\n", 1).replace(
+        "import math\n", "import math\nimport time\n", 1)

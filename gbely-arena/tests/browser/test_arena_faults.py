@@ -23,7 +23,8 @@ import uuid
 
 import pytest
 
-from arena_kit import AFTER_DEADLINE, AT_DEADLINE, GBELY, Arena, Sink, body_of, good_agent, sign_in, zombie_children
+from arena_kit import (AFTER_DEADLINE, AT_DEADLINE, GBELY, Arena, Sink, body_of, csrf_of, good_agent, post_upload, sign_in,
+                       slow_agent, wait_until, zombie_children)
 
 
 @pytest.fixture
@@ -31,18 +32,6 @@ def sink():
     s = Sink()
     yield s
     s.stop()
-
-
-def csrf_of(page) -> str:
-    page.goto(page.url.split("/me")[0].split("/org")[0] + "/me")
-    return page.locator("#upload input[name=csrf]").input_value()
-
-
-def post_upload(page, arena: Arena, name: str, source: str) -> int:
-    r = page.context.request.post(arena.url + "/upload", max_redirects=0, multipart={
-        "csrf": csrf_of(page), "file": {"name": name, "mimeType": "text/x-python", "buffer": source.encode()}})
-    assert r.status == 303, (r.status, r.text())
-    return int(r.headers["location"].rsplit("/", 1)[1])
 
 
 def parallel(n: int, call) -> list:
@@ -81,24 +70,6 @@ def post_upload_raw(arena: Arena, cookie: str, csrf: str, name: str, source: byt
              f'Content-Type: text/x-python\r\n\r\n'.encode() + source + b"\r\n", f"--{boundary}--\r\n".encode()]
     headers = {"Content-Type": f"multipart/form-data; boundary={boundary}", "Cookie": f"gbely_arena={cookie}"}
     return request(arena, "POST", "/upload", b"".join(parts), headers)
-
-
-def wait_until(what, timeout=180):
-    end = time.time() + timeout
-    while time.time() < end:
-        got = what()
-        if got:
-            return got
-        time.sleep(0.2)
-    raise AssertionError("timed out")
-
-
-def slow_agent(name):
-    """The expander taking 20 ms a round: a match lasts 3 s at least, so that it is still being
-    played when the test kills its judge a second after it started (a plain expander's match in
-    a quick sandbox can be over by then)."""
-    return good_agent(name).replace("def decide(stav):\n", "def decide(stav):\n    time.sleep(0.02)\n", 1).replace(
-        "import math\n", "import math\nimport time\n", 1)
 
 
 def test_kill_9_of_the_server_and_of_a_worker_mid_judging_leaves_one_result_a_submission(sink, pages, tmp_path):

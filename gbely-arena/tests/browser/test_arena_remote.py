@@ -1,0 +1,298 @@
+"""Judges over HTTP (`gbely arena worker --server URL`), tested as they will run: the worker in a
+network namespace of its own (its own loopback, a veth pair to the test's namespace, where the
+server listens on the veth address), with the server's folder — its configuration, data folder
+and SQLite database — hidden under an empty tmpfs in the worker's mount namespace. The worker is
+killed mid-match and started again; the server keeps the lease rules of its own judges: the
+dead worker's job is judged again, one result a submission, a late result dropped. A token an
+organiser revokes is refused at once.
+
+The worker's API is also driven by hand (a worker that misbehaves): no token, a wrong one, a
+late attempt's heartbeat, file and result, a judged result without its replay, a second result."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from arena_kit import GBELY, Arena, Sink, body_of, post_upload, sign_in, slow_agent, wait_until
+
+
+@pytest.fixture
+def sink():
+    s = Sink()
+    yield s
+    s.stop()
+
+
+def sh(*cmd: str) -> str:
+    return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+
+
+class Netns:
+    """A network namespace of the test's own, with its own loopback up and a veth pair to the
+    test's namespace: `outer` (10.213.K.1) on the test's side, `inner` (10.213.K.2) in it."""
+
+    def __init__(self):
+        assert os.geteuid() == 0, "network namespaces need root (CI runs the tests as root)"
+        k = os.getpid() % 200 + 20
+        self.name = f"gbely-worker-{os.getpid()}"
+        self.veth = f"gbw{os.getpid() % 100000}"
+        self.outer, self.inner = f"10.213.{k}.1", f"10.213.{k}.2"
+        sh("ip", "netns", "add", self.name)
+        try:
+            sh("ip", "netns", "exec", self.name, "ip", "link", "set", "lo", "up")
+            sh("ip", "link", "add", self.veth, "type", "veth", "peer", "name", "eth0", "netns", self.name)
+            sh("ip", "addr", "add", f"{self.outer}/30", "dev", self.veth)
+            sh("ip", "link", "set", self.veth, "up")
+            sh("ip", "netns", "exec", self.name, "ip", "addr", "add", f"{self.inner}/30", "dev", "eth0")
+            sh("ip", "netns", "exec", self.name, "ip", "link", "set", "eth0", "up")
+        except Exception:
+            self.close()
+            raise
+
+    def command(self, cmd: list[str], hide: list) -> list[str]:
+        """`cmd` run in the namespace, in a mount namespace of its own where each of `hide` is
+        an empty tmpfs."""
+        mounts = " && ".join(f"mount -t tmpfs gbely-hidden '{h}'" for h in hide)
+        return ["ip", "netns", "exec", self.name, "unshare", "--mount", "--propagation", "private",
+                "sh", "-c", f'{mounts} && exec "$@"', "sh", *cmd]
+
+    def pids(self) -> list[str]:
+        return sh("ip", "netns", "pids", self.name).split()
+
+    def close(self):
+        for pid in self.pids() if os.path.exists(f"/run/netns/{self.name}") else []:
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        subprocess.run(["ip", "link", "del", self.veth], capture_output=True)
+        subprocess.run(["ip", "netns", "del", self.name], capture_output=True)
+
+
+@pytest.fixture
+def netns():
+    ns = Netns()
+    yield ns
+    ns.close()
+
+
+def issue_token(page, arena: Arena, name: str) -> str:
+    """An organiser's page issues a worker token: shown once."""
+    page.goto(arena.url + "/org")
+    page.fill("#worker-name", name)
+    page.click("#issue-worker button")
+    page.wait_for_selector("#worker-token")
+    token = page.locator("#worker-token").inner_text().strip()
+    assert re.fullmatch(r"gbw_[0-9a-f]{64}", token), token
+    return token
+
+
+def start_worker(arena: Arena, netns: Netns, token: str, folder) -> subprocess.Popen:
+    log = open(arena.folder.parent / f"remote-worker-{time.time_ns()}.log", "w")
+    cmd = netns.command([GBELY, "arena", "worker", "--server", arena.url, "--folder", str(folder)], hide=[arena.folder])
+    # The token in the environment, as the worker's help says; no $GBELY_ARENA_CLOCK: nothing of
+    # the server's reaches it.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GBELY_ARENA")}
+    w = subprocess.Popen(cmd, env={**env, "GBELY_WORKER_TOKEN": token}, stdout=log, stderr=subprocess.STDOUT,
+                         start_new_session=True, cwd="/")
+    w.log_path = log.name
+    return w
+
+
+PROBE = """import os, socket, sys
+seen = os.listdir(sys.argv[1])
+s = socket.socket()
+s.settimeout(3)
+try:
+    s.connect(("127.0.0.1", int(sys.argv[2])))
+    reach = "reached"
+except OSError as e:
+    reach = "refused"
+print(len(seen), reach)
+"""
+
+
+def test_a_worker_in_its_own_namespace_judges_over_http_is_killed_restarted_and_revoked(sink, pages, netns, tmp_path):
+    server_dir = tmp_path / "server"
+    server_dir.mkdir()
+    arena = Arena(server_dir, sink, workers=0, lease=3, rounds=150, host=netns.outer)
+    arena.start()
+    workers = []
+    try:
+        # What the worker's namespace sees: no file of the server's folder, and nothing listens
+        # on its own loopback at the server's port (the server is reached over the veth pair).
+        probe = subprocess.run(netns.command([sys.executable, "-c", PROBE, str(arena.folder), str(arena.port)],
+                                             hide=[arena.folder]), capture_output=True, text=True, check=True)
+        assert probe.stdout.split() == ["0", "refused"], probe
+        assert len(os.listdir(arena.data)) > 0, "the server's data folder, seen from the test's side"
+
+        org = pages()
+        sign_in(org.page, arena, sink, "org@mail.example")
+        token = issue_token(org.page, arena, "hall-pc-1")
+        # Kept hashed: the token itself is nowhere in the database.
+        stored = arena.sqlite("SELECT name, token_hash, revoked FROM workers")
+        assert stored == [("hall-pc-1", hashlib.sha256(token.encode()).hexdigest(), 0)], stored
+        assert token.encode() not in b"".join(p.read_bytes() for p in arena.data.glob("arena.sqlite*"))
+
+        ana = pages()
+        sign_in(ana.page, arena, sink, "ana@mail.example")
+        sid = post_upload(ana.page, arena, "ana.py", slow_agent("ana 1"))
+        ana.close()
+
+        work = tmp_path / "worker"
+        first = start_worker(arena, netns, token, work)
+        workers.append(first)
+        # Judged by the worker: the job is its (worker_id 1) and the participant sees `running`.
+        running = lambda: arena.sqlite(f"SELECT s.state, j.worker_id, j.attempt FROM submissions s JOIN jobs j "
+                                       f"ON j.submission = s.id WHERE s.id = {sid} AND s.state = 'running'")
+        assert wait_until(running, timeout=120) == [("running", 1, 1)]
+        time.sleep(1.0)
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+        # Its agents die with it: nothing is left running in the namespace.
+        wait_until(lambda: netns.pids() == [], timeout=20)
+        assert arena.sqlite(f"SELECT COUNT(*) FROM results WHERE submission = {sid}")[0][0] == 0, "killed mid-match"
+
+        second = start_worker(arena, netns, token, work)
+        workers.append(second)
+        msg = sink.wait_for("ana@mail.example", f"your submission {sid}", timeout=300)
+        assert "% of the map" in body_of(msg) or "share" in body_of(msg).lower(), body_of(msg)
+        # One result, from the second attempt (the first's lease lapsed after 3 s).
+        jobs = arena.sqlite(f"SELECT state, attempt, worker_id FROM jobs WHERE submission = {sid}")
+        assert jobs == [("done", 2, 1)], jobs
+        result = arena.sqlite(f"SELECT share, replay, log FROM results WHERE submission = {sid}")
+        assert len(result) == 1 and result[0][0] is not None, result
+        share, replay, log = result[0]
+        assert replay == f"judging/{sid}-2/replay.json.gz" and log == f"judging/{sid}-2/agent.log", result[0]
+        assert arena.sqlite(f"SELECT state FROM submissions WHERE id = {sid}") == [("scored",)]
+        # The replay the worker sent is whole: its result is the one kept, and the engine
+        # re-simulates it to that result.
+        sides = json.load(gzip.open(arena.data / replay))["result"]["sides"]
+        assert (sides[0]["name"], sides[0]["score"]) == ("ana 1", share), sides[0]
+        verified = subprocess.run([GBELY, "replay", "verify", str(arena.data / replay)], capture_output=True, text=True)
+        assert verified.returncode == 0, verified.stdout + verified.stderr
+        assert (arena.data / log).is_file(), "the agent's log (empty: the agent prints nothing), sent by the worker"
+        # Only this attempt's folder is kept on the server; the worker keeps no job's files (the
+        # killed worker's were removed when the second started in its folder).
+        assert sorted(p.name for p in (arena.data / "judging").iterdir()) == [f"{sid}-2"]
+        assert [p.name for p in work.rglob("*") if p.is_file()] == [".lock"], list(work.rglob("*"))
+
+        # The organisers' page lists it, with its host and the job it ended; revoked, the token
+        # is refused and the worker stops with the reason.
+        org.page.goto(arena.url + "/org")
+        row = org.page.locator("#worker-list tr[data-worker='1']")
+        assert "hall-pc-1" in row.inner_text() and "\t1\t" in row.inner_text().replace("\n", "\t"), row.inner_text()
+        row.locator("button").click()
+        org.page.wait_for_load_state()
+        assert "revoked" in org.page.locator("#worker-list tr[data-worker='1']").inner_text()
+        assert second.wait(timeout=30) != 0
+        said = open(second.log_path).read()
+        assert "revoked" in said, said
+        audit = [r[0] for r in arena.sqlite("SELECT what FROM audit ORDER BY id")]
+        assert "issue a worker token" in audit and "revoke a worker token" in audit, audit
+        org.close()
+    finally:
+        for w in workers:
+            if w.poll() is None:
+                w.send_signal(signal.SIGKILL)
+                w.wait()
+        arena.stop()
+
+
+def api(arena: Arena, method: str, path: str, token: str | None = None, body: bytes | None = None,
+        json_body=None) -> tuple[int, bytes]:
+    headers = {}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    if json_body is not None:
+        body = json.dumps(json_body).encode()
+        headers["Content-Type"] = "application/json"
+    req = urllib.request.Request(arena.url + path, data=body, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
+def test_the_workers_api_keeps_the_lease_rules_against_a_misbehaving_worker(sink, pages, tmp_path):
+    arena = Arena(tmp_path, sink, workers=0, lease=2)
+    arena.start()
+    try:
+        org = pages()
+        sign_in(org.page, arena, sink, "org@mail.example")
+        one, two = issue_token(org.page, arena, "one"), issue_token(org.page, arena, "two")
+        assert one != two
+        ana = pages()
+        sign_in(ana.page, arena, sink, "ana@mail.example")
+        source = slow_agent("ana 1")
+        sid = post_upload(ana.page, arena, "ana.py", source)
+
+        # Without a token, with a made-up one: refused, and nothing is claimed.
+        assert api(arena, "POST", "/worker/claim")[0] == 401
+        status, said = api(arena, "POST", "/worker/claim", "gbw_" + "0" * 64)
+        assert status == 401 and b"unknown worker token" in said, said
+        assert arena.sqlite("SELECT state FROM jobs") == [("queued",)]
+
+        status, said = api(arena, "POST", "/worker/claim", one, json_body={"host": "pc-1"})
+        assert status == 200, said
+        claim = json.loads(said)
+        job = claim["assignment"]["job"]
+        assert (job["submission"], job["attempt"]) == (sid, 1)
+        assert claim["assignment"]["file_name"] == "ana.py" and claim["assignment"]["settings"]["rounds"] == 40
+        assert claim["map"].startswith("gbely-map"), claim["map"][:40]
+        base = f"/worker/jobs/{job['id']}/1"
+        assert api(arena, "GET", base + "/file", one) == (200, source.encode())
+        # Another worker may not read it, nor claim it while the lease runs.
+        assert api(arena, "GET", base + "/file", two)[0] == 409
+        assert api(arena, "POST", "/worker/claim", two)[0] == 204
+        status, said = api(arena, "POST", base + "/heartbeat", one, json_body={"state": "running"})
+        assert status == 200, said
+        assert arena.sqlite(f"SELECT state FROM submissions WHERE id = {sid}") == [("running",)]
+        assert api(arena, "POST", base + "/heartbeat", one, json_body={"state": "scored"})[0] == 400
+        # A name outside the three files, a judged result without its replay: refused.
+        assert api(arena, "PUT", base + "/files/arena.sqlite", one, body=b"x")[0] == 404
+        assert api(arena, "PUT", base + "/files/..%2Farena.sqlite", one, body=b"x")[0] == 404
+        judged = {"judged": {"reason": "", "check": "{}", "outcome": {
+            "submission": 999, "share": 99.0, "cells": 9, "tiebreak": None, "violations": 0, "disqualified": None,
+            "council_fell": None, "rounds": 150, "replay": "../../etc/passwd", "log": "", "judged": 0,
+            "times": {"limit": 2.0, "slowest": []}}}}
+        status, said = api(arena, "POST", base + "/result", one, json_body=judged)
+        assert status == 400 and b"replay" in said, (status, said)
+
+        # Worker one falls silent: after the lease (2 s) worker two takes the job as attempt 2.
+        time.sleep(3)
+        status, said = api(arena, "POST", "/worker/claim", two, json_body={"host": "pc-2"})
+        assert status == 200, said
+        assert json.loads(said)["assignment"]["job"]["attempt"] == 2
+        # Worker one's late heartbeat, file and result are refused; nothing of it is kept.
+        assert api(arena, "POST", base + "/heartbeat", one)[0] == 409
+        assert api(arena, "PUT", base + "/files/agent.log", one, body=b"late")[0] == 409
+        late = {"error": {"reason": "late"}}
+        assert api(arena, "POST", base + "/result", one, json_body=late)[0] == 409
+        assert not (arena.data / "judging" / f"{sid}-1").exists()
+        # Worker two's result is kept, once.
+        second = f"/worker/jobs/{job['id']}/2"
+        status, said = api(arena, "POST", second + "/result", two, json_body={"error": {"reason": "no sandbox here"}})
+        assert status == 200, said
+        assert api(arena, "POST", second + "/result", two, json_body={"error": {"reason": "again"}})[0] == 409
+        assert arena.sqlite(f"SELECT state, reason FROM submissions WHERE id = {sid}") == [("error", "no sandbox here")]
+        assert arena.sqlite("SELECT state, attempt, worker_id FROM jobs") == [("done", 2, 2)]
+        # Nothing is left to claim.
+        assert api(arena, "POST", "/worker/claim", two)[0] == 204
+        # (Closed before the server stops: their event streams would be cut.)
+        org.close(), ana.close()
+    finally:
+        arena.stop()
