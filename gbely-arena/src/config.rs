@@ -152,6 +152,9 @@ pub struct Judge {
     /// Seconds a worker holds a job without renewing it; a job whose worker died is judged again
     /// after it.
     pub lease_seconds: u64,
+    /// The share of the server's own speed a worker over HTTP must measure to be given jobs
+    /// (`speed.rs`; 0: any).
+    pub min_speed: f64,
     pub python: Option<String>,
 }
 
@@ -163,6 +166,7 @@ impl Default for Judge {
             sandbox: SandboxMode::Require,
             check_rounds: 10,
             lease_seconds: 60,
+            min_speed: 0.5,
             python: None,
         }
     }
@@ -432,6 +436,9 @@ impl Config {
         let judge = f.judge;
         if judge.lease_seconds < 2 {
             return Err("judge.lease_seconds: at least 2".into());
+        }
+        if !(judge.min_speed.is_finite() && judge.min_speed >= 0.0) {
+            return Err(format!("judge.min_speed {}: a share of the server's speed, 0 or more", judge.min_speed));
         }
         for (key, v) in
             [("limits.header_seconds", f.limits.header_seconds), ("limits.idle_seconds", f.limits.idle_seconds)]

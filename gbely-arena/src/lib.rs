@@ -33,6 +33,7 @@ pub mod mail;
 pub mod pages;
 pub mod remote;
 pub mod similarity;
+pub mod speed;
 pub mod store;
 pub mod workers;
 
@@ -165,6 +166,9 @@ pub struct Arena {
     export: export::Cache,
     /// What ends a job (its result kept, the participant e-mailed), also one judged over HTTP.
     judging: Judging,
+    /// The judges' speed workload on this machine, measured at the start: the reference of the
+    /// workers' figures.
+    reference: Arc<std::sync::OnceLock<Result<speed::Speed, String>>>,
 }
 
 /// The uploads a similarity review ranked: (submission, its result's judging time or 0).
@@ -276,7 +280,18 @@ pub fn serve(config: Config, python: String, listen: SocketAddr) -> Result<Runni
         review: Mutex::new(None),
         export: export::Cache::default(),
         judging: judging.clone(),
+        reference: Arc::default(),
     });
+    {
+        // Measured beside the start (a few seconds at most), once.
+        let (reference, python) = (Arc::clone(&arena.reference), python.clone());
+        std::thread::Builder::new()
+            .name("gbely-arena-speed".into())
+            .spawn(move || {
+                let _ = reference.set(speed::measure(&python));
+            })
+            .map_err(|e| ArenaError::Other(format!("cannot start the speed measurement: {e}")))?;
+    }
     let listener = rt
         .block_on(tokio::net::TcpListener::bind(listen))
         .map_err(|error| ArenaError::Listen { addr: listen.to_string(), error })?;

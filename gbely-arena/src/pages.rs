@@ -59,19 +59,36 @@ mark.shared { background: #f5c16c66; color: inherit; }
 }
 "#;
 
-/// Re-reads `#live` from `?part=1` at each `changed` event (the first, on connecting, included).
+/// Re-reads `#live` from `?part=1` at each `changed` event (the first, on connecting, included),
+/// except while a form in it is being filled in (a field in focus, or typed in): replacing it
+/// would throw away what the user typed (an organiser naming a worker, a submission to re-judge).
+/// A change skipped so is shown once the field is left.
 const SCRIPT: &str = r#"
 (function () {
   var live = document.getElementById('live');
   if (!live || !window.EventSource) return;
-  var busy = false, again = false;
+  var busy = false, again = false, held = false;
+  function filling() {
+    var a = document.activeElement;
+    if (a && live.contains(a) && /^(INPUT|TEXTAREA|SELECT)$/.test(a.tagName)) return true;
+    var fields = live.querySelectorAll('input:not([type=hidden]), textarea');
+    for (var i = 0; i < fields.length; i++) {
+      var f = fields[i];
+      if ((f.type === 'checkbox' || f.type === 'radio') ? f.checked !== f.defaultChecked : f.value !== f.defaultValue) return true;
+    }
+    return false;
+  }
   function reload() {
+    if (filling()) { held = true; return; }
     if (busy) { again = true; return; }
     busy = true;
     fetch(live.dataset.part, {credentials: 'same-origin'}).then(function (r) { return r.ok ? r.text() : null; })
-      .then(function (t) { if (t !== null) live.innerHTML = t; })
+      .then(function (t) { if (t !== null && !filling()) live.innerHTML = t; else if (t !== null) held = true; })
       .finally(function () { busy = false; if (again) { again = false; reload(); } });
   }
+  live.addEventListener('focusout', function () {
+    setTimeout(function () { if (held && !filling()) { held = false; reload(); } }, 0);
+  });
   // The first event too: a change between the page's rendering and the stream's start is not missed.
   new EventSource('/events').addEventListener('changed', reload);
 })();

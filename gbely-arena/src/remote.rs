@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::judge::{hostname, play, Assignment, CHECK_LOG, REPLAY};
+use super::speed::Speed;
 use super::store::{SubmissionState, Verdict};
 use super::workers::{Claim, ClaimRequest, Heartbeat, AGENT_LOG};
 use super::ArenaError;
@@ -90,12 +91,12 @@ impl Client {
         })
     }
 
-    fn claim(&self, host: &str) -> Result<Option<Claim>, Failure> {
+    fn claim(&self, host: &str, speed: Speed) -> Result<Option<Claim>, Failure> {
         let sent = self
             .agent
             .post(&self.url("/worker/claim"))
             .header("authorization", &self.auth)
-            .send_json(ClaimRequest { host: host.to_string() });
+            .send_json(ClaimRequest { host: host.to_string(), speed: Some(speed) });
         let mut answer = self.checked("asking for a job", sent)?;
         if answer.status().as_u16() == 204 {
             return Ok(None);
@@ -181,14 +182,22 @@ pub fn work_remote(options: RemoteOptions) -> Result<(), ArenaError> {
     let closing = Arc::new(AtomicBool::new(false));
     let refused: Arc<Mutex<Option<String>>> = Arc::default();
     let host = hostname();
+    let speed = Arc::new(Mutex::new(measured(&options.python)?));
     let threads: Vec<_> = (0..options.jobs.max(1))
         .map(|k| {
-            let (client, options, closing, refused, host) =
-                (client.clone(), options.clone(), Arc::clone(&closing), Arc::clone(&refused), host.clone());
+            let (client, options, closing, refused, host, speed) = (
+                client.clone(),
+                options.clone(),
+                Arc::clone(&closing),
+                Arc::clone(&refused),
+                host.clone(),
+                Arc::clone(&speed),
+            );
             std::thread::Builder::new()
                 .name(format!("gbely-worker-{k}"))
                 .spawn(move || {
-                    let me = Worker { client, options, closing: Arc::clone(&closing), host: format!("{host}:{k}") };
+                    let me =
+                        Worker { client, options, closing: Arc::clone(&closing), host: format!("{host}:{k}"), speed };
                     if let Err(why) = me.run() {
                         refused.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(why);
                         closing.store(true, Ordering::Relaxed);
@@ -209,12 +218,26 @@ pub fn work_remote(options: RemoteOptions) -> Result<(), ArenaError> {
     why.map_or(Ok(()), |why| Err(ArenaError::Other(why)))
 }
 
+/// This machine's speed, measured now (said on the terminal).
+fn measured(python: &str) -> Result<(Speed, Instant), ArenaError> {
+    let speed = crate::speed::measure(python).map_err(ArenaError::Other)?;
+    eprintln!(
+        "gbely: this machine's speed: the engine's match {:.0} ms, the Python workload {:.0} ms (measured again every {} min)",
+        speed.engine_ms,
+        speed.python_ms,
+        crate::speed::EVERY.as_secs() / 60
+    );
+    Ok((speed, Instant::now()))
+}
+
 /// One judge's loop.
 struct Worker {
     client: Client,
     options: RemoteOptions,
     closing: Arc<AtomicBool>,
     host: String,
+    /// The machine's last measured speed, shared by its judges, and when it was measured.
+    speed: Arc<Mutex<(Speed, Instant)>>,
 }
 
 impl Worker {
@@ -230,7 +253,15 @@ impl Worker {
         let mut backoff = Duration::from_secs(1);
         let mut last_trouble = String::new();
         while !self.closing.load(Ordering::Relaxed) {
-            match self.client.claim(&self.host) {
+            let speed = {
+                let mut last = self.speed.lock().unwrap_or_else(|e| e.into_inner());
+                if last.1.elapsed() >= crate::speed::EVERY {
+                    // Measured between jobs (this judge's; the machine's others may be playing).
+                    *last = measured(&self.options.python).map_err(|e| e.to_string())?;
+                }
+                last.0
+            };
+            match self.client.claim(&self.host, speed) {
                 Ok(Some(claim)) => {
                     backoff = Duration::from_secs(1);
                     last_trouble.clear();

@@ -34,6 +34,7 @@ use serde::{Deserialize, Serialize};
 use super::api::ApiError;
 use super::i18n::Lang;
 use super::judge::{submission_file, unix_now, Assignment, CHECK_LOG, REPLAY};
+use super::speed::Speed;
 use super::store::{Job, SubmissionState, Verdict, Worker};
 use super::{hashed, organiser_form, redirect, Arena, Shared, Ui, User};
 use gbely_engine::app::runs::agent_spec::AgentSpec;
@@ -62,6 +63,10 @@ pub struct ClaimRequest {
     /// The machine it runs on (shown on `/org`).
     #[serde(default)]
     pub host: String,
+    /// Its last measured speed ([`crate::speed::measure`]); a worker without one is given no
+    /// job where the competition asks for a speed (`judge.min_speed`).
+    #[serde(default)]
+    pub speed: Option<Speed>,
 }
 
 /// A lease's renewal.
@@ -82,6 +87,7 @@ pub(crate) fn routes() -> Router<Arc<Arena>> {
         .route("/worker/jobs/{job}/{attempt}/release", post(release))
         .route("/org/workers", post(issue))
         .route("/org/workers/{id}/revoke", post(revoke))
+        .route("/org/workers/{id}/rejudge", post(rejudge_timeouts))
 }
 
 fn error(status: StatusCode, why: impl Into<String>) -> Response {
@@ -134,7 +140,7 @@ async fn held(a: &Arena, w: &Worker, job: i64, attempt: i64) -> Result<Job, Resp
 }
 
 async fn claim(State(a): Shared, headers: HeaderMap, body: Option<Json<ClaimRequest>>) -> Response {
-    let host = body.map(|Json(b)| b.host).unwrap_or_default();
+    let ClaimRequest { host, speed } = body.map(|Json(b)| b).unwrap_or_default();
     let host: String = host.chars().filter(|c| !c.is_control()).take(80).collect();
     let w = match worker_of(&a, &headers, Some(&host)).await {
         Ok(w) => w,
@@ -142,6 +148,9 @@ async fn claim(State(a): Shared, headers: HeaderMap, body: Option<Json<ClaimRequ
     };
     if a.closing.load(Ordering::Relaxed) {
         return error(StatusCode::SERVICE_UNAVAILABLE, "the server is stopping: ask again later");
+    }
+    if let Some(refused) = a.too_slow(&w, speed.filter(Speed::is_plausible)).await {
+        return refused;
     }
     // A worker plays the opponent itself: one gbely carries (not a program of the server's).
     let opponent = &a.config.leaderboard.opponent;
@@ -181,6 +190,62 @@ async fn claim(State(a): Shared, headers: HeaderMap, body: Option<Json<ClaimRequ
         Err(e) => return internal("reading the job's submission", &e),
     };
     Json(Claim { assignment: Assignment::new(&a.config, &job, &sub), map }).into_response()
+}
+
+impl Arena {
+    /// Records a worker's speed; a refusal when it is slower than `judge.min_speed` of the
+    /// server's own (or sends none while a speed is asked for).
+    async fn too_slow(&self, w: &Worker, speed: Option<Speed>) -> Option<Response> {
+        let reference = match self.reference.get() {
+            Some(Ok(r)) => Some(*r),
+            Some(Err(e)) => {
+                eprintln!(
+                    "gbely arena: the server's own speed could not be measured, no worker is refused for speed: {e}"
+                );
+                None
+            }
+            None => None,
+        };
+        let share = match (speed, reference) {
+            (Some(s), Some(r)) => {
+                let share = s.share_of(&r);
+                let newer = w.speed.as_ref().is_none_or(|(old, _, _)| *old != s);
+                if newer {
+                    if let Err(e) = self.store.set_worker_speed(w.id, &s, share, unix_now()).await {
+                        return Some(internal("recording the worker's speed", &e));
+                    }
+                }
+                Some((s, r, share))
+            }
+            _ => None,
+        };
+        let min = self.config.judge.min_speed;
+        if min <= 0.0 {
+            return None;
+        }
+        match (share, speed, self.reference.get()) {
+            // Still measuring the reference (the server's first seconds): ask again soon.
+            (_, _, None) => Some(error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the server is measuring its own speed, the workers' reference: ask again in a moment",
+            )),
+            (_, _, Some(Err(_))) => None,
+            (_, None, Some(Ok(_))) => Some(error(
+                StatusCode::FORBIDDEN,
+                format!("this competition gives jobs to workers that send their speed (at least {min} of the server's)"),
+            )),
+            (Some((s, r, share)), _, _) if share < min => Some(error(
+                StatusCode::FORBIDDEN,
+                format!(
+                    "worker `{}` is too slow for this competition: it measured {share:.2} of the server's speed (engine \
+                     {:.0} ms against {:.0} ms, Python {:.0} ms against {:.0} ms); it asks for at least {min}, so that \
+                     no agent times out for the judge's slowness",
+                    w.name, s.engine_ms, r.engine_ms, s.python_ms, r.python_ms
+                ),
+            )),
+            _ => None,
+        }
+    }
 }
 
 async fn file(State(a): Shared, headers: HeaderMap, UrlPath((job, attempt)): UrlPath<(i64, i64)>) -> Response {
@@ -418,6 +483,32 @@ async fn revoke(
     }
 }
 
+/// Judges again, in one click, the uploads a worker disqualified by timeouts (a worker later
+/// found slow may have caused them).
+async fn rejudge_timeouts(
+    State(a): Shared,
+    ui: Ui,
+    headers: HeaderMap,
+    UrlPath(id): UrlPath<i64>,
+    Form(f): Form<CsrfOnly>,
+) -> Response {
+    let user = match organiser_form(&a, &ui, &headers, &f.csrf).await {
+        Ok(u) => u,
+        Err(r) => return r,
+    };
+    let ids = match a.store.timeout_disqualifications(id).await {
+        Ok(ids) => ids,
+        Err(e) => return a.internal(&ui, Some(&user), |l| tr!(l, "doing-queue-rejudge"), &e),
+    };
+    if let Err(e) = a.store.rejudge(Some(&ids), unix_now()).await {
+        return a.internal(&ui, Some(&user), |l| tr!(l, "doing-queue-rejudge"), &e);
+    }
+    let listed = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(", ");
+    a.audit(&user, "re-judge a worker's timeout disqualifications", &format!("worker {id}: submissions {listed}"))
+        .await;
+    redirect("/org#workers")
+}
+
 /// The organisers' page's section: the workers over HTTP and the form that issues a token.
 pub(crate) async fn org_section(a: &Arena, l: Lang, user: &User) -> Markup {
     let workers = a.store.workers().await.unwrap_or_default();
@@ -435,6 +526,7 @@ pub(crate) async fn org_section(a: &Arena, l: Lang, user: &User) -> Markup {
                         th { (tr!(l, "workers-col-issued")) }
                         th { (tr!(l, "workers-col-seen")) }
                         th { (tr!(l, "workers-col-judged")) }
+                        th { (tr!(l, "workers-col-speed")) }
                         th { (tr!(l, "workers-col-state")) }
                     } }
                     tbody {
@@ -447,6 +539,27 @@ pub(crate) async fn org_section(a: &Arena, l: Lang, user: &User) -> Markup {
                                     @if !w.host.is_empty() { " (" (w.host) ")" }
                                 }
                                 td { (w.judged) }
+                                td.speed {
+                                    @match &w.speed {
+                                        Some((s, share, at)) => {
+                                            @if *share < a.config.judge.min_speed {
+                                                strong { (tr!(l, "workers-slow", share = l.decimal(*share, 2))) }
+                                            } @else {
+                                                (tr!(l, "workers-speed", share = l.decimal(*share, 2)))
+                                            }
+                                            br;
+                                            span.muted { (tr!(l, "workers-speed-figures", engine = l.decimal(s.engine_ms, 0),
+                                                python = l.decimal(s.python_ms, 0), at = when(*at))) }
+                                        }
+                                        None => { "—" }
+                                    }
+                                    @if !w.timeouts.is_empty() {
+                                        form method="post" action=(format!("/org/workers/{}/rejudge", w.id)) {
+                                            input type="hidden" name="csrf" value=(user.csrf);
+                                            button.rejudge-timeouts { (tr!(l, "workers-rejudge-timeouts", count = w.timeouts.len())) }
+                                        }
+                                    }
+                                }
                                 td {
                                     @match w.revoked {
                                         Some(t) => { (tr!(l, "workers-revoked", at = when(t))) }

@@ -12,3 +12,9 @@ CREATE TABLE workers (
 );
 -- Which of them holds or held a job (0: a judge of the database's own).
 ALTER TABLE jobs ADD COLUMN worker_id BIGINT NOT NULL DEFAULT 0;
+-- Its last measured speed (`speed.rs`): the workload's milliseconds, engine and Python, its
+-- share of the server's own figures then, and when (0: never measured).
+ALTER TABLE workers ADD COLUMN engine_ms DOUBLE PRECISION NOT NULL DEFAULT 0;
+ALTER TABLE workers ADD COLUMN python_ms DOUBLE PRECISION NOT NULL DEFAULT 0;
+ALTER TABLE workers ADD COLUMN speed DOUBLE PRECISION NOT NULL DEFAULT 0;
+ALTER TABLE workers ADD COLUMN measured BIGINT NOT NULL DEFAULT 0;

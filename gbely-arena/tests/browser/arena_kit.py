@@ -143,6 +143,7 @@ time_limit = 2.0
 sandbox = "require"
 check_rounds = 5
 lease_seconds = {lease}
+min_speed = {min_speed}
 
 [limits]
 uploads_per_hour = {uploads_per_hour}
@@ -169,7 +170,7 @@ class Arena:
                  lease: int = 60, rate: float = 20.0, final_rounds: int = 20, uploads_per_hour: int = 30,
                  upload_seconds: int = 60, header_seconds: int = 10, connections: int = 0,
                  descriptors: int | None = None, language: str = "en", rules: str | None = None,
-                 host: str = "127.0.0.1"):
+                 host: str = "127.0.0.1", min_speed: float = 0.0):
         # The site's default language ("en": the older tests read English from clients that send
         # no Accept-Language); `rules`: a Markdown file's name in `folder`, for /rules.
         self.folder = folder
@@ -181,7 +182,7 @@ class Arena:
         self.port = free_port()
         self.url = f"http://{host}:{self.port}"
         self.config = folder / "arena.toml"
-        self.config.write_text(CONFIG.format(host=host, port=self.port, database=database, rounds=rounds, workers=workers, lease=lease,
+        self.config.write_text(CONFIG.format(host=host, min_speed=min_speed, port=self.port, database=database, rounds=rounds, workers=workers, lease=lease,
                                              rate=rate, final_rounds=final_rounds, smtp=sink.port, uploads_per_hour=uploads_per_hour,
                                              upload_seconds=upload_seconds, header_seconds=header_seconds,
                                              connections=connections, language=language,

@@ -93,7 +93,10 @@ def issue_token(page, arena: Arena, name: str) -> str:
     page.goto(arena.url + "/org")
     page.fill("#worker-name", name)
     page.click("#issue-worker button")
-    page.wait_for_selector("#worker-token")
+    try:
+        page.wait_for_selector("#worker-token")
+    except Exception:
+        raise AssertionError(page.url + "\n" + page.locator("main").inner_text()[:2000])
     token = page.locator("#worker-token").inner_text().strip()
     assert re.fullmatch(r"gbw_[0-9a-f]{64}", token), token
     return token
@@ -194,6 +197,8 @@ def test_a_worker_in_its_own_namespace_judges_over_http_is_killed_restarted_and_
         org.page.goto(arena.url + "/org")
         row = org.page.locator("#worker-list tr[data-worker='1']")
         assert "hall-pc-1" in row.inner_text() and "\t1\t" in row.inner_text().replace("\n", "\t"), row.inner_text()
+        # Its speed as it measured it, against the server's own.
+        assert re.search(r"\d\.\d\d× the server's", row.locator("td.speed").inner_text()), row.inner_text()
         row.locator("button").click()
         org.page.wait_for_load_state()
         assert "revoked" in org.page.locator("#worker-list tr[data-worker='1']").inner_text()
@@ -294,5 +299,79 @@ def test_the_workers_api_keeps_the_lease_rules_against_a_misbehaving_worker(sink
         assert api(arena, "POST", "/worker/claim", two)[0] == 204
         # (Closed before the server stops: their event streams would be cut.)
         org.close(), ana.close()
+    finally:
+        arena.stop()
+
+
+def test_a_worker_slower_than_asked_gets_no_job_and_its_timeouts_are_judged_again_in_one_click(sink, pages, tmp_path):
+    arena = Arena(tmp_path, sink, workers=0, lease=30, min_speed=0.5)
+    arena.start()
+    try:
+        org = pages()
+        sign_in(org.page, arena, sink, "org@mail.example")
+        token = issue_token(org.page, arena, "old-laptop")
+        ana = pages()
+        sign_in(ana.page, arena, sink, "ana@mail.example")
+        sid = post_upload(ana.page, arena, "ana.py", slow_agent("ana 1"))
+        # Until the server has measured its own speed (its first seconds), a worker is asked to
+        # come again; then one that sends no speed is refused.
+        status, said = wait_until(lambda: (lambda r: r if r[0] != 503 else None)(api(arena, "POST", "/worker/claim", token)), 120)
+        assert status == 403 and b"send their speed" in said, said
+        slow = {"engine_ms": 1e7, "python_ms": 1.0}
+        status, said = api(arena, "POST", "/worker/claim", token, json_body={"host": "laptop", "speed": slow})
+        assert status == 403 and b"too slow" in said and b"at least 0.5" in said, said
+        assert arena.sqlite("SELECT state FROM jobs") == [("queued",)]
+        org.page.goto(arena.url + "/org")
+        assert "too slow" in org.page.locator("#worker-list td.speed").inner_text()
+        # (Closed before the server stops: their event streams would be cut.)
+        org.close(), ana.close()
+
+        # The real worker measures itself; asked for 1000 times the server's speed, it is refused
+        # and stops with the reason.
+        text = arena.config.read_text().replace("min_speed = 0.5", "min_speed = 1000")
+        arena.stop()
+        arena.config.write_text(text)
+        arena.start()
+        log = tmp_path / "worker.log"
+        with open(log, "w") as out:
+            w = subprocess.run([GBELY, "arena", "worker", "--server", arena.url, "--folder", str(tmp_path / "w")],
+                               env={**os.environ, "GBELY_WORKER_TOKEN": token}, stdout=out, stderr=subprocess.STDOUT,
+                               timeout=300)
+        said = log.read_text()
+        assert w.returncode != 0 and "too slow" in said and "at least 1000" in said, said
+        assert re.search(r"this machine's speed: the engine's match \d+ ms, the Python workload \d+ ms", said), said
+
+        # Fast enough now: given the job; it disqualifies the upload by timeouts.
+        arena.stop()
+        arena.config.write_text(text.replace("min_speed = 1000", "min_speed = 0.5"))
+        arena.start()
+        fast = {"engine_ms": 1e-3, "python_ms": 1e-3}
+        status, said = wait_until(lambda: (lambda r: r if r[0] != 503 else None)(
+            api(arena, "POST", "/worker/claim", token, json_body={"host": "laptop", "speed": fast})), 120)
+        assert status == 200, said
+        job = json.loads(said)["assignment"]["job"]
+        base = f"/worker/jobs/{job['id']}/{job['attempt']}"
+        assert api(arena, "PUT", base + "/files/replay.json.gz", token, body=b"replay")[0] == 204
+        reason = "disqualified in round 13: the fourth violation (timeout: no answer within 2 s)"
+        verdict = {"judged": {"reason": reason, "check": "{}", "outcome": {
+            "submission": sid, "share": None, "cells": 0, "tiebreak": None, "violations": 4, "disqualified": 13,
+            "council_fell": None, "rounds": 14, "replay": "", "log": "", "judged": 0,
+            "times": {"limit": 2.0, "slowest": [[13, 2000]]}}}}
+        status, said = api(arena, "POST", base + "/result", token, json_body=verdict)
+        assert status == 200, said
+        assert arena.sqlite(f"SELECT state FROM submissions WHERE id = {sid}") == [("disqualified",)]
+
+        # The organiser judges its timeout disqualifications again, in one click.
+        org = pages()
+        sign_in(org.page, arena, sink, "org@mail.example", nth=2)
+        button = org.page.locator("#worker-list button.rejudge-timeouts")
+        assert button.inner_text() == "Re-judge its disqualification by timeouts", button.inner_text()
+        button.click()
+        org.page.wait_for_load_state()
+        assert arena.sqlite(f"SELECT state FROM submissions WHERE id = {sid}") == [("queued",)]
+        assert org.page.locator("#worker-list button.rejudge-timeouts").count() == 0
+        audit = arena.sqlite("SELECT what, detail FROM audit ORDER BY id DESC LIMIT 1")
+        assert audit == [("re-judge a worker's timeout disqualifications", f"worker 1: submissions {sid}")], audit
+        org.close()
     finally:
         arena.stop()

@@ -375,3 +375,11 @@ workers-back = Back to the organisers' page
 workers-err-name = Give the worker a name (it is shown on the organisers' page).
 workers-err-none = There is no valid worker token { $id } (it does not exist, or it was revoked before).
 doing-worker-token = keeping the worker's token
+workers-col-speed = Speed
+workers-speed = { $share }× the server's
+workers-slow = { $share }× the server's: too slow, given no jobs
+workers-speed-figures = engine { $engine } ms, Python { $python } ms ({ $at })
+workers-rejudge-timeouts = Re-judge its { $count ->
+    [one] disqualification
+   *[other] { $count } disqualifications
+} by timeouts

@@ -392,3 +392,12 @@ workers-back = Späť na stránku organizátorov
 workers-err-name = Dajte pracovníkovi meno (zobrazí sa na stránke organizátorov).
 workers-err-none = Platný token pracovníka { $id } neexistuje (nikdy nebol vydaný alebo už bol odvolaný).
 doing-worker-token = ukladaní tokenu pracovníka
+workers-col-speed = Rýchlosť
+workers-speed = { $share }× servera
+workers-slow = { $share }× servera: príliš pomalý, nedostáva úlohy
+workers-speed-figures = engine { $engine } ms, Python { $python } ms ({ $at })
+workers-rejudge-timeouts = Posúdiť znova { $count ->
+    [one] jeho vyradenie
+    [few] jeho { $count } vyradenia
+   *[other] jeho { $count } vyradení
+} pre prekročenie času
