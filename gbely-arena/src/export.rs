@@ -503,9 +503,9 @@ impl Arena {
         let (rows, flash) = (&*standings.board, &*standings.flash);
         let fin = self.store.last_final().await.map_err(|e| e.to_string())?;
         let name = self.config.name.clone();
-        let board = board_doc(&name, &rows, &flash);
+        let board = board_doc(&name, rows, flash);
         let final_ = fin.as_ref().and_then(|f| final_doc(&name, f).map(|d| (f.clone(), d)));
-        let replays = published_replays(&self.config.data, &rows, &flash, final_.as_ref().map(|(f, d)| (f, d)));
+        let replays = published_replays(&self.config.data, rows, flash, final_.as_ref().map(|(f, d)| (f, d)));
         let now = self.now();
         let made =
             tokio::task::spawn_blocking(move || make(&name, now, &board, final_.as_ref().map(|(_, d)| d), &replays))
