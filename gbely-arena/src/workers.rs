@@ -32,10 +32,11 @@ use maud::{html, Markup};
 use serde::{Deserialize, Serialize};
 
 use super::api::ApiError;
+use super::config::Config;
 use super::i18n::Lang;
 use super::judge::{submission_file, unix_now, Assignment, CHECK_LOG, REPLAY};
 use super::speed::Speed;
-use super::store::{Job, SubmissionState, Verdict, Worker};
+use super::store::{Job, Outcome, Submission, SubmissionState, Verdict, Worker};
 use super::{hashed, organiser_form, redirect, Arena, Shared, Ui, User};
 use gbely_engine::app::runs::agent_spec::AgentSpec;
 
@@ -385,6 +386,13 @@ async fn result(
             outcome.replay = replay;
             outcome.log = kept(AGENT_LOG).unwrap_or_default();
             with_log(check);
+            // The result is the replay's: re-simulated here before it is kept.
+            let (config, sub, outcome) = (Arc::clone(&a.config), sub.clone(), outcome.clone());
+            let checked = tokio::task::spawn_blocking(move || replay_gives(&config, &sub, &outcome)).await;
+            if let Err(why) = checked.unwrap_or_else(|e| Err(e.to_string())) {
+                eprintln!("gbely arena: worker `{}`, submission {}: result refused: {why}", w.name, job.submission);
+                return error(StatusCode::UNPROCESSABLE_ENTITY, format!("the result is not its replay's: {why}"));
+            }
         }
         Verdict::CheckFailed { check, .. } => with_log(check),
         Verdict::Error { .. } => {}
@@ -401,6 +409,60 @@ async fn result(
         Ok(Err(e)) => internal("keeping the result", &e),
         Err(e) => internal("keeping the result", &e),
     }
+}
+
+/// Whether a worker's judged verdict is what its replay gives: the replay is a whole match of
+/// the leaderboard's (its map, its rounds, the submission's agent in seat 0), it re-simulates
+/// round by round to its own result (`gbely replay verify`), and that result's figures are the
+/// verdict's. (What it cannot show is that the agent's answers came from the submission's file:
+/// a worker's token is for a machine the organisers run.)
+fn replay_gives(config: &Config, sub: &Submission, outcome: &Outcome) -> Result<(), String> {
+    let path = config.data.join(&outcome.replay);
+    let read =
+        gbely_engine::replays::read_replay_or_cut(&path).map_err(|e| format!("its replay cannot be read: {e}"))?;
+    if read.cut_short {
+        return Err("its replay was cut short: not a whole match".into());
+    }
+    let replay = read.replay;
+    let map = replay.check().map_err(|e| format!("its replay: {e}"))?;
+    let leaderboard = gbely_engine::app::runs::maps::load_map(&config.leaderboard.map, None)
+        .map_err(|e| format!("the leaderboard's map: {e}"))?;
+    if map.grid() != leaderboard.grid() || map.seats() != leaderboard.seats() {
+        return Err("its replay is not played on the leaderboard's map".into());
+    }
+    if replay.rounds != config.leaderboard.rounds {
+        return Err(format!(
+            "its replay has {} rounds, the leaderboard's match {}",
+            replay.rounds, config.leaderboard.rounds
+        ));
+    }
+    gbely_engine::replays::verify(&replay).map_err(|m| format!("its replay does not re-simulate: {m}"))?;
+    let side = replay.result.sides.iter().find(|s| s.seat == 0).ok_or("its replay has no seat 0")?;
+    let said = (
+        sub.agent_name.as_str(),
+        outcome.share,
+        outcome.cells,
+        outcome.tiebreak,
+        outcome.violations,
+        outcome.disqualified.is_some(),
+        outcome.council_fell,
+    );
+    let played = (
+        side.name.as_str(),
+        side.score,
+        i64::from(side.cells),
+        side.tiebreak_round.map(i64::from),
+        i64::from(side.violations),
+        side.disqualified,
+        replay.result.council_fell.map(i64::from),
+    );
+    if said != played {
+        return Err(format!(
+            "the verdict says (agent, share, cells, tie-break, violations, disqualified, the Council fell) {said:?}, \
+             its replay {played:?}"
+        ));
+    }
+    Ok(())
 }
 
 async fn release(State(a): Shared, headers: HeaderMap, UrlPath((job, attempt)): UrlPath<(i64, i64)>) -> Response {

@@ -277,6 +277,26 @@ def test_the_workers_api_keeps_the_lease_rules_against_a_misbehaving_worker(sink
         status, said = api(arena, "POST", base + "/result", one, json_body=judged)
         assert status == 400 and b"replay" in said, (status, said)
 
+        # A judged verdict is its replay's, re-simulated by the server: not a replay, refused;
+        # a real replay of this agent's leaderboard match with a share one higher, refused.
+        assert api(arena, "PUT", base + "/files/replay.json.gz", one, body=b"not a replay")[0] == 204
+        judged["judged"]["outcome"]["replay"] = ""
+        status, said = api(arena, "POST", base + "/result", one, json_body=judged)
+        assert status == 422 and b"cannot be read" in said, (status, said)
+        agent = tmp_path / "ana.py"
+        agent.write_text(source)
+        played = tmp_path / "played.json.gz"
+        subprocess.run([GBELY, "play", str(agent), "--rounds", "40", "--sandbox", "off", "--replay", str(played)],
+                       check=True, capture_output=True, cwd=tmp_path)
+        side = json.load(gzip.open(played))["result"]["sides"][0]
+        assert side["name"] == "ana 1", side
+        assert api(arena, "PUT", base + "/files/replay.json.gz", one, body=played.read_bytes())[0] == 204
+        judged["judged"]["outcome"].update(share=side["score"] + 1, cells=side["cells"], tiebreak=side["tiebreak_round"],
+                                           violations=0, rounds=40)
+        status, said = api(arena, "POST", base + "/result", one, json_body=judged)
+        assert status == 422 and b"its replay" in said, (status, said)
+        assert arena.sqlite(f"SELECT COUNT(*) FROM results WHERE submission = {sid}") == [(0,)]
+
         # Worker one falls silent: after the lease (2 s) worker two takes the job as attempt 2.
         time.sleep(3)
         status, said = api(arena, "POST", "/worker/claim", two, json_body={"host": "pc-2"})
@@ -287,7 +307,7 @@ def test_the_workers_api_keeps_the_lease_rules_against_a_misbehaving_worker(sink
         assert api(arena, "PUT", base + "/files/agent.log", one, body=b"late")[0] == 409
         late = {"error": {"reason": "late"}}
         assert api(arena, "POST", base + "/result", one, json_body=late)[0] == 409
-        assert not (arena.data / "judging" / f"{sid}-1").exists()
+        assert not (arena.data / "judging" / f"{sid}-1" / "agent.log").exists()
         # Worker two's result is kept, once.
         second = f"/worker/jobs/{job['id']}/2"
         status, said = api(arena, "POST", second + "/result", two, json_body={"error": {"reason": "no sandbox here"}})
@@ -295,12 +315,26 @@ def test_the_workers_api_keeps_the_lease_rules_against_a_misbehaving_worker(sink
         assert api(arena, "POST", second + "/result", two, json_body={"error": {"reason": "again"}})[0] == 409
         assert arena.sqlite(f"SELECT state, reason FROM submissions WHERE id = {sid}") == [("error", "no sandbox here")]
         assert arena.sqlite("SELECT state, attempt, worker_id FROM jobs") == [("done", 2, 2)]
+        # What worker one sent while it held the job goes with its attempt.
+        assert not (arena.data / "judging" / f"{sid}-1").exists()
         # Nothing is left to claim.
         assert api(arena, "POST", "/worker/claim", two)[0] == 204
         # (Closed before the server stops: their event streams would be cut.)
         org.close(), ana.close()
     finally:
         arena.stop()
+
+
+# Answers in time for the check (5 rounds), then sleeps past the 2 s limit from round 10 on: the
+# fourth timeout (round 13) disqualifies it (SPEC §8).
+LATE_SLEEPER = '''AGENT_NAME = "late sleeper"
+import time
+
+def decide(stav):
+    if stav["kolo"] >= 10:
+        time.sleep(5)
+    return {"prikazy": []}
+'''
 
 
 def test_a_worker_slower_than_asked_gets_no_job_and_its_timeouts_are_judged_again_in_one_click(sink, pages, tmp_path):
@@ -312,7 +346,7 @@ def test_a_worker_slower_than_asked_gets_no_job_and_its_timeouts_are_judged_agai
         token = issue_token(org.page, arena, "old-laptop")
         ana = pages()
         sign_in(ana.page, arena, sink, "ana@mail.example")
-        sid = post_upload(ana.page, arena, "ana.py", slow_agent("ana 1"))
+        sid = post_upload(ana.page, arena, "sleeper.py", LATE_SLEEPER)
         # Until the server has measured its own speed (its first seconds), a worker is asked to
         # come again; then one that sends no speed is refused.
         status, said = wait_until(lambda: (lambda r: r if r[0] != 503 else None)(api(arena, "POST", "/worker/claim", token)), 120)
@@ -341,25 +375,23 @@ def test_a_worker_slower_than_asked_gets_no_job_and_its_timeouts_are_judged_agai
         assert w.returncode != 0 and "too slow" in said and "at least 1000" in said, said
         assert re.search(r"this machine's speed: the engine's match \d+ ms, the Python workload \d+ ms", said), said
 
-        # Fast enough now: given the job; it disqualifies the upload by timeouts.
+        # Fast enough now (the same worker, the reference back at 0.5): it judges the upload,
+        # which stops answering in time from round 10, and disqualifies it by timeouts.
         arena.stop()
         arena.config.write_text(text.replace("min_speed = 1000", "min_speed = 0.5"))
         arena.start()
-        fast = {"engine_ms": 1e-3, "python_ms": 1e-3}
-        status, said = wait_until(lambda: (lambda r: r if r[0] != 503 else None)(
-            api(arena, "POST", "/worker/claim", token, json_body={"host": "laptop", "speed": fast})), 120)
-        assert status == 200, said
-        job = json.loads(said)["assignment"]["job"]
-        base = f"/worker/jobs/{job['id']}/{job['attempt']}"
-        assert api(arena, "PUT", base + "/files/replay.json.gz", token, body=b"replay")[0] == 204
-        reason = "disqualified in round 13: the fourth violation (timeout: no answer within 2 s)"
-        verdict = {"judged": {"reason": reason, "check": "{}", "outcome": {
-            "submission": sid, "share": None, "cells": 0, "tiebreak": None, "violations": 4, "disqualified": 13,
-            "council_fell": None, "rounds": 14, "replay": "", "log": "", "judged": 0,
-            "times": {"limit": 2.0, "slowest": [[13, 2000]]}}}}
-        status, said = api(arena, "POST", base + "/result", token, json_body=verdict)
-        assert status == 200, said
-        assert arena.sqlite(f"SELECT state FROM submissions WHERE id = {sid}") == [("disqualified",)]
+        with open(log, "w") as out:
+            w = subprocess.Popen([GBELY, "arena", "worker", "--server", arena.url, "--folder", str(tmp_path / "w")],
+                                 env={**os.environ, "GBELY_WORKER_TOKEN": token}, stdout=out, stderr=subprocess.STDOUT,
+                                 start_new_session=True)
+        try:
+            wait_until(lambda: arena.sqlite(f"SELECT state FROM submissions WHERE id = {sid} AND state = 'disqualified'"), 300)
+        finally:
+            os.killpg(w.pid, signal.SIGINT)
+            w.wait(timeout=60)
+        reason = arena.sqlite(f"SELECT reason FROM submissions WHERE id = {sid}")[0][0]
+        assert reason.startswith("disqualified in round 13: the fourth violation (timeout:"), reason
+        assert arena.sqlite(f"SELECT worker_id FROM jobs WHERE submission = {sid}") == [(1,)]
 
         # The organiser judges its timeout disqualifications again, in one click.
         org = pages()
