@@ -361,17 +361,20 @@ impl Worker {
         let verdict = gbely_engine::runner::interrupt::within(Some(Arc::clone(&stop)), || {
             play(a, &map, &file, dir, &self.options.python, &mark)
         });
+        // The lease is renewed while the verdict is sent, too (its tries may take a while).
+        let sent = match (lost.lock().unwrap_or_else(|e| e.into_inner()).take(), &verdict) {
+            (Some(why), _) => Err(Failure::Lost(format!("stopped, nothing sent: {why}"))),
+            (None, Some(verdict)) => self.send(a, dir, verdict),
+            (None, None) => Ok(()),
+        };
         ended.store(true, Ordering::Relaxed);
         let _ = renewer.join();
-        if let Some(why) = lost.lock().unwrap_or_else(|e| e.into_inner()).take() {
-            return Err(Failure::Lost(format!("stopped, nothing sent: {why}")));
-        }
+        sent?;
         let Some(verdict) = verdict else {
             // Stopped with the worker: the job goes back to the queue.
             let _ = self.client.release(a);
             return Ok("stopped; the job is back in the server's queue".into());
         };
-        self.send(a, dir, &verdict)?;
         Ok(match &verdict {
             Verdict::Judged { outcome, reason, .. } => match outcome.share {
                 Some(share) => format!("judged: {share:.2} % of the map"),
@@ -382,8 +385,24 @@ impl Worker {
         })
     }
 
-    /// Sends the job's files, then its verdict.
+    /// Sends the job's files, then its verdict: each request tried again on a passing trouble
+    /// (the network, the server's own), up to 5 times over about a minute and a half, the lease
+    /// renewed meanwhile — a judged match is not lost to a moment's outage.
     fn send(&self, a: &Assignment, dir: &Path, verdict: &Verdict) -> Result<(), Failure> {
+        let mut tries = 0;
+        loop {
+            match self.send_once(a, dir, verdict) {
+                Err(Failure::Passing(why)) if tries < 5 && !self.closing.load(Ordering::Relaxed) => {
+                    tries += 1;
+                    eprintln!("gbely: submission {}: {why} (sending again)", a.job.submission);
+                    self.pause(Duration::from_secs(2 << tries.min(4)));
+                }
+                done => return done,
+            }
+        }
+    }
+
+    fn send_once(&self, a: &Assignment, dir: &Path, verdict: &Verdict) -> Result<(), Failure> {
         let rel = format!("{}/", a.folder());
         let local = |kept: &str| kept.strip_prefix(&rel).map(|r| dir.join(r)).filter(|p| p.is_file());
         if let Verdict::Judged { outcome, .. } = verdict {
