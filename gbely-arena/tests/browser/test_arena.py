@@ -13,15 +13,8 @@ import re
 
 import pytest
 
-from arena_kit import (AFTER_DEADLINE, AT_DEADLINE, LATE_NONSENSE, SYNTAX_ERROR, THREE_UNREADABLE, Arena, Postgres, Sink,
+from arena_kit import (AFTER_DEADLINE, AT_DEADLINE, LATE_NONSENSE, SYNTAX_ERROR, THREE_UNREADABLE, Arena, Postgres,
                        agent_file, body_of, good_agent, sign_in)
-
-
-@pytest.fixture
-def sink():
-    s = Sink()
-    yield s
-    s.stop()
 
 
 def upload(page, path) -> int:

@@ -15,16 +15,8 @@ import subprocess
 import pathlib
 import tarfile
 
-import pytest
 
-from arena_kit import AFTER_DEADLINE, GBELY, ROOT, Arena, Sink, agent_file, good_agent, sign_in
-
-
-@pytest.fixture
-def sink():
-    s = Sink()
-    yield s
-    s.stop()
+from arena_kit import AFTER_DEADLINE, GBELY, ROOT, Arena, agent_file, good_agent, sign_in
 
 
 def upload(page, url: str, path) -> int:

@@ -21,17 +21,9 @@ import urllib.parse
 import urllib.request
 import uuid
 
-import pytest
 
-from arena_kit import (AFTER_DEADLINE, AT_DEADLINE, GBELY, Arena, Sink, body_of, csrf_of, good_agent, post_upload, sign_in,
+from arena_kit import (AFTER_DEADLINE, AT_DEADLINE, GBELY, Arena, body_of, csrf_of, good_agent, post_upload, sign_in,
                        slow_agent, wait_until, zombie_children)
-
-
-@pytest.fixture
-def sink():
-    s = Sink()
-    yield s
-    s.stop()
 
 
 def parallel(n: int, call) -> list:

@@ -10,18 +10,10 @@ from __future__ import annotations
 import re
 import time
 
-import pytest
 
-from arena_kit import AFTER_DEADLINE, Arena, Sink, good_agent, sign_in
+from arena_kit import AFTER_DEADLINE, Arena, good_agent, sign_in
 
 LONG = "The Very Long Named Expeditionary Expander of the Oil Fields"
-
-
-@pytest.fixture
-def sink():
-    s = Sink()
-    yield s
-    s.stop()
 
 
 # Records when the podium first becomes visible and when the page learns that the replay is

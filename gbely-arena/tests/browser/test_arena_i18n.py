@@ -14,9 +14,8 @@ from __future__ import annotations
 import re
 import urllib.request
 
-import pytest
 
-from arena_kit import LATE_NONSENSE, Arena, Sink, agent_file, body_of, good_agent
+from arena_kit import LATE_NONSENSE, Arena, agent_file, body_of, good_agent
 from test_arena_pages import page_width, serious_violations
 
 # Words of the site's English texts; none may be left on a Slovak page. (The check's report
@@ -38,13 +37,6 @@ Hrá sa **150 kôl**; vyhráva najväčší *podiel* mapy.
 * [rebríček](/board)
 * [zlý odkaz](javascript:alert(1))
 """
-
-
-@pytest.fixture
-def sink():
-    s = Sink()
-    yield s
-    s.stop()
 
 
 class Phone:

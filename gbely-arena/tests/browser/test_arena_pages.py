@@ -11,10 +11,9 @@ from __future__ import annotations
 import re
 import urllib.request
 
-import pytest
 from axe_playwright_python.sync_playwright import Axe
 
-from arena_kit import AFTER_DEADLINE, Arena, Sink, agent_file, body_of, good_agent, sign_in
+from arena_kit import AFTER_DEADLINE, Arena, agent_file, body_of, good_agent, sign_in
 
 # Fails at import with a traceback of its own: the check refuses it (the agent cannot start).
 FAILS_AT_IMPORT = '''AGENT_NAME = "fails at import"
@@ -38,13 +37,6 @@ def decide(stav):
 '''
 
 AXE = Axe()
-
-
-@pytest.fixture
-def sink():
-    s = Sink()
-    yield s
-    s.stop()
 
 
 def serious_violations(page) -> list[str]:

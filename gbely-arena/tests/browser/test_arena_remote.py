@@ -25,14 +25,7 @@ import urllib.request
 
 import pytest
 
-from arena_kit import GBELY, Arena, Sink, body_of, post_upload, sign_in, slow_agent, wait_until
-
-
-@pytest.fixture
-def sink():
-    s = Sink()
-    yield s
-    s.stop()
+from arena_kit import GBELY, Arena, body_of, post_upload, sign_in, slow_agent, wait_until
 
 
 def sh(*cmd: str) -> str:

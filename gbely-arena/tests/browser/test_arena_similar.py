@@ -9,16 +9,8 @@ from __future__ import annotations
 
 import re
 
-import pytest
 
-from arena_kit import ROOT, Arena, Sink, agent_file, good_agent, sign_in
-
-
-@pytest.fixture
-def sink():
-    s = Sink()
-    yield s
-    s.stop()
+from arena_kit import ROOT, Arena, agent_file, good_agent, sign_in
 
 
 def upload(page, path) -> int:
