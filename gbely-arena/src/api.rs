@@ -25,12 +25,12 @@ pub struct ApiError {
     pub error: String,
 }
 
-fn error(status: StatusCode, why: impl Into<String>) -> Response {
+pub(crate) fn error(status: StatusCode, why: impl Into<String>) -> Response {
     (status, Json(ApiError { error: why.into() })).into_response()
 }
 
 /// A failure of the server's own: logged, answered 500 without internals.
-fn internal(doing: &str, e: &dyn std::fmt::Display) -> Response {
+pub(crate) fn internal(doing: &str, e: &dyn std::fmt::Display) -> Response {
     eprintln!("gbely arena: the API, {doing}: {e}");
     error(StatusCode::INTERNAL_SERVER_ERROR, format!("the server failed while {doing}; try again in a moment"))
 }

@@ -7,7 +7,6 @@
 
 use std::path::{Path, PathBuf};
 
-use gbely_engine::app::check::TestMatch;
 use gbely_engine::app::requests::MatchSettings;
 use gbely_engine::app::runs::agent_spec::{AgentSpec, Example};
 use gbely_engine::limits::{Defaults, TimeLimit};
@@ -183,11 +182,6 @@ impl Judge {
             sandbox: self.sandbox,
             python: self.python.clone(),
         }
-    }
-
-    /// The check's test match (its time limit is the judge's of the rules, as `gbely check`'s).
-    pub fn test_match(&self) -> TestMatch {
-        TestMatch { rounds: self.check_rounds, sandbox: self.sandbox }
     }
 }
 

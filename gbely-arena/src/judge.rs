@@ -259,7 +259,12 @@ impl Assignment {
 
     /// The folder of this attempt's files in the server's data folder: `judging/ID-ATTEMPT`.
     pub fn folder(&self) -> String {
-        format!("judging/{}-{}", self.job.submission, self.job.attempt)
+        self.job.folder()
+    }
+
+    /// The check's test match (its time limit is the judge's of the rules, as `gbely check`'s).
+    pub fn test_match(&self) -> TestMatch {
+        TestMatch { rounds: self.check_rounds, sandbox: self.settings.sandbox }
     }
 }
 
@@ -281,8 +286,7 @@ pub fn play(
         return Some(Verdict::Error { reason: format!("cannot create {}: {e}", dir.display()) });
     }
     mark(SubmissionState::Checking);
-    let test = TestMatch { rounds: a.check_rounds, sandbox: a.settings.sandbox };
-    let report = match check_agent(file, python, test, dir) {
+    let report = match check_agent(file, python, a.test_match(), dir) {
         Ok(r) => r,
         // The file could not even be read as Python (its inspection died on it): the file's
         // fault, not the judge's.
@@ -384,26 +388,36 @@ pub fn disqualification(l: Lang, round: u32, violation: Option<(&str, &str)>) ->
     }
 }
 
+/// The kind (`timeout`, `crash`, `unreadable`) of the violation that disqualified a submission,
+/// read from its reason as [`disqualification`] wrote it; `None` for any other reason.
+pub fn disqualifying_kind(reason: &str) -> Option<String> {
+    parse_disqualification(reason).and_then(|(_, violation)| violation).map(|(kind, _)| kind.to_string())
+}
+
+/// A reason [`disqualification`] wrote in English, read back whole: its round and violation.
+fn parse_disqualification(reason: &str) -> Option<(u32, Option<(&str, &str)>)> {
+    let rest = reason.strip_prefix("disqualified in round ")?;
+    let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+    let round: u32 = rest[..digits].parse().ok()?;
+    let violation = match &rest[digits..] {
+        "" => None,
+        more => {
+            let inner = more.strip_prefix(": the fourth violation (")?.strip_suffix(')')?;
+            Some(inner.split_once(": ")?)
+        }
+    };
+    (disqualification(Lang::En, round, violation) == reason).then_some((round, violation))
+}
+
 /// A submission's stored reason in `l`: a disqualification (written by [`disqualification`] in
 /// English) said again in `l`; any other reason (the check's problems, a judge's error: the
 /// engine's words) as it is.
 pub fn reason_in(l: Lang, reason: &str) -> String {
-    let parsed = || -> Option<String> {
-        let rest = reason.strip_prefix("disqualified in round ")?;
-        let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
-        let round: u32 = rest[..digits].parse().ok()?;
-        let violation = match &rest[digits..] {
-            "" => None,
-            more => {
-                let inner = more.strip_prefix(": the fourth violation (")?.strip_suffix(')')?;
-                Some(inner.split_once(": ")?)
-            }
-        };
-        let again = disqualification(l, round, violation);
-        // Only a reason this function reads back whole: anything else is shown as stored.
-        (disqualification(Lang::En, round, violation) == reason).then_some(again)
-    };
-    parsed().unwrap_or_else(|| reason.to_string())
+    // Only a reason read back whole: anything else is shown as stored.
+    match parse_disqualification(reason) {
+        Some((round, violation)) => disqualification(l, round, violation),
+        None => reason.to_string(),
+    }
 }
 
 /// Where a submission's files lie.
@@ -413,7 +427,7 @@ pub fn submission_file(data: &Path, sub: &Submission) -> PathBuf {
 
 #[cfg(test)]
 mod tests {
-    use super::{disqualification, reason_in};
+    use super::{disqualification, disqualifying_kind, reason_in};
     use crate::i18n::Lang;
 
     #[test]
@@ -426,6 +440,12 @@ mod tests {
             "vyradené v 13. kole: štvrté porušenie (unreadable: the answer is not JSON: x: y)"
         );
         assert_eq!(reason_in(Lang::Sk, "disqualified in round 7"), "vyradené v 7. kole");
+        // The kind the organisers' re-judging of a slow worker's timeouts looks for.
+        assert_eq!(disqualifying_kind(&stored).as_deref(), Some("unreadable"));
+        let timeout = disqualification(Lang::En, 13, Some(("timeout", "no answer within 2.0 s")));
+        assert_eq!(disqualifying_kind(&timeout).as_deref(), Some("timeout"));
+        assert_eq!(disqualifying_kind("disqualified in round 7"), None);
+        assert_eq!(disqualifying_kind("the file cannot be read as Python: (timeout: x)"), None);
         // Other reasons are the engine's words, shown as stored.
         for other in ["the file cannot be read as Python: x", "disqualified in round x", ""] {
             assert_eq!(reason_in(Lang::Sk, other), other);

@@ -62,6 +62,11 @@ enum ArenaCmd {
         /// Matches judged at once.
         #[arg(long, default_value_t = 1, value_name = "N")]
         jobs: usize,
+        /// Seconds between two measurements of this machine's speed (over HTTP; the server
+        /// gives no job to a worker slower than its `judge.min_speed`).
+        #[arg(long, value_name = "SECONDS", default_value_t = gbely_arena::speed::EVERY.as_secs(), requires = "server",
+              value_parser = clap::value_parser!(u64).range(1..))]
+        measure_every: u64,
         #[arg(long)]
         python: Option<String>,
     },
@@ -124,7 +129,7 @@ fn run(cmd: ArenaCmd) -> Result<()> {
             drop(guard);
             Ok(())
         }
-        ArenaCmd::Worker { config: None, server, token_file, folder, jobs, python: py } => {
+        ArenaCmd::Worker { config: None, server, token_file, folder, jobs, measure_every, python: py } => {
             let server = server.unwrap_or_default();
             if !(server.starts_with("http://") || server.starts_with("https://")) {
                 bail!("--server {server:?}: the competition's address starts with http:// or https://");
@@ -137,7 +142,7 @@ fn run(cmd: ArenaCmd) -> Result<()> {
                 })?,
             };
             let token = token.trim().to_string();
-            if !token.starts_with("gbw_") {
+            if !token.starts_with(gbely_arena::workers::TOKEN_PREFIX) {
                 bail!("the worker token does not look like one (it starts with gbw_): ask the organisers for it");
             }
             let py = resolve_python(&python(py.as_deref()))?;
@@ -148,8 +153,14 @@ fn run(cmd: ArenaCmd) -> Result<()> {
             let guard = stop_guard()?;
             become_subreaper();
             eprintln!("gbely: judging {server}'s submissions over HTTP, {jobs} at once (Ctrl-C stops)");
-            let options =
-                gbely_arena::remote::RemoteOptions { server, token, python: py, jobs, folder: folder.clone() };
+            let options = gbely_arena::remote::RemoteOptions {
+                server,
+                token,
+                python: py,
+                jobs,
+                folder: folder.clone(),
+                measure_every: std::time::Duration::from_secs(measure_every),
+            };
             let worked = gbely_arena::remote::work_remote(options);
             kill_orphans();
             if temporary {

@@ -60,9 +60,10 @@ mark.shared { background: #f5c16c66; color: inherit; }
 "#;
 
 /// Re-reads `#live` from `?part=1` at each `changed` event (the first, on connecting, included),
-/// except while a form in it is being filled in (a field in focus, or typed in): replacing it
-/// would throw away what the user typed (an organiser naming a worker, a submission to re-judge).
-/// A change skipped so is shown once the field is left.
+/// except while a form in it is being filled in (a field in focus, or holding typed text):
+/// replacing it would throw away what the user typed (an organiser naming a worker, a
+/// submission to re-judge). A change held so is shown when no field is being filled in any
+/// more: at the next change, or at once when a field is left empty.
 const SCRIPT: &str = r#"
 (function () {
   var live = document.getElementById('live');

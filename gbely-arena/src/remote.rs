@@ -1,20 +1,21 @@
 //! `gbely arena worker --server URL`: a judge that needs neither the competition's database nor
 //! its data folder, only the server's address and a worker token (the server's side, and the
-//! API, are [`crate::workers`]). It asks for a job, downloads the submission, plays it exactly
-//! as the server's own judges do ([`crate::judge::play`]) in a folder of its own, renews the
-//! job's lease while it judges, then sends the replay, the agent's log and the verdict. A job
-//! it loses (its lease lapsed: another judge has it) is stopped and nothing of it is sent; a job
-//! it is stopped in (Ctrl-C) goes back to the queue.
+//! API, are [`crate::workers`]). It measures its machine's speed ([`crate::speed`]), asks for a
+//! job, downloads the submission, plays it exactly as the server's own judges do
+//! ([`crate::judge::play`]) in a folder of its own, renews the job's lease while it judges, then
+//! sends the replay, the agent's log and the verdict. A job it loses (its lease lapsed: another
+//! judge has it) is stopped and nothing of it is sent; a job it is stopped in (Ctrl-C) goes back
+//! to the queue.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use super::judge::{hostname, play, Assignment, CHECK_LOG, REPLAY};
 use super::speed::Speed;
 use super::store::{SubmissionState, Verdict};
-use super::workers::{Claim, ClaimRequest, Heartbeat, AGENT_LOG};
+use super::workers::{Claim, ClaimRequest, Heartbeat, Received, TooSlow, AGENT_LOG, HOST_HEADER};
 use super::ArenaError;
 
 /// How a worker over HTTP works.
@@ -30,17 +31,32 @@ pub struct RemoteOptions {
     pub jobs: usize,
     /// Where the worker keeps a job's files while it judges it.
     pub folder: PathBuf,
+    /// How often the machine's speed is measured again ([`crate::speed::EVERY`] by default).
+    pub measure_every: Duration,
 }
 
 /// A request's failure, as the worker acts on it.
 #[derive(Debug)]
 enum Failure {
-    /// The server refuses this worker (its token, its address): it stops.
+    /// The server refuses this worker (its token, its address, the protocol): it stops.
     Refused(String),
+    /// Too slow for the competition (`403` with `too_slow`): it waits and measures again.
+    Slow(String),
     /// The job is no longer this worker's (`409`).
     Lost(String),
+    /// The server refuses what was sent for this job (`400`, `404`, `413`, `422`): the job is
+    /// given back, and the worker goes on.
+    Rejected(String),
     /// The network or the server's own trouble: tried again later.
     Passing(String),
+}
+
+impl Failure {
+    fn why(&self) -> &str {
+        match self {
+            Failure::Refused(w) | Failure::Slow(w) | Failure::Lost(w) | Failure::Rejected(w) | Failure::Passing(w) => w,
+        }
+    }
 }
 
 /// The client of one server.
@@ -49,12 +65,13 @@ struct Client {
     agent: ureq::Agent,
     base: String,
     auth: String,
+    host: String,
 }
 
 type Answer = ureq::http::Response<ureq::Body>;
 
 impl Client {
-    fn new(server: &str, token: &str) -> Client {
+    fn new(server: &str, token: &str, host: &str) -> Client {
         let config = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .timeout_connect(Some(Duration::from_secs(15)))
@@ -63,11 +80,20 @@ impl Client {
             .max_idle_connections(0)
             .user_agent(format!("gbely-arena-worker/{}", env!("CARGO_PKG_VERSION")))
             .build();
-        Client { agent: config.into(), base: server.trim_end_matches('/').to_string(), auth: format!("Bearer {token}") }
+        Client {
+            agent: config.into(),
+            base: server.trim_end_matches('/').to_string(),
+            auth: format!("Bearer {token}"),
+            host: host.to_string(),
+        }
     }
 
     fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
+    }
+
+    fn post(&self, path: &str) -> ureq::RequestBuilder<ureq::typestate::WithBody> {
+        self.agent.post(&self.url(path)).header("authorization", &self.auth).header(HOST_HEADER, &self.host)
     }
 
     /// The answer when it is a success (2xx), else the failure it says.
@@ -78,6 +104,11 @@ impl Client {
             return Ok(answer);
         }
         let body = answer.body_mut().with_config().limit(64 * 1024).read_to_string().unwrap_or_default();
+        if let Ok(slow) = serde_json::from_str::<TooSlow>(&body) {
+            if slow.too_slow {
+                return Err(Failure::Slow(format!("{what}: the server answered {status}: {}", slow.error)));
+            }
+        }
         let why = serde_json::from_str::<serde_json::Value>(&body)
             .ok()
             .and_then(|v| v["error"].as_str().map(str::to_string))
@@ -85,19 +116,21 @@ impl Client {
         let said = format!("{what}: the server answered {status}: {why}");
         Err(match status.as_u16() {
             409 => Failure::Lost(said),
+            400 | 404 | 413 | 422 => Failure::Rejected(said),
             408 | 429 => Failure::Passing(said),
             s if s >= 500 => Failure::Passing(said),
+            // 401 (the token), 403, 421 (another address than the server's own).
             _ => Failure::Refused(said),
         })
     }
 
-    fn claim(&self, host: &str, speed: Speed) -> Result<Option<Claim>, Failure> {
-        let sent = self
-            .agent
-            .post(&self.url("/worker/claim"))
-            .header("authorization", &self.auth)
-            .send_json(ClaimRequest { host: host.to_string(), speed: Some(speed) });
-        let mut answer = self.checked("asking for a job", sent)?;
+    fn claim(&self, speed: Speed) -> Result<Option<Claim>, Failure> {
+        let sent = self.post("/worker/claim").send_json(ClaimRequest { speed: Some(speed) });
+        let mut answer = self.checked("asking for a job", sent).map_err(|f| match f {
+            // What the server refuses in a claim is this worker's protocol: it stops.
+            Failure::Rejected(why) => Failure::Refused(why),
+            other => other,
+        })?;
         if answer.status().as_u16() == 204 {
             return Ok(None);
         }
@@ -115,7 +148,12 @@ impl Client {
     }
 
     fn download(&self, a: &Assignment, to: &Path) -> Result<(), Failure> {
-        let sent = self.agent.get(&self.url(&Self::job_path(a, "file"))).header("authorization", &self.auth).call();
+        let sent = self
+            .agent
+            .get(&self.url(&Self::job_path(a, "file")))
+            .header("authorization", &self.auth)
+            .header(HOST_HEADER, &self.host)
+            .call();
         let mut answer = self.checked("downloading the submission", sent)?;
         let bytes = answer
             .body_mut()
@@ -126,11 +164,14 @@ impl Client {
         std::fs::write(to, bytes).map_err(|e| Failure::Passing(format!("writing {}: {e}", to.display())))
     }
 
+    /// Renews the lease; answered within a third of it (a hung request must not outlast it).
     fn heartbeat(&self, a: &Assignment, state: Option<SubmissionState>) -> Result<(), Failure> {
+        let within = Duration::from_millis(a.lease_seconds.max(1) * 1000 / 3);
         let sent = self
-            .agent
-            .post(&self.url(&Self::job_path(a, "heartbeat")))
-            .header("authorization", &self.auth)
+            .post(&Self::job_path(a, "heartbeat"))
+            .config()
+            .timeout_global(Some(within))
+            .build()
             .send_json(Heartbeat { state });
         self.checked("renewing the lease", sent).map(drop)
     }
@@ -141,23 +182,25 @@ impl Client {
             .agent
             .put(&self.url(&Self::job_path(a, &format!("files/{name}"))))
             .header("authorization", &self.auth)
+            .header(HOST_HEADER, &self.host)
             .header("content-type", "application/octet-stream")
             .send(&bytes[..]);
         self.checked(&format!("sending {name}"), sent).map(drop)
     }
 
-    fn result(&self, a: &Assignment, verdict: &Verdict) -> Result<(), Failure> {
-        let sent = self
-            .agent
-            .post(&self.url(&Self::job_path(a, "result")))
-            .header("authorization", &self.auth)
-            .send_json(verdict);
-        self.checked("sending the result", sent).map(drop)
+    /// Sends the verdict: whether the server kept it (else the job went back to its queue).
+    fn result(&self, a: &Assignment, verdict: &Verdict) -> Result<bool, Failure> {
+        let sent = self.post(&Self::job_path(a, "result")).send_json(verdict);
+        let mut answer = self.checked("sending the result", sent)?;
+        let received = answer
+            .body_mut()
+            .read_json::<Received>()
+            .map_err(|e| Failure::Passing(format!("sending the result: the server's answer: {e}")))?;
+        Ok(received.kept)
     }
 
     fn release(&self, a: &Assignment) -> Result<(), Failure> {
-        let sent =
-            self.agent.post(&self.url(&Self::job_path(a, "release"))).header("authorization", &self.auth).send_empty();
+        let sent = self.post(&Self::job_path(a, "release")).send_empty();
         self.checked("giving the job back", sent).map(drop)
     }
 }
@@ -178,26 +221,23 @@ pub fn work_remote(options: RemoteOptions) -> Result<(), ArenaError> {
     for left in ["files", "judging"] {
         let _ = std::fs::remove_dir_all(options.folder.join(left));
     }
-    let client = Client::new(&options.server, &options.token);
+    let host = hostname();
+    let machine = Arc::new(Machine { speed: Mutex::new(measured(&options)?), judging: RwLock::new(()) });
+    let client = Client::new(&options.server, &options.token, &host);
     let closing = Arc::new(AtomicBool::new(false));
     let refused: Arc<Mutex<Option<String>>> = Arc::default();
-    let host = hostname();
-    let speed = Arc::new(Mutex::new(measured(&options.python)?));
     let threads: Vec<_> = (0..options.jobs.max(1))
         .map(|k| {
-            let (client, options, closing, refused, host, speed) = (
-                client.clone(),
-                options.clone(),
-                Arc::clone(&closing),
-                Arc::clone(&refused),
-                host.clone(),
-                Arc::clone(&speed),
-            );
+            let me = Worker {
+                client: client.clone(),
+                options: options.clone(),
+                closing: Arc::clone(&closing),
+                machine: Arc::clone(&machine),
+            };
+            let (closing, refused) = (Arc::clone(&closing), Arc::clone(&refused));
             std::thread::Builder::new()
                 .name(format!("gbely-worker-{k}"))
                 .spawn(move || {
-                    let me =
-                        Worker { client, options, closing: Arc::clone(&closing), host: format!("{host}:{k}"), speed };
                     if let Err(why) = me.run() {
                         refused.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(why);
                         closing.store(true, Ordering::Relaxed);
@@ -219,15 +259,25 @@ pub fn work_remote(options: RemoteOptions) -> Result<(), ArenaError> {
 }
 
 /// This machine's speed, measured now (said on the terminal).
-fn measured(python: &str) -> Result<(Speed, Instant), ArenaError> {
-    let speed = crate::speed::measure(python).map_err(ArenaError::Other)?;
+fn measured(options: &RemoteOptions) -> Result<(Speed, Instant), ArenaError> {
+    let speed = crate::speed::measure(&options.python).map_err(ArenaError::Other)?;
     eprintln!(
-        "gbely: this machine's speed: the engine's match {:.0} ms, the Python workload {:.0} ms (measured again every {} min)",
+        "gbely: this machine's speed: the engine's match {:.0} ms, the Python workload {:.0} ms (measured again every {} s)",
         speed.engine_ms,
         speed.python_ms,
-        crate::speed::EVERY.as_secs() / 60
+        options.measure_every.as_secs()
     );
     Ok((speed, Instant::now()))
+}
+
+/// What the worker's judges share of their machine.
+#[derive(Debug)]
+struct Machine {
+    /// Its last measured speed, and when it was measured.
+    speed: Mutex<(Speed, Instant)>,
+    /// Held (read) by each judge while it judges, and (write) while the speed is measured: a
+    /// measurement never runs beside the machine's own matches.
+    judging: RwLock<()>,
 }
 
 /// One judge's loop.
@@ -235,10 +285,11 @@ struct Worker {
     client: Client,
     options: RemoteOptions,
     closing: Arc<AtomicBool>,
-    host: String,
-    /// The machine's last measured speed, shared by its judges, and when it was measured.
-    speed: Arc<Mutex<(Speed, Instant)>>,
+    machine: Arc<Machine>,
 }
+
+/// How long a judge waits after its machine could not judge a job, or was found too slow.
+const WAIT_AFTER_TROUBLE: Duration = Duration::from_secs(60);
 
 impl Worker {
     /// Waits `d`, or less when the worker is closing.
@@ -249,24 +300,41 @@ impl Worker {
         }
     }
 
+    /// The machine's speed, measured again when it is due (`force`: now), while none of its
+    /// judges plays.
+    fn speed(&self, force: bool) -> Result<Speed, String> {
+        let due = |at: Instant| force || at.elapsed() >= self.options.measure_every;
+        if !due(self.machine.speed.lock().unwrap_or_else(|e| e.into_inner()).1) {
+            return Ok(self.machine.speed.lock().unwrap_or_else(|e| e.into_inner()).0);
+        }
+        let _alone = self.machine.judging.write().unwrap_or_else(|e| e.into_inner());
+        let mut last = self.machine.speed.lock().unwrap_or_else(|e| e.into_inner());
+        // Another judge may have measured while this one waited.
+        if due(last.1) {
+            *last = measured(&self.options).map_err(|e| e.to_string())?;
+        }
+        Ok(last.0)
+    }
+
     fn run(&self) -> Result<(), String> {
         let mut backoff = Duration::from_secs(1);
         let mut last_trouble = String::new();
+        let mut slow = false;
         while !self.closing.load(Ordering::Relaxed) {
-            let speed = {
-                let mut last = self.speed.lock().unwrap_or_else(|e| e.into_inner());
-                if last.1.elapsed() >= crate::speed::EVERY {
-                    // Measured between jobs (this judge's; the machine's others may be playing).
-                    *last = measured(&self.options.python).map_err(|e| e.to_string())?;
-                }
-                last.0
+            let speed = self.speed(std::mem::take(&mut slow))?;
+            let claimed = {
+                let _judging = self.machine.judging.read().unwrap_or_else(|e| e.into_inner());
+                self.client.claim(speed).map(|c| c.map(|claim| self.judge(claim)))
             };
-            match self.client.claim(&self.host, speed) {
-                Ok(Some(claim)) => {
+            match claimed {
+                Ok(Some(judged)) => {
                     backoff = Duration::from_secs(1);
                     last_trouble.clear();
-                    if let Err(Failure::Refused(why)) = self.judge(claim) {
-                        return Err(why);
+                    match judged {
+                        Err(Failure::Refused(why)) => return Err(why),
+                        // The machine could not judge (its sandbox, its Python): not at once again.
+                        Ok(false) => self.pause(WAIT_AFTER_TROUBLE),
+                        _ => {}
                     }
                 }
                 Ok(None) => {
@@ -274,8 +342,14 @@ impl Worker {
                     self.pause(Duration::from_millis(700));
                 }
                 Err(Failure::Refused(why)) => return Err(why),
-                Err(Failure::Lost(why) | Failure::Passing(why)) => {
+                Err(Failure::Slow(why)) => {
+                    eprintln!("gbely: {why}\n       (measuring again in {} s)", WAIT_AFTER_TROUBLE.as_secs());
+                    self.pause(WAIT_AFTER_TROUBLE.min(self.options.measure_every));
+                    slow = true;
+                }
+                Err(f @ (Failure::Lost(_) | Failure::Passing(_) | Failure::Rejected(_))) => {
                     // Said once while it lasts; tried again, less and less often.
+                    let why = f.why().to_string();
                     if why != last_trouble {
                         eprintln!("gbely: {why} (trying again)");
                         last_trouble = why;
@@ -288,38 +362,44 @@ impl Worker {
         Ok(())
     }
 
-    /// Judges one claimed job; its files are removed after, whatever happened.
-    fn judge(&self, claim: Claim) -> Result<(), Failure> {
+    /// Judges one claimed job; its files are removed after, whatever happened. `Ok(false)`:
+    /// this machine could not judge it (the job is back in the server's queue).
+    fn judge(&self, claim: Claim) -> Result<bool, Failure> {
         let a = &claim.assignment;
         let name = format!("{}-{}", a.job.submission, a.job.attempt);
         let (files, dir) =
             (self.options.folder.join("files").join(&name), self.options.folder.join("judging").join(&name));
-        for d in [&files, &dir] {
-            let _ = std::fs::remove_dir_all(d);
-            std::fs::create_dir_all(d).map_err(|e| Failure::Passing(format!("cannot create {}: {e}", d.display())))?;
-        }
-        let done = self.judge_in(&claim, &files, &dir);
+        let done = (|| {
+            for d in [&files, &dir] {
+                let _ = std::fs::remove_dir_all(d);
+                std::fs::create_dir_all(d)
+                    .map_err(|e| Failure::Rejected(format!("cannot create {}: {e}", d.display())))?;
+            }
+            self.judge_in(&claim, &files, &dir)
+        })();
         let _ = std::fs::remove_dir_all(&files);
         let _ = std::fs::remove_dir_all(&dir);
-        match &done {
-            Ok(line) => eprintln!("gbely: submission {} (attempt {}): {line}", a.job.submission, a.job.attempt),
-            Err(Failure::Lost(why) | Failure::Passing(why) | Failure::Refused(why)) => {
-                eprintln!("gbely: submission {} (attempt {}): {why}", a.job.submission, a.job.attempt)
-            }
+        let said = match &done {
+            Ok((line, _)) => line.as_str(),
+            Err(f) => f.why(),
+        };
+        eprintln!("gbely: submission {} (attempt {}): {said}", a.job.submission, a.job.attempt);
+        if let Err(Failure::Rejected(_) | Failure::Passing(_)) = &done {
+            // What could not be sent or was refused: the job goes back to the queue at once
+            // (else its lease would hold it for nothing).
+            let _ = self.client.release(a);
         }
-        done.map(drop)
+        done.map(|(_, judged)| judged)
     }
 
-    fn judge_in(&self, claim: &Claim, files: &Path, dir: &Path) -> Result<String, Failure> {
+    /// Plays the job: what to say of it, and whether this machine could judge it.
+    fn judge_in(&self, claim: &Claim, files: &Path, dir: &Path) -> Result<(String, bool), Failure> {
         let a = &claim.assignment;
         let map = gbely_world::parse_map_file(&claim.map)
             .map_err(|e| Failure::Refused(format!("the server's map cannot be read: {e}")))?;
         let map = Arc::new(map);
         let file = files.join(format!("submission-{}.py", a.job.submission));
-        if let Err(e) = self.client.download(a, &file) {
-            let _ = self.client.release(a);
-            return Err(e);
-        }
+        self.client.download(a, &file)?;
         // The lease, renewed while the job runs; losing it (or the worker closing) stops it.
         let stop = Arc::new(AtomicBool::new(false));
         let lost: Arc<Mutex<Option<String>>> = Arc::default();
@@ -365,30 +445,40 @@ impl Worker {
         let sent = match (lost.lock().unwrap_or_else(|e| e.into_inner()).take(), &verdict) {
             (Some(why), _) => Err(Failure::Lost(format!("stopped, nothing sent: {why}"))),
             (None, Some(verdict)) => self.send(a, dir, verdict),
-            (None, None) => Ok(()),
+            (None, None) => Ok(true),
         };
         ended.store(true, Ordering::Relaxed);
         let _ = renewer.join();
-        sent?;
+        let kept = sent?;
         let Some(verdict) = verdict else {
             // Stopped with the worker: the job goes back to the queue.
             let _ = self.client.release(a);
-            return Ok("stopped; the job is back in the server's queue".into());
+            return Ok(("stopped; the job is back in the server's queue".into(), true));
         };
         Ok(match &verdict {
             Verdict::Judged { outcome, reason, .. } => match outcome.share {
-                Some(share) => format!("judged: {share:.2} % of the map"),
-                None => format!("judged: {reason}"),
+                Some(share) => (format!("judged: {share:.2} % of the map"), true),
+                None => (format!("judged: {reason}"), true),
             },
-            Verdict::CheckFailed { reason, .. } => format!("the check failed: {reason}"),
-            Verdict::Error { reason } => format!("the judge's error: {reason}"),
+            Verdict::CheckFailed { reason, .. } => (format!("the check failed: {reason}"), true),
+            Verdict::Error { reason } => {
+                debug_assert!(!kept);
+                let wait = WAIT_AFTER_TROUBLE.as_secs();
+                (
+                    format!(
+                        "this machine could not judge it: {reason} (the job is back in the queue; waiting {wait} s)"
+                    ),
+                    false,
+                )
+            }
         })
     }
 
     /// Sends the job's files, then its verdict: each request tried again on a passing trouble
     /// (the network, the server's own), up to 5 times over about a minute and a half, the lease
-    /// renewed meanwhile — a judged match is not lost to a moment's outage.
-    fn send(&self, a: &Assignment, dir: &Path, verdict: &Verdict) -> Result<(), Failure> {
+    /// renewed meanwhile — a judged match is not lost to a moment's outage. Whether the server
+    /// kept the verdict.
+    fn send(&self, a: &Assignment, dir: &Path, verdict: &Verdict) -> Result<bool, Failure> {
         let mut tries = 0;
         loop {
             match self.send_once(a, dir, verdict) {
@@ -402,7 +492,7 @@ impl Worker {
         }
     }
 
-    fn send_once(&self, a: &Assignment, dir: &Path, verdict: &Verdict) -> Result<(), Failure> {
+    fn send_once(&self, a: &Assignment, dir: &Path, verdict: &Verdict) -> Result<bool, Failure> {
         let rel = format!("{}/", a.folder());
         let local = |kept: &str| kept.strip_prefix(&rel).map(|r| dir.join(r)).filter(|p| p.is_file());
         if let Verdict::Judged { outcome, .. } = verdict {

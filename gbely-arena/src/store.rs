@@ -207,6 +207,13 @@ pub struct Job {
     pub attempt: i64,
 }
 
+impl Job {
+    /// The folder of this attempt's files in the data folder: `judging/ID-ATTEMPT`.
+    pub fn folder(&self) -> String {
+        format!("judging/{}-{}", self.submission, self.attempt)
+    }
+}
+
 /// How a job ended (in JSON, what a worker over HTTP reports: `{"judged": {…}}`,
 /// `{"check_failed": {…}}`, `{"error": {"reason": "…"}}`; externally tagged: an internally tagged
 /// enum would read its numbers through serde's buffer, which `arbitrary_precision` turns into maps).

@@ -23,7 +23,8 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, Path as UrlPath, State};
+use axum::extract::{DefaultBodyLimit, FromRequestParts, Path as UrlPath, State};
+use axum::http::request::Parts;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
@@ -31,10 +32,10 @@ use axum::{Form, Json, Router};
 use maud::{html, Markup};
 use serde::{Deserialize, Serialize};
 
-use super::api::ApiError;
+use super::api::{error, internal};
 use super::config::Config;
 use super::i18n::Lang;
-use super::judge::{submission_file, unix_now, Assignment, CHECK_LOG, REPLAY};
+use super::judge::{disqualification, submission_file, unix_now, Assignment, CHECK_LOG, REPLAY};
 use super::speed::Speed;
 use super::store::{Job, Outcome, Submission, SubmissionState, Verdict, Worker};
 use super::{hashed, organiser_form, redirect, Arena, Shared, Ui, User};
@@ -48,7 +49,7 @@ const FILES: [&str; 3] = [REPLAY, AGENT_LOG, CHECK_LOG];
 /// capped by the engine).
 const FILE_LIMIT: usize = 64 << 20;
 /// A worker token's prefix (it says what the secret is where one turns up).
-const TOKEN_PREFIX: &str = "gbw_";
+pub const TOKEN_PREFIX: &str = "gbw_";
 
 /// A job as a worker receives it: what to play, and the leaderboard's map as a map file.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -61,13 +62,20 @@ pub struct Claim {
 /// What a worker says when it asks for a job.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct ClaimRequest {
-    /// The machine it runs on (shown on `/org`).
-    #[serde(default)]
-    pub host: String,
     /// Its last measured speed ([`crate::speed::measure`]); a worker without one is given no
     /// job where the competition asks for a speed (`judge.min_speed`).
     #[serde(default)]
     pub speed: Option<Speed>,
+}
+
+/// The header a worker names its machine in (shown on `/org`).
+pub const HOST_HEADER: &str = "x-gbely-worker-host";
+
+/// A refusal for speed (`403`): the worker waits, measures itself again and asks again.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TooSlow {
+    pub error: String,
+    pub too_slow: bool,
 }
 
 /// A lease's renewal.
@@ -78,50 +86,66 @@ pub struct Heartbeat {
     pub state: Option<SubmissionState>,
 }
 
+/// What the server did with a verdict.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Received {
+    /// Kept as the submission's result (`false`: the judge's own error, the job back in the
+    /// queue for another judge).
+    pub kept: bool,
+}
+
+/// A verdict is a few KB (the check's report); the files are sent apart.
+const VERDICT_LIMIT: usize = 1 << 20;
+
 pub(crate) fn routes() -> Router<Arc<Arena>> {
     Router::new()
-        .route("/worker/claim", post(claim))
+        .route("/worker/claim", post(claim).layer(DefaultBodyLimit::max(64 * 1024)))
         .route("/worker/jobs/{job}/{attempt}/file", get(file))
-        .route("/worker/jobs/{job}/{attempt}/heartbeat", post(heartbeat))
+        .route("/worker/jobs/{job}/{attempt}/heartbeat", post(heartbeat).layer(DefaultBodyLimit::max(64 * 1024)))
         .route("/worker/jobs/{job}/{attempt}/files/{name}", put(keep_file).layer(DefaultBodyLimit::max(FILE_LIMIT)))
-        .route("/worker/jobs/{job}/{attempt}/result", post(result).layer(DefaultBodyLimit::max(FILE_LIMIT)))
+        .route("/worker/jobs/{job}/{attempt}/result", post(result).layer(DefaultBodyLimit::max(VERDICT_LIMIT)))
         .route("/worker/jobs/{job}/{attempt}/release", post(release))
         .route("/org/workers", post(issue))
         .route("/org/workers/{id}/revoke", post(revoke))
         .route("/org/workers/{id}/rejudge", post(rejudge_timeouts))
 }
 
-fn error(status: StatusCode, why: impl Into<String>) -> Response {
-    (status, Json(ApiError { error: why.into() })).into_response()
-}
+/// The worker a request's token names: an extractor that runs before the request's body is
+/// read, so that nobody without a valid token makes the server read one. `401` for no token,
+/// an unknown one or a revoked one.
+struct Authed(Worker);
 
-fn internal(doing: &str, e: &dyn std::fmt::Display) -> Response {
-    eprintln!("gbely arena: a worker's request, {doing}: {e}");
-    error(StatusCode::INTERNAL_SERVER_ERROR, format!("the server failed while {doing}; try again in a moment"))
-}
+impl FromRequestParts<Arc<Arena>> for Authed {
+    type Rejection = Response;
 
-/// The worker whose token the request carries; `401` for none, an unknown one or a revoked one.
-async fn worker_of(a: &Arena, headers: &HeaderMap, host: Option<&str>) -> Result<Worker, Response> {
-    let token = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::trim)
-        .filter(|t| t.starts_with(TOKEN_PREFIX));
-    let Some(token) = token else {
-        return Err(error(
-            StatusCode::UNAUTHORIZED,
-            "no worker token: send `Authorization: Bearer gbw_…` with a token issued on the organisers' page",
-        ));
-    };
-    match a.store.worker_of_token(&hashed(token), unix_now(), host).await {
-        Ok(Some(w)) if w.revoked.is_none() => Ok(w),
-        Ok(Some(w)) => Err(error(
-            StatusCode::UNAUTHORIZED,
-            format!("the token of worker `{}` was revoked by the organisers", w.name),
-        )),
-        Ok(None) => Err(error(StatusCode::UNAUTHORIZED, "unknown worker token: ask the organisers for one")),
-        Err(e) => Err(internal("reading the workers", &e)),
+    async fn from_request_parts(parts: &mut Parts, a: &Arc<Arena>) -> Result<Authed, Response> {
+        let host: Option<String> = parts
+            .headers
+            .get(HOST_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .map(|h| h.chars().filter(|c| !c.is_control()).take(80).collect());
+        let token = parts
+            .headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::trim)
+            .filter(|t| t.starts_with(TOKEN_PREFIX));
+        let Some(token) = token else {
+            return Err(error(
+                StatusCode::UNAUTHORIZED,
+                "no worker token: send `Authorization: Bearer gbw_…` with a token issued on the organisers' page",
+            ));
+        };
+        match a.store.worker_of_token(&hashed(token), unix_now(), host.as_deref()).await {
+            Ok(Some(w)) if w.revoked.is_none() => Ok(Authed(w)),
+            Ok(Some(w)) => Err(error(
+                StatusCode::UNAUTHORIZED,
+                format!("the token of worker `{}` was revoked by the organisers", w.name),
+            )),
+            Ok(None) => Err(error(StatusCode::UNAUTHORIZED, "unknown worker token: ask the organisers for one")),
+            Err(e) => Err(internal("reading the workers", &e)),
+        }
     }
 }
 
@@ -129,24 +153,31 @@ async fn worker_of(a: &Arena, headers: &HeaderMap, host: Option<&str>) -> Result
 async fn held(a: &Arena, w: &Worker, job: i64, attempt: i64) -> Result<Job, Response> {
     match a.store.held(job, attempt, w.id).await {
         Ok(Some(job)) => Ok(job),
-        Ok(None) => Err(error(
-            StatusCode::CONFLICT,
-            format!(
-                "job {job} attempt {attempt} is not this worker's any more (its lease lapsed and it is judged again, \
-                 or it was released or revoked): nothing is kept from it"
-            ),
-        )),
+        Ok(None) => Err(not_held(job, attempt)),
         Err(e) => Err(internal("reading the job", &e)),
     }
 }
 
-async fn claim(State(a): Shared, headers: HeaderMap, body: Option<Json<ClaimRequest>>) -> Response {
-    let ClaimRequest { host, speed } = body.map(|Json(b)| b).unwrap_or_default();
-    let host: String = host.chars().filter(|c| !c.is_control()).take(80).collect();
-    let w = match worker_of(&a, &headers, Some(&host)).await {
-        Ok(w) => w,
-        Err(r) => return r,
-    };
+fn not_held(job: i64, attempt: i64) -> Response {
+    error(
+        StatusCode::CONFLICT,
+        format!(
+            "job {job} attempt {attempt} is not this worker's any more (its lease lapsed and it is judged again, or \
+             it was released or revoked): nothing is kept from it"
+        ),
+    )
+}
+
+async fn submission_of(a: &Arena, job: &Job) -> Result<Submission, Response> {
+    match a.store.submission(job.submission).await {
+        Ok(Some(s)) => Ok(s),
+        Ok(None) => Err(internal("reading the job's submission", &"it is gone")),
+        Err(e) => Err(internal("reading the job's submission", &e)),
+    }
+}
+
+async fn claim(State(a): Shared, Authed(w): Authed, body: Option<Json<ClaimRequest>>) -> Response {
+    let ClaimRequest { speed } = body.map(|Json(b)| b).unwrap_or_default();
     if a.closing.load(Ordering::Relaxed) {
         return error(StatusCode::SERVICE_UNAVAILABLE, "the server is stopping: ask again later");
     }
@@ -154,10 +185,11 @@ async fn claim(State(a): Shared, headers: HeaderMap, body: Option<Json<ClaimRequ
         return refused;
     }
     // A worker plays the opponent itself: one gbely carries (not a program of the server's).
+    // The organisers' to mend: the worker asks again later.
     let opponent = &a.config.leaderboard.opponent;
     if AgentSpec::carried(&opponent.to_string()).is_none() {
         return error(
-            StatusCode::CONFLICT,
+            StatusCode::SERVICE_UNAVAILABLE,
             format!(
                 "the leaderboard's opponent `{opponent}` is a program on the server's machine, which a worker over \
                  HTTP cannot run: judge with `gbely arena worker CONFIG` beside the server, or name a built-in opponent"
@@ -179,16 +211,15 @@ async fn claim(State(a): Shared, headers: HeaderMap, body: Option<Json<ClaimRequ
         Err(e) => return internal("making the leaderboard's map", &e),
     };
     let lease = a.config.judge.lease_seconds as i64;
-    let name = format!("{}:http:{host}", w.name);
+    let name = format!("{}:http:{}", w.name, w.host);
     let job = match a.store.claim(&name, w.id, unix_now(), lease).await {
         Ok(Some(job)) => job,
         Ok(None) => return StatusCode::NO_CONTENT.into_response(),
         Err(e) => return internal("taking a job from the queue", &e),
     };
-    let sub = match a.store.submission(job.submission).await {
-        Ok(Some(s)) => s,
-        Ok(None) => return internal("reading the job's submission", &"it is gone"),
-        Err(e) => return internal("reading the job's submission", &e),
+    let sub = match submission_of(&a, &job).await {
+        Ok(s) => s,
+        Err(r) => return r,
     };
     Json(Claim { assignment: Assignment::new(&a.config, &job, &sub), map }).into_response()
 }
@@ -224,6 +255,7 @@ impl Arena {
         if min <= 0.0 {
             return None;
         }
+        let slow = |why: String| (StatusCode::FORBIDDEN, Json(TooSlow { error: why, too_slow: true })).into_response();
         match (share, speed, self.reference.get()) {
             // Still measuring the reference (the server's first seconds): ask again soon.
             (_, _, None) => Some(error(
@@ -233,35 +265,29 @@ impl Arena {
             (_, _, Some(Err(_))) => None,
             (_, None, Some(Ok(_))) => Some(error(
                 StatusCode::FORBIDDEN,
-                format!("this competition gives jobs to workers that send their speed (at least {min} of the server's)"),
-            )),
-            (Some((s, r, share)), _, _) if share < min => Some(error(
-                StatusCode::FORBIDDEN,
                 format!(
-                    "worker `{}` is too slow for this competition: it measured {share:.2} of the server's speed (engine \
-                     {:.0} ms against {:.0} ms, Python {:.0} ms against {:.0} ms); it asks for at least {min}, so that \
-                     no agent times out for the judge's slowness",
-                    w.name, s.engine_ms, r.engine_ms, s.python_ms, r.python_ms
+                    "this competition gives jobs to workers that send their speed (at least {min} of the server's)"
                 ),
             )),
+            (Some((s, r, share)), _, _) if share < min => Some(slow(format!(
+                "worker `{}` is too slow for this competition: it measured {share:.2} of the server's speed (engine \
+                 {:.0} ms against {:.0} ms, Python {:.0} ms against {:.0} ms); it asks for at least {min}, so that \
+                 no agent times out for the judge's slowness",
+                w.name, s.engine_ms, r.engine_ms, s.python_ms, r.python_ms
+            ))),
             _ => None,
         }
     }
 }
 
-async fn file(State(a): Shared, headers: HeaderMap, UrlPath((job, attempt)): UrlPath<(i64, i64)>) -> Response {
-    let w = match worker_of(&a, &headers, None).await {
-        Ok(w) => w,
-        Err(r) => return r,
-    };
+async fn file(State(a): Shared, Authed(w): Authed, UrlPath((job, attempt)): UrlPath<(i64, i64)>) -> Response {
     let job = match held(&a, &w, job, attempt).await {
         Ok(j) => j,
         Err(r) => return r,
     };
-    let sub = match a.store.submission(job.submission).await {
-        Ok(Some(s)) => s,
-        Ok(None) => return internal("reading the job's submission", &"it is gone"),
-        Err(e) => return internal("reading the job's submission", &e),
+    let sub = match submission_of(&a, &job).await {
+        Ok(s) => s,
+        Err(r) => return r,
     };
     match tokio::fs::read(submission_file(&a.config.data, &sub)).await {
         Ok(bytes) => ([(header::CONTENT_TYPE, "text/x-python; charset=utf-8")], bytes).into_response(),
@@ -271,13 +297,16 @@ async fn file(State(a): Shared, headers: HeaderMap, UrlPath((job, attempt)): Url
 
 async fn heartbeat(
     State(a): Shared,
-    headers: HeaderMap,
+    Authed(w): Authed,
     UrlPath((job, attempt)): UrlPath<(i64, i64)>,
     body: Option<Json<Heartbeat>>,
 ) -> Response {
-    let w = match worker_of(&a, &headers, None).await {
-        Ok(w) => w,
-        Err(r) => return r,
+    let state = match body.and_then(|Json(b)| b.state) {
+        Some(state @ (SubmissionState::Checking | SubmissionState::Running)) => Some(state),
+        Some(other) => {
+            return error(StatusCode::BAD_REQUEST, format!("a heartbeat says `checking` or `running`, not `{other}`"))
+        }
+        None => None,
     };
     let job = match held(&a, &w, job, attempt).await {
         Ok(j) => j,
@@ -286,35 +315,24 @@ async fn heartbeat(
     let until = unix_now() + a.config.judge.lease_seconds as i64;
     match a.store.renew(&job, until).await {
         Ok(true) => {}
-        Ok(false) => {
-            return held(&a, &w, job.id, job.attempt).await.err().unwrap_or_else(|| StatusCode::OK.into_response())
-        }
+        // Taken from it between the two reads.
+        Ok(false) => return not_held(job.id, job.attempt),
         Err(e) => return internal("renewing the lease", &e),
     }
-    match body.and_then(|Json(b)| b.state) {
-        Some(state @ (SubmissionState::Checking | SubmissionState::Running)) => {
-            if let Err(e) = a.store.set_state(job.submission, state).await {
-                return internal("showing the submission's state", &e);
-            }
+    if let Some(state) = state {
+        if let Err(e) = a.store.set_state(job.submission, state).await {
+            return internal("showing the submission's state", &e);
         }
-        Some(other) => {
-            return error(StatusCode::BAD_REQUEST, format!("a heartbeat says `checking` or `running`, not `{other}`"))
-        }
-        None => {}
     }
     Json(serde_json::json!({ "lease_until": until })).into_response()
 }
 
 async fn keep_file(
     State(a): Shared,
-    headers: HeaderMap,
+    Authed(w): Authed,
     UrlPath((job, attempt, name)): UrlPath<(i64, i64, String)>,
     body: Bytes,
 ) -> Response {
-    let w = match worker_of(&a, &headers, None).await {
-        Ok(w) => w,
-        Err(r) => return r,
-    };
     if !FILES.contains(&name.as_str()) {
         return error(StatusCode::NOT_FOUND, format!("a worker sends {}, not `{name}`", FILES.join(", ")));
     }
@@ -322,45 +340,57 @@ async fn keep_file(
         Ok(j) => j,
         Err(r) => return r,
     };
-    let dir = a.config.data.join(folder(&job));
+    let dir = a.config.data.join(job.folder());
     let (path, part) = (dir.join(&name), dir.join(format!(".{name}.part")));
     let written = async {
         tokio::fs::create_dir_all(&dir).await?;
         tokio::fs::write(&part, &body).await?;
         tokio::fs::rename(&part, &path).await
     };
-    match written.await {
-        Ok(()) => StatusCode::NO_CONTENT.into_response(),
-        Err(e) => internal("keeping the worker's file", &e),
+    if let Err(e) = written.await {
+        return internal("keeping the worker's file", &e);
     }
+    // Taken from it while the file was written (its folder may be gone already): nothing stays.
+    if let Err(r) = held(&a, &w, job.id, job.attempt).await {
+        let _ = tokio::fs::remove_dir_all(&dir).await;
+        return r;
+    }
+    StatusCode::NO_CONTENT.into_response()
 }
 
-/// The job's folder in the data folder (as [`Assignment::folder`]).
-fn folder(job: &Job) -> String {
-    format!("judging/{}-{}", job.submission, job.attempt)
+/// Why a judged verdict is not kept.
+enum Unkept {
+    /// The verdict is not its replay's (the worker's fault: `422`).
+    Mismatch(String),
+    /// The server could not check it (its own fault: `500`).
+    Server(String),
 }
 
 async fn result(
     State(a): Shared,
-    headers: HeaderMap,
+    Authed(w): Authed,
     UrlPath((job, attempt)): UrlPath<(i64, i64)>,
     Json(mut verdict): Json<Verdict>,
 ) -> Response {
-    let w = match worker_of(&a, &headers, None).await {
-        Ok(w) => w,
-        Err(r) => return r,
-    };
     let job = match held(&a, &w, job, attempt).await {
         Ok(j) => j,
         Err(r) => return r,
     };
-    let sub = match a.store.submission(job.submission).await {
-        Ok(Some(s)) => s,
-        Ok(None) => return internal("reading the job's submission", &"it is gone"),
-        Err(e) => return internal("reading the job's submission", &e),
+    let sub = match submission_of(&a, &job).await {
+        Ok(s) => s,
+        Err(r) => return r,
     };
+    // The judge's own error (no sandbox on its machine, no Python): not the submission's fault,
+    // and not this judge's to end — the job goes back to the queue for another.
+    if let Verdict::Error { reason } = &verdict {
+        eprintln!("gbely arena: worker `{}` could not judge submission {}: {reason}", w.name, job.submission);
+        return match a.store.release(&job).await {
+            Ok(()) => Json(Received { kept: false }).into_response(),
+            Err(e) => internal("giving the job back", &e),
+        };
+    }
     // The files are named by the server, as it kept them: never by what the worker says.
-    let rel = folder(&job);
+    let rel = job.folder();
     let kept = |name: &str| a.config.data.join(&rel).join(name).is_file().then(|| format!("{rel}/{name}"));
     let check_log = kept(CHECK_LOG);
     let with_log = |check: &mut String| {
@@ -375,7 +405,7 @@ async fn result(
         }
     };
     match &mut verdict {
-        Verdict::Judged { outcome, check, .. } => {
+        Verdict::Judged { outcome, check, reason } => {
             let Some(replay) = kept(REPLAY) else {
                 return error(
                     StatusCode::BAD_REQUEST,
@@ -386,22 +416,29 @@ async fn result(
             outcome.replay = replay;
             outcome.log = kept(AGENT_LOG).unwrap_or_default();
             with_log(check);
-            // The result is the replay's: re-simulated here before it is kept.
-            let (config, sub, outcome) = (Arc::clone(&a.config), sub.clone(), outcome.clone());
-            let checked = tokio::task::spawn_blocking(move || replay_gives(&config, &sub, &outcome)).await;
-            if let Err(why) = checked.unwrap_or_else(|e| Err(e.to_string())) {
-                eprintln!("gbely arena: worker `{}`, submission {}: result refused: {why}", w.name, job.submission);
-                return error(StatusCode::UNPROCESSABLE_ENTITY, format!("the result is not its replay's: {why}"));
+            // The result is the replay's: re-simulated here before it is kept; the reason of a
+            // disqualification is the server's words for the replay's fourth violation.
+            let (config, sub, claimed) = (Arc::clone(&a.config), sub.clone(), outcome.clone());
+            let checked = tokio::task::spawn_blocking(move || replay_gives(&config, &sub, &claimed))
+                .await
+                .unwrap_or_else(|e| Err(Unkept::Server(e.to_string())));
+            match checked {
+                Ok(why) => *reason = why,
+                Err(Unkept::Mismatch(why)) => {
+                    eprintln!("gbely arena: worker `{}`, submission {}: result refused: {why}", w.name, job.submission);
+                    return error(StatusCode::UNPROCESSABLE_ENTITY, format!("the result is not its replay's: {why}"));
+                }
+                Err(Unkept::Server(why)) => return internal("checking the result's replay", &why),
             }
         }
         Verdict::CheckFailed { check, .. } => with_log(check),
-        Verdict::Error { .. } => {}
+        Verdict::Error { .. } => unreachable!("given back above"),
     }
     let judging = a.judging.clone();
     let who = w.name.clone();
     let concluded = tokio::task::spawn_blocking(move || judging.conclude(&job, &sub, &verdict)).await;
     match concluded {
-        Ok(Ok(true)) => Json(serde_json::json!({ "kept": true })).into_response(),
+        Ok(Ok(true)) => Json(Received { kept: true }).into_response(),
         Ok(Ok(false)) => error(
             StatusCode::CONFLICT,
             format!("worker `{who}`: the job was taken by another judge before this result came: it is dropped"),
@@ -412,64 +449,80 @@ async fn result(
 }
 
 /// Whether a worker's judged verdict is what its replay gives: the replay is a whole match of
-/// the leaderboard's (its map, its rounds, the submission's agent in seat 0), it re-simulates
-/// round by round to its own result (`gbely replay verify`), and that result's figures are the
-/// verdict's. (What it cannot show is that the agent's answers came from the submission's file:
-/// a worker's token is for a machine the organisers run.)
-fn replay_gives(config: &Config, sub: &Submission, outcome: &Outcome) -> Result<(), String> {
-    let path = config.data.join(&outcome.replay);
-    let read =
-        gbely_engine::replays::read_replay_or_cut(&path).map_err(|e| format!("its replay cannot be read: {e}"))?;
+/// the leaderboard's (its map, its rounds, the submission's agent in seat 0 against the
+/// Council's seat), it re-simulates round by round to its own result (`gbely replay verify`),
+/// and that result's figures are the verdict's. The disqualification's reason, in the judge's
+/// words for the replay's fourth violation. (What it cannot show is that the agent's answers
+/// came from the submission's file: a worker's token is for a machine the organisers run.)
+fn replay_gives(config: &Config, sub: &Submission, outcome: &Outcome) -> Result<String, Unkept> {
+    let leaderboard = gbely_engine::app::runs::maps::load_map(&config.leaderboard.map, None)
+        .map_err(|e| Unkept::Server(format!("the leaderboard's map: {e}")))?;
+    let mismatch = |why: String| Unkept::Mismatch(why);
+    let read = gbely_engine::replays::read_replay_or_cut(&config.data.join(&outcome.replay))
+        .map_err(|e| mismatch(format!("its replay cannot be read: {e}")))?;
     if read.cut_short {
-        return Err("its replay was cut short: not a whole match".into());
+        return Err(mismatch("its replay was cut short: not a whole match".into()));
     }
     let replay = read.replay;
-    let map = replay.check().map_err(|e| format!("its replay: {e}"))?;
-    let leaderboard = gbely_engine::app::runs::maps::load_map(&config.leaderboard.map, None)
-        .map_err(|e| format!("the leaderboard's map: {e}"))?;
+    let map = replay.check().map_err(|e| mismatch(format!("its replay: {e}")))?;
     if map.grid() != leaderboard.grid() || map.seats() != leaderboard.seats() {
-        return Err("its replay is not played on the leaderboard's map".into());
+        return Err(mismatch("its replay is not played on the leaderboard's map".into()));
     }
     if replay.rounds != config.leaderboard.rounds {
-        return Err(format!(
+        return Err(mismatch(format!(
             "its replay has {} rounds, the leaderboard's match {}",
             replay.rounds, config.leaderboard.rounds
-        ));
+        )));
     }
-    gbely_engine::replays::verify(&replay).map_err(|m| format!("its replay does not re-simulate: {m}"))?;
-    let side = replay.result.sides.iter().find(|s| s.seat == 0).ok_or("its replay has no seat 0")?;
+    gbely_engine::replays::verify(&replay).map_err(|m| mismatch(format!("its replay does not re-simulate: {m}")))?;
+    let side = |seat| replay.result.sides.iter().find(|s| s.seat == seat);
+    let (Some(agent), Some(council)) = (side(0), side(1)) else {
+        return Err(mismatch("its replay has not the leaderboard's two seats".into()));
+    };
+    if council.name != "council" {
+        return Err(mismatch(format!("its second seat is `{}`, not the leaderboard's opponent", council.name)));
+    }
+    // The fourth violation: the last of seat 0's, and its round.
+    let fourth = replay.turns.iter().rev().find_map(|t| match t.answers.first() {
+        Some(gbely_world::replay::Answer::Violation(v)) => Some((t.round, v)),
+        _ => None,
+    });
+    let disqualified = agent.disqualified.then(|| fourth.map(|(round, _)| i64::from(round))).flatten();
     let said = (
         sub.agent_name.as_str(),
         outcome.share,
         outcome.cells,
         outcome.tiebreak,
         outcome.violations,
-        outcome.disqualified.is_some(),
+        outcome.disqualified,
         outcome.council_fell,
+        outcome.rounds,
     );
     let played = (
-        side.name.as_str(),
-        side.score,
-        i64::from(side.cells),
-        side.tiebreak_round.map(i64::from),
-        i64::from(side.violations),
-        side.disqualified,
+        agent.name.as_str(),
+        agent.score,
+        i64::from(agent.cells),
+        agent.tiebreak_round.map(i64::from),
+        i64::from(agent.violations),
+        disqualified,
         replay.result.council_fell.map(i64::from),
+        replay.turns.len() as i64,
     );
     if said != played {
-        return Err(format!(
-            "the verdict says (agent, share, cells, tie-break, violations, disqualified, the Council fell) {said:?}, \
-             its replay {played:?}"
-        ));
+        return Err(mismatch(format!(
+            "the verdict says (agent, share, cells, tie-break, violations, disqualified in, the Council fell in, rounds) \
+             {said:?}, its replay {played:?}"
+        )));
     }
-    Ok(())
+    Ok(match (disqualified, fourth) {
+        (Some(round), Some((_, v))) => {
+            disqualification(Lang::En, round as u32, Some((v.kind.wire(), v.detail.as_str())))
+        }
+        _ => String::new(),
+    })
 }
 
-async fn release(State(a): Shared, headers: HeaderMap, UrlPath((job, attempt)): UrlPath<(i64, i64)>) -> Response {
-    let w = match worker_of(&a, &headers, None).await {
-        Ok(w) => w,
-        Err(r) => return r,
-    };
+async fn release(State(a): Shared, Authed(w): Authed, UrlPath((job, attempt)): UrlPath<(i64, i64)>) -> Response {
     let job = match held(&a, &w, job, attempt).await {
         Ok(j) => j,
         Err(r) => return r,
@@ -541,7 +594,7 @@ async fn revoke(
             redirect("/org#workers")
         }
         Ok(false) => a.refuse(&ui, Some(&user), StatusCode::NOT_FOUND, &tr!(ui.lang, "workers-err-none", id = id)),
-        Err(e) => a.internal(&ui, Some(&user), |l| tr!(l, "doing-worker-token"), &e),
+        Err(e) => a.internal(&ui, Some(&user), |l| tr!(l, "doing-worker-revoke"), &e),
     }
 }
 

@@ -227,6 +227,7 @@ fn limits_hold_under_parallel_requests_on_sqlite_and_postgresql() {
     on_both("export", &pg, the_public_results_are_opened_once_and_stay_open);
     on_both("language", &pg, a_participant_keeps_the_language_last_used);
     on_both("workers", &pg, a_revoked_worker_holds_nothing);
+    on_both("rush", &pg, judges_claiming_at_once_take_each_job_once);
 }
 
 /// The public results' flag (migration 4): closed in a new database; an organiser's opening
@@ -439,6 +440,7 @@ async fn a_revoked_worker_holds_nothing(store: Store) {
     assert!(held(two).await.unwrap().is_none(), "not worker 2's");
     assert!(store.claim("hall-2", two, now + 7, 60).await.unwrap().is_none(), "held by worker 1's lease");
     assert!(store.revoke_worker(one, now + 8).await.unwrap());
+    assert_eq!(store.submission(a).await.unwrap().unwrap().state, "queued", "back in the queue at once");
     assert!(!store.revoke_worker(one, now + 9).await.unwrap(), "revoked once");
     let w = store.worker_of_token("hash-1", now + 10, Some("elsewhere")).await.unwrap().unwrap();
     assert_eq!(
@@ -453,4 +455,34 @@ async fn a_revoked_worker_holds_nothing(store: Store) {
     assert!(store.finish(&again, &scored(a, 45.0, 60), now + 13).await.unwrap());
     let listed: Vec<_> = store.workers().await.unwrap().iter().map(|w| (w.id, w.judged, w.revoked.is_some())).collect();
     assert_eq!(listed, vec![(two, 1, false), (one, 0, true)], "newest first");
+}
+
+/// Judges claim at once while uploads wait, five times over: each job is taken once, and none
+/// is left waiting while a judge was told there was nothing (on PostgreSQL the judges' claims
+/// race for the same row: the later ones found it taken and claimed nothing).
+async fn judges_claiming_at_once_take_each_job_once(store: Store) {
+    let now = 7_000_000;
+    for wave in 0..5_i64 {
+        let mut ids = Vec::new();
+        for who in 0..12 {
+            let email = format!("p{wave}-{who}@mail.example");
+            ids.push(store.add_submission(&upload(&email, now + wave), 10).await.unwrap().unwrap());
+        }
+        let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(16));
+        let claims: Vec<_> = (0..16)
+            .map(|k| {
+                let (store, barrier) = (store.clone(), std::sync::Arc::clone(&barrier));
+                tokio::spawn(async move {
+                    barrier.wait().await;
+                    store.claim(&format!("w{k}"), 100 + k, now + wave, 60).await.unwrap()
+                })
+            })
+            .collect();
+        let mut taken = Vec::new();
+        for c in claims {
+            taken.extend(c.await.unwrap().map(|j| j.submission));
+        }
+        taken.sort_unstable();
+        assert_eq!(taken, ids, "wave {wave}: each job once, none left waiting");
+    }
 }

@@ -357,7 +357,7 @@ doing-export-open = opening the public results
 
 ## Judges over HTTP (/org, Workers)
 workers-title = Workers
-workers-intro = Judges on other machines: `gbely arena worker --server URL` with a token issued here judges over HTTP and needs neither the database nor the data folder. A revoked token is refused at once, and the jobs its worker held are judged again.
+workers-intro = Judges on other machines: `gbely arena worker --server URL` with a token issued here judges over HTTP and needs neither the database nor the data folder. A revoked token is refused at once, and the jobs its worker held go back to the queue.
 workers-none = No worker token has been issued.
 workers-col-name = Worker
 workers-col-issued = Issued
@@ -375,6 +375,7 @@ workers-back = Back to the organisers' page
 workers-err-name = Give the worker a name (it is shown on the organisers' page).
 workers-err-none = There is no valid worker token { $id } (it does not exist, or it was revoked before).
 doing-worker-token = keeping the worker's token
+doing-worker-revoke = revoking the worker's token
 workers-col-speed = Speed
 workers-speed = { $share }× the server's
 workers-slow = { $share }× the server's: too slow, given no jobs

@@ -372,32 +372,33 @@ doing-export-state = zisťovaní, či sú výsledky otvorené
 doing-export = zostavovaní verejných výsledkov
 doing-export-open = otváraní verejných výsledkov
 
-## Rozhodcovia cez HTTP (/org, Pracovníci)
-workers-title = Pracovníci
-workers-intro = Rozhodcovia na iných strojoch: `gbely arena worker --server URL` s tokenom vydaným tu rozhoduje cez HTTP a nepotrebuje ani databázu, ani dátový priečinok. Odvolaný token je odmietnutý hneď a úlohy, ktoré jeho pracovník držal, sa posúdia znova.
-workers-none = Zatiaľ nebol vydaný žiadny token pracovníka.
-workers-col-name = Pracovník
+## Hodnotitelia cez HTTP (/org, Hodnotitelia)
+workers-title = Hodnotitelia
+workers-intro = Hodnotitelia na iných strojoch: `gbely arena worker --server URL` s tokenom vydaným tu hodnotí cez HTTP a nepotrebuje ani databázu, ani dátový priečinok. Odvolaný token je odmietnutý hneď a úlohy, ktoré jeho hodnotiteľ držal, sa vrátia do frontu.
+workers-none = Zatiaľ nebol vydaný žiadny token hodnotiteľa.
+workers-col-name = Hodnotiteľ
 workers-col-issued = Vydaný
-workers-col-seen = Naposledy videný
+workers-col-seen = Posledná požiadavka
 workers-col-judged = Dokončené úlohy
 workers-col-state = Token
 workers-revoked = odvolaný { $at }
 workers-revoke = Odvolať
-workers-name = Meno nového pracovníka
-workers-issue = Vydať token pracovníka
-workers-issued-title = Token pracovníka { $name }
-workers-issued-once = Zobrazuje sa iba teraz: server si uchováva len jeho odtlačok. Skopírujte ho na stroj pracovníka hneď.
-workers-issued-how = Spustite s ním pracovníka (token v prostredí, nikdy nie na príkazovom riadku):
+workers-name = Meno nového hodnotiteľa
+workers-issue = Vydať token hodnotiteľa
+workers-issued-title = Token hodnotiteľa { $name }
+workers-issued-once = Zobrazuje sa iba teraz: server si uchováva len jeho odtlačok. Skopíruj ho hneď na stroj hodnotiteľa.
+workers-issued-how = Spusti s ním hodnotiteľa (token v prostredí, nikdy nie na príkazovom riadku):
 workers-back = Späť na stránku organizátorov
-workers-err-name = Dajte pracovníkovi meno (zobrazí sa na stránke organizátorov).
-workers-err-none = Platný token pracovníka { $id } neexistuje (nikdy nebol vydaný alebo už bol odvolaný).
-doing-worker-token = ukladaní tokenu pracovníka
+workers-err-name = Daj hodnotiteľovi meno (zobrazí sa na stránke organizátorov).
+workers-err-none = Platný token hodnotiteľa { $id } neexistuje (nikdy nebol vydaný alebo už bol odvolaný).
+doing-worker-token = ukladaní tokenu hodnotiteľa
+doing-worker-revoke = odvolávaní tokenu hodnotiteľa
 workers-col-speed = Rýchlosť
-workers-speed = { $share }× servera
-workers-slow = { $share }× servera: príliš pomalý, nedostáva úlohy
-workers-speed-figures = engine { $engine } ms, Python { $python } ms ({ $at })
-workers-rejudge-timeouts = Posúdiť znova { $count ->
-    [one] jeho vyradenie
-    [few] jeho { $count } vyradenia
-   *[other] jeho { $count } vyradení
-} pre prekročenie času
+workers-speed = { $share }-násobok rýchlosti servera
+workers-slow = { $share }-násobok rýchlosti servera: príliš pomalý, nedostáva úlohy
+workers-speed-figures = simulácia { $engine } ms, Python { $python } ms ({ $at })
+workers-rejudge-timeouts = Znova ohodnotiť { $count ->
+    [one] jeho diskvalifikáciu
+    [few] jeho { $count } diskvalifikácie
+   *[other] jeho { $count } diskvalifikácií
+} pre prekročený časový limit
