@@ -241,11 +241,13 @@ pub struct Worker {
     pub seen: i64,
     /// The machine it said it runs on.
     pub host: String,
-    /// Jobs it ended (judged, check failed, or the judge's error).
+    /// Jobs whose last judging it ended (a job judged again by another judge counts for that
+    /// one).
     pub judged: i64,
     /// Its last measured speed: the figures, their share of the server's, and when.
     pub speed: Option<(crate::speed::Speed, f64, i64)>,
-    /// Its judged uploads that stand disqualified by timeouts (the last judging was its).
+    /// Its judged uploads that stand disqualified by timeouts (the last judging was its):
+    /// listed by [`Store::workers`] only (empty elsewhere).
     pub timeouts: Vec<i64>,
 }
 
