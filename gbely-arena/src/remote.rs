@@ -384,9 +384,9 @@ impl Worker {
             Err(f) => f.why(),
         };
         eprintln!("gbely: submission {} (attempt {}): {said}", a.job.submission, a.job.attempt);
-        if let Err(Failure::Rejected(_) | Failure::Passing(_)) = &done {
+        if let Err(Failure::Rejected(_) | Failure::Passing(_) | Failure::Refused(_) | Failure::Slow(_)) = &done {
             // What could not be sent or was refused: the job goes back to the queue at once
-            // (else its lease would hold it for nothing).
+            // (else its lease would hold it for nothing; a revoked token's is back already).
             let _ = self.client.release(a);
         }
         done.map(|(_, judged)| judged)

@@ -49,10 +49,11 @@ def data_bytes(page: str) -> int:
     return len(gzip.decompress(base64.b64decode(m.group(1)))) if m and m.group(1).strip() else 0
 
 
-def open_times(browser, url: str, width: int, height: int, throttle: float) -> tuple[float, float]:
-    """Milliseconds from navigation to the first round drawn (the page's `ready_ms`), and to show
-    the last round (a jump from the first, drawn: a pixel of the map read back). The arena's
-    load run (gbely-arena/benches/arena.py) opens a leaderboard entry's replay with it too."""
+def open_figures(browser, url: str, width: int, height: int, throttle: float) -> tuple[float, float, float]:
+    """Milliseconds from navigation to the first round drawn (the page's `first_ms`: from the
+    data's head, before the rounds are resolved; `ready_ms` on a page without it), to every
+    round ready (`ready_ms`), and to show the last round (a jump from the first once ready,
+    drawn: a pixel of the map read back)."""
     context = browser.new_context(viewport={"width": width, "height": height})
     try:
         p = context.new_page()
@@ -60,15 +61,24 @@ def open_times(browser, url: str, width: int, height: int, throttle: float) -> t
         cdp.send("Emulation.setCPUThrottlingRate", {"rate": throttle})
         p.goto(url)
         p.wait_for_function("() => document.body.dataset.ready === '1'", timeout=120_000)
-        ready = p.evaluate("() => JSON.parse(document.getElementById('state').textContent).ready_ms")
+        state = p.evaluate("() => JSON.parse(document.getElementById('state').textContent)")
+        ready = state["ready_ms"]
         last = p.evaluate("""() => {
             const t = performance.now(), ctx = document.getElementById('map').getContext('2d');
             window.gbely.show(window.gbely.frames() - 1); ctx.getImageData(0, 0, 1, 1);
             return performance.now() - t;
         }""")
-        return ready, ready + last
+        return state.get("first_ms", ready), ready, ready + last
     finally:
         context.close()
+
+
+def open_times(browser, url: str, width: int, height: int, throttle: float) -> tuple[float, float]:
+    """Milliseconds from navigation to the first round drawn, and to the last round shown
+    ([`open_figures`]). The arena's load run (gbely-arena/benches/arena.py) opens a leaderboard
+    entry's replay with it too."""
+    first, _, last = open_figures(browser, url, width, height, throttle)
+    return first, last
 
 
 # Where a page is opened: a desktop window, and a phone (its viewport, its CPU 4× slower).
@@ -108,11 +118,10 @@ def main() -> None:
                 print(f"  replay {rb:,} B; page {pb:,} B = {pb / rb:.1f}x the replay, gzipped {zb:,} B;"
                       f" its data {data_bytes(text):,} B decompressed; made in {made:.2f} s")
                 for name, (w, h, rate) in SCREENS.items():
-                    runs = [open_times(browser, html.as_uri(), w, h, rate) for _ in range(a.loads)]
-                    first = statistics.median(r[0] for r in runs)
-                    last = statistics.median(r[1] for r in runs)
-                    print(f"  {name}: first round drawn {first:.0f} ms, last round shown {last:.0f} ms"
-                          f" (median of {a.loads}; load average {os.getloadavg()[0]:.2f})")
+                    runs = [open_figures(browser, html.as_uri(), w, h, rate) for _ in range(a.loads)]
+                    first, ready, last = (statistics.median(r[k] for r in runs) for k in range(3))
+                    print(f"  {name}: first round drawn {first:.0f} ms, every round ready {ready:.0f} ms,"
+                          f" last round shown {last:.0f} ms (median of {a.loads}; load average {os.getloadavg()[0]:.2f})")
             browser.close()
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -392,9 +392,14 @@ pub fn viewer_html(replay: &Replay) -> Result<String, String> {
 /// The viewer page for a replay read from `file` (as the user named it: the page's "continue
 /// from here" puts it in the fork command it copies; `None`: a placeholder name).
 pub fn viewer_html_of(replay: &Replay, file: Option<&str>) -> Result<String, String> {
-    let data = viewer_data(replay)?;
+    let mut data = viewer_data(replay)?;
+    // The head, a newline, then the commands (most of the bytes): the page draws the first
+    // round from the head before it reads the commands (compact JSON has no raw newline).
+    let cmds = data.as_object_mut().and_then(|d| d.remove("cmds")).unwrap_or(Value::Null);
     let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
     enc.write_all(data.to_string().as_bytes()).map_err(|e| e.to_string())?;
+    enc.write_all(b"\n").map_err(|e| e.to_string())?;
+    enc.write_all(cmds.to_string().as_bytes()).map_err(|e| e.to_string())?;
     let gz = enc.finish().map_err(|e| e.to_string())?;
     let title = replay.seats.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(" vs ");
     let file = file.map(str::to_string);
