@@ -150,9 +150,9 @@ fn uses(module: &Module, text: &str, all: &BTreeMap<Module, PathBuf>) -> BTreeSe
         .collect::<Vec<_>>()
         .join("\n");
     let resolve = |path: &[&str]| -> Option<Module> {
-        let mut base: Module = match path.first()? {
-            &"crate" => Vec::new(),
-            &"super" => module[..module.len().saturating_sub(1)].to_vec(),
+        let mut base: Module = match *path.first()? {
+            "crate" => Vec::new(),
+            "super" => module[..module.len().saturating_sub(1)].to_vec(),
             _ => return None,
         };
         let mut rest = &path[1..];
