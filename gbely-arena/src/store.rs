@@ -831,21 +831,48 @@ impl Store {
     /// `worker` names the judge in the job (`HOST:ROLE:PID:K`), `worker_id` is the HTTP worker's
     /// number ([`Store::add_worker`]), 0 for a judge of the database's own.
     pub async fn claim(&self, worker: &str, worker_id: i64, now: i64, lease: i64) -> Result<Option<Job>, sqlx::Error> {
+        // The candidates in order, then each taken by an update that only a still claimable job
+        // satisfies. (One update with the choice as its subquery lost jobs on PostgreSQL: judges
+        // claiming at once chose the same row, the later ones found it taken and claimed
+        // nothing while other jobs waited.) A round that takes none of its candidates means
+        // other judges took them all: the next round chooses again, until nothing is claimable.
         let same_participant = "FROM jobs k JOIN submissions t ON t.id = k.submission WHERE t.email = s.email";
-        let q = format!(
-            "UPDATE jobs SET state = 'running', worker = $1, worker_id = $4, lease_until = $2, attempt = attempt + 1, \
-             claimed = (SELECT COALESCE(MAX(c.claimed), 0) + 1 FROM jobs c) \
-             WHERE id = (SELECT j.id FROM jobs j JOIN submissions s ON s.id = j.submission \
-                         WHERE (j.state = 'queued' OR (j.state = 'running' AND j.lease_until < $3)) \
-                         ORDER BY (SELECT COUNT(*) {same_participant} AND k.state = 'running' AND k.lease_until >= $3), \
-                                  (SELECT COALESCE(MAX(k.claimed), 0) {same_participant}), j.id \
-                         LIMIT 1) \
-             AND (state = 'queued' OR (state = 'running' AND lease_until < $3)) \
-             RETURNING id, submission, attempt"
+        let choose = format!(
+            "SELECT j.id FROM jobs j JOIN submissions s ON s.id = j.submission \
+             WHERE (j.state = 'queued' OR (j.state = 'running' AND j.lease_until < $1)) \
+             ORDER BY (SELECT COUNT(*) {same_participant} AND k.state = 'running' AND k.lease_until >= $1), \
+                      (SELECT COALESCE(MAX(k.claimed), 0) {same_participant}), j.id \
+             LIMIT 8"
         );
-        let row =
-            sqlx::query(&q).bind(worker).bind(now + lease).bind(now).bind(worker_id).fetch_optional(&self.pool).await?;
-        row.map(|r| Ok(Job { id: r.try_get(0)?, submission: r.try_get(1)?, attempt: r.try_get(2)? })).transpose()
+        let take = "UPDATE jobs SET state = 'running', worker = $1, worker_id = $4, lease_until = $2, \
+                    attempt = attempt + 1, claimed = (SELECT COALESCE(MAX(c.claimed), 0) + 1 FROM jobs c) \
+                    WHERE id = $5 AND (state = 'queued' OR (state = 'running' AND lease_until < $3)) \
+                    RETURNING id, submission, attempt";
+        loop {
+            let candidates: Vec<i64> = sqlx::query(&choose)
+                .bind(now)
+                .fetch_all(&self.pool)
+                .await?
+                .iter()
+                .map(|r| r.try_get(0))
+                .collect::<Result<_, _>>()?;
+            if candidates.is_empty() {
+                return Ok(None);
+            }
+            for id in candidates {
+                let row = sqlx::query(take)
+                    .bind(worker)
+                    .bind(now + lease)
+                    .bind(now)
+                    .bind(worker_id)
+                    .bind(id)
+                    .fetch_optional(&self.pool)
+                    .await?;
+                if let Some(r) = row {
+                    return Ok(Some(Job { id: r.try_get(0)?, submission: r.try_get(1)?, attempt: r.try_get(2)? }));
+                }
+            }
+        }
     }
 
     /// Whether `job`'s submission was judged before it (a re-judging's job): an earlier job of
@@ -1049,19 +1076,23 @@ impl Store {
     /// timeout) whose last judging was the worker `worker_id`'s: what a slow machine may have
     /// done to them, to be judged again.
     pub async fn timeout_disqualifications(&self, worker_id: i64) -> Result<Vec<i64>, sqlx::Error> {
-        sqlx::query(
-            "SELECT s.id FROM submissions s WHERE s.state = 'disqualified' \
-             AND s.reason LIKE '%the fourth violation (timeout:%' \
+        let rows = sqlx::query(
+            "SELECT s.id, s.reason FROM submissions s WHERE s.state = 'disqualified' \
              AND (SELECT j.worker_id FROM jobs j WHERE j.submission = s.id AND j.state = 'done' \
                   ORDER BY j.id DESC LIMIT 1) = $1 \
              ORDER BY s.id",
         )
         .bind(worker_id)
         .fetch_all(&self.pool)
-        .await?
-        .iter()
-        .map(|r| r.try_get(0))
-        .collect()
+        .await?;
+        let mut ids = Vec::new();
+        for r in &rows {
+            let reason: String = r.try_get(1)?;
+            if crate::judge::disqualifying_kind(&reason).as_deref() == Some("timeout") {
+                ids.push(r.try_get(0)?);
+            }
+        }
+        Ok(ids)
     }
 
     /// Records a worker's measured speed and its share of the server's.
@@ -1096,7 +1127,14 @@ impl Store {
             .execute(&mut *tx)
             .await?;
         if done.rows_affected() == 1 {
-            sqlx::query("UPDATE jobs SET lease_until = 0 WHERE worker_id = $1 AND state = 'running'")
+            sqlx::query(
+                "UPDATE submissions SET state = 'queued' WHERE id IN \
+                 (SELECT submission FROM jobs WHERE worker_id = $1 AND state = 'running')",
+            )
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+            sqlx::query("UPDATE jobs SET state = 'queued', lease_until = 0 WHERE worker_id = $1 AND state = 'running'")
                 .bind(id)
                 .execute(&mut *tx)
                 .await?;

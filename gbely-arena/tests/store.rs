@@ -439,6 +439,7 @@ async fn a_revoked_worker_holds_nothing(store: Store) {
     assert_eq!(held(one).await.unwrap().map(|j| j.submission), Some(a));
     assert!(held(two).await.unwrap().is_none(), "not worker 2's");
     assert!(store.claim("hall-2", two, now + 7, 60).await.unwrap().is_none(), "held by worker 1's lease");
+    store.set_state(a, SubmissionState::Running).await.unwrap(); // as the worker's heartbeat shows it
     assert!(store.revoke_worker(one, now + 8).await.unwrap());
     assert_eq!(store.submission(a).await.unwrap().unwrap().state, "queued", "back in the queue at once");
     assert!(!store.revoke_worker(one, now + 9).await.unwrap(), "revoked once");
@@ -483,6 +484,7 @@ async fn judges_claiming_at_once_take_each_job_once(store: Store) {
             taken.extend(c.await.unwrap().map(|j| j.submission));
         }
         taken.sort_unstable();
-        assert_eq!(taken, ids, "wave {wave}: each job once, none left waiting");
+        let counts = store.job_counts().await.unwrap();
+        assert_eq!(taken, ids, "{}, wave {wave}: each job once, none left waiting ({counts:?})", store.backend_name());
     }
 }
