@@ -3,9 +3,11 @@
 //! never run outside the sandbox; named pipes and devices are refused unopened; SIGTERM stops a
 //! gbely that is blocked.
 
+#[cfg(target_os = "linux")]
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+#[cfg(unix)]
 use std::time::{Duration, Instant};
 
 use crate::common::scratch;
@@ -183,6 +185,7 @@ fn named_pipes_and_devices_are_refused_unopened() {
 }
 
 /// The kernel's name for what a process waits on (Linux).
+#[cfg(target_os = "linux")]
 fn wchan(pid: u32) -> String {
     std::fs::read_to_string(format!("/proc/{pid}/wchan")).unwrap_or_default()
 }
@@ -232,6 +235,7 @@ fn sigterm_stops_a_blocked_gbely() {
     assert!(err.contains("round"), "{}", &err[..err.len().min(300)]);
 }
 
+#[cfg(target_os = "linux")]
 fn nix_kill(pid: u32, sig: &str) {
     let status = Command::new("kill").arg(format!("-{sig}")).arg(pid.to_string()).status().unwrap();
     assert!(status.success());
