@@ -627,7 +627,7 @@ pub(crate) async fn open(
         Err(r) => return r,
     };
     match a.store.open_export(super::judge::unix_now()).await {
-        Ok(true) => a.audit(&user, "open the public results", "before the deadline, by hand").await,
+        Ok(true) => a.audit(&user, crate::audit::Act::OpenResults).await,
         Ok(false) => {}
         Err(e) => return a.internal(&ui, Some(&user), |l| tr!(l, "doing-export-open"), &e),
     }

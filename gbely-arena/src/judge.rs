@@ -148,7 +148,7 @@ impl Judging {
         let assignment = Assignment::new(&self.config, job, sub);
         let map = match gbely_engine::app::runs::maps::load_map(&self.config.leaderboard.map, None) {
             Ok(m) => Arc::new(m),
-            Err(e) => return Some(Verdict::Error { reason: format!("the leaderboard's map: {e}") }),
+            Err(e) => return Some(Verdict::Error { reason: Trouble::Map.said(Lang::En, &e.to_string()) }),
         };
         let dir = self.config.data.join(assignment.folder());
         let file = submission_file(&self.config.data, sub);
@@ -193,8 +193,8 @@ impl Judging {
                 // "disqualified in round 13: …"
                 None => tr!(l, "mail-disqualified", reason = reason_in(l, reason)),
             },
-            Verdict::CheckFailed { reason, .. } => tr!(l, "mail-check-failed", reason = reason.as_str()),
-            Verdict::Error { reason } => tr!(l, "mail-error", reason = reason.as_str()),
+            Verdict::CheckFailed { reason, .. } => tr!(l, "mail-check-failed", reason = reason_in(l, reason)),
+            Verdict::Error { reason } => tr!(l, "mail-error", reason = reason_in(l, reason)),
         };
         let name = self.config.name.as_str();
         let (subject, again) = if again {
@@ -283,7 +283,7 @@ pub fn play(
 ) -> Option<Verdict> {
     let rel = a.folder();
     if let Err(e) = std::fs::create_dir_all(dir) {
-        return Some(Verdict::Error { reason: format!("cannot create {}: {e}", dir.display()) });
+        return Some(Verdict::Error { reason: Trouble::Folder.said(Lang::En, &format!("{}: {e}", dir.display())) });
     }
     mark(SubmissionState::Checking);
     let report = match check_agent(file, python, a.test_match(), dir) {
@@ -291,18 +291,19 @@ pub fn play(
         // The file could not even be read as Python (its inspection died on it): the file's
         // fault, not the judge's.
         Err(e @ gbely_engine::app::runs::RunError::Inspect { .. }) => {
-            let reason = format!("the file cannot be read as Python: {e}");
-            let check = json!({"ok": false, "file": a.file_name, "problems": [reason]}).to_string();
+            let reason = Trouble::NotPython.said(Lang::En, &e.to_string());
+            let said = json!({"problems": [{"code": "not-python", "args": {"detail": e.to_string()}}]});
+            let check = json!({"ok": false, "file": a.file_name, "problems": [reason], "said": said}).to_string();
             return Some(Verdict::CheckFailed { reason, check });
         }
-        Err(e) => return Some(Verdict::Error { reason: format!("the check could not run: {e}") }),
+        Err(e) => return Some(Verdict::Error { reason: Trouble::CheckDidNotRun.said(Lang::En, &e.to_string()) }),
     };
     // The check's own run (its log beside the match's would double an upload's disk): its
     // report is kept in the database, its folder goes — but for a failed check its agent's
     // log stays (`check.log`: what the agent printed, the traceback of a crash), the only
     // account of why it failed.
     let kept_log = (!report.ok())
-        .then(|| report.notes.iter().find_map(|n| n.strip_prefix("log: ")))
+        .then(|| report.log())
         .flatten()
         .and_then(|log| std::fs::copy(log, dir.join(CHECK_LOG)).ok())
         .map(|_| format!("{rel}/{CHECK_LOG}"));
@@ -321,9 +322,13 @@ pub fn play(
     if let Some(notes) = doc["notes"].as_array_mut() {
         notes.retain(|n| !n.as_str().is_some_and(|n| n.starts_with("log: ")));
     }
+    if let Some(notes) = doc["said"]["notes"].as_array_mut() {
+        notes.retain(|n| n["code"] != "log");
+    }
     let check = doc.to_string();
     if !report.ok() {
-        return Some(Verdict::CheckFailed { reason: report.problems.join("; "), check });
+        let reason = report.problems.iter().map(|p| p.text.as_str()).collect::<Vec<_>>().join("; ");
+        return Some(Verdict::CheckFailed { reason, check });
     }
     mark(SubmissionState::Running);
     let seats =
@@ -336,7 +341,7 @@ pub fn play(
     plan.recording = Recording::File(dir.join(REPLAY));
     let played = match gbely_engine::app::service::run(plan, &mut ()) {
         Ok(p) => p,
-        Err(e) => return Some(Verdict::Error { reason: format!("the match could not be played: {e}") }),
+        Err(e) => return Some(Verdict::Error { reason: Trouble::MatchNotPlayed.said(Lang::En, &e.to_string()) }),
     };
     let rec = &played.record;
     if rec.interrupted() {
@@ -383,8 +388,64 @@ pub fn hostname() -> String {
 /// (`reason`), and said again in the reader's language by [`reason_in`].
 pub fn disqualification(l: Lang, round: u32, violation: Option<(&str, &str)>) -> String {
     match violation {
-        Some((kind, detail)) => tr!(l, "reason-disqualified-violation", round = round, kind = kind, detail = detail),
+        Some((kind, detail)) => {
+            tr!(l, "reason-disqualified-violation", round = round, kind = violation_kind(l, kind), detail = detail)
+        }
         None => tr!(l, "reason-disqualified", round = round),
+    }
+}
+
+/// A violation's kind (its code in replays: `timeout`, `crash`, `unreadable`) in `l`; English
+/// writes the code itself, which [`parse_disqualification`] reads back.
+pub fn violation_kind(l: Lang, kind: &str) -> String {
+    match kind {
+        "timeout" => tr!(l, "violation-timeout"),
+        "crash" => tr!(l, "violation-crash"),
+        "unreadable" => tr!(l, "violation-unreadable"),
+        other => other.to_string(),
+    }
+}
+
+/// Why a judge gave no verdict on a submission's play, or why its file is not a program: stored
+/// in English with the engine's own words for the cause (`detail`), said again in the reader's
+/// language by [`reason_in`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Trouble {
+    /// The leaderboard's map did not load.
+    Map,
+    /// The judge could not make its folder.
+    Folder,
+    /// The file could not even be read as Python (the submission's fault: a failed check).
+    NotPython,
+    /// The check could not run (no Python, no sandbox).
+    CheckDidNotRun,
+    /// The match could not be played.
+    MatchNotPlayed,
+}
+
+impl Trouble {
+    pub const ALL: [Trouble; 5] =
+        [Trouble::Map, Trouble::Folder, Trouble::NotPython, Trouble::CheckDidNotRun, Trouble::MatchNotPlayed];
+
+    /// The trouble in `l`, its cause in the engine's words.
+    pub fn said(self, l: Lang, detail: &str) -> String {
+        match self {
+            Trouble::Map => tr!(l, "reason-map", detail = detail),
+            Trouble::Folder => tr!(l, "reason-folder", detail = detail),
+            Trouble::NotPython => tr!(l, "reason-not-python", detail = detail),
+            Trouble::CheckDidNotRun => tr!(l, "reason-check-did-not-run", detail = detail),
+            Trouble::MatchNotPlayed => tr!(l, "reason-match-not-played", detail = detail),
+        }
+    }
+
+    /// A reason [`Trouble::said`] wrote in English, read back whole: the trouble and its cause.
+    fn parse(reason: &str) -> Option<(Trouble, &str)> {
+        Trouble::ALL.into_iter().find_map(|t| {
+            let marked = t.said(Lang::En, "\u{1}");
+            let (before, after) = marked.split_once('\u{1}')?;
+            let detail = reason.strip_prefix(before)?.strip_suffix(after)?;
+            (t.said(Lang::En, detail) == reason).then_some((t, detail))
+        })
     }
 }
 
@@ -414,8 +475,11 @@ fn parse_disqualification(reason: &str) -> Option<(u32, Option<(&str, &str)>)> {
 /// engine's words) as it is.
 pub fn reason_in(l: Lang, reason: &str) -> String {
     // Only a reason read back whole: anything else is shown as stored.
-    match parse_disqualification(reason) {
-        Some((round, violation)) => disqualification(l, round, violation),
+    if let Some((round, violation)) = parse_disqualification(reason) {
+        return disqualification(l, round, violation);
+    }
+    match Trouble::parse(reason) {
+        Some((trouble, detail)) => trouble.said(l, detail),
         None => reason.to_string(),
     }
 }
@@ -427,7 +491,7 @@ pub fn submission_file(data: &Path, sub: &Submission) -> PathBuf {
 
 #[cfg(test)]
 mod tests {
-    use super::{disqualification, disqualifying_kind, reason_in};
+    use super::{disqualification, disqualifying_kind, reason_in, Trouble};
     use crate::i18n::Lang;
 
     #[test]
@@ -437,7 +501,7 @@ mod tests {
         assert_eq!(reason_in(Lang::En, &stored), stored);
         assert_eq!(
             reason_in(Lang::Sk, &stored),
-            "vyradené v 13. kole: štvrté porušenie (unreadable: the answer is not JSON: x: y)"
+            "vyradené v 13. kole: štvrté porušenie (nečitateľná odpoveď: the answer is not JSON: x: y)"
         );
         assert_eq!(reason_in(Lang::Sk, "disqualified in round 7"), "vyradené v 7. kole");
         // The kind the organisers' re-judging of a slow worker's timeouts looks for.
@@ -446,8 +510,23 @@ mod tests {
         assert_eq!(disqualifying_kind(&timeout).as_deref(), Some("timeout"));
         assert_eq!(disqualifying_kind("disqualified in round 7"), None);
         assert_eq!(disqualifying_kind("the file cannot be read as Python: (timeout: x)"), None);
-        // Other reasons are the engine's words, shown as stored.
-        for other in ["the file cannot be read as Python: x", "disqualified in round x", ""] {
+        // A violation's kind is said in the reader's language; its detail is the engine's.
+        assert_eq!(
+            reason_in(Lang::Sk, &timeout),
+            "vyradené v 13. kole: štvrté porušenie (prekročený čas: no answer within 2.0 s)"
+        );
+        // A judge's trouble: its words translated, the cause (the engine's words) as it is.
+        let trouble = Trouble::NotPython.said(Lang::En, "invalid syntax (line 3): x: y");
+        assert_eq!(trouble, "the file cannot be read as Python: invalid syntax (line 3): x: y");
+        assert_eq!(reason_in(Lang::Sk, &trouble), "súbor sa nedá prečítať ako Python: invalid syntax (line 3): x: y");
+        assert_eq!(reason_in(Lang::En, &trouble), trouble);
+        let folder = Trouble::Folder.said(Lang::En, "/data/judging/3-1: Permission denied");
+        assert_eq!(Trouble::parse(&folder), Some((Trouble::Folder, "/data/judging/3-1: Permission denied")));
+        for t in Trouble::ALL {
+            assert_eq!(Trouble::parse(&t.said(Lang::En, "")), Some((t, "")), "{t:?}");
+        }
+        // Anything else (a failed check's problems: the engine's words) is shown as stored.
+        for other in ["the file defines no top-level function decide(stav)", "disqualified in round x", ""] {
             assert_eq!(reason_in(Lang::Sk, other), other);
         }
     }

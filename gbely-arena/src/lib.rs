@@ -26,6 +26,7 @@
 #[macro_use]
 pub mod i18n;
 pub mod api;
+pub mod audit;
 pub mod config;
 pub mod export;
 pub mod judge;
@@ -55,6 +56,7 @@ use jiff::Timestamp;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
+use self::audit::Act;
 use self::config::{normal_email_in, Config, Phase};
 use self::i18n::Lang;
 use self::judge::{unix_now, Judging};
@@ -147,6 +149,9 @@ pub struct Arena {
     final_: Mutex<Option<Final>>,
     /// The final's map, made at its first use (the organisers' page shows the seating).
     final_map: std::sync::OnceLock<Result<Arc<gbely_world::Map>, String>>,
+    /// The leaderboard's map and its map file (what a worker over HTTP receives), made at the
+    /// first claim over HTTP.
+    leaderboard_map: std::sync::OnceLock<Result<LeaderboardMap, String>>,
     /// The name of `final.fill`, read once.
     fill_name: std::sync::OnceLock<String>,
     closing: Arc<AtomicBool>,
@@ -269,6 +274,7 @@ pub fn serve(config: Config, python: String, listen: SocketAddr) -> Result<Runni
         standings: tokio::sync::Mutex::new(None),
         final_: Mutex::new(None),
         final_map: std::sync::OnceLock::new(),
+        leaderboard_map: std::sync::OnceLock::new(),
         fill_name: std::sync::OnceLock::new(),
         closing,
         threads: Mutex::new(Vec::new()),
@@ -390,9 +396,9 @@ impl Arena {
 
     /// Records an organiser's action in the audit log (a failure to is logged, and does not
     /// stop the action).
-    async fn audit(&self, user: &User, what: &str, detail: &str) {
-        if let Err(e) = self.store.audit(unix_now(), &user.email, what, detail).await {
-            eprintln!("gbely arena: the audit log ({what} by {}): {e}", user.email);
+    async fn audit(&self, user: &User, act: Act) {
+        if let Err(e) = self.store.audit(unix_now(), &user.email, &act).await {
+            eprintln!("gbely arena: the audit log ({act:?} by {}): {e}", user.email);
         }
     }
 
@@ -1176,8 +1182,7 @@ async fn rejudge(State(a): Shared, ui: Ui, headers: HeaderMap, Form(f): Form<Rej
     };
     match a.store.rejudge(ids.as_deref(), unix_now()).await {
         Ok(n) => {
-            let what = ids.map_or_else(|| format!("all current submissions ({n})"), |i| format!("submission {}", i[0]));
-            a.audit(&user, "re-judge", &what).await;
+            a.audit(&user, Act::Rejudge { submission: ids.map(|i| i[0]), count: n as u64 }).await;
             redirect("/org")
         }
         Err(e) => a.internal(&ui, Some(&user), |l| tr!(l, "doing-queue-rejudge"), &e),
@@ -1194,7 +1199,7 @@ async fn download(State(a): Shared, ui: Ui, headers: HeaderMap, UrlPath(id): Url
     };
     match tokio::fs::read(judge::submission_file(&a.config.data, &sub)).await {
         Ok(bytes) => {
-            a.audit(&user, "download", &format!("the file of submission {id} ({})", sub.email)).await;
+            a.audit(&user, Act::Download { submission: id, email: sub.email.clone() }).await;
             // The name the server gives the download: the number and the address, no user text.
             let name = format!("submission-{id}-{}.py", sub.email.replace(['@', '.'], "_"));
             (
@@ -1336,12 +1341,13 @@ async fn compare(State(a): Shared, ui: Ui, headers: HeaderMap, UrlPath((x, y)): 
         (Some(x), Some(y)) => similarity::behaviour_similarity(x, y),
         _ => None,
     };
-    a.audit(
-        &user,
-        "compare",
-        &format!("the files of submissions {x} ({}) and {y} ({})", both[0].0.email, both[1].0.email),
-    )
-    .await;
+    let act = Act::Compare {
+        first: x,
+        first_email: both[0].0.email.clone(),
+        second: y,
+        second_email: both[1].0.email.clone(),
+    };
+    a.audit(&user, act).await;
     let side = |k: usize, other: usize| pages::Side {
         sub: &both[k].0,
         text: &both[k].2,
@@ -1409,11 +1415,11 @@ async fn run_final(State(a): Shared, ui: Ui, headers: HeaderMap, Form(f): Form<F
         if let Err(e) = a.store.end_final(old, store::FinalState::Abandoned, "", "").await {
             eprintln!("gbely arena: setting aside final {old}: {e}");
         }
-        a.audit(&user, "set aside the final", &format!("final {old}, cut off, run again from its start")).await;
+        a.audit(&user, Act::SetAsideFinal { run: old }).await;
     }
     match started {
         Ok(id) => {
-            a.audit(&user, "run the final", &format!("final {id}")).await;
+            a.audit(&user, Act::RunFinal { run: id }).await;
             redirect("/final/live/")
         }
         Err(FinalRefusal::Pending(n)) => {
@@ -1435,7 +1441,25 @@ pub struct FinalSeat {
     pub board: Option<(usize, Submission)>,
 }
 
+/// The leaderboard's map, and it written as a map file.
+type LeaderboardMap = (Arc<gbely_world::Map>, Arc<str>);
+
 impl Arena {
+    /// The leaderboard's map and its file, made once (a generated map takes a moment: call it
+    /// off the async threads).
+    fn leaderboard_map(&self) -> Result<LeaderboardMap, String> {
+        self.leaderboard_map
+            .get_or_init(|| {
+                gbely_engine::app::runs::maps::load_map(&self.config.leaderboard.map, None)
+                    .map(|m| {
+                        let file = gbely_world::write_map_file(&m);
+                        (Arc::new(m), Arc::from(file))
+                    })
+                    .map_err(|e| format!("the leaderboard's map: {e}"))
+            })
+            .clone()
+    }
+
     /// The final's map, made once.
     fn final_map(&self) -> Result<Arc<gbely_world::Map>, String> {
         self.final_map
@@ -1616,7 +1640,7 @@ async fn resume_final(State(a): Shared, ui: Ui, headers: HeaderMap, Form(f): For
         Ok(false) => return a.refuse(&ui, Some(&user), StatusCode::CONFLICT, &tr!(ui.lang, "err-final-not-cut")),
         Err(e) => return a.internal(&ui, Some(&user), |l| tr!(l, "doing-mark-final"), &e),
     }
-    a.audit(&user, "resume the final", &format!("final {} from round {rounds}", fin.id)).await;
+    a.audit(&user, Act::ResumeFinal { run: fin.id, round: rounds as u64 }).await;
     match launch_final(&a, fin.id, seats, source.map(Arc::new)) {
         Ok(()) => redirect("/final/live/"),
         Err(e) => a.internal(&ui, Some(&user), |l| tr!(l, "doing-continue-final"), &e),

@@ -415,8 +415,17 @@ pub fn status(a: &Arena, l: Lang, s: &Submission, o: Option<&Outcome>) -> Markup
 
 fn check_report(l: Lang, doc: &str, id: i64) -> Markup {
     let Ok(v) = serde_json::from_str::<Value>(doc) else { return html! {} };
+    // Each line in `l` from its code and values (`said`); a report without them (made before
+    // they were kept), or a line of a code this version does not know, in the engine's words.
     let list = |key: &str| -> Vec<String> {
-        v[key].as_array().map_or(Vec::new(), |l| l.iter().filter_map(|x| x.as_str()).map(str::to_string).collect())
+        let texts =
+            v[key].as_array().map_or(Vec::new(), |l| l.iter().filter_map(|x| x.as_str()).map(str::to_string).collect());
+        match v["said"][key].as_array() {
+            Some(said) if said.len() == texts.len() => {
+                said.iter().zip(texts).map(|(s, text)| check_line(l, s).unwrap_or(text)).collect()
+            }
+            _ => texts,
+        }
     };
     let verdict = if v["ok"] == true { tr!(l, "check-passes") } else { tr!(l, "check-fails") };
     html! {
@@ -429,6 +438,66 @@ fn check_report(l: Lang, doc: &str, id: i64) -> Markup {
             p { a href={ "/me/" (id) "/log" } { (tr!(l, "check-log")) } " " (tr!(l, "check-log-what")) }
         }
     }
+}
+
+/// A line of the check's report (`{"code": …, "args": {…}}`, as `gbely_engine::app::check::Line`
+/// keeps it) in `l`; `None` for a code this version does not know.
+fn check_line(l: Lang, said: &Value) -> Option<String> {
+    let args = &said["args"];
+    let text = |k: &str| match &args[k] {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    };
+    let number = |k: &str| args[k].as_f64().unwrap_or(0.0);
+    let yes = |k: &str| if args[k] == true { "yes" } else { "no" };
+    Some(match said["code"].as_str()? {
+        "not-python-file" => tr!(l, "check-not-python-file", file = text("file")),
+        "too-big" => tr!(l, "check-too-big", bytes = number("bytes"), limit = number("limit")),
+        "size" => tr!(l, "check-size", bytes = number("bytes"), limit = number("limit")),
+        "does-not-parse" => tr!(l, "check-does-not-parse", error = text("error")),
+        "name" => tr!(l, "check-name", name = text("name")),
+        "game-version" => {
+            tr!(l, "check-game-version", file = text("file"), version = text("version"), engine = text("engine"))
+        }
+        "no-decide" => tr!(l, "check-no-decide"),
+        "other-branch" => tr!(l, "check-other-branch", kind = text("kind"), line = text("line")),
+        "decide-not-a-function" => tr!(l, "check-decide-not-a-function", kind = text("kind"), line = text("line")),
+        "decide-assigned" => tr!(l, "check-decide-assigned", line = text("line")),
+        "foreign-imports" => tr!(l, "check-foreign-imports", modules = text("modules")),
+        "optional-imports" => tr!(l, "check-optional-imports", modules = text("modules")),
+        "cannot-at-judge" => tr!(
+            l,
+            "check-cannot-at-judge",
+            imports = yes("imports"),
+            name = text("name"),
+            network = yes("network"),
+            count = number("count"),
+            lines = text("lines"),
+            more = number("more")
+        ),
+        "dropped-lines" => tr!(l, "check-dropped-lines", count = number("count")),
+        "violation" => {
+            let kind = super::judge::violation_kind(l, &text("kind"));
+            tr!(l, "check-violation", round = number("round"), kind = kind, detail = text("detail"))
+        }
+        "disqualified" => tr!(l, "check-disqualified", round = number("round")),
+        "violations" => tr!(l, "check-violations", count = number("count")),
+        "test-match" => {
+            tr!(
+                l,
+                "check-test-match",
+                rounds = number("rounds"),
+                cells = number("cells"),
+                discarded = number("discarded")
+            )
+        }
+        // How the sandbox holds an agent, or why there is none, is the engine's technical words.
+        "sandboxed" => tr!(l, "check-sandboxed"),
+        "not-sandboxed" => tr!(l, "check-not-sandboxed"),
+        "not-python" => super::judge::Trouble::NotPython.said(l, &text("detail")),
+        _ => return None,
+    })
 }
 
 pub fn board(a: &Arena, l: Lang, rows: &[BoardRow], flash: &[(Submission, Outcome)]) -> Markup {
@@ -647,7 +716,7 @@ pub fn organiser(a: &Arena, l: Lang, user: &User, phase: Phase, view: &OrgView) 
                 @for f in seats {
                     tr {
                         td.num { (f.seat) }
-                        td { (gbely_engine::app::runs::final_match::seat_class(f.seat)) }
+                        td { (seat_region(l, f.seat)) }
                         td.agent { (f.name) }
                         td {
                             @match &f.board {
@@ -779,10 +848,19 @@ pub fn organiser(a: &Arena, l: Lang, user: &User, phase: Phase, view: &OrgView) 
             table #audit {
                 tr { th { (tr!(l, "col-when")) } th { (tr!(l, "col-who")) } th { (tr!(l, "col-what")) } th {} }
                 @for e in audit {
-                    tr { td { (when(a, l, e.at)) } td { (e.who) } td { (e.what) } td { (e.detail) } }
+                    @let (what, detail) = crate::audit::shown(l, &e.what, &e.detail, &e.act);
+                    tr { td { (when(a, l, e.at)) } td { (e.who) } td { (what) } td { (detail) } }
                 }
             }
         }
+    }
+}
+
+/// A final seat's region (a corner or the middle of an edge: docs/rules.md §9) in `l`.
+fn seat_region(l: Lang, seat: usize) -> String {
+    match gbely_engine::app::runs::final_match::seat_class(seat) {
+        "corner" => tr!(l, "seat-region-corner"),
+        _ => tr!(l, "seat-region-edge"),
     }
 }
 
@@ -808,7 +886,7 @@ pub fn final_results(a: &Arena, l: Lang, fin: Option<&FinalRecord>, live_here: O
                     }
                     @for r in rows {
                         tr {
-                            td.num { (r["rank"].as_u64().map_or("DQ".to_string(), |k| k.to_string())) }
+                            td.num { (r["rank"].as_u64().map_or_else(|| tr!(l, "final-disqualified"), |k| k.to_string())) }
                             td { (r["name"].as_str().unwrap_or("")) }
                             td.num { (share_text(l, r["share"].as_f64())) }
                             td.num { (r["tiebreak"].as_u64().map_or("—".into(), |t| t.to_string())) }
@@ -827,4 +905,64 @@ pub fn final_results(a: &Arena, l: Lang, fin: Option<&FinalRecord>, live_here: O
         }
     };
     html! { h1 { (tr!(l, "final-title")) } (inner) }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::check_line;
+    use crate::i18n::Lang;
+
+    /// Every line the engine's check can write has a wording in each language (the log's line
+    /// is taken out of the report before it is kept).
+    #[test]
+    fn every_line_of_the_check_is_said_in_every_language() {
+        for code in gbely_engine::app::check::LINE_CODES.iter().filter(|c| **c != "log") {
+            for l in Lang::ALL {
+                let said = check_line(l, &json!({"code": code, "args": {}}));
+                assert!(said.is_some_and(|s| !s.is_empty()), "{code} in {l:?}");
+            }
+        }
+        assert_eq!(check_line(Lang::Sk, &json!({"code": "new-in-a-later-engine", "args": {}})), None);
+    }
+
+    #[test]
+    fn the_checks_lines_in_slovak() {
+        let said = |code: &str, args: serde_json::Value| check_line(Lang::Sk, &json!({"code": code, "args": args}));
+        assert_eq!(
+            said("test-match", json!({"rounds": 40, "cells": 3, "discarded": 2})).as_deref(),
+            Some("skúšobný zápas: 40 kôl proti Zastupiteľstvu na referenčnej mape; na konci 3 políčka; 2 príkazy zahodené")
+        );
+        assert_eq!(
+            said(
+                "cannot-at-judge",
+                json!({"imports": true, "name": "socket", "network": true, "count": 7,
+                "lines": "1, 2, 3, 4, 5", "more": 2})
+            )
+            .as_deref(),
+            Some("importuje socket (riadky 1, 2, 3, 4, 5 a ďalších 2): hodnotiteľ nemá sieť")
+        );
+        assert_eq!(
+            said(
+                "cannot-at-judge",
+                json!({"imports": false, "name": "os.system", "network": false, "count": 1,
+                "lines": "4", "more": 0})
+            )
+            .as_deref(),
+            Some("volá os.system (riadok 4): hodnotiteľ nedovolí ďalšie procesy")
+        );
+        assert_eq!(
+            said("violation", json!({"round": 2, "kind": "unreadable", "detail": "the answer is not JSON"})).as_deref(),
+            Some("porušenie v 2. kole: nečitateľná odpoveď — the answer is not JSON")
+        );
+        assert_eq!(
+            said("other-branch", json!({"kind": "undefined", "line": null})).as_deref(),
+            Some("v inej vetve: decide nie je vôbec definovaná")
+        );
+        assert_eq!(
+            check_line(Lang::En, &json!({"code": "violations", "args": {"count": 1}})).as_deref(),
+            Some("1 violation in the test match: a match tolerates three, the fourth disqualifies (rules §8)")
+        );
+    }
 }

@@ -24,6 +24,9 @@ use sqlx::any::{AnyPoolOptions, AnyRow};
 use sqlx::migrate::{Migration, MigrationType, Migrator};
 use sqlx::{AnyPool, Row};
 
+use crate::audit::Act;
+use crate::i18n::Lang;
+
 /// The words of a state: one mapping to and from what the database stores and the pages show,
 /// the serde names the same words; a state compares equal to its word.
 macro_rules! state_words {
@@ -269,6 +272,8 @@ pub struct AuditEntry {
     pub who: String,
     pub what: String,
     pub detail: String,
+    /// The act itself ([`Act`], JSON; '' for an entry from before it was kept).
+    pub act: String,
 }
 
 /// A sign-in code to record.
@@ -430,6 +435,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (5, "language", include_str!("migrations/0005_language.sql")),
     (6, "indexes", include_str!("migrations/0006_indexes.sql")),
     (7, "workers", include_str!("migrations/0007_workers.sql")),
+    (8, "audit act", include_str!("migrations/0008_audit_act.sql")),
 ];
 
 fn migrator(backend: Backend) -> Migrator {
@@ -1250,13 +1256,15 @@ impl Store {
     // — The organisers' actions —
 
     /// Records an organiser's action.
-    pub async fn audit(&self, at: i64, who: &str, what: &str, detail: &str) -> Result<(), sqlx::Error> {
+    pub async fn audit(&self, at: i64, who: &str, act: &Act) -> Result<(), sqlx::Error> {
+        let (what, detail) = act.said(Lang::En);
         let mut tx = self.pool.begin().await?;
-        sqlx::query("INSERT INTO audit (at, who, what, detail) VALUES ($1, $2, $3, $4)")
+        sqlx::query("INSERT INTO audit (at, who, what, detail, act) VALUES ($1, $2, $3, $4, $5)")
             .bind(at)
             .bind(who)
             .bind(what)
             .bind(detail)
+            .bind(act.to_json())
             .execute(&mut *tx)
             .await?;
         Self::bump(&mut *tx).await?;
@@ -1265,13 +1273,19 @@ impl Store {
 
     /// The organisers' actions, newest first.
     pub async fn audit_log(&self, limit: i64) -> Result<Vec<AuditEntry>, sqlx::Error> {
-        sqlx::query("SELECT at, who, what, detail FROM audit ORDER BY id DESC LIMIT $1")
+        sqlx::query("SELECT at, who, what, detail, act FROM audit ORDER BY id DESC LIMIT $1")
             .bind(limit)
             .fetch_all(&self.pool)
             .await?
             .iter()
             .map(|r| {
-                Ok(AuditEntry { at: r.try_get(0)?, who: r.try_get(1)?, what: r.try_get(2)?, detail: r.try_get(3)? })
+                Ok(AuditEntry {
+                    at: r.try_get(0)?,
+                    who: r.try_get(1)?,
+                    what: r.try_get(2)?,
+                    detail: r.try_get(3)?,
+                    act: r.try_get(4)?,
+                })
             })
             .collect()
     }

@@ -33,12 +33,12 @@ use maud::{html, Markup};
 use serde::{Deserialize, Serialize};
 
 use super::api::{error, internal};
-use super::config::Config;
+use super::audit::Act;
 use super::i18n::Lang;
 use super::judge::{disqualification, submission_file, unix_now, Assignment, CHECK_LOG, REPLAY};
 use super::speed::Speed;
 use super::store::{Job, Outcome, Submission, SubmissionState, Verdict, Worker};
-use super::{hashed, organiser_form, redirect, Arena, Shared, Ui, User};
+use super::{hashed, organiser_form, redirect, Arena, CsrfForm, Shared, Ui, User};
 use gbely_engine::app::runs::agent_spec::AgentSpec;
 
 /// The agent's log of a judged match, as a worker sends it and the server keeps it.
@@ -196,17 +196,10 @@ async fn claim(State(a): Shared, Authed(w): Authed, body: Option<Json<ClaimReque
             ),
         );
     }
-    let map = {
-        let spec = a.config.leaderboard.map.clone();
-        tokio::task::spawn_blocking(move || {
-            gbely_engine::app::runs::maps::load_map(&spec, None)
-                .map(|m| gbely_world::write_map_file(&m))
-                .map_err(|e| e.to_string())
-        })
-        .await
-    };
-    let map = match map {
-        Ok(Ok(m)) => m,
+    // Made once, before a job is taken: a map that cannot be made holds no job.
+    let arena = Arc::clone(&a);
+    let map = match tokio::task::spawn_blocking(move || arena.leaderboard_map()).await {
+        Ok(Ok((_, file))) => file,
         Ok(Err(e)) => return internal("making the leaderboard's map", &e),
         Err(e) => return internal("making the leaderboard's map", &e),
     };
@@ -221,7 +214,7 @@ async fn claim(State(a): Shared, Authed(w): Authed, body: Option<Json<ClaimReque
         Ok(s) => s,
         Err(r) => return r,
     };
-    Json(Claim { assignment: Assignment::new(&a.config, &job, &sub), map }).into_response()
+    Json(Claim { assignment: Assignment::new(&a.config, &job, &sub), map: map.to_string() }).into_response()
 }
 
 impl Arena {
@@ -418,8 +411,8 @@ async fn result(
             with_log(check);
             // The result is the replay's: re-simulated here before it is kept; the reason of a
             // disqualification is the server's words for the replay's fourth violation.
-            let (config, sub, claimed) = (Arc::clone(&a.config), sub.clone(), outcome.clone());
-            let checked = tokio::task::spawn_blocking(move || replay_gives(&config, &sub, &claimed))
+            let (arena, sub, claimed) = (Arc::clone(&a), sub.clone(), outcome.clone());
+            let checked = tokio::task::spawn_blocking(move || replay_gives(&arena, &sub, &claimed))
                 .await
                 .unwrap_or_else(|e| Err(Unkept::Server(e.to_string())));
             match checked {
@@ -454,9 +447,9 @@ async fn result(
 /// and that result's figures are the verdict's. The disqualification's reason, in the judge's
 /// words for the replay's fourth violation. (What it cannot show is that the agent's answers
 /// came from the submission's file: a worker's token is for a machine the organisers run.)
-fn replay_gives(config: &Config, sub: &Submission, outcome: &Outcome) -> Result<String, Unkept> {
-    let leaderboard = gbely_engine::app::runs::maps::load_map(&config.leaderboard.map, None)
-        .map_err(|e| Unkept::Server(format!("the leaderboard's map: {e}")))?;
+fn replay_gives(a: &Arena, sub: &Submission, outcome: &Outcome) -> Result<String, Unkept> {
+    let config = &a.config;
+    let (leaderboard, _) = a.leaderboard_map().map_err(Unkept::Server)?;
     let mismatch = |why: String| Unkept::Mismatch(why);
     let read = gbely_engine::replays::read_replay_or_cut(&config.data.join(&outcome.replay))
         .map_err(|e| mismatch(format!("its replay cannot be read: {e}")))?;
@@ -558,7 +551,7 @@ async fn issue(State(a): Shared, ui: Ui, headers: HeaderMap, Form(f): Form<Issue
     if let Err(e) = a.store.add_worker(&name, &hashed(&token), unix_now()).await {
         return a.internal(&ui, Some(&user), |l| tr!(l, "doing-worker-token"), &e);
     }
-    a.audit(&user, "issue a worker token", &name).await;
+    a.audit(&user, Act::IssueWorker { name: name.clone() }).await;
     let l = ui.lang;
     let server = a.config.public_url.trim_end_matches('/');
     let body = html! {
@@ -572,17 +565,12 @@ async fn issue(State(a): Shared, ui: Ui, headers: HeaderMap, Form(f): Form<Issue
     a.page(&ui, Some(&user), &tr!(l, "workers-title"), body)
 }
 
-#[derive(Deserialize)]
-struct CsrfOnly {
-    csrf: String,
-}
-
 async fn revoke(
     State(a): Shared,
     ui: Ui,
     headers: HeaderMap,
     UrlPath(id): UrlPath<i64>,
-    Form(f): Form<CsrfOnly>,
+    Form(f): Form<CsrfForm>,
 ) -> Response {
     let user = match organiser_form(&a, &ui, &headers, &f.csrf).await {
         Ok(u) => u,
@@ -590,7 +578,7 @@ async fn revoke(
     };
     match a.store.revoke_worker(id, unix_now()).await {
         Ok(true) => {
-            a.audit(&user, "revoke a worker token", &format!("worker {id}")).await;
+            a.audit(&user, Act::RevokeWorker { worker: id }).await;
             redirect("/org#workers")
         }
         Ok(false) => a.refuse(&ui, Some(&user), StatusCode::NOT_FOUND, &tr!(ui.lang, "workers-err-none", id = id)),
@@ -605,7 +593,7 @@ async fn rejudge_timeouts(
     ui: Ui,
     headers: HeaderMap,
     UrlPath(id): UrlPath<i64>,
-    Form(f): Form<CsrfOnly>,
+    Form(f): Form<CsrfForm>,
 ) -> Response {
     let user = match organiser_form(&a, &ui, &headers, &f.csrf).await {
         Ok(u) => u,
@@ -618,9 +606,7 @@ async fn rejudge_timeouts(
     if let Err(e) = a.store.rejudge(Some(&ids), unix_now()).await {
         return a.internal(&ui, Some(&user), |l| tr!(l, "doing-queue-rejudge"), &e);
     }
-    let listed = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(", ");
-    a.audit(&user, "re-judge a worker's timeout disqualifications", &format!("worker {id}: submissions {listed}"))
-        .await;
+    a.audit(&user, Act::RejudgeTimeouts { worker: id, submissions: ids }).await;
     redirect("/org#workers")
 }
 

@@ -36,6 +36,18 @@ fn a_missing_configuration_is_refused_in_one_line() {
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 }
 
+/// A database worker (CONFIG) takes none of the HTTP worker's options: each is refused, naming
+/// it, rather than accepted and ignored.
+#[test]
+fn a_database_worker_refuses_the_http_workers_options() {
+    for option in [["--measure-every", "5"], ["--folder", "/tmp/x"], ["--token-file", "/tmp/t"]] {
+        let out = arena(&["worker", "/nonexistent/arena.toml", option[0], option[1]]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{option:?}: {err}");
+        assert!(err.contains(option[0]) && err.contains("cannot be used with"), "{option:?}: {err}");
+    }
+}
+
 /// The public results and the JSON API against the program (`gbely arena serve`, its clock the
 /// file `$GBELY_ARENA_CLOCK` names, judging nothing itself): two participants' judged results
 /// are put in its database, with replay files of known bytes. Before the deadline the results

@@ -11,6 +11,7 @@ use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use gbely_arena::audit::Act;
 use gbely_arena::store::{
     FinalState, NewSignin, Outcome, SigninLimits, SigninRefusal, Store, Submission, SubmissionState, Verdict,
 };
@@ -362,11 +363,21 @@ async fn the_final_waits_for_every_pending_job(store: Store) {
     store.end_final(id, FinalState::Finished, "{}", "finals/1/replay.json.gz").await.unwrap();
     assert!(!store.resume_final(id).await.unwrap());
     assert_eq!(store.last_final().await.unwrap().unwrap().id, id);
-    store.audit(now + 6, "org@mail.example", "re-judge", "all").await.unwrap();
-    store.audit(now + 7, "org@mail.example", "run the final", &format!("final {id}")).await.unwrap();
+    store.audit(now + 6, "org@mail.example", &Act::Rejudge { submission: None, count: 3 }).await.unwrap();
+    store.audit(now + 7, "org@mail.example", &Act::RunFinal { run: id }).await.unwrap();
     let log = store.audit_log(10).await.unwrap();
-    let got: Vec<(&str, &str)> = log.iter().map(|e| (e.what.as_str(), e.who.as_str())).collect();
-    assert_eq!(got, vec![("run the final", "org@mail.example"), ("re-judge", "org@mail.example")]);
+    let got: Vec<(&str, &str, &str)> =
+        log.iter().map(|e| (e.what.as_str(), e.detail.as_str(), e.who.as_str())).collect();
+    let final_id = format!("final {id}");
+    assert_eq!(
+        got,
+        vec![
+            ("run the final", final_id.as_str(), "org@mail.example"),
+            ("re-judge", "all current submissions (3)", "org@mail.example")
+        ]
+    );
+    // The act itself is kept, for /org to say it in the reader's language.
+    assert_eq!(serde_json::from_str::<Act>(&log[0].act).unwrap(), Act::RunFinal { run: id });
 }
 
 /// The judges' leases: a job is held while its lease runs (renewed by its worker); once it lapses

@@ -88,7 +88,7 @@ def test_a_whole_competition(backend, sink, pages, tmp_path):
         three_id = upload(bob.page, three)
         wait_state(bob.page, "scored")
         warnings = bob.page.locator("#warnings").inner_text()
-        assert "violation in round 2: unreadable" in warnings and "3 violation(s)" in warnings, warnings
+        assert "violation in round 2: unreadable" in warnings and "3 violations in the test match" in warnings, warnings
         assert bob.page.locator("#problems li").count() == 0
         public.page.wait_for_function("() => document.querySelectorAll('#board td.agent').length === 2")
         assert [t.inner_text() for t in public.page.locator("#board td.agent").all()] == ["Ana's expander", "three strikes"]

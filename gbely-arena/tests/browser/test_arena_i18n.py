@@ -18,8 +18,8 @@ import urllib.request
 from arena_kit import LATE_NONSENSE, Arena, agent_file, body_of, good_agent
 from test_arena_pages import page_width, serious_violations
 
-# Words of the site's English texts; none may be left on a Slovak page. (The check's report
-# lists `gbely check`'s own words and is left out of what is read: see `visible_text`.)
+# Words of the site's English texts; none may be left on a Slovak page, the check's report
+# included (its lines are said from their codes; only a violation's detail is the engine's).
 ENGLISH = ["Sign in", "sign in", "sign out", "leaderboard", "Leaderboard", "submission", "Submission", "Upload",
            "upload", "share", "violations", "round", "Council", "Deadline", "Phases", "Your", "your", "The final",
            "replay", "bytes", "queued", "scored", "Check", "e-mail address", "rules", "Not done", "Times in",
@@ -57,14 +57,8 @@ class Phone:
 
 
 def visible_text(page) -> str:
-    """What the page shows, less the check's report (the lists `gbely check` writes)."""
-    return page.evaluate("""() => {
-        const left = [...document.querySelectorAll('#problems, #warnings, ul.muted')];
-        left.forEach(n => n.hidden = true);
-        const text = document.body.innerText;
-        left.forEach(n => n.hidden = false);
-        return text.replaceAll('\\u00ad', '');  // soft hyphens: where a long word may break
-    }""")
+    """What the page shows."""
+    return page.evaluate("""() => document.body.innerText.replaceAll('\\u00ad', '')""")  # soft hyphens
 
 
 def read_page(page, lang: str, *expected: str, url: str | None = None):
@@ -133,7 +127,7 @@ def test_a_slovak_participant_walks_the_whole_path_in_slovak_and_switches_to_eng
         sub = int(page.url.rsplit("/", 1)[1])
         page.wait_for_function("() => document.getElementById('state')?.textContent === 'ohodnotené'", timeout=180_000)
         text = read_page(page, "sk", f"Riešenie {sub}:", "Ohodnotený zápas", "rozhodujúce kolo", "porušenia",
-                         "záznam zápasu", "bajtov")
+                         "záznam zápasu", "bajtov", "skúšobný zápas: 5 kôl proti Zastupiteľstvu", "meno Mravec")
         assert SK_DATE.search(text), text
         assert re.search(r"\d+,\d\d %", text), text
         mail = sink.wait_for("ana@mail.example", f"tvoje riešenie {sub}")
@@ -144,8 +138,8 @@ def test_a_slovak_participant_walks_the_whole_path_in_slovak_and_switches_to_eng
         read_page(page, "sk", "Finále", "Finále bude", url=arena.url + "/final")
         read_page(page, "sk", "Nevykonané", "nemáš riešenie s týmto číslom", url=arena.url + "/me/999999")
 
-        # A disqualification: its reason and its e-mail in Slovak (the violation's own detail is
-        # the engine's words).
+        # A disqualification: its reason and its e-mail in Slovak, the violation's kind too (its
+        # own detail is the engine's words).
         page.goto(arena.url + "/me")
         page.set_input_files("input[type=file]", str(agent_file(tmp_path, "zly.py", LATE_NONSENSE)))
         page.click("#upload button")
@@ -153,10 +147,33 @@ def test_a_slovak_participant_walks_the_whole_path_in_slovak_and_switches_to_eng
         bad = int(page.url.rsplit("/", 1)[1])
         page.wait_for_function("() => document.getElementById('state')?.textContent === 'diskvalifikované'",
                                timeout=180_000)
-        assert page.locator("#reason").inner_text().startswith("vyradené v 13. kole: štvrté porušenie ("), \
+        assert page.locator("#reason").inner_text().startswith("vyradené v 13. kole: štvrté porušenie (nečitateľná odpoveď: "), \
             page.locator("#reason").inner_text()
         mail = body_of(sink.wait_for("ana@mail.example", f"tvoje riešenie {bad}"))
-        assert "(late nonsense) v súťaži Gbely test cup bolo vyradené v 13. kole: štvrté porušenie (" in mail, mail
+        assert "(late nonsense) v súťaži Gbely test cup bolo vyradené v 13. kole: štvrté porušenie (nečitateľná odpoveď: " in mail, mail
+
+        # The organisers' page in Slovak: the seating's regions and the audit log (what was done,
+        # and its detail) too.
+        org = Phone(browser, "sk-SK")
+        try:
+            org.page.goto(arena.url + "/signin")
+            org.page.fill("input[name=email]", "org@mail.example")
+            org.page.click("form[action='/signin'] button")
+            org.page.wait_for_selector("#sent")
+            link = re.search(r"http://\S+/signin/[0-9a-f]{32}",
+                             body_of(sink.wait_for("org@mail.example", "odkaz na prihlásenie"))).group(0)
+            org.page.goto(link)
+            org.page.click("#confirm")
+            org.page.wait_for_load_state()
+            with org.page.expect_download():
+                org.page.evaluate(f"() => {{ const a = document.createElement('a'); a.href = '/org/file/{bad}'; "
+                                  "a.download = ''; document.body.appendChild(a); a.click(); }")
+            text = read_page(org.page, "sk", "stiahnutie", f"súbor riešenia {bad} (ana@mail.example)", "roh", "okraj",
+                             url=arena.url + "/org")
+            assert org.page.locator("#audit tr").nth(1).inner_text().split("\t")[2:] == [
+                "stiahnutie", f"súbor riešenia {bad} (ana@mail.example)"], text
+        finally:
+            org.close()
 
         # The header's switch: the same page in English, and the choice kept.
         page.goto(arena.url + "/board")

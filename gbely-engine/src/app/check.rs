@@ -7,7 +7,7 @@ use std::sync::Arc;
 use gbely_rules::constants;
 use serde_json::{json, Value};
 
-use crate::app::inspect::{inspect_source, isolation_warnings, AgentMeta};
+use crate::app::inspect::{inspect_source, isolation_calls, AgentMeta};
 use crate::app::runs::agent_spec::AgentSpec;
 use crate::app::runs::folders::{timestamp, unique_dir};
 use crate::app::runs::RunError;
@@ -17,14 +17,69 @@ use crate::runner::player::Isolation;
 use crate::runner::sandbox::SandboxMode;
 use gbely_rules::ViolationKind;
 
+/// One line of the check's report: its English `text`, and what it says for a reader of another
+/// language: `code` names the kind of line, `args` (a JSON object) its values, from which the
+/// arena's catalogues word it again (`check-<code>`). Values that are already words (a Python
+/// error, a violation's detail, how the sandbox holds an agent) are the engine's, in English.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Line {
+    pub code: &'static str,
+    pub args: Value,
+    pub text: String,
+}
+
+/// Every code a [`Line`] of the report has (a reader in another language needs a wording of
+/// each; the arena's tests hold it to that).
+pub const LINE_CODES: &[&str] = &[
+    "not-python-file",
+    "too-big",
+    "size",
+    "does-not-parse",
+    "name",
+    "game-version",
+    "no-decide",
+    "other-branch",
+    "decide-not-a-function",
+    "decide-assigned",
+    "foreign-imports",
+    "optional-imports",
+    "cannot-at-judge",
+    "dropped-lines",
+    "violation",
+    "disqualified",
+    "violations",
+    "test-match",
+    "log",
+    "sandboxed",
+    "not-sandboxed",
+];
+
+impl Line {
+    fn new(code: &'static str, args: Value, text: String) -> Line {
+        debug_assert!(LINE_CODES.contains(&code), "{code} is not in LINE_CODES");
+        Line { code, args, text }
+    }
+
+    /// The line as the report's `said` lists keep it: `{"code": …, "args": {…}}`.
+    pub fn said(&self) -> Value {
+        json!({"code": self.code, "args": self.args})
+    }
+}
+
+impl std::fmt::Display for Line {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
 /// What the check found.
 #[derive(Debug, Clone)]
 pub struct CheckReport {
     pub file: String,
     /// What fails it; empty: it passes.
-    pub problems: Vec<String>,
-    pub notes: Vec<String>,
-    pub warnings: Vec<String>,
+    pub problems: Vec<Line>,
+    pub notes: Vec<Line>,
+    pub warnings: Vec<Line>,
     /// Seconds per decision of the test match: max, p95, rounds answered.
     pub timing: Option<(f64, f64, usize)>,
     /// The time to the first answer (start-up), when round 0 was answered.
@@ -67,14 +122,23 @@ impl CheckReport {
         self
     }
 
+    /// The log of the test match, when it was played.
+    pub fn log(&self) -> Option<&str> {
+        self.notes.iter().find(|n| n.code == "log").and_then(|n| n.args["path"].as_str())
+    }
+
     /// The `--json` document of `gbely check`.
     pub fn to_json(&self) -> Value {
+        let texts = |lines: &[Line]| lines.iter().map(|l| l.text.clone()).collect::<Vec<_>>();
+        let said = |lines: &[Line]| lines.iter().map(Line::said).collect::<Vec<_>>();
         json!({
             "file": self.file,
             "ok": self.ok(),
-            "problems": self.problems,
-            "notes": self.notes,
-            "warnings": self.warnings,
+            "problems": texts(&self.problems),
+            "notes": texts(&self.notes),
+            "warnings": texts(&self.warnings),
+            // The same lines as codes and values, for a reader in another language.
+            "said": {"problems": said(&self.problems), "notes": said(&self.notes), "warnings": said(&self.warnings)},
             "decision_seconds": self.timing.map(|(max, p95, n)| json!({"max": max, "p95": p95, "rounds": n})),
             "startup_seconds": self.startup,
             // Where the time went: the slowest rounds, as the text words them too.
@@ -105,50 +169,74 @@ pub struct TestMatch {
 pub fn check_agent(path: &Path, py: &str, test: TestMatch, runs: &Path) -> Result<CheckReport, RunError> {
     let shown = path.display().to_string();
     let unreadable = |why: String| RunError::Inspect { path: shown.clone(), why };
-    let mut problems: Vec<String> = Vec::new();
-    let mut notes: Vec<String> = Vec::new();
+    let mut problems: Vec<Line> = Vec::new();
+    let mut notes: Vec<Line> = Vec::new();
     let meta = std::fs::metadata(path).map_err(|e| unreadable(e.to_string()))?;
     // A named pipe or a device (a link to /dev/zero) would hang the check: refused unopened.
     crate::files::check_regular(path).map_err(|e| unreadable(e.to_string()))?;
     if path.extension().and_then(|e| e.to_str()) != Some("py") {
-        problems.push(format!("{} is not a .py file: the submission is one Python file", path.display()));
+        let file = path.display().to_string();
+        let text = format!("{file} is not a .py file: the submission is one Python file");
+        problems.push(Line::new("not-python-file", json!({"file": file}), text));
     }
     if meta.len() > constants::MAX_SUBMISSION_BYTES {
-        problems.push(format!(
-            "the file has {} bytes; the limit is {} (512 KiB)",
-            meta.len(),
-            constants::MAX_SUBMISSION_BYTES
-        ));
+        let (bytes, limit) = (meta.len(), constants::MAX_SUBMISSION_BYTES);
+        let text = format!("the file has {bytes} bytes; the limit is {limit} (512 KiB)");
+        problems.push(Line::new("too-big", json!({"bytes": bytes, "limit": limit}), text));
     } else {
-        notes.push(format!("size {} bytes of 524288 allowed", meta.len()));
+        let (bytes, limit) = (meta.len(), constants::MAX_SUBMISSION_BYTES);
+        notes.push(Line::new(
+            "size",
+            json!({"bytes": bytes, "limit": limit}),
+            format!("size {bytes} bytes of {limit} allowed"),
+        ));
     }
     let inspect = inspect_source(py, path)?;
     if let Some(err) = inspect.get("syntax_error").and_then(|v| v.as_str()) {
-        problems.push(format!("the file does not parse: {err}"));
+        problems.push(Line::new("does-not-parse", json!({"error": err}), format!("the file does not parse: {err}")));
     }
-    let mut warnings: Vec<String> = Vec::new();
+    let mut warnings: Vec<Line> = Vec::new();
     let meta = AgentMeta::of(&inspect);
     let file_name = AgentSpec::File(path.to_path_buf()).display_name();
     if meta.name.is_some() || meta.version.is_some() {
-        notes.push(format!("name {} (AGENT_NAME / AGENT_VERSION)", meta.display_name(&file_name)));
+        let name = meta.display_name(&file_name);
+        let text = format!("name {name} (AGENT_NAME / AGENT_VERSION)");
+        notes.push(Line::new("name", json!({"name": name}), text));
     }
-    warnings.extend(meta.game_version_warning(&file_name));
+    if let Some(text) = meta.game_version_warning(&file_name) {
+        let args = json!({"file": file_name, "version": meta.game_version, "engine": constants::GAME_VERSION});
+        warnings.push(Line::new("game-version", args, text));
+    }
     match inspect.get("decide").filter(|d| !d.is_null()) {
         None if inspect["syntax_error"].is_null() => {
-            problems.push("the file defines no top-level function decide(stav)".into());
+            problems.push(Line::new(
+                "no-decide",
+                json!({}),
+                "the file defines no top-level function decide(stav)".into(),
+            ));
         }
         None => {}
         Some(d) => {
-            for other in d["maybe"].as_array().into_iter().flatten().filter_map(|m| m.as_str()) {
-                warnings.push(format!("on another branch: {other}"));
+            // What decide may be on another branch: the inspector's words, and the kind and line
+            // of each (`maybe_kinds`; `undefined`: not bound at all).
+            let kinds = d["maybe_kinds"].as_array().cloned().unwrap_or_default();
+            for (k, other) in d["maybe"].as_array().into_iter().flatten().filter_map(|m| m.as_str()).enumerate() {
+                let args = json!({"kind": kinds.get(k).map_or(Value::Null, |x| x[0].clone()),
+                    "line": kinds.get(k).map_or(Value::Null, |x| x[1].clone())});
+                warnings.push(Line::new("other-branch", args, format!("on another branch: {other}")));
             }
             if let Some(p) = d["problem"].as_str() {
-                problems.push(p.to_string());
+                problems.push(Line::new(
+                    "decide-not-a-function",
+                    json!({"kind": d["kind"], "line": d["line"]}),
+                    p.to_string(),
+                ));
             } else if d["kind"] == "assigned" {
-                warnings.push(format!(
+                let text = format!(
                     "decide (line {}) is assigned the result of an expression: the check cannot see that it is a function",
                     d["line"]
-                ));
+                );
+                warnings.push(Line::new("decide-assigned", json!({"line": d["line"]}), text));
             }
         }
     }
@@ -158,22 +246,26 @@ pub fn check_agent(path: &Path, py: &str, test: TestMatch, runs: &Path) -> Resul
         .map(|l| l.iter().filter_map(|x| x.as_str().map(String::from)).collect())
         .unwrap_or_default();
     if !foreign.is_empty() {
-        problems.push(format!(
-            "imports outside the standard library (the judge will not have them): {}",
-            foreign.join(", ")
-        ));
+        let modules = foreign.join(", ");
+        let text = format!("imports outside the standard library (the judge will not have them): {modules}");
+        problems.push(Line::new("foreign-imports", json!({"modules": modules}), text));
     }
     let optional: Vec<&str> =
         inspect["optional"].as_array().map(|l| l.iter().filter_map(|x| x.as_str()).collect()).unwrap_or_default();
     if !optional.is_empty() {
-        warnings.push(format!(
-            "optional imports outside the standard library, guarded by try/except ImportError: {} \
-             (the judge will not have them: your fallback will run)",
-            optional.join(", ")
-        ));
+        let modules = optional.join(", ");
+        let text = format!(
+            "optional imports outside the standard library, guarded by try/except ImportError: {modules} \
+             (the judge will not have them: your fallback will run)"
+        );
+        warnings.push(Line::new("optional-imports", json!({"modules": modules}), text));
     }
     // Warnings, not failures: the call may sit on a path the agent never takes at the judge.
-    warnings.extend(isolation_warnings(&inspect));
+    for call in isolation_calls(&inspect) {
+        let args = json!({"imports": call.imports, "name": call.name, "network": call.network,
+            "count": call.lines.len(), "lines": call.shown_lines(), "more": call.lines.len().saturating_sub(5)});
+        warnings.push(Line::new("cannot-at-judge", args, call.text()));
+    }
     let mut timing = None;
     let mut startup = None;
     let mut slowest = Vec::new();
@@ -207,11 +299,12 @@ pub fn check_agent(path: &Path, py: &str, test: TestMatch, runs: &Path) -> Resul
             startup = stats.first_answer_seconds;
         }
         if stats.dropped_lines > 0 {
-            warnings.push(format!(
-                "{} line(s) written after a round's answer were dropped: the first line after an observation is \
-                 the answer, one a round (print to stderr, not stdout)",
-                stats.dropped_lines
-            ));
+            let count = stats.dropped_lines;
+            let text = format!(
+                "{count} line(s) written after a round's answer were dropped: the first line after an observation is \
+                 the answer, one a round (print to stderr, not stdout)"
+            );
+            warnings.push(Line::new("dropped-lines", json!({"count": count}), text));
         }
         // The rules refuse a file, not a way of playing (§8): a violation is a warning, as a
         // match tolerates three, unless the file cannot even be imported.
@@ -226,24 +319,28 @@ pub fn check_agent(path: &Path, py: &str, test: TestMatch, runs: &Path) -> Resul
             }
         }
         if let Some(round) = rec.outcome[0].disqualified {
-            warnings.push(format!(
+            let text = format!(
                 "the test match disqualified the agent in round {round} (its fourth violation): a match at the judge \
                  would end the same way"
-            ));
+            );
+            warnings.push(Line::new("disqualified", json!({"round": round}), text));
         } else if !violations.is_empty() {
-            warnings.push(format!(
-                "{} violation(s) in the test match: a match tolerates three, the fourth disqualifies (rules §8)",
-                violations.len()
-            ));
+            let count = violations.len();
+            let text = format!(
+                "{count} violation(s) in the test match: a match tolerates three, the fourth disqualifies (rules §8)"
+            );
+            warnings.push(Line::new("violations", json!({"count": count}), text));
         }
-        notes.push(format!(
-            "test match: {} rounds against the Council on the reference map; {} cells at the end; {}",
-            rec.last_round + 1,
-            rec.outcome[0].cells,
+        let (rounds, cells) = (rec.last_round + 1, rec.outcome[0].cells);
+        let discarded: u32 = rec.discards[0].values().sum();
+        let text = format!(
+            "test match: {rounds} rounds against the Council on the reference map; {cells} cells at the end; {}",
             rec.discard_line(0)
-        ));
+        );
+        notes.push(Line::new("test-match", json!({"rounds": rounds, "cells": cells, "discarded": discarded}), text));
         if let Some(log) = &played.logs[0] {
-            notes.push(format!("log: {}", log.display()));
+            let path = log.display().to_string();
+            notes.push(Line::new("log", json!({"path": path}), format!("log: {path}")));
         }
     }
     // Whether the test match ran as at the judge (no network, no other files), in one line.
@@ -251,9 +348,11 @@ pub fn check_agent(path: &Path, py: &str, test: TestMatch, runs: &Path) -> Resul
     if checked_in.is_none() {
         // No test match was played: nothing to say of where it ran.
     } else if isolation.sandboxed {
-        notes.push(format!("test match {}: as at the judge, no network and no files but its own", isolation.line()));
+        let text = format!("test match {}: as at the judge, no network and no files but its own", isolation.line());
+        notes.push(Line::new("sandboxed", json!({"how": isolation.detail}), text));
     } else {
-        warnings.push(format!("the test match ran {}", isolation.line()));
+        let text = format!("the test match ran {}", isolation.line());
+        warnings.push(Line::new("not-sandboxed", json!({"why": isolation.detail}), text));
     }
     Ok(CheckReport {
         file: shown,
@@ -272,6 +371,30 @@ pub fn check_agent(path: &Path, py: &str, test: TestMatch, runs: &Path) -> Resul
 }
 
 /// A violation of the test match, as the report words it.
-fn violation_line(round: u32, kind: ViolationKind, detail: &str) -> String {
-    format!("violation in round {round}: {} — {detail}", kind.wire())
+fn violation_line(round: u32, kind: ViolationKind, detail: &str) -> Line {
+    let text = format!("violation in round {round}: {} — {detail}", kind.wire());
+    Line::new("violation", json!({"round": round, "kind": kind.wire(), "detail": detail}), text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LINE_CODES;
+
+    /// The list of codes is the codes the report's lines are made with, no more, no fewer.
+    #[test]
+    fn line_codes_are_the_codes_the_report_uses() {
+        let whole = include_str!("check.rs");
+        let source = &whole[..whole.find("#[cfg(test)]").expect("this module")];
+        // `Line::new(` then the code's literal (on the next line when rustfmt breaks the call).
+        let mut used: Vec<&str> = source
+            .match_indices("Line::new(")
+            .filter_map(|(at, m)| source[at + m.len()..].trim_start().strip_prefix('"'))
+            .map(|rest| rest.split('"').next().expect("a code"))
+            .collect();
+        used.sort_unstable();
+        used.dedup();
+        let mut listed = LINE_CODES.to_vec();
+        listed.sort_unstable();
+        assert_eq!(used, listed);
+    }
 }

@@ -139,7 +139,8 @@ bad = sorted(b for b in final if b is not None and b[2] is not None)
 if good:
     line, kind, _ = good[-1]
     other = [b[2] for b in bad] + (["decide is not defined at all"] if None in final else [])
-    out["decide"] = {"line": line, "kind": kind, "problem": None, "maybe": other}
+    kinds = [[b[1], b[0]] for b in bad] + ([["undefined", None]] if None in final else [])
+    out["decide"] = {"line": line, "kind": kind, "problem": None, "maybe": other, "maybe_kinds": kinds}
 elif bad:
     line, kind, problem = bad[-1]
     out["decide"] = {"line": line, "kind": kind, "problem": problem, "maybe": []}
@@ -269,10 +270,37 @@ pub fn inspect_source(py: &str, path: &Path) -> Result<serde_json::Value, RunErr
     serde_json::from_slice(&out.stdout).map_err(|e| failed(e.to_string()))
 }
 
-/// The warnings for what an agent file does that cannot work at the judge (no network, no other
-/// processes; see [`INSPECT_PY`]'s `isolation`): one line per thing, with its lines, e.g.
-/// `imports socket (line 3): the judge has no network`.
-pub fn isolation_warnings(report: &serde_json::Value) -> Vec<String> {
+/// Something an agent file does that cannot work at the judge (no network, no other processes;
+/// see [`INSPECT_PY`]'s `isolation`), with the lines it does it on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IsolationCall {
+    /// An import (`imports socket`), else a call (`calls os.system`).
+    pub imports: bool,
+    /// What it imports or calls.
+    pub name: String,
+    /// Whether it needs the network (else: other processes).
+    pub network: bool,
+    pub lines: Vec<u64>,
+}
+
+impl IsolationCall {
+    /// The first five of its lines, as the warning lists them (`3, 5`).
+    pub fn shown_lines(&self) -> String {
+        self.lines.iter().take(5).map(u64::to_string).collect::<Vec<_>>().join(", ")
+    }
+
+    /// The warning, e.g. `imports socket (line 3): the judge has no network`.
+    pub fn text(&self) -> String {
+        let why = if self.network { "the judge has no network" } else { "the judge gives no other processes" };
+        let more = if self.lines.len() > 5 { format!(" and {} more", self.lines.len() - 5) } else { String::new() };
+        let s = if self.lines.len() > 1 { "s" } else { "" };
+        let verb = if self.imports { "imports" } else { "calls" };
+        format!("{verb} {} (line{s} {}{more}): {why}", self.name, self.shown_lines())
+    }
+}
+
+/// What an agent file does that cannot work at the judge, one entry per thing.
+pub fn isolation_calls(report: &serde_json::Value) -> Vec<IsolationCall> {
     let mut grouped: Vec<(String, &str, Vec<u64>)> = Vec::new();
     for entry in report["isolation"].as_array().into_iter().flatten() {
         let (Some(line), Some(what), Some(kind)) = (entry[0].as_u64(), entry[1].as_str(), entry[2].as_str()) else {
@@ -286,13 +314,19 @@ pub fn isolation_warnings(report: &serde_json::Value) -> Vec<String> {
     grouped
         .into_iter()
         .map(|(what, kind, lines)| {
-            let why = if kind == "network" { "the judge has no network" } else { "the judge gives no other processes" };
-            let shown: Vec<String> = lines.iter().take(5).map(u64::to_string).collect();
-            let more = if lines.len() > 5 { format!(" and {} more", lines.len() - 5) } else { String::new() };
-            let s = if lines.len() > 1 { "s" } else { "" };
-            format!("{what} (line{s} {}{more}): {why}", shown.join(", "))
+            let (imports, name) = match what.strip_prefix("imports ") {
+                Some(name) => (true, name.to_string()),
+                None => (false, what.strip_prefix("calls ").unwrap_or(&what).to_string()),
+            };
+            IsolationCall { imports, name, network: kind == "network", lines }
         })
         .collect()
+}
+
+/// The warnings for what an agent file does that cannot work at the judge: one line per thing,
+/// with its lines, e.g. `imports socket (line 3): the judge has no network`.
+pub fn isolation_warnings(report: &serde_json::Value) -> Vec<String> {
+    isolation_calls(report).iter().map(IsolationCall::text).collect()
 }
 
 /// The name and versions an agent file gives itself (`AGENT_NAME`, `AGENT_VERSION`,

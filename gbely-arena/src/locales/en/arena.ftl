@@ -144,6 +144,7 @@ final-failed = The final failed:
 final-results = Results
 final-council-fell = The Council fell in round { $round }.
 final-council-held = The Council held out.
+final-disqualified = DQ
 final-replay = The replay
 
 ## The organisers' page
@@ -166,6 +167,8 @@ org-audit-region = the audit log (scrolls sideways)
 seat-col-seat = seat
 seat-col-region = region
 seat-col-finalist = finalist
+seat-region-corner = corner
+seat-region-edge = edge
 seat-on-board = { $place }. on the board
 seat-fill = fill (final.fill)
 seat-note = Seats follow the final map's fixed permutation of the board's order (docs/rules.md §9); seat 0 starts the resolution of round 0, the Council sits last. An exact tie in the final goes to the better leaderboard place.
@@ -328,6 +331,14 @@ mail-error = could not be judged: { $reason }
 
 reason-disqualified = disqualified in round { $round }
 reason-disqualified-violation = disqualified in round { $round }: the fourth violation ({ $kind }: { $detail })
+violation-timeout = timeout
+violation-crash = crash
+violation-unreadable = unreadable
+reason-map = the leaderboard's map: { $detail }
+reason-folder = the judge cannot create its folder { $detail }
+reason-not-python = the file cannot be read as Python: { $detail }
+reason-check-did-not-run = the check could not run: { $detail }
+reason-match-not-played = the match could not be played: { $detail }
 
 ## Public results
 
@@ -384,3 +395,78 @@ workers-rejudge-timeouts = Re-judge its { $count ->
     [one] disqualification
    *[other] { $count } disqualifications
 } by timeouts
+
+## The audit log (/org): what an organiser did, and its detail
+audit-rejudge = re-judge
+audit-rejudge-one = submission { $submission }
+audit-rejudge-all = all current submissions ({ $count })
+audit-download = download
+audit-download-detail = the file of submission { $submission } ({ $email })
+audit-compare = compare
+audit-compare-detail = the files of submissions { $first } ({ $first_email }) and { $second } ({ $second_email })
+audit-run-final = run the final
+audit-final = final { $run }
+audit-set-aside-final = set aside the final
+audit-set-aside-detail = final { $run }, cut off, run again from its start
+audit-resume-final = resume the final
+audit-resume-detail = final { $run } from round { $round }
+audit-open-results = open the public results
+audit-open-results-detail = before the deadline, by hand
+audit-issue-worker = issue a worker token
+audit-revoke-worker = revoke a worker token
+audit-worker = worker { $worker }
+audit-rejudge-timeouts = re-judge a worker's timeout disqualifications
+audit-rejudge-timeouts-detail = worker { $worker }: submissions { $submissions }
+
+## The check's report (/me): each line of `gbely check`, from its code and values
+check-not-python-file = { $file } is not a .py file: the submission is one Python file
+check-too-big = the file has { $bytes } bytes; the limit is { $limit } (512 KiB)
+check-size = size { $bytes } bytes of { $limit } allowed
+check-does-not-parse = the file does not parse: { $error }
+check-name = name { $name } (AGENT_NAME / AGENT_VERSION)
+check-game-version = { $file } says GAME_VERSION = { $version }, but this engine plays the rules of version { $engine }
+check-no-decide = the file defines no top-level function decide(stav)
+check-other-branch = on another branch: { $kind ->
+    [async] decide (line { $line }) is an async function: the harness calls decide(stav) and needs the commands, not a coroutine
+    [class] decide (line { $line }) is a class, not a function decide(stav)
+    [value] decide (line { $line }) is assigned a value, not a function: define def decide(stav): at the top level
+   *[other] decide is not defined at all
+}
+check-decide-not-a-function = { $kind ->
+    [async] decide (line { $line }) is an async function: the harness calls decide(stav) and needs the commands, not a coroutine
+    [class] decide (line { $line }) is a class, not a function decide(stav)
+   *[other] decide (line { $line }) is assigned a value, not a function: define def decide(stav): at the top level
+}
+check-decide-assigned = decide (line { $line }) is assigned the result of an expression: the check cannot see that it is a function
+check-foreign-imports = imports outside the standard library (the judge will not have them): { $modules }
+check-optional-imports = optional imports outside the standard library, guarded by try/except ImportError: { $modules } (the judge will not have them: your fallback will run)
+check-cannot-at-judge = { $imports ->
+    [yes] imports
+   *[no] calls
+} { $name } ({ $count ->
+    [one] line
+   *[other] lines
+} { $lines }{ $more ->
+    [0] {""}
+   *[other] {" "}and { $more } more
+}): { $network ->
+    [yes] the judge has no network
+   *[no] the judge gives no other processes
+}
+check-dropped-lines = { $count ->
+    [one] { $count } line written after a round's answer was dropped
+   *[other] { $count } lines written after a round's answer were dropped
+}: the first line after an observation is the answer, one a round (print to stderr, not stdout)
+check-violation = violation in round { $round }: { $kind } — { $detail }
+check-disqualified = the test match disqualified the agent in round { $round } (its fourth violation): a match at the judge would end the same way
+check-violations = { $count ->
+    [one] { $count } violation
+   *[other] { $count } violations
+} in the test match: a match tolerates three, the fourth disqualifies (rules §8)
+check-test-match = test match: { $rounds } rounds against the Council on the reference map; { $cells } cells at the end; { $discarded ->
+    [0] no command discarded
+    [one] { $discarded } command discarded
+   *[other] { $discarded } commands discarded
+}
+check-sandboxed = test match in the judge's sandbox: no network and no files but its own
+check-not-sandboxed = the test match ran without the judge's sandbox (this server has none)

@@ -148,6 +148,7 @@ final-failed = Finále zlyhalo:
 final-results = Výsledky
 final-council-fell = Zastupiteľstvo padlo v { $round }. kole.
 final-council-held = Zastupiteľstvo vydržalo.
+final-disqualified = vyradený
 final-replay = Záznam
 
 ## Stránka organizátorov
@@ -170,9 +171,11 @@ org-audit-region = záznam činností (posúva sa do strán)
 seat-col-seat = miesto
 seat-col-region = oblasť
 seat-col-finalist = finalista
+seat-region-corner = roh
+seat-region-edge = okraj
 seat-on-board = { $place }. v rebríčku
 seat-fill = doplnenie (final.fill)
-seat-note = Miesta idú podľa pevnej permutácie poradia v rebríčku na finálovej mape (docs/rules.md §9); miesto 0 začína vyhodnotenie kola 0, Zastupiteľstvo sedí posledné. Presnú zhodu vo finále rozhodne lepšie miesto v rebríčku.
+seat-note = Miesta idú podľa pevnej permutácie poradia v rebríčku na finálovej mape (pravidlá, §9); miesto 0 začína vyhodnotenie kola 0, Zastupiteľstvo sedí posledné. Presnú zhodu vo finále rozhodne lepšie miesto v rebríčku.
 seat-error = Rozsadenie sa nedá zobraziť:
 final-cut-stopped = Finále (beh { $run }) sa prerušilo (server bol zastavený).
 final-cut-died = Finále (beh { $run }) sa prerušilo (server počas neho spadol).
@@ -345,6 +348,14 @@ mail-error = sa nedalo ohodnotiť: { $reason }
 
 reason-disqualified = vyradené v { $round }. kole
 reason-disqualified-violation = vyradené v { $round }. kole: štvrté porušenie ({ $kind }: { $detail })
+violation-timeout = prekročený čas
+violation-crash = pád
+violation-unreadable = nečitateľná odpoveď
+reason-map = mapa rebríčka: { $detail }
+reason-folder = hodnotiteľ nevie vytvoriť svoj priečinok { $detail }
+reason-not-python = súbor sa nedá prečítať ako Python: { $detail }
+reason-check-did-not-run = kontrola sa nedala spustiť: { $detail }
+reason-match-not-played = zápas sa nedal odohrať: { $detail }
 
 ## Verejné výsledky
 
@@ -402,3 +413,97 @@ workers-rejudge-timeouts = Znova ohodnotiť { $count ->
     [few] jeho { $count } diskvalifikácie
    *[other] jeho { $count } diskvalifikácií
 } pre prekročený časový limit
+
+## Záznam úkonov (/org): čo organizátor urobil a podrobnosti
+audit-rejudge = opätovné hodnotenie
+audit-rejudge-one = riešenie { $submission }
+audit-rejudge-all = všetky aktuálne riešenia ({ $count })
+audit-download = stiahnutie
+audit-download-detail = súbor riešenia { $submission } ({ $email })
+audit-compare = porovnanie
+audit-compare-detail = súbory riešení { $first } ({ $first_email }) a { $second } ({ $second_email })
+audit-run-final = spustenie finále
+audit-final = finále { $run }
+audit-set-aside-final = odloženie finále
+audit-set-aside-detail = finále { $run }, prerušené, spustené znova od začiatku
+audit-resume-final = pokračovanie finále
+audit-resume-detail = finále { $run } od { $round }. kola
+audit-open-results = zverejnenie výsledkov
+audit-open-results-detail = pred uzávierkou, ručne
+audit-issue-worker = vydanie tokenu hodnotiteľa
+audit-revoke-worker = odvolanie tokenu hodnotiteľa
+audit-worker = hodnotiteľ { $worker }
+audit-rejudge-timeouts = opätovné hodnotenie vyradení hodnotiteľa pre prekročený čas
+audit-rejudge-timeouts-detail = hodnotiteľ { $worker }: riešenia { $submissions }
+
+## Hlásenie kontroly (/me): každý riadok `gbely check` z jeho kódu a hodnôt
+check-not-python-file = { $file } nie je súbor .py: riešenie je jeden súbor Pythonu
+check-too-big = súbor má { $bytes } { $bytes ->
+    [one] bajt
+    [few] bajty
+   *[other] bajtov
+}; limit je { $limit } (512 KiB)
+check-size = veľkosť { $bytes } { $bytes ->
+    [one] bajt
+    [few] bajty
+   *[other] bajtov
+} z povolených { $limit }
+check-does-not-parse = súbor sa nedá rozobrať: { $error }
+check-name = meno { $name } (AGENT_NAME / AGENT_VERSION)
+check-game-version = { $file } uvádza GAME_VERSION = { $version }, ale tento engine hrá podľa pravidiel verzie { $engine }
+check-no-decide = súbor nedefinuje na najvyššej úrovni funkciu decide(stav)
+check-other-branch = v inej vetve: { $kind ->
+    [async] decide (riadok { $line }) je asynchrónna funkcia: volá sa decide(stav) a treba príkazy, nie korutinu
+    [class] decide (riadok { $line }) je trieda, nie funkcia decide(stav)
+    [value] decide (riadok { $line }) má priradenú hodnotu, nie funkciu: definuj def decide(stav): na najvyššej úrovni
+   *[other] decide nie je vôbec definovaná
+}
+check-decide-not-a-function = { $kind ->
+    [async] decide (riadok { $line }) je asynchrónna funkcia: volá sa decide(stav) a treba príkazy, nie korutinu
+    [class] decide (riadok { $line }) je trieda, nie funkcia decide(stav)
+   *[other] decide (riadok { $line }) má priradenú hodnotu, nie funkciu: definuj def decide(stav): na najvyššej úrovni
+}
+check-decide-assigned = decide (riadok { $line }) má priradený výsledok výrazu: kontrola nevie overiť, že je to funkcia
+check-foreign-imports = importy mimo štandardnej knižnice (hodnotiteľ ich mať nebude): { $modules }
+check-optional-imports = voliteľné importy mimo štandardnej knižnice, chránené try/except ImportError: { $modules } (hodnotiteľ ich mať nebude: pobeží tvoja náhrada)
+check-cannot-at-judge = { $imports ->
+    [yes] importuje
+   *[no] volá
+} { $name } ({ $count ->
+    [one] riadok
+   *[other] riadky
+} { $lines }{ $more ->
+    [0] {""}
+   *[other] {" "}a ďalších { $more }
+}): { $network ->
+    [yes] hodnotiteľ nemá sieť
+   *[no] hodnotiteľ nedovolí ďalšie procesy
+}
+check-dropped-lines = { $count ->
+    [one] { $count } riadok vypísaný po odpovedi v kole sa zahodil
+    [few] { $count } riadky vypísané po odpovedi v kole sa zahodili
+   *[other] { $count } riadkov vypísaných po odpovedi v kole sa zahodilo
+}: odpoveďou je prvý riadok po pozorovaní, jeden za kolo (vypisuj na stderr, nie na stdout)
+check-violation = porušenie v { $round }. kole: { $kind } — { $detail }
+check-disqualified = skúšobný zápas agenta vyradil v { $round }. kole (jeho štvrté porušenie): zápas u hodnotiteľa by sa skončil rovnako
+check-violations = { $count ->
+    [one] { $count } porušenie
+    [few] { $count } porušenia
+   *[other] { $count } porušení
+} v skúšobnom zápase: zápas znesie tri, štvrté vyraďuje (pravidlá §8)
+check-test-match = skúšobný zápas: { $rounds } { $rounds ->
+    [one] kolo
+    [few] kolá
+   *[other] kôl
+} proti Zastupiteľstvu na referenčnej mape; na konci { $cells } { $cells ->
+    [one] políčko
+    [few] políčka
+   *[other] políčok
+}; { $discarded ->
+    [0] žiadny príkaz sa nezahodil
+    [one] { $discarded } príkaz zahodený
+    [few] { $discarded } príkazy zahodené
+   *[other] { $discarded } príkazov zahodených
+}
+check-sandboxed = skúšobný zápas v izolácii hodnotiteľa: bez siete a bez iných súborov než vlastných
+check-not-sandboxed = skúšobný zápas bežal bez izolácie hodnotiteľa (tento server ju nemá)

@@ -27,7 +27,7 @@ pub(super) fn cmd_check(a: CheckArgs) -> Result<u8> {
         use crate::text::printable;
         println!("gbely check {}", printable(&path.display().to_string()));
         for n in notes {
-            println!("  ok    {}", printable(n));
+            println!("  ok    {}", printable(&n.text));
         }
         if let Some((max, p95, n)) = timing {
             println!(
@@ -44,10 +44,10 @@ pub(super) fn cmd_check(a: CheckArgs) -> Result<u8> {
             println!("  start-up  {t:.3} s (counts toward round 0's {} s)", constants::ROUND_TIME_LIMIT_S);
         }
         for w in warnings {
-            println!("  WARN  {}", printable(w));
+            println!("  WARN  {}", printable(&w.text));
         }
         for p in problems {
-            println!("  FAIL  {}", printable(p));
+            println!("  FAIL  {}", printable(&p.text));
         }
         println!("{}", if ok { "the submission passes the check" } else { "the submission would FAIL" });
     }
