@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{json, Value};
 
 use super::config::Config;
 use super::i18n::Lang;
@@ -193,7 +193,9 @@ impl Judging {
                 // "disqualified in round 13: …"
                 None => tr!(l, "mail-disqualified", reason = reason_in(l, reason)),
             },
-            Verdict::CheckFailed { reason, .. } => tr!(l, "mail-check-failed", reason = reason_in(l, reason)),
+            Verdict::CheckFailed { reason, check } => {
+                tr!(l, "mail-check-failed", reason = failed_check(l, reason, check))
+            }
             Verdict::Error { reason } => tr!(l, "mail-error", reason = reason_in(l, reason)),
         };
         let name = self.config.name.as_str();
@@ -484,6 +486,98 @@ pub fn reason_in(l: Lang, reason: &str) -> String {
     }
 }
 
+/// A line of the check's report (`{"code": …, "args": {…}}`, as `gbely_engine::app::check::Line`
+/// keeps it) in `l`; `None` for a code this version does not know.
+pub fn check_line(l: Lang, said: &Value) -> Option<String> {
+    let args = &said["args"];
+    let text = |k: &str| match &args[k] {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    };
+    let number = |k: &str| args[k].as_f64().unwrap_or(0.0);
+    let yes = |k: &str| if args[k] == true { "yes" } else { "no" };
+    Some(match said["code"].as_str()? {
+        "not-python-file" => tr!(l, "check-not-python-file", file = text("file")),
+        "too-big" => tr!(l, "check-too-big", bytes = number("bytes"), limit = number("limit")),
+        "size" => tr!(l, "check-size", bytes = number("bytes"), limit = number("limit")),
+        "does-not-parse" => tr!(l, "check-does-not-parse", error = text("error")),
+        "name" => tr!(l, "check-name", name = text("name")),
+        "game-version" => {
+            tr!(l, "check-game-version", file = text("file"), version = text("version"), engine = text("engine"))
+        }
+        "no-decide" => tr!(l, "check-no-decide"),
+        "other-branch" => tr!(l, "check-other-branch", kind = text("kind"), line = text("line")),
+        "decide-not-a-function" => tr!(l, "check-decide-not-a-function", kind = text("kind"), line = text("line")),
+        "decide-assigned" => tr!(l, "check-decide-assigned", line = text("line")),
+        "foreign-imports" => tr!(l, "check-foreign-imports", modules = text("modules")),
+        "optional-imports" => tr!(l, "check-optional-imports", modules = text("modules")),
+        "cannot-at-judge" => tr!(
+            l,
+            "check-cannot-at-judge",
+            imports = yes("imports"),
+            name = text("name"),
+            network = yes("network"),
+            count = number("count"),
+            lines = text("lines"),
+            more = number("more")
+        ),
+        "dropped-lines" => tr!(l, "check-dropped-lines", count = number("count")),
+        "violation" => {
+            let kind = violation_kind(l, &text("kind"));
+            tr!(l, "check-violation", round = number("round"), kind = kind, detail = text("detail"))
+        }
+        "disqualified" => tr!(l, "check-disqualified", round = number("round")),
+        "violations" => tr!(l, "check-violations", count = number("count")),
+        "test-match" => {
+            tr!(
+                l,
+                "check-test-match",
+                rounds = number("rounds"),
+                cells = number("cells"),
+                discarded = number("discarded")
+            )
+        }
+        // How the sandbox holds an agent, or why there is none, is the engine's technical words.
+        "sandboxed" => tr!(l, "check-sandboxed"),
+        "not-sandboxed" => tr!(l, "check-not-sandboxed"),
+        "not-python" => Trouble::NotPython.said(l, &text("detail")),
+        _ => return None,
+    })
+}
+
+/// The lines of a check's report under `key` (`problems`, `warnings`, `notes`) in `l`, from
+/// their codes and values (`said`); a report without them (made before they were kept), or a line
+/// of a code this version does not know, in the engine's words.
+pub fn check_lines(l: Lang, report: &Value, key: &str) -> Vec<String> {
+    let texts: Vec<String> = report[key]
+        .as_array()
+        .map_or(Vec::new(), |l| l.iter().filter_map(|x| x.as_str()).map(str::to_string).collect());
+    match report["said"][key].as_array() {
+        Some(said) if said.len() == texts.len() => {
+            said.iter().zip(texts).map(|(s, text)| check_line(l, s).unwrap_or(text)).collect()
+        }
+        _ => texts,
+    }
+}
+
+/// Why a submission has no score, in `l`: a failed check's problems from its report, any other
+/// reason by [`reason_in`].
+pub fn reason_of(l: Lang, sub: &Submission) -> String {
+    failed_check(l, &sub.reason, &sub.check)
+}
+
+/// A failed check's reason in `l`: its problems from `check` (the report), else as
+/// [`reason_in`] says `reason`.
+fn failed_check(l: Lang, reason: &str, check: &str) -> String {
+    let problems = serde_json::from_str::<Value>(check).map(|v| check_lines(l, &v, "problems")).unwrap_or_default();
+    if problems.is_empty() {
+        reason_in(l, reason)
+    } else {
+        problems.join("; ")
+    }
+}
+
 /// Where a submission's files lie.
 pub fn submission_file(data: &Path, sub: &Submission) -> PathBuf {
     data.join("submissions").join(&sub.stored)
@@ -491,7 +585,7 @@ pub fn submission_file(data: &Path, sub: &Submission) -> PathBuf {
 
 #[cfg(test)]
 mod tests {
-    use super::{disqualification, disqualifying_kind, reason_in, Trouble};
+    use super::{disqualification, disqualifying_kind, failed_check, reason_in, Trouble};
     use crate::i18n::Lang;
 
     #[test]
@@ -525,6 +619,19 @@ mod tests {
         for t in Trouble::ALL {
             assert_eq!(Trouble::parse(&t.said(Lang::En, "")), Some((t, "")), "{t:?}");
         }
+        // A failed check's reason: its problems from the report, in the reader's language.
+        let report = serde_json::json!({"problems": ["imports outside the standard library (the judge will not have them): numpy"],
+            "said": {"problems": [{"code": "foreign-imports", "args": {"modules": "numpy"}}]}})
+        .to_string();
+        let reason = "imports outside the standard library (the judge will not have them): numpy";
+        assert_eq!(
+            failed_check(Lang::Sk, reason, &report),
+            "importy mimo štandardnej knižnice (hodnotiteľ ich mať nebude): numpy"
+        );
+        assert_eq!(failed_check(Lang::En, reason, &report), reason);
+        // A report of before (no codes): its problems as the engine wrote them; none: the reason.
+        assert_eq!(failed_check(Lang::Sk, reason, r#"{"problems": ["x"]}"#), "x");
+        assert_eq!(failed_check(Lang::Sk, reason, ""), reason);
         // Anything else (a failed check's problems: the engine's words) is shown as stored.
         for other in ["the file defines no top-level function decide(stav)", "disqualified in round x", ""] {
             assert_eq!(reason_in(Lang::Sk, other), other);

@@ -415,18 +415,7 @@ pub fn status(a: &Arena, l: Lang, s: &Submission, o: Option<&Outcome>) -> Markup
 
 fn check_report(l: Lang, doc: &str, id: i64) -> Markup {
     let Ok(v) = serde_json::from_str::<Value>(doc) else { return html! {} };
-    // Each line in `l` from its code and values (`said`); a report without them (made before
-    // they were kept), or a line of a code this version does not know, in the engine's words.
-    let list = |key: &str| -> Vec<String> {
-        let texts =
-            v[key].as_array().map_or(Vec::new(), |l| l.iter().filter_map(|x| x.as_str()).map(str::to_string).collect());
-        match v["said"][key].as_array() {
-            Some(said) if said.len() == texts.len() => {
-                said.iter().zip(texts).map(|(s, text)| check_line(l, s).unwrap_or(text)).collect()
-            }
-            _ => texts,
-        }
-    };
+    let list = |key: &str| super::judge::check_lines(l, &v, key);
     let verdict = if v["ok"] == true { tr!(l, "check-passes") } else { tr!(l, "check-fails") };
     html! {
         h3 { (tr!(l, "check-title")) " (" code { "gbely check" } "): " (verdict) }
@@ -438,66 +427,6 @@ fn check_report(l: Lang, doc: &str, id: i64) -> Markup {
             p { a href={ "/me/" (id) "/log" } { (tr!(l, "check-log")) } " " (tr!(l, "check-log-what")) }
         }
     }
-}
-
-/// A line of the check's report (`{"code": …, "args": {…}}`, as `gbely_engine::app::check::Line`
-/// keeps it) in `l`; `None` for a code this version does not know.
-fn check_line(l: Lang, said: &Value) -> Option<String> {
-    let args = &said["args"];
-    let text = |k: &str| match &args[k] {
-        Value::String(s) => s.clone(),
-        Value::Null => String::new(),
-        other => other.to_string(),
-    };
-    let number = |k: &str| args[k].as_f64().unwrap_or(0.0);
-    let yes = |k: &str| if args[k] == true { "yes" } else { "no" };
-    Some(match said["code"].as_str()? {
-        "not-python-file" => tr!(l, "check-not-python-file", file = text("file")),
-        "too-big" => tr!(l, "check-too-big", bytes = number("bytes"), limit = number("limit")),
-        "size" => tr!(l, "check-size", bytes = number("bytes"), limit = number("limit")),
-        "does-not-parse" => tr!(l, "check-does-not-parse", error = text("error")),
-        "name" => tr!(l, "check-name", name = text("name")),
-        "game-version" => {
-            tr!(l, "check-game-version", file = text("file"), version = text("version"), engine = text("engine"))
-        }
-        "no-decide" => tr!(l, "check-no-decide"),
-        "other-branch" => tr!(l, "check-other-branch", kind = text("kind"), line = text("line")),
-        "decide-not-a-function" => tr!(l, "check-decide-not-a-function", kind = text("kind"), line = text("line")),
-        "decide-assigned" => tr!(l, "check-decide-assigned", line = text("line")),
-        "foreign-imports" => tr!(l, "check-foreign-imports", modules = text("modules")),
-        "optional-imports" => tr!(l, "check-optional-imports", modules = text("modules")),
-        "cannot-at-judge" => tr!(
-            l,
-            "check-cannot-at-judge",
-            imports = yes("imports"),
-            name = text("name"),
-            network = yes("network"),
-            count = number("count"),
-            lines = text("lines"),
-            more = number("more")
-        ),
-        "dropped-lines" => tr!(l, "check-dropped-lines", count = number("count")),
-        "violation" => {
-            let kind = super::judge::violation_kind(l, &text("kind"));
-            tr!(l, "check-violation", round = number("round"), kind = kind, detail = text("detail"))
-        }
-        "disqualified" => tr!(l, "check-disqualified", round = number("round")),
-        "violations" => tr!(l, "check-violations", count = number("count")),
-        "test-match" => {
-            tr!(
-                l,
-                "check-test-match",
-                rounds = number("rounds"),
-                cells = number("cells"),
-                discarded = number("discarded")
-            )
-        }
-        // How the sandbox holds an agent, or why there is none, is the engine's technical words.
-        "sandboxed" => tr!(l, "check-sandboxed"),
-        "not-sandboxed" => tr!(l, "check-not-sandboxed"),
-        "not-python" => super::judge::Trouble::NotPython.said(l, &text("detail")),
-        _ => return None,
-    })
 }
 
 pub fn board(a: &Arena, l: Lang, rows: &[BoardRow], flash: &[(Submission, Outcome)]) -> Markup {
@@ -825,7 +754,7 @@ pub fn organiser(a: &Arena, l: Lang, user: &User, phase: Phase, view: &OrgView) 
                         td { (s.agent_name) }
                         td class={ "state " (s.state.as_str()) } { (state_label(l, s.state)) }
                         td.num { (o.map_or(String::new(), |o| share(l, o))) }
-                        td { (super::judge::reason_in(l, &s.reason)) }
+                        td { (super::judge::reason_of(l, s)) }
                         td {
                             a href={ "/org/file/" (s.id) } { (tr!(l, "org-file")) }
                             @if o.is_some_and(|o| !o.replay.is_empty()) {
@@ -911,8 +840,8 @@ pub fn final_results(a: &Arena, l: Lang, fin: Option<&FinalRecord>, live_here: O
 mod tests {
     use serde_json::json;
 
-    use super::check_line;
     use crate::i18n::Lang;
+    use crate::judge::check_line;
 
     /// Every line the engine's check can write has a wording in each language (the log's line
     /// is taken out of the report before it is kept).
