@@ -15,7 +15,6 @@ use std::sync::{Arc, Mutex};
 use axum::extract::Path as UrlPath;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::Form;
 use gbely_engine::app::manifest::{
     sha256_hex, ManifestFile, ManifestReplay, PublishedSide, ResultsManifest, MANIFEST_FORMAT, MANIFEST_VERSION,
 };
@@ -27,7 +26,7 @@ use maud::{html, Markup};
 use super::config::Phase;
 use super::i18n::Lang;
 use super::store::{BoardRow, FinalRecord, FinalState, Outcome, Submission};
-use super::{organiser_form, Arena, CsrfForm, Shared, Ui, User};
+use super::{Arena, CsrfForm, OrganiserForm, Shared, Ui, User};
 
 /// The archive's name, and the folder it unpacks into.
 pub const ARCHIVE: &str = "gbely-results.tar.gz";
@@ -619,13 +618,8 @@ pub(crate) async fn file(
 pub(crate) async fn open(
     axum::extract::State(a): Shared,
     ui: Ui,
-    headers: HeaderMap,
-    Form(f): Form<CsrfForm>,
+    OrganiserForm(user, _): OrganiserForm<CsrfForm>,
 ) -> Response {
-    let user = match organiser_form(&a, &ui, &headers, &f.csrf).await {
-        Ok(u) => u,
-        Err(r) => return r,
-    };
     match a.store.open_export(super::judge::unix_now()).await {
         Ok(true) => a.audit(&user, crate::audit::Act::OpenResults).await,
         Ok(false) => {}

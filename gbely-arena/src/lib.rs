@@ -821,6 +821,12 @@ struct CsrfForm {
     csrf: String,
 }
 
+impl WithCsrf for CsrfForm {
+    fn csrf(&self) -> &str {
+        &self.csrf
+    }
+}
+
 fn csrf_ok(user: &User, given: &str) -> bool {
     same_secret(&user.csrf, given)
 }
@@ -1099,20 +1105,45 @@ async fn organiser_of(a: &Arena, ui: &Ui, headers: &HeaderMap) -> Result<User, R
     }
 }
 
-/// The organiser who posted a form of theirs (its token checked).
-async fn organiser_form(a: &Arena, ui: &Ui, headers: &HeaderMap, csrf: &str) -> Result<User, Response> {
-    let user = organiser_of(a, ui, headers).await?;
-    if !csrf_ok(&user, csrf) {
-        return Err(a.refuse(ui, Some(&user), StatusCode::FORBIDDEN, &tr!(ui.lang, "err-stale")));
+/// An organiser signed in, as a handler's argument: anyone else is answered as
+/// [`organiser_of`] answers (sent to sign in, or refused).
+struct Organiser(User);
+
+impl axum::extract::FromRequestParts<Arc<Arena>> for Organiser {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut axum::http::request::Parts, a: &Arc<Arena>) -> Result<Organiser, Response> {
+        let ui = a.ui(&parts.method, &parts.uri, &parts.headers);
+        organiser_of(a, &ui, &parts.headers).await.map(Organiser)
     }
-    Ok(user)
 }
 
-async fn organiser(State(a): Shared, ui: Ui, headers: HeaderMap, Query(q): Query<PartQuery>) -> Response {
-    let user = match organiser_of(&a, &ui, &headers).await {
-        Ok(u) => u,
-        Err(r) => return r,
-    };
+/// A form that carries the page's CSRF token.
+trait WithCsrf {
+    fn csrf(&self) -> &str;
+}
+
+/// A form an organiser posted, as a handler's argument: who (checked before its body is read)
+/// and the form, its CSRF token checked (a stale page is refused).
+struct OrganiserForm<T>(User, T);
+
+impl<T: serde::de::DeserializeOwned + WithCsrf + Send> axum::extract::FromRequest<Arc<Arena>> for OrganiserForm<T> {
+    type Rejection = Response;
+
+    async fn from_request(req: Request, a: &Arc<Arena>) -> Result<OrganiserForm<T>, Response> {
+        let (parts, body) = req.into_parts();
+        let ui = a.ui(&parts.method, &parts.uri, &parts.headers);
+        let user = organiser_of(a, &ui, &parts.headers).await?;
+        let Form(form) =
+            Form::<T>::from_request(Request::from_parts(parts, body), a).await.map_err(IntoResponse::into_response)?;
+        if !csrf_ok(&user, form.csrf()) {
+            return Err(a.refuse(&ui, Some(&user), StatusCode::FORBIDDEN, &tr!(ui.lang, "err-stale")));
+        }
+        Ok(OrganiserForm(user, form))
+    }
+}
+
+async fn organiser(State(a): Shared, ui: Ui, Organiser(user): Organiser, Query(q): Query<PartQuery>) -> Response {
     let board = a.store.board().await.unwrap_or_default();
     let seating = {
         let (a, board) = (Arc::clone(&a), board.clone());
@@ -1157,11 +1188,13 @@ struct RejudgeForm {
     what: String,
 }
 
-async fn rejudge(State(a): Shared, ui: Ui, headers: HeaderMap, Form(f): Form<RejudgeForm>) -> Response {
-    let user = match organiser_form(&a, &ui, &headers, &f.csrf).await {
-        Ok(u) => u,
-        Err(r) => return r,
-    };
+impl WithCsrf for RejudgeForm {
+    fn csrf(&self) -> &str {
+        &self.csrf
+    }
+}
+
+async fn rejudge(State(a): Shared, ui: Ui, OrganiserForm(user, f): OrganiserForm<RejudgeForm>) -> Response {
     let ids: Option<Vec<i64>> = match f.what.trim() {
         "all" => None,
         n => match n.parse::<i64>() {
@@ -1189,11 +1222,7 @@ async fn rejudge(State(a): Shared, ui: Ui, headers: HeaderMap, Form(f): Form<Rej
     }
 }
 
-async fn download(State(a): Shared, ui: Ui, headers: HeaderMap, UrlPath(id): UrlPath<i64>) -> Response {
-    let user = match organiser_of(&a, &ui, &headers).await {
-        Ok(u) => u,
-        Err(r) => return r,
-    };
+async fn download(State(a): Shared, ui: Ui, Organiser(user): Organiser, UrlPath(id): UrlPath<i64>) -> Response {
     let Ok(Some(sub)) = a.store.submission(id).await else {
         return text(StatusCode::NOT_FOUND, tr!(ui.lang, "err-no-such-submission"));
     };
@@ -1307,11 +1336,12 @@ impl Arena {
 }
 
 /// Two uploads' files side by side, the lines they share marked (the organisers' review).
-async fn compare(State(a): Shared, ui: Ui, headers: HeaderMap, UrlPath((x, y)): UrlPath<(i64, i64)>) -> Response {
-    let user = match organiser_of(&a, &ui, &headers).await {
-        Ok(u) => u,
-        Err(r) => return r,
-    };
+async fn compare(
+    State(a): Shared,
+    ui: Ui,
+    Organiser(user): Organiser,
+    UrlPath((x, y)): UrlPath<(i64, i64)>,
+) -> Response {
     let mut both = Vec::new();
     for id in [x, y] {
         let sub = match a.store.submission(id).await {
@@ -1377,11 +1407,13 @@ struct FinalForm {
     again: String,
 }
 
-async fn run_final(State(a): Shared, ui: Ui, headers: HeaderMap, Form(f): Form<FinalForm>) -> Response {
-    let user = match organiser_form(&a, &ui, &headers, &f.csrf).await {
-        Ok(u) => u,
-        Err(r) => return r,
-    };
+impl WithCsrf for FinalForm {
+    fn csrf(&self) -> &str {
+        &self.csrf
+    }
+}
+
+async fn run_final(State(a): Shared, ui: Ui, OrganiserForm(user, f): OrganiserForm<FinalForm>) -> Response {
     if matches!(a.phase(), Phase::BeforeRegistration | Phase::Registration | Phase::Testing) {
         let why = tr!(ui.lang, "err-final-early", deadline = a.config.local_in(a.config.schedule.deadline, ui.lang));
         return a.refuse(&ui, Some(&user), StatusCode::FORBIDDEN, &why);
@@ -1612,11 +1644,7 @@ fn launch_final(
 /// engine's state rebuilt from its replay, every finalist's agent started again (its memory
 /// lost, no violation counted), the projection picking up where it stopped, one replay of the
 /// whole final.
-async fn resume_final(State(a): Shared, ui: Ui, headers: HeaderMap, Form(f): Form<CsrfForm>) -> Response {
-    let user = match organiser_form(&a, &ui, &headers, &f.csrf).await {
-        Ok(u) => u,
-        Err(r) => return r,
-    };
+async fn resume_final(State(a): Shared, ui: Ui, OrganiserForm(user, _): OrganiserForm<CsrfForm>) -> Response {
     let here = a.final_.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(|f| f.id);
     let fin = match a.store.last_final().await {
         Ok(Some(f)) if here == Some(f.id) => return redirect("/final/live/"),

@@ -25,10 +25,10 @@ use std::sync::Arc;
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, FromRequestParts, Path as UrlPath, State};
 use axum::http::request::Parts;
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
-use axum::{Form, Json, Router};
+use axum::{Json, Router};
 use maud::{html, Markup};
 use serde::{Deserialize, Serialize};
 
@@ -38,7 +38,7 @@ use super::i18n::Lang;
 use super::judge::{disqualification, submission_file, unix_now, Assignment, CHECK_LOG, REPLAY};
 use super::speed::Speed;
 use super::store::{Job, Outcome, Submission, SubmissionState, Verdict, Worker};
-use super::{hashed, organiser_form, redirect, Arena, CsrfForm, Shared, Ui, User};
+use super::{hashed, redirect, Arena, CsrfForm, OrganiserForm, Shared, Ui, User, WithCsrf};
 use gbely_engine::app::runs::agent_spec::AgentSpec;
 
 /// The agent's log of a judged match, as a worker sends it and the server keeps it.
@@ -535,11 +535,13 @@ struct IssueForm {
 }
 
 /// Issues a worker token: shown once on the page that answers, kept hashed.
-async fn issue(State(a): Shared, ui: Ui, headers: HeaderMap, Form(f): Form<IssueForm>) -> Response {
-    let user = match organiser_form(&a, &ui, &headers, &f.csrf).await {
-        Ok(u) => u,
-        Err(r) => return r,
-    };
+impl WithCsrf for IssueForm {
+    fn csrf(&self) -> &str {
+        &self.csrf
+    }
+}
+
+async fn issue(State(a): Shared, ui: Ui, OrganiserForm(user, f): OrganiserForm<IssueForm>) -> Response {
     let name: String = f.name.trim().chars().filter(|c| !c.is_control()).take(60).collect();
     if name.is_empty() {
         return a.refuse(&ui, Some(&user), StatusCode::BAD_REQUEST, &tr!(ui.lang, "workers-err-name"));
@@ -568,14 +570,9 @@ async fn issue(State(a): Shared, ui: Ui, headers: HeaderMap, Form(f): Form<Issue
 async fn revoke(
     State(a): Shared,
     ui: Ui,
-    headers: HeaderMap,
     UrlPath(id): UrlPath<i64>,
-    Form(f): Form<CsrfForm>,
+    OrganiserForm(user, _): OrganiserForm<CsrfForm>,
 ) -> Response {
-    let user = match organiser_form(&a, &ui, &headers, &f.csrf).await {
-        Ok(u) => u,
-        Err(r) => return r,
-    };
     match a.store.revoke_worker(id, unix_now()).await {
         Ok(true) => {
             a.audit(&user, Act::RevokeWorker { worker: id }).await;
@@ -591,14 +588,9 @@ async fn revoke(
 async fn rejudge_timeouts(
     State(a): Shared,
     ui: Ui,
-    headers: HeaderMap,
     UrlPath(id): UrlPath<i64>,
-    Form(f): Form<CsrfForm>,
+    OrganiserForm(user, _): OrganiserForm<CsrfForm>,
 ) -> Response {
-    let user = match organiser_form(&a, &ui, &headers, &f.csrf).await {
-        Ok(u) => u,
-        Err(r) => return r,
-    };
     let ids = match a.store.timeout_disqualifications(id).await {
         Ok(ids) => ids,
         Err(e) => return a.internal(&ui, Some(&user), |l| tr!(l, "doing-queue-rejudge"), &e),
