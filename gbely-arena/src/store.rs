@@ -923,21 +923,34 @@ impl Store {
     /// Gives a job back to the queue (its worker is stopping).
     pub async fn release(&self, job: &Job) -> Result<(), sqlx::Error> {
         let mut tx = self.pool.begin().await?;
-        let mine = sqlx::query(
-            "UPDATE jobs SET state = 'queued', lease_until = 0 WHERE id = $1 AND attempt = $2 AND state = 'running'",
-        )
-        .bind(job.id)
-        .bind(job.attempt)
-        .execute(&mut *tx)
-        .await?;
-        if mine.rows_affected() == 1 {
-            sqlx::query("UPDATE submissions SET state = 'queued' WHERE id = $1")
-                .bind(job.submission)
-                .execute(&mut *tx)
-                .await?;
+        if Self::requeue(&mut tx, job.id, job.attempt, job.submission).await? {
             Self::bump(&mut *tx).await?;
         }
         tx.commit().await
+    }
+
+    /// Puts attempt `attempt` of job `job`, if it still runs, and its submission back in the
+    /// queue, in `tx`: whether it did.
+    async fn requeue(
+        tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+        job: i64,
+        attempt: i64,
+        submission: i64,
+    ) -> Result<bool, sqlx::Error> {
+        let mine = sqlx::query(
+            "UPDATE jobs SET state = 'queued', lease_until = 0 WHERE id = $1 AND attempt = $2 AND state = 'running'",
+        )
+        .bind(job)
+        .bind(attempt)
+        .execute(&mut **tx)
+        .await?;
+        if mine.rows_affected() == 1 {
+            sqlx::query("UPDATE submissions SET state = 'queued' WHERE id = $1")
+                .bind(submission)
+                .execute(&mut **tx)
+                .await?;
+        }
+        Ok(mine.rows_affected() == 1)
     }
 
     /// Ends a job with its verdict, in one transaction; `false` (and nothing written) when the
@@ -1133,17 +1146,14 @@ impl Store {
             .execute(&mut *tx)
             .await?;
         if done.rows_affected() == 1 {
-            sqlx::query(
-                "UPDATE submissions SET state = 'queued' WHERE id IN \
-                 (SELECT submission FROM jobs WHERE worker_id = $1 AND state = 'running')",
-            )
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
-            sqlx::query("UPDATE jobs SET state = 'queued', lease_until = 0 WHERE worker_id = $1 AND state = 'running'")
-                .bind(id)
-                .execute(&mut *tx)
-                .await?;
+            let held =
+                sqlx::query("SELECT id, attempt, submission FROM jobs WHERE worker_id = $1 AND state = 'running'")
+                    .bind(id)
+                    .fetch_all(&mut *tx)
+                    .await?;
+            for row in held {
+                Self::requeue(&mut tx, row.try_get(0)?, row.try_get(1)?, row.try_get(2)?).await?;
+            }
             Self::bump(&mut *tx).await?;
         }
         tx.commit().await?;
