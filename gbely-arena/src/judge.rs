@@ -82,43 +82,21 @@ impl Judging {
             }
         };
         // The lease is renewed while the job runs; losing it (or the server closing) stops it.
-        let stop = Arc::new(AtomicBool::new(false));
-        let lost = Arc::new(AtomicBool::new(false));
-        let done = Arc::new(AtomicBool::new(false));
+        let lease = self.config.judge.lease_seconds;
         let renewer = {
-            let (store, rt, job, stop, lost, done, closing) = (
-                self.store.clone(),
-                self.rt.clone(),
-                job.clone(),
-                Arc::clone(&stop),
-                Arc::clone(&lost),
-                Arc::clone(&done),
-                Arc::clone(&self.closing),
-            );
-            let lease = self.config.judge.lease_seconds;
-            std::thread::spawn(move || {
-                let every = Duration::from_millis(lease * 1000 / 3);
-                let mut last = std::time::Instant::now();
-                while !done.load(Ordering::Relaxed) {
-                    std::thread::sleep(Duration::from_millis(100));
-                    if closing.load(Ordering::Relaxed) {
-                        stop.store(true, Ordering::Relaxed);
-                    }
-                    if last.elapsed() >= every {
-                        last = std::time::Instant::now();
-                        if let Ok(false) = rt.block_on(store.renew(&job, unix_now() + lease as i64)) {
-                            lost.store(true, Ordering::Relaxed);
-                            stop.store(true, Ordering::Relaxed);
-                        }
-                    }
+            let (store, rt, job) = (self.store.clone(), self.rt.clone(), job.clone());
+            Renewer::start(lease, Arc::clone(&self.closing), move || {
+                match rt.block_on(store.renew(&job, unix_now() + lease as i64)) {
+                    Ok(false) => Err("its lease lapsed: another judge has it".into()),
+                    // A database trouble is tried again at the next beat, within the lease.
+                    Ok(true) | Err(_) => Ok(()),
                 }
             })
         };
-        let verdict = gbely_engine::runner::interrupt::within(Some(Arc::clone(&stop)), || self.verdict(job, &sub));
-        done.store(true, Ordering::Relaxed);
-        let _ = renewer.join();
+        let verdict = gbely_engine::runner::interrupt::within(Some(renewer.stop()), || self.verdict(job, &sub));
+        let lost = renewer.end();
         let Some(verdict) = verdict else {
-            if !lost.load(Ordering::Relaxed) {
+            if lost.is_none() {
                 // Stopped with the server: the job goes back to the queue for the next start.
                 let _ = self.rt.block_on(self.store.release(job));
             }
@@ -267,6 +245,76 @@ impl Assignment {
     /// The check's test match (its time limit is the judge's of the rules, as `gbely check`'s).
     pub fn test_match(&self) -> TestMatch {
         TestMatch { rounds: self.check_rounds, sandbox: self.settings.sandbox }
+    }
+}
+
+/// A thread that renews a job's lease every third of it while the job is judged (the server's
+/// judges through the database, a worker over HTTP): `renew` answers whether the lease is still
+/// this judge's (`Err(why)`: lost). Losing it, or `closing`, raises the stop flag the judging
+/// watches.
+#[derive(Debug)]
+pub struct Renewer {
+    stop: Arc<AtomicBool>,
+    lost: Arc<std::sync::Mutex<Option<String>>>,
+    ended: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Renewer {
+    pub fn start(
+        lease_seconds: u64,
+        closing: Arc<AtomicBool>,
+        mut renew: impl FnMut() -> Result<(), String> + Send + 'static,
+    ) -> Renewer {
+        let stop = Arc::new(AtomicBool::new(false));
+        let lost: Arc<std::sync::Mutex<Option<String>>> = Arc::default();
+        let ended = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let (stop, lost, ended) = (Arc::clone(&stop), Arc::clone(&lost), Arc::clone(&ended));
+            std::thread::spawn(move || {
+                let every = Duration::from_millis(lease_seconds.max(1) * 1000 / 3);
+                let mut last = std::time::Instant::now();
+                while !ended.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(100));
+                    if closing.load(Ordering::Relaxed) {
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                    if last.elapsed() >= every {
+                        last = std::time::Instant::now();
+                        if let Err(why) = renew() {
+                            *lost.lock().unwrap_or_else(|e| e.into_inner()) = Some(why);
+                            stop.store(true, Ordering::Relaxed);
+                        }
+                    }
+                }
+            })
+        };
+        Renewer { stop, lost, ended, thread }
+    }
+
+    /// The flag that stops the judging.
+    pub fn stop(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.stop)
+    }
+
+    /// The lease is lost (found by another call than the renewal's): the judging stops.
+    pub fn lose(&self, why: String) {
+        *self.lost.lock().unwrap_or_else(|e| e.into_inner()) = Some(why);
+        self.stop.store(true, Ordering::Relaxed);
+    }
+
+    /// Why the lease was lost, if it was, taken (renewing goes on).
+    pub fn take_lost(&self) -> Option<String> {
+        self.lost.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+
+    /// Stops renewing: why the lease was lost, if it was.
+    pub fn end(self) -> Option<String> {
+        let Renewer { lost, ended, thread, .. } = self;
+        ended.store(true, Ordering::Relaxed);
+        let _ = thread.join();
+        let why = lost.lock().unwrap_or_else(|e| e.into_inner()).take();
+        why
     }
 }
 

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
-use super::judge::{hostname, play, Assignment, CHECK_LOG, REPLAY};
+use super::judge::{hostname, play, Assignment, Renewer, CHECK_LOG, REPLAY};
 use super::speed::Speed;
 use super::store::{SubmissionState, Verdict};
 use super::workers::{Claim, ClaimRequest, Heartbeat, Received, TooSlow, AGENT_LOG, HOST_HEADER};
@@ -401,54 +401,29 @@ impl Worker {
         let file = files.join(format!("submission-{}.py", a.job.submission));
         self.client.download(a, &file)?;
         // The lease, renewed while the job runs; losing it (or the worker closing) stops it.
-        let stop = Arc::new(AtomicBool::new(false));
-        let lost: Arc<Mutex<Option<String>>> = Arc::default();
-        let ended = Arc::new(AtomicBool::new(false));
         let renewer = {
-            let (client, a, stop, lost, ended, closing) = (
-                self.client.clone(),
-                a.clone(),
-                Arc::clone(&stop),
-                Arc::clone(&lost),
-                Arc::clone(&ended),
-                Arc::clone(&self.closing),
-            );
-            std::thread::spawn(move || {
-                let every = Duration::from_millis(a.lease_seconds.max(1) * 1000 / 3);
-                let mut last = Instant::now();
-                while !ended.load(Ordering::Relaxed) {
-                    std::thread::sleep(Duration::from_millis(100));
-                    if closing.load(Ordering::Relaxed) {
-                        stop.store(true, Ordering::Relaxed);
-                    }
-                    if last.elapsed() >= every {
-                        last = Instant::now();
-                        // A passing trouble is tried again at the next beat, within the lease.
-                        if let Err(Failure::Lost(why) | Failure::Refused(why)) = client.heartbeat(&a, None) {
-                            *lost.lock().unwrap_or_else(|e| e.into_inner()) = Some(why);
-                            stop.store(true, Ordering::Relaxed);
-                        }
-                    }
-                }
+            let (client, a) = (self.client.clone(), a.clone());
+            Renewer::start(a.lease_seconds, Arc::clone(&self.closing), move || match client.heartbeat(&a, None) {
+                Err(Failure::Lost(why) | Failure::Refused(why)) => Err(why),
+                // A passing trouble is tried again at the next beat, within the lease.
+                _ => Ok(()),
             })
         };
         let mark = |state| {
             if let Err(Failure::Lost(why) | Failure::Refused(why)) = self.client.heartbeat(a, Some(state)) {
-                *lost.lock().unwrap_or_else(|e| e.into_inner()) = Some(why);
-                stop.store(true, Ordering::Relaxed);
+                renewer.lose(why);
             }
         };
-        let verdict = gbely_engine::runner::interrupt::within(Some(Arc::clone(&stop)), || {
+        let verdict = gbely_engine::runner::interrupt::within(Some(renewer.stop()), || {
             play(a, &map, &file, dir, &self.options.python, &mark)
         });
         // The lease is renewed while the verdict is sent, too (its tries may take a while).
-        let sent = match (lost.lock().unwrap_or_else(|e| e.into_inner()).take(), &verdict) {
+        let sent = match (renewer.take_lost(), &verdict) {
             (Some(why), _) => Err(Failure::Lost(format!("stopped, nothing sent: {why}"))),
             (None, Some(verdict)) => self.send(a, dir, verdict),
             (None, None) => Ok(true),
         };
-        ended.store(true, Ordering::Relaxed);
-        let _ = renewer.join();
+        renewer.end();
         let kept = sent?;
         let Some(verdict) = verdict else {
             // Stopped with the worker: the job goes back to the queue.
