@@ -95,6 +95,9 @@ impl Judging {
         };
         let verdict = gbely_engine::runner::interrupt::within(Some(renewer.stop()), || self.verdict(job, &sub));
         let lost = renewer.end();
+        if let Some(why) = &lost {
+            eprintln!("gbely arena: {}: submission {}: {why}; its judging stopped", self.worker, sub.id);
+        }
         let Some(verdict) = verdict else {
             if lost.is_none() {
                 // Stopped with the server: the job goes back to the queue for the next start.
@@ -456,9 +459,10 @@ pub fn violation_kind(l: Lang, kind: &str) -> String {
     }
 }
 
-/// Why a judge gave no verdict on a submission's play, or why its file is not a program: stored
-/// in English with the engine's own words for the cause (`detail`), said again in the reader's
-/// language by [`reason_in`].
+/// Why a submission has no score, other than a disqualification or a failed check's problems:
+/// a judge gave no verdict on its play, its file is not a program, or a newer upload superseded
+/// it. Stored in English with its `detail` (the engine's own words for the cause, an upload's
+/// number), said again in the reader's language by [`reason_in`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Trouble {
     /// The leaderboard's map did not load.
@@ -471,11 +475,19 @@ pub enum Trouble {
     CheckDidNotRun,
     /// The match could not be played.
     MatchNotPlayed,
+    /// A newer upload (`detail`: its number) came before this one was judged.
+    Superseded,
 }
 
 impl Trouble {
-    pub const ALL: [Trouble; 5] =
-        [Trouble::Map, Trouble::Folder, Trouble::NotPython, Trouble::CheckDidNotRun, Trouble::MatchNotPlayed];
+    pub const ALL: [Trouble; 6] = [
+        Trouble::Map,
+        Trouble::Folder,
+        Trouble::NotPython,
+        Trouble::CheckDidNotRun,
+        Trouble::MatchNotPlayed,
+        Trouble::Superseded,
+    ];
 
     /// The trouble in `l`, its cause in the engine's words.
     pub fn said(self, l: Lang, detail: &str) -> String {
@@ -485,6 +497,7 @@ impl Trouble {
             Trouble::NotPython => tr!(l, "reason-not-python", detail = detail),
             Trouble::CheckDidNotRun => tr!(l, "reason-check-did-not-run", detail = detail),
             Trouble::MatchNotPlayed => tr!(l, "reason-match-not-played", detail = detail),
+            Trouble::Superseded => tr!(l, "reason-superseded", detail = detail),
         }
     }
 
@@ -555,8 +568,12 @@ pub fn check_line(l: Lang, said: &Value) -> Option<String> {
             tr!(l, "check-game-version", file = text("file"), version = text("version"), engine = text("engine"))
         }
         "no-decide" => tr!(l, "check-no-decide"),
-        "other-branch" => tr!(l, "check-other-branch", kind = text("kind"), line = text("line")),
-        "decide-not-a-function" => tr!(l, "check-decide-not-a-function", kind = text("kind"), line = text("line")),
+        "other-branch" => {
+            tr!(l, "check-other-branch", kind = text("kind"), line = text("line"), type = text("type"))
+        }
+        "decide-not-a-function" => {
+            tr!(l, "check-decide-not-a-function", kind = text("kind"), line = text("line"), type = text("type"))
+        }
         "decide-assigned" => tr!(l, "check-decide-assigned", line = text("line")),
         "foreign-imports" => tr!(l, "check-foreign-imports", modules = text("modules")),
         "optional-imports" => tr!(l, "check-optional-imports", modules = text("modules")),
@@ -578,20 +595,45 @@ pub fn check_line(l: Lang, said: &Value) -> Option<String> {
         "disqualified" => tr!(l, "check-disqualified", round = number("round")),
         "violations" => tr!(l, "check-violations", count = number("count")),
         "test-match" => {
+            let discards =
+                args["discards"].as_array().into_iter().flatten().map(|d| {
+                    format!("{} {}", d[1].as_u64().unwrap_or(0), discard_reason(l, d[0].as_str().unwrap_or("")))
+                });
             tr!(
                 l,
                 "check-test-match",
                 rounds = number("rounds"),
                 cells = number("cells"),
-                discarded = number("discarded")
+                discarded = number("discarded"),
+                discards = discards.collect::<Vec<_>>().join(", ")
             )
         }
-        // How the sandbox holds an agent, or why there is none, is the engine's technical words.
+        // How the sandbox holds an agent is the engine's technical words, left out here; why
+        // there is none is said as the engine says it.
         "sandboxed" => tr!(l, "check-sandboxed"),
-        "not-sandboxed" => tr!(l, "check-not-sandboxed"),
+        "not-sandboxed" => tr!(l, "check-not-sandboxed", why = text("why")),
         "not-python" => Trouble::NotPython.said(l, &text("detail")),
         _ => return None,
     })
+}
+
+/// A discarded command's reason (its code in replays, `DiscardReason::code`) in `l`.
+fn discard_reason(l: Lang, code: &str) -> String {
+    match code {
+        "not_an_object" => tr!(l, "discard-not_an_object"),
+        "unknown_type" => tr!(l, "discard-unknown_type"),
+        "missing_field" => tr!(l, "discard-missing_field"),
+        "wrong_field_type" => tr!(l, "discard-wrong_field_type"),
+        "unknown_cell" => tr!(l, "discard-unknown_cell"),
+        "invalid_amount" => tr!(l, "discard-invalid_amount"),
+        "source_not_owned" => tr!(l, "discard-source_not_owned"),
+        "target_not_owned" => tr!(l, "discard-target_not_owned"),
+        "not_adjacent" => tr!(l, "discard-not_adjacent"),
+        "target_own_cell" => tr!(l, "discard-target_own_cell"),
+        "target_finalist" => tr!(l, "discard-target_finalist"),
+        "no_ready_units" => tr!(l, "discard-no_ready_units"),
+        other => other.to_string(),
+    }
 }
 
 /// The lines of a check's report under `key` (`problems`, `warnings`, `notes`) in `l`, from
@@ -612,7 +654,11 @@ pub fn check_lines(l: Lang, report: &Value, key: &str) -> Vec<String> {
 /// Why a submission has no score, in `l`: a failed check's problems from its report, any other
 /// reason by [`reason_in`].
 pub fn reason_of(l: Lang, sub: &Submission) -> String {
-    failed_check(l, &sub.reason, &sub.check)
+    if sub.failed_its_check() {
+        failed_check(l, &sub.reason, &sub.check)
+    } else {
+        reason_in(l, &sub.reason)
+    }
 }
 
 /// A failed check's reason in `l`: its problems from `check` (the report), else as
@@ -664,6 +710,12 @@ mod tests {
         assert_eq!(reason_in(Lang::En, &trouble), trouble);
         let folder = Trouble::Folder.said(Lang::En, "/data/judging/3-1: Permission denied");
         assert_eq!(Trouble::parse(&folder), Some((Trouble::Folder, "/data/judging/3-1: Permission denied")));
+        let superseded = Trouble::Superseded.said(Lang::En, "12");
+        assert_eq!(superseded, "superseded by upload 12 before it was judged (the last upload counts)");
+        assert_eq!(
+            reason_in(Lang::Sk, &superseded),
+            "nahradené riešením 12 skôr, než sa ohodnotilo (platí posledné nahratie)"
+        );
         for t in Trouble::ALL {
             assert_eq!(Trouble::parse(&t.said(Lang::En, "")), Some((t, "")), "{t:?}");
         }
@@ -684,5 +736,179 @@ mod tests {
         for other in ["the file defines no top-level function decide(stav)", "disqualified in round x", ""] {
             assert_eq!(reason_in(Lang::Sk, other), other);
         }
+    }
+}
+
+#[cfg(test)]
+mod check_tests {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    use serde_json::{json, Value};
+
+    use super::{check_line, Renewer};
+    use crate::i18n::Lang;
+    use gbely_engine::app::check::{check_agent, TestMatch, LINE_CODES};
+    use gbely_engine::runner::sandbox::SandboxMode;
+
+    /// Values for every variable a check's line may have.
+    fn every_value() -> Value {
+        json!({"file": "a.txt", "bytes": 600000, "limit": 524288, "error": "invalid syntax (line 2)", "name": "Mravec",
+            "version": "1", "engine": "2", "kind": "value", "line": 3, "type": "Constant", "modules": "numpy",
+            "imports": true, "network": true, "count": 2, "lines": "1, 4", "more": 0, "round": 3, "detail": "x",
+            "rounds": 5, "cells": 9, "discarded": 2, "discards": [["unknown_cell", 2]], "why": "no sandbox",
+            "how": "bwrap", "path": "x"})
+    }
+
+    /// Every line the engine's check can write has a wording in each language that formats (a
+    /// message that fails to is shown as its id); the log's line is taken out of the report
+    /// before it is kept.
+    #[test]
+    fn every_line_of_the_check_is_said_in_every_language() {
+        for code in LINE_CODES.iter().filter(|c| **c != "log") {
+            for l in Lang::ALL {
+                let said = check_line(l, &json!({"code": code, "args": every_value()})).expect("a known code");
+                assert!(!said.is_empty() && !said.starts_with("check-"), "{code} in {l:?}: {said}");
+            }
+        }
+        assert_eq!(check_line(Lang::Sk, &json!({"code": "new-in-a-later-engine", "args": {}})), None);
+    }
+
+    #[test]
+    fn the_checks_lines_in_slovak() {
+        let said = |code: &str, args: Value| check_line(Lang::Sk, &json!({"code": code, "args": args}));
+        assert_eq!(
+            said(
+                "test-match",
+                json!({"rounds": 40, "cells": 3, "discarded": 5,
+                "discards": [["source_not_owned", 3], ["not_adjacent", 2]]})
+            )
+            .as_deref(),
+            Some(
+                "skúšobný zápas: 40 kôl proti Zastupiteľstvu na referenčnej mape; na konci 3 políčka; 5 zahodených \
+                 príkazov: 3 zdrojové políčko nie je tvoje, 2 cieľ nie je susedný"
+            )
+        );
+        assert_eq!(
+            said(
+                "cannot-at-judge",
+                json!({"imports": true, "name": "socket", "network": true, "count": 7,
+                "lines": "1, 2, 3, 4, 5", "more": 2})
+            )
+            .as_deref(),
+            Some("importuje socket (riadky 1, 2, 3, 4, 5 a ďalších 2): hodnotiteľ nemá sieť")
+        );
+        assert_eq!(
+            said(
+                "cannot-at-judge",
+                json!({"imports": false, "name": "os.system", "network": false, "count": 1,
+                "lines": "4", "more": 0})
+            )
+            .as_deref(),
+            Some("volá os.system (riadok 4): hodnotiteľ nedovolí ďalšie procesy")
+        );
+        assert_eq!(
+            said("violation", json!({"round": 2, "kind": "unreadable", "detail": "the answer is not JSON"})).as_deref(),
+            Some("porušenie v 2. kole: nečitateľná odpoveď — the answer is not JSON")
+        );
+        assert_eq!(
+            said("other-branch", json!({"kind": "undefined", "line": null, "type": null})).as_deref(),
+            Some("v inej vetve: decide nie je vôbec definovaná")
+        );
+    }
+
+    /// The arena's English is the engine's, line for line, on real reports of `check_agent`
+    /// (Python needed, no sandbox): but where the arena leaves out how the sandbox holds an
+    /// agent (`sandboxed`) and the engine's advice to one without (`not-sandboxed`), and the
+    /// log's line it takes out of the report.
+    #[test]
+    fn the_arenas_english_is_the_engines() {
+        let dir = std::env::temp_dir().join(format!("gbely-arena-check-lines-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let files = [
+            ("plain.txt", "print(1)\n"),
+            ("broken.py", "def decide(stav)\n    return 1\n"),
+            ("value.py", "decide = 3\n"),
+            ("foreign.py", "import numpy\n\ndef decide(stav):\n    return {'prikazy': []}\n"),
+            (
+                "busy.py",
+                "import socket\nimport subprocess\ntry:\n    import numpy\nexcept ImportError:\n    pass\n\
+                 AGENT_NAME = 'Busy'\nGAME_VERSION = 0\n\
+                 def decide(stav):\n    return {'prikazy': [{'typ': 'MOVE', 'z': 999999, 'na': 1, 'pocet': 1}]}\n\
+                 if socket:\n    decide = 3\n",
+            ),
+        ];
+        let mut seen = std::collections::BTreeSet::new();
+        for (name, source) in files {
+            let path = dir.join(name);
+            std::fs::write(&path, source).unwrap();
+            let test = TestMatch { rounds: 3, sandbox: SandboxMode::Off };
+            let report = check_agent(&path, "python3", test, &dir).expect("the check runs").to_json();
+            for key in ["problems", "warnings", "notes"] {
+                let texts = report[key].as_array().unwrap();
+                let said = report["said"][key].as_array().unwrap();
+                assert_eq!(texts.len(), said.len(), "{name} {key}");
+                for (text, said) in texts.iter().zip(said) {
+                    let code = said["code"].as_str().unwrap();
+                    seen.insert(code.to_string());
+                    if code == "sandboxed" || code == "log" {
+                        continue;
+                    }
+                    if code == "not-sandboxed" {
+                        // Why, as the engine says it; not its advice to one who plays on their
+                        // own machine (agents there read its files).
+                        let why = said["args"]["why"].as_str().unwrap();
+                        assert!(text.as_str().unwrap().contains(why), "{text}");
+                        let ours = check_line(Lang::En, said).unwrap();
+                        assert_eq!(ours, format!("the test match ran without the judge's sandbox: {why}"));
+                        continue;
+                    }
+                    assert_eq!(check_line(Lang::En, said).as_deref(), text.as_str(), "{name}: {said}");
+                }
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        for code in [
+            "not-python-file",
+            "does-not-parse",
+            "decide-not-a-function",
+            "foreign-imports",
+            "other-branch",
+            "optional-imports",
+            "cannot-at-judge",
+            "game-version",
+            "name",
+            "size",
+            "test-match",
+            "not-sandboxed",
+        ] {
+            assert!(seen.contains(code), "no fixture made a `{code}` line: {seen:?}");
+        }
+    }
+
+    /// The renewer raises the stop flag when a renewal says the lease is lost, and says why;
+    /// and when the server closes.
+    #[test]
+    fn the_renewer_stops_the_judging_when_the_lease_is_lost_or_the_server_closes() {
+        let closing = Arc::new(AtomicBool::new(false));
+        let renewer = Renewer::start(1, Arc::clone(&closing), || Err("another judge has it".into()));
+        let stop = renewer.stop();
+        let start = Instant::now();
+        while !stop.load(Ordering::Relaxed) {
+            assert!(start.elapsed() < Duration::from_secs(5), "the stop flag was not raised");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(renewer.end().as_deref(), Some("another judge has it"));
+
+        let renewer = Renewer::start(60, Arc::clone(&closing), || Ok(()));
+        let stop = renewer.stop();
+        closing.store(true, Ordering::Relaxed);
+        let start = Instant::now();
+        while !stop.load(Ordering::Relaxed) {
+            assert!(start.elapsed() < Duration::from_secs(5), "the stop flag was not raised");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(renewer.end(), None);
     }
 }

@@ -151,7 +151,7 @@ pub struct Arena {
     final_map: std::sync::OnceLock<Result<Arc<gbely_world::Map>, String>>,
     /// The leaderboard's map and its map file (what a worker over HTTP receives), made at the
     /// first claim over HTTP.
-    leaderboard_map: std::sync::OnceLock<Result<LeaderboardMap, String>>,
+    leaderboard_map: std::sync::OnceLock<LeaderboardMap>,
     /// The name of `final.fill`, read once.
     fill_name: std::sync::OnceLock<String>,
     closing: Arc<AtomicBool>,
@@ -1134,8 +1134,11 @@ impl<T: serde::de::DeserializeOwned + WithCsrf + Send> axum::extract::FromReques
         let (parts, body) = req.into_parts();
         let ui = a.ui(&parts.method, &parts.uri, &parts.headers);
         let user = organiser_of(a, &ui, &parts.headers).await?;
-        let Form(form) =
-            Form::<T>::from_request(Request::from_parts(parts, body), a).await.map_err(IntoResponse::into_response)?;
+        let Form(form) = Form::<T>::from_request(Request::from_parts(parts, body), a).await.map_err(|e| {
+            // A form its page would not send (a field missing, or not what it is): a page.
+            let why = tr!(ui.lang, "err-form", error = e.body_text());
+            a.refuse(&ui, Some(&user), StatusCode::BAD_REQUEST, &why)
+        })?;
         if !csrf_ok(&user, form.csrf()) {
             return Err(a.refuse(&ui, Some(&user), StatusCode::FORBIDDEN, &tr!(ui.lang, "err-stale")));
         }
@@ -1477,19 +1480,17 @@ pub struct FinalSeat {
 type LeaderboardMap = (Arc<gbely_world::Map>, Arc<str>);
 
 impl Arena {
-    /// The leaderboard's map and its file, made once (a generated map takes a moment: call it
-    /// off the async threads).
+    /// The leaderboard's map and its file, made once it could be (a map file that cannot be
+    /// read now may be mended: tried again at the next call). A generated map takes a moment:
+    /// call it off the async threads.
     fn leaderboard_map(&self) -> Result<LeaderboardMap, String> {
-        self.leaderboard_map
-            .get_or_init(|| {
-                gbely_engine::app::runs::maps::load_map(&self.config.leaderboard.map, None)
-                    .map(|m| {
-                        let file = gbely_world::write_map_file(&m);
-                        (Arc::new(m), Arc::from(file))
-                    })
-                    .map_err(|e| format!("the leaderboard's map: {e}"))
-            })
-            .clone()
+        if let Some(made) = self.leaderboard_map.get() {
+            return Ok(made.clone());
+        }
+        let m = gbely_engine::app::runs::maps::load_map(&self.config.leaderboard.map, None)
+            .map_err(|e| format!("the leaderboard's map: {e}"))?;
+        let file = gbely_world::write_map_file(&m);
+        Ok(self.leaderboard_map.get_or_init(|| (Arc::new(m), Arc::from(file))).clone())
     }
 
     /// The final's map, made once.

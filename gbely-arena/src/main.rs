@@ -65,10 +65,10 @@ enum ArenaCmd {
         #[arg(long, default_value_t = 1, value_name = "N")]
         jobs: usize,
         /// Seconds between two measurements of this machine's speed (over HTTP; the server
-        /// gives no job to a worker slower than its `judge.min_speed`) [default: 600].
-        // No default value here: clap's conflicts do not hold for an argument that has one.
-        #[arg(long, value_name = "SECONDS", requires = "server", value_parser = clap::value_parser!(u64).range(1..))]
-        measure_every: Option<u64>,
+        /// gives no job to a worker slower than its `judge.min_speed`).
+        #[arg(long, value_name = "SECONDS", default_value_t = gbely_arena::speed::EVERY.as_secs(),
+              value_parser = clap::value_parser!(u64).range(1..))]
+        measure_every: u64,
         #[arg(long)]
         python: Option<String>,
     },
@@ -161,7 +161,7 @@ fn run(cmd: ArenaCmd) -> Result<()> {
                 python: py,
                 jobs,
                 folder: folder.clone(),
-                measure_every: measure_every.map_or(gbely_arena::speed::EVERY, std::time::Duration::from_secs),
+                measure_every: std::time::Duration::from_secs(measure_every),
             };
             let worked = gbely_arena::remote::work_remote(options);
             kill_orphans();

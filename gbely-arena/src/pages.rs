@@ -365,7 +365,7 @@ fn history(a: &Arena, l: Lang, subs: &[Submission]) -> Markup {
 
 pub fn status(a: &Arena, l: Lang, s: &Submission, o: Option<&Outcome>) -> Markup {
     // A failed check's reason is its problems, listed once by the check's report below.
-    let listed_below = s.state == SubmissionState::CheckFailed && !s.check.is_empty();
+    let listed_below = s.failed_its_check();
     html! {
         h2 {
             (tr!(l, "status-title", id = s.id)) " "
@@ -834,64 +834,4 @@ pub fn final_results(a: &Arena, l: Lang, fin: Option<&FinalRecord>, live_here: O
         }
     };
     html! { h1 { (tr!(l, "final-title")) } (inner) }
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use crate::i18n::Lang;
-    use crate::judge::check_line;
-
-    /// Every line the engine's check can write has a wording in each language (the log's line
-    /// is taken out of the report before it is kept).
-    #[test]
-    fn every_line_of_the_check_is_said_in_every_language() {
-        for code in gbely_engine::app::check::LINE_CODES.iter().filter(|c| **c != "log") {
-            for l in Lang::ALL {
-                let said = check_line(l, &json!({"code": code, "args": {}}));
-                assert!(said.is_some_and(|s| !s.is_empty()), "{code} in {l:?}");
-            }
-        }
-        assert_eq!(check_line(Lang::Sk, &json!({"code": "new-in-a-later-engine", "args": {}})), None);
-    }
-
-    #[test]
-    fn the_checks_lines_in_slovak() {
-        let said = |code: &str, args: serde_json::Value| check_line(Lang::Sk, &json!({"code": code, "args": args}));
-        assert_eq!(
-            said("test-match", json!({"rounds": 40, "cells": 3, "discarded": 2})).as_deref(),
-            Some("skúšobný zápas: 40 kôl proti Zastupiteľstvu na referenčnej mape; na konci 3 políčka; 2 príkazy zahodené")
-        );
-        assert_eq!(
-            said(
-                "cannot-at-judge",
-                json!({"imports": true, "name": "socket", "network": true, "count": 7,
-                "lines": "1, 2, 3, 4, 5", "more": 2})
-            )
-            .as_deref(),
-            Some("importuje socket (riadky 1, 2, 3, 4, 5 a ďalších 2): hodnotiteľ nemá sieť")
-        );
-        assert_eq!(
-            said(
-                "cannot-at-judge",
-                json!({"imports": false, "name": "os.system", "network": false, "count": 1,
-                "lines": "4", "more": 0})
-            )
-            .as_deref(),
-            Some("volá os.system (riadok 4): hodnotiteľ nedovolí ďalšie procesy")
-        );
-        assert_eq!(
-            said("violation", json!({"round": 2, "kind": "unreadable", "detail": "the answer is not JSON"})).as_deref(),
-            Some("porušenie v 2. kole: nečitateľná odpoveď — the answer is not JSON")
-        );
-        assert_eq!(
-            said("other-branch", json!({"kind": "undefined", "line": null})).as_deref(),
-            Some("v inej vetve: decide nie je vôbec definovaná")
-        );
-        assert_eq!(
-            check_line(Lang::En, &json!({"code": "violations", "args": {"count": 1}})).as_deref(),
-            Some("1 violation in the test match: a match tolerates three, the fourth disqualifies (rules §8)")
-        );
-    }
 }

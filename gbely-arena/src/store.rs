@@ -147,6 +147,12 @@ pub struct Submission {
 }
 
 impl Submission {
+    /// Whether it failed the check and its reason is that check's problems (its report lists
+    /// them; a re-judging keeps the old report until the new one, but not this state).
+    pub fn failed_its_check(&self) -> bool {
+        self.state == SubmissionState::CheckFailed && !self.check.is_empty()
+    }
+
     /// The agent's name without its version, where a column of its own shows the version.
     pub fn name_alone(&self) -> &str {
         let suffix = self.agent_name.strip_suffix(self.version.as_str()).and_then(|n| n.strip_suffix(' '));
@@ -729,7 +735,7 @@ impl Store {
         sqlx::query(&format!("UPDATE submissions SET state = 'superseded', reason = $3 WHERE id IN ({older})"))
             .bind(&s.email)
             .bind(id)
-            .bind(format!("superseded by upload {id} before it was judged (the last upload counts)"))
+            .bind(crate::judge::Trouble::Superseded.said(Lang::En, &id.to_string()))
             .execute(&mut *tx)
             .await?;
         sqlx::query(&format!("UPDATE jobs SET state = 'done' WHERE state = 'queued' AND submission IN ({older})"))

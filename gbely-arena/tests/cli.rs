@@ -36,6 +36,16 @@ fn a_missing_configuration_is_refused_in_one_line() {
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 }
 
+/// The worker's help says how often it measures itself by default (the help's text and
+/// `speed::EVERY` are one figure).
+#[test]
+fn the_workers_help_gives_the_measuring_default() {
+    let out = arena(&["worker", "--help"]);
+    let help = String::from_utf8_lossy(&out.stdout);
+    let every = format!("[default: {}]", gbely_arena::speed::EVERY.as_secs());
+    assert!(help.contains(&every), "{every} in {help}");
+}
+
 /// A database worker (CONFIG) takes none of the HTTP worker's options: each is refused, naming
 /// it, rather than accepted and ignored.
 #[test]

@@ -104,15 +104,21 @@ impl MatchRecord {
     /// Seat `seat`'s discarded commands by reason: "37 discarded: 30 not enough ready units,
     /// 7 target not adjacent", or "no command discarded".
     pub fn discard_line(&self, seat: usize) -> String {
-        let d = &self.discards[seat];
-        let total: u32 = d.values().sum();
+        let parts = self.discards_by_count(seat);
+        let total: u32 = parts.iter().map(|(n, _)| n).sum();
         if total == 0 {
             return "no command discarded".into();
         }
-        let mut parts: Vec<(u32, DiscardReason)> = d.iter().map(|(r, n)| (*n, *r)).collect();
-        parts.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         let list: Vec<String> = parts.iter().map(|(n, r)| format!("{n} {r}")).collect();
         format!("{total} discarded: {}", list.join(", "))
+    }
+
+    /// Seat `seat`'s discarded commands by reason, the most frequent first (then in the
+    /// reasons' order).
+    pub fn discards_by_count(&self, seat: usize) -> Vec<(u32, DiscardReason)> {
+        let mut parts: Vec<(u32, DiscardReason)> = self.discards[seat].iter().map(|(r, n)| (*n, *r)).collect();
+        parts.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        parts
     }
 
     /// The body of a match's summary, each line indented by two spaces: the table of sides

@@ -221,14 +221,14 @@ pub fn check_agent(path: &Path, py: &str, test: TestMatch, runs: &Path) -> Resul
             // of each (`maybe_kinds`; `undefined`: not bound at all).
             let kinds = d["maybe_kinds"].as_array().cloned().unwrap_or_default();
             for (k, other) in d["maybe"].as_array().into_iter().flatten().filter_map(|m| m.as_str()).enumerate() {
-                let args = json!({"kind": kinds.get(k).map_or(Value::Null, |x| x[0].clone()),
-                    "line": kinds.get(k).map_or(Value::Null, |x| x[1].clone())});
+                let of = |i: usize| kinds.get(k).map_or(Value::Null, |x| x[i].clone());
+                let args = json!({"kind": of(0), "line": of(1), "type": of(2)});
                 warnings.push(Line::new("other-branch", args, format!("on another branch: {other}")));
             }
             if let Some(p) = d["problem"].as_str() {
                 problems.push(Line::new(
                     "decide-not-a-function",
-                    json!({"kind": d["kind"], "line": d["line"]}),
+                    json!({"kind": d["kind"], "line": d["line"], "type": d["type"]}),
                     p.to_string(),
                 ));
             } else if d["kind"] == "assigned" {
@@ -300,9 +300,14 @@ pub fn check_agent(path: &Path, py: &str, test: TestMatch, runs: &Path) -> Resul
         }
         if stats.dropped_lines > 0 {
             let count = stats.dropped_lines;
+            let lines = if count == 1 {
+                "line written after a round's answer was"
+            } else {
+                "lines written after a round's answer were"
+            };
             let text = format!(
-                "{count} line(s) written after a round's answer were dropped: the first line after an observation is \
-                 the answer, one a round (print to stderr, not stdout)"
+                "{count} {lines} dropped: the first line after an observation is the answer, one a round (print to \
+                 stderr, not stdout)"
             );
             warnings.push(Line::new("dropped-lines", json!({"count": count}), text));
         }
@@ -326,18 +331,25 @@ pub fn check_agent(path: &Path, py: &str, test: TestMatch, runs: &Path) -> Resul
             warnings.push(Line::new("disqualified", json!({"round": round}), text));
         } else if !violations.is_empty() {
             let count = violations.len();
+            let violations = if count == 1 { "violation" } else { "violations" };
             let text = format!(
-                "{count} violation(s) in the test match: a match tolerates three, the fourth disqualifies (rules §8)"
+                "{count} {violations} in the test match: a match tolerates three, the fourth disqualifies (rules §8)"
             );
             warnings.push(Line::new("violations", json!({"count": count}), text));
         }
         let (rounds, cells) = (rec.last_round + 1, rec.outcome[0].cells);
-        let discarded: u32 = rec.discards[0].values().sum();
+        let by_reason = rec.discards_by_count(0);
+        let discarded: u32 = by_reason.iter().map(|(n, _)| n).sum();
+        let discards: Vec<Value> = by_reason.iter().map(|(n, r)| json!([r.code(), n])).collect();
         let text = format!(
             "test match: {rounds} rounds against the Council on the reference map; {cells} cells at the end; {}",
             rec.discard_line(0)
         );
-        notes.push(Line::new("test-match", json!({"rounds": rounds, "cells": cells, "discarded": discarded}), text));
+        notes.push(Line::new(
+            "test-match",
+            json!({"rounds": rounds, "cells": cells, "discarded": discarded, "discards": discards}),
+            text,
+        ));
         if let Some(log) = &played.logs[0] {
             let path = log.display().to_string();
             notes.push(Line::new("log", json!({"path": path}), format!("log: {path}")));

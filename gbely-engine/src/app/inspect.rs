@@ -92,28 +92,29 @@ imports(tree, False)
 
 MAYBE_CALLABLE = (ast.Call, ast.Attribute, ast.Subscript, ast.IfExp, ast.NamedExpr)
 def binding(n):
-    """(line, kind, problem) when the statement binds `decide`, else None."""
+    """(line, kind, problem, the value's type) when the statement binds `decide`, else None."""
     if isinstance(n, ast.FunctionDef) and n.name == "decide":
-        return (n.lineno, "function", None)
+        return (n.lineno, "function", None, None)
     if isinstance(n, ast.AsyncFunctionDef) and n.name == "decide":
-        return (n.lineno, "async", "decide (line %d) is an async function: the harness calls decide(stav) and needs the commands, not a coroutine" % n.lineno)
+        return (n.lineno, "async", "decide (line %d) is an async function: the harness calls decide(stav) and needs the commands, not a coroutine" % n.lineno, None)
     if isinstance(n, ast.ClassDef) and n.name == "decide":
-        return (n.lineno, "class", "decide (line %d) is a class, not a function decide(stav)" % n.lineno)
+        return (n.lineno, "class", "decide (line %d) is a class, not a function decide(stav)" % n.lineno, None)
     if isinstance(n, (ast.Import, ast.ImportFrom)):
         if any((a.asname or a.name) == "decide" for a in n.names):
-            return (n.lineno, "imported", None)
+            return (n.lineno, "imported", None, None)
         return None
     if isinstance(n, (ast.Assign, ast.AnnAssign)) and getattr(n, "value", None) is not None:
         targets = n.targets if isinstance(n, ast.Assign) else [n.target]
         if any(isinstance(t, ast.Name) and t.id == "decide" for t in targets):
             v = n.value
             if isinstance(v, ast.Lambda):
-                return (n.lineno, "lambda", None)
+                return (n.lineno, "lambda", None, None)
             if isinstance(v, ast.Name):
-                return (n.lineno, "alias", None)
+                return (n.lineno, "alias", None, None)
             if isinstance(v, MAYBE_CALLABLE):
-                return (n.lineno, "assigned", None)
-            return (n.lineno, "value", "decide (line %d) is assigned a value (%s), not a function: define def decide(stav): at the top level" % (n.lineno, type(v).__name__))
+                return (n.lineno, "assigned", None, None)
+            t = type(v).__name__
+            return (n.lineno, "value", "decide (line %d) is assigned a value (%s), not a function: define def decide(stav): at the top level" % (n.lineno, t), t)
     return None
 
 # What `decide` may be bound to after a block: a set of bindings, None for "not bound".
@@ -137,13 +138,13 @@ final = scan(tree.body, {None})
 good = sorted(b for b in final if b is not None and b[2] is None)
 bad = sorted(b for b in final if b is not None and b[2] is not None)
 if good:
-    line, kind, _ = good[-1]
+    line, kind, _, _ = good[-1]
     other = [b[2] for b in bad] + (["decide is not defined at all"] if None in final else [])
-    kinds = [[b[1], b[0]] for b in bad] + ([["undefined", None]] if None in final else [])
+    kinds = [[b[1], b[0], b[3]] for b in bad] + ([["undefined", None, None]] if None in final else [])
     out["decide"] = {"line": line, "kind": kind, "problem": None, "maybe": other, "maybe_kinds": kinds}
 elif bad:
-    line, kind, problem = bad[-1]
-    out["decide"] = {"line": line, "kind": kind, "problem": problem, "maybe": []}
+    line, kind, problem, value_type = bad[-1]
+    out["decide"] = {"line": line, "kind": kind, "problem": problem, "maybe": [], "type": value_type}
 std = set(getattr(sys, "stdlib_module_names", ())) | set(sys.builtin_module_names) | {"pravidla", "__future__"}
 if std:
     out["non_stdlib"] = sorted(n for n in required if n not in std)

@@ -137,7 +137,7 @@ fn check_warns_of_violations_and_fails_them_only_when_strict() {
         assert!(s.contains(&format!("WARN  violation in round {round}: unreadable")), "round {round}:\n{s}");
     }
     assert!(!s.contains("violation in round 3"), "{s}");
-    assert!(s.contains("3 violation(s) in the test match"), "{s}");
+    assert!(s.contains("3 violations in the test match"), "{s}");
     let out = gbely(&dir, &["check", "three.py", "--rounds", "6", "--strict"]);
     let s = text(&out.stdout);
     assert_eq!(out.status.code(), Some(4), "{s}");

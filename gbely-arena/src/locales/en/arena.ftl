@@ -257,6 +257,7 @@ err-too-big = the file is over { $bytes } bytes ({ $kib } KiB): the submission i
 err-upload-slow = the upload took over { $seconds } s: send the file again on a better connection
 err-stale-upload = the form is stale or from elsewhere: reload the page and upload again
 err-stale = the form is stale or from elsewhere: reload the page
+err-form = the form cannot be read ({ $error }): reload the page
 err-no-file = no file was chosen
 err-not-python = the submission is one Python file (*.py)
 err-empty = the file is empty
@@ -339,6 +340,7 @@ reason-folder = the judge cannot create its folder { $detail }
 reason-not-python = the file cannot be read as Python: { $detail }
 reason-check-did-not-run = the check could not run: { $detail }
 reason-match-not-played = the match could not be played: { $detail }
+reason-superseded = superseded by upload { $detail } before it was judged (the last upload counts)
 
 ## Public results
 
@@ -429,13 +431,13 @@ check-no-decide = the file defines no top-level function decide(stav)
 check-other-branch = on another branch: { $kind ->
     [async] decide (line { $line }) is an async function: the harness calls decide(stav) and needs the commands, not a coroutine
     [class] decide (line { $line }) is a class, not a function decide(stav)
-    [value] decide (line { $line }) is assigned a value, not a function: define def decide(stav): at the top level
+    [value] decide (line { $line }) is assigned a value ({ $type }), not a function: define def decide(stav): at the top level
    *[other] decide is not defined at all
 }
 check-decide-not-a-function = { $kind ->
     [async] decide (line { $line }) is an async function: the harness calls decide(stav) and needs the commands, not a coroutine
     [class] decide (line { $line }) is a class, not a function decide(stav)
-   *[other] decide (line { $line }) is assigned a value, not a function: define def decide(stav): at the top level
+   *[other] decide (line { $line }) is assigned a value ({ $type }), not a function: define def decide(stav): at the top level
 }
 check-decide-assigned = decide (line { $line }) is assigned the result of an expression: the check cannot see that it is a function
 check-foreign-imports = imports outside the standard library (the judge will not have them): { $modules }
@@ -465,8 +467,20 @@ check-violations = { $count ->
 } in the test match: a match tolerates three, the fourth disqualifies (rules §8)
 check-test-match = test match: { $rounds } rounds against the Council on the reference map; { $cells } cells at the end; { $discarded ->
     [0] no command discarded
-    [one] { $discarded } command discarded
-   *[other] { $discarded } commands discarded
+   *[other] { $discarded } discarded: { $discards }
 }
 check-sandboxed = test match in the judge's sandbox: no network and no files but its own
-check-not-sandboxed = the test match ran without the judge's sandbox (this server has none)
+check-not-sandboxed = the test match ran without the judge's sandbox: { $why }
+# A discarded command's reason (its code as replays write it), in a test match's line.
+discard-not_an_object = not a JSON object
+discard-unknown_type = unknown command type (not MOVE, ATTACK or FORTIFY)
+discard-missing_field = a required field is missing
+discard-wrong_field_type = a field has the wrong JSON type
+discard-unknown_cell = cell id not on the map
+discard-invalid_amount = amount is not a finite number > 0
+discard-source_not_owned = source cell not owned
+discard-target_not_owned = MOVE target not owned
+discard-not_adjacent = target not adjacent
+discard-target_own_cell = ATTACK on an own cell
+discard-target_finalist = ATTACK on another finalist
+discard-no_ready_units = not enough ready units (0 ready)

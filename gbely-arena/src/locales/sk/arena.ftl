@@ -265,6 +265,7 @@ err-too-big = súbor má viac ako { $bytes } bajtov ({ $kib } KiB): riešenie je
 err-upload-slow = nahrávanie trvalo dlhšie ako { $seconds } s: pošli súbor znova cez lepšie pripojenie
 err-stale-upload = formulár je starý alebo odinakiaľ: obnov stránku a nahraj súbor znova
 err-stale = formulár je starý alebo odinakiaľ: obnov stránku
+err-form = formulár sa nedá prečítať ({ $error }): obnov stránku
 err-no-file = nevybral(a) si žiadny súbor
 err-not-python = riešenie je jeden súbor Pythonu (*.py)
 err-empty = súbor je prázdny
@@ -356,6 +357,7 @@ reason-folder = hodnotiteľ nevie vytvoriť svoj priečinok { $detail }
 reason-not-python = súbor sa nedá prečítať ako Python: { $detail }
 reason-check-did-not-run = kontrola sa nedala spustiť: { $detail }
 reason-match-not-played = zápas sa nedal odohrať: { $detail }
+reason-superseded = nahradené riešením { $detail } skôr, než sa ohodnotilo (platí posledné nahratie)
 
 ## Verejné výsledky
 
@@ -455,13 +457,13 @@ check-no-decide = súbor nedefinuje na najvyššej úrovni funkciu decide(stav)
 check-other-branch = v inej vetve: { $kind ->
     [async] decide (riadok { $line }) je asynchrónna funkcia: volá sa decide(stav) a treba príkazy, nie korutinu
     [class] decide (riadok { $line }) je trieda, nie funkcia decide(stav)
-    [value] decide (riadok { $line }) má priradenú hodnotu, nie funkciu: definuj def decide(stav): na najvyššej úrovni
+    [value] decide (riadok { $line }) má priradenú hodnotu ({ $type }), nie funkciu: definuj def decide(stav): na najvyššej úrovni
    *[other] decide nie je vôbec definovaná
 }
 check-decide-not-a-function = { $kind ->
     [async] decide (riadok { $line }) je asynchrónna funkcia: volá sa decide(stav) a treba príkazy, nie korutinu
     [class] decide (riadok { $line }) je trieda, nie funkcia decide(stav)
-   *[other] decide (riadok { $line }) má priradenú hodnotu, nie funkciu: definuj def decide(stav): na najvyššej úrovni
+   *[other] decide (riadok { $line }) má priradenú hodnotu ({ $type }), nie funkciu: definuj def decide(stav): na najvyššej úrovni
 }
 check-decide-assigned = decide (riadok { $line }) má priradený výsledok výrazu: kontrola nevie overiť, že je to funkcia
 check-foreign-imports = importy mimo štandardnej knižnice (hodnotiteľ ich mať nebude): { $modules }
@@ -501,9 +503,22 @@ check-test-match = skúšobný zápas: { $rounds } { $rounds ->
    *[other] políčok
 }; { $discarded ->
     [0] žiadny príkaz sa nezahodil
-    [one] { $discarded } príkaz zahodený
-    [few] { $discarded } príkazy zahodené
-   *[other] { $discarded } príkazov zahodených
+    [one] { $discarded } zahodený príkaz: { $discards }
+    [few] { $discarded } zahodené príkazy: { $discards }
+   *[other] { $discarded } zahodených príkazov: { $discards }
 }
 check-sandboxed = skúšobný zápas v izolácii hodnotiteľa: bez siete a bez iných súborov než vlastných
-check-not-sandboxed = skúšobný zápas bežal bez izolácie hodnotiteľa (tento server ju nemá)
+check-not-sandboxed = skúšobný zápas bežal bez izolácie hodnotiteľa: { $why }
+# Dôvod zahodenia príkazu (jeho kód ako v záznamoch) v riadku skúšobného zápasu.
+discard-not_an_object = nie je objekt JSON
+discard-unknown_type = neznámy typ príkazu (nie MOVE, ATTACK ani FORTIFY)
+discard-missing_field = chýba povinné pole
+discard-wrong_field_type = pole má zlý typ JSON
+discard-unknown_cell = číslo políčka nie je na mape
+discard-invalid_amount = počet nie je konečné číslo > 0
+discard-source_not_owned = zdrojové políčko nie je tvoje
+discard-target_not_owned = cieľ presunu (MOVE) nie je tvoj
+discard-not_adjacent = cieľ nie je susedný
+discard-target_own_cell = útok (ATTACK) na vlastné políčko
+discard-target_finalist = útok (ATTACK) na iného finalistu
+discard-no_ready_units = málo pripravených jednotiek (0 pripravených)
