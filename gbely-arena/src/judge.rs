@@ -37,7 +37,13 @@ pub struct Judging {
     pub closing: Arc<AtomicBool>,
     /// This worker's name in the jobs it holds (set by [`Judging::spawn`]).
     pub worker: String,
+    /// The leaderboard's map and its map file (what a worker over HTTP receives), made once
+    /// (shared by the judges it spawns, and the server's HTTP API).
+    pub leaderboard_map: Arc<std::sync::OnceLock<LeaderboardMap>>,
 }
+
+/// The leaderboard's map, and it written as a map file.
+pub type LeaderboardMap = (Arc<gbely_world::Map>, Arc<str>);
 
 /// Unix seconds now (leases: the machine's clock, not the competition's).
 pub fn unix_now() -> i64 {
@@ -45,6 +51,19 @@ pub fn unix_now() -> i64 {
 }
 
 impl Judging {
+    /// The leaderboard's map and its file, made once it could be (a map file that cannot be
+    /// read now may be mended: tried again at the next call). A generated map takes a moment:
+    /// call it off the async threads.
+    pub fn leaderboard_map(&self) -> Result<LeaderboardMap, String> {
+        if let Some(made) = self.leaderboard_map.get() {
+            return Ok(made.clone());
+        }
+        let m =
+            gbely_engine::app::runs::maps::load_map(&self.config.leaderboard.map, None).map_err(|e| e.to_string())?;
+        let file = gbely_world::write_map_file(&m);
+        Ok(self.leaderboard_map.get_or_init(|| (Arc::new(m), Arc::from(file))).clone())
+    }
+
     /// Starts `n` judges like this one, each on a thread of its own and named
     /// `HOST:ROLE:PID:K` in the jobs it holds.
     pub fn spawn(&self, n: usize, role: &str) -> std::io::Result<Vec<std::thread::JoinHandle<()>>> {
@@ -127,9 +146,9 @@ impl Judging {
     /// Checks and plays a submission from the data folder; `None` when stopped before its end.
     fn verdict(&self, job: &Job, sub: &Submission) -> Option<Verdict> {
         let assignment = Assignment::new(&self.config, job, sub);
-        let map = match gbely_engine::app::runs::maps::load_map(&self.config.leaderboard.map, None) {
-            Ok(m) => Arc::new(m),
-            Err(e) => return Some(Verdict::Error { reason: Trouble::Map.said(Lang::En, &e.to_string()) }),
+        let map = match self.leaderboard_map() {
+            Ok((map, _)) => map,
+            Err(e) => return Some(Verdict::Error { reason: Trouble::Map.said(Lang::En, &e) }),
         };
         let dir = self.config.data.join(assignment.folder());
         let file = submission_file(&self.config.data, sub);

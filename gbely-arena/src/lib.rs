@@ -149,9 +149,6 @@ pub struct Arena {
     final_: Mutex<Option<Final>>,
     /// The final's map, made at its first use (the organisers' page shows the seating).
     final_map: std::sync::OnceLock<Result<Arc<gbely_world::Map>, String>>,
-    /// The leaderboard's map and its map file (what a worker over HTTP receives), made at the
-    /// first claim over HTTP.
-    leaderboard_map: std::sync::OnceLock<LeaderboardMap>,
     /// The name of `final.fill`, read once.
     fill_name: std::sync::OnceLock<String>,
     closing: Arc<AtomicBool>,
@@ -263,6 +260,7 @@ pub fn serve(config: Config, python: String, listen: SocketAddr) -> Result<Runni
         python: python.clone(),
         closing: Arc::clone(&closing),
         worker: String::new(),
+        leaderboard_map: Arc::default(),
     };
     let arena = Arc::new(Arena {
         config: Arc::clone(&config),
@@ -274,7 +272,6 @@ pub fn serve(config: Config, python: String, listen: SocketAddr) -> Result<Runni
         standings: tokio::sync::Mutex::new(None),
         final_: Mutex::new(None),
         final_map: std::sync::OnceLock::new(),
-        leaderboard_map: std::sync::OnceLock::new(),
         fill_name: std::sync::OnceLock::new(),
         closing,
         threads: Mutex::new(Vec::new()),
@@ -339,6 +336,7 @@ pub fn work(config: Config, python: String, jobs: usize) -> Result<(), ArenaErro
         python,
         closing: Arc::clone(&closing),
         worker: String::new(),
+        leaderboard_map: Arc::default(),
     };
     let threads = judging.spawn(jobs.max(1), "worker").map_err(|e| ArenaError::Other(e.to_string()))?;
     while !gbely_engine::runner::interrupt::requested() {
@@ -1476,23 +1474,7 @@ pub struct FinalSeat {
     pub board: Option<(usize, Submission)>,
 }
 
-/// The leaderboard's map, and it written as a map file.
-type LeaderboardMap = (Arc<gbely_world::Map>, Arc<str>);
-
 impl Arena {
-    /// The leaderboard's map and its file, made once it could be (a map file that cannot be
-    /// read now may be mended: tried again at the next call). A generated map takes a moment:
-    /// call it off the async threads.
-    fn leaderboard_map(&self) -> Result<LeaderboardMap, String> {
-        if let Some(made) = self.leaderboard_map.get() {
-            return Ok(made.clone());
-        }
-        let m = gbely_engine::app::runs::maps::load_map(&self.config.leaderboard.map, None)
-            .map_err(|e| format!("the leaderboard's map: {e}"))?;
-        let file = gbely_world::write_map_file(&m);
-        Ok(self.leaderboard_map.get_or_init(|| (Arc::new(m), Arc::from(file))).clone())
-    }
-
     /// The final's map, made once.
     fn final_map(&self) -> Result<Arc<gbely_world::Map>, String> {
         self.final_map

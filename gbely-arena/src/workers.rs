@@ -198,7 +198,7 @@ async fn claim(State(a): Shared, Authed(w): Authed, body: Option<Json<ClaimReque
     }
     // Made once, before a job is taken: a map that cannot be made holds no job.
     let arena = Arc::clone(&a);
-    let map = match tokio::task::spawn_blocking(move || arena.leaderboard_map()).await {
+    let map = match tokio::task::spawn_blocking(move || arena.judging.leaderboard_map()).await {
         Ok(Ok((_, file))) => file,
         Ok(Err(e)) => return internal("making the leaderboard's map", &e),
         Err(e) => return internal("making the leaderboard's map", &e),
@@ -449,7 +449,8 @@ async fn result(
 /// came from the submission's file: a worker's token is for a machine the organisers run.)
 fn replay_gives(a: &Arena, sub: &Submission, outcome: &Outcome) -> Result<String, Unkept> {
     let config = &a.config;
-    let (leaderboard, _) = a.leaderboard_map().map_err(Unkept::Server)?;
+    let (leaderboard, _) =
+        a.judging.leaderboard_map().map_err(|e| Unkept::Server(format!("the leaderboard's map: {e}")))?;
     let mismatch = |why: String| Unkept::Mismatch(why);
     let read = gbely_engine::replays::read_replay_or_cut(&config.data.join(&outcome.replay))
         .map_err(|e| mismatch(format!("its replay cannot be read: {e}")))?;
