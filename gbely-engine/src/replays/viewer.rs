@@ -582,6 +582,23 @@ pub const TEXTS: &[(&str, &str)] = &[
     ("human-doc-title", "your seat"),
     ("human-your-move", "round {r}: your move — click your cell, then a neighbour; end the turn when done"),
     ("err-cannot-show", "cannot show this replay: {error}"),
+    // A discard's reason by its code (`DiscardReason::code`), a violation by its kind: the
+    // page reads them as `reason-CODE`, `violation-KIND`.
+    ("reason-not_an_object", "not an object"),
+    ("reason-unknown_type", "unknown type"),
+    ("reason-missing_field", "missing field"),
+    ("reason-wrong_field_type", "wrong field type"),
+    ("reason-unknown_cell", "unknown cell"),
+    ("reason-invalid_amount", "invalid amount"),
+    ("reason-source_not_owned", "source not owned"),
+    ("reason-target_not_owned", "target not owned"),
+    ("reason-not_adjacent", "not adjacent"),
+    ("reason-target_own_cell", "target own cell"),
+    ("reason-target_finalist", "target finalist"),
+    ("reason-no_ready_units", "no ready units"),
+    ("violation-timeout", "timeout"),
+    ("violation-crash", "crash"),
+    ("violation-unreadable", "unreadable"),
 ];
 
 /// The plural forms (CLDR's categories) a language may give a plural text in, besides English's
@@ -1020,6 +1037,20 @@ mod tests {
                 assert_eq!(*open == "{{h:", key.ends_with("-html"), "{open}{key}: markup only in -html keys");
                 used.insert(key.clone());
             }
+        }
+        // Every discard's reason and violation's kind has its text.
+        for r in gbely_rules::DiscardReason::ALL {
+            assert!(keys.contains(format!("reason-{}", r.code()).as_str()), "{}", r.code());
+        }
+        use gbely_rules::ViolationKind as V;
+        for v in [V::Timeout, V::Crash, V::Unreadable] {
+            let kind = serde_json::to_value(v).unwrap();
+            assert!(keys.contains(format!("violation-{}", kind.as_str().unwrap()).as_str()), "{kind}");
+        }
+        // The texts of the replay's codes, named by the code: `TEXT[`reason-${reason}`]`.
+        for prefix in ["reason-", "violation-"] {
+            assert!(super::TEMPLATE.contains(&format!("TEXT[`{prefix}${{")), "{prefix}: not read by the page");
+            used.extend(keys.iter().filter(|k| k.starts_with(prefix)).map(|k| k.to_string()));
         }
         let unused: Vec<&&str> = keys.iter().filter(|k| !used.contains(**k)).collect();
         assert!(unused.is_empty(), "texts the page never shows: {unused:?}");
