@@ -130,19 +130,19 @@ static EN: LazyLock<FluentBundle<FluentResource>> = LazyLock::new(|| bundle(Lang
 /// The viewer's catalogues (English is the engine's own `TEXTS`).
 pub const VIEWER_SOURCES: [(Lang, &str); 1] = [(Lang::Sk, include_str!("locales/sk/viewer.ftl"))];
 
-static VIEWER_SK: LazyLock<Option<Arc<ViewerLang>>> = LazyLock::new(|| {
+static VIEWER_SK: LazyLock<Arc<ViewerLang>> = LazyLock::new(|| {
     let (texts, errors) = viewer_texts(Lang::Sk);
     if !errors.is_empty() {
         eprintln!("gbely arena: the sk viewer catalogue: {errors:?}");
     }
-    Some(Arc::new(ViewerLang { code: Lang::Sk.code().to_string(), texts }))
+    Arc::new(ViewerLang { code: Lang::Sk.code().to_string(), texts })
 });
 
 /// The replay viewer's and the live page's language for `lang`: `None` for English (the
 /// engine's own texts).
 pub fn viewer_lang(lang: Lang) -> Option<Arc<ViewerLang>> {
     match lang {
-        Lang::Sk => VIEWER_SK.clone(),
+        Lang::Sk => Some(Arc::clone(&VIEWER_SK)),
         Lang::En => None,
     }
 }
