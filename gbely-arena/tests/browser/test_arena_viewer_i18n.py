@@ -56,10 +56,12 @@ def read_in_slovak(page, pieces: list[str], *expected: str) -> str:
     text = page.evaluate(SHOWN)
     for e in expected:
         assert e.lower() in text.lower(), (e, text)
-    # The fork's command line (`gbely play my_agent.py --from … --round N`) and the seats' names
-    # (the final's empty seats are the arena's "template (seat 3)") are the same in every language.
+    # The fork's command line (`gbely play my_agent.py --from … --round N`), the seats' names (the
+    # final's empty seats are the arena's "template (seat 3)") and the map's name (the status
+    # line's first part: "final:test-final") are the same in every language.
     shown = re.sub(r"gbely play [^\n]*", "", text)
-    names = page.evaluate("() => document.getElementById('title').title.split(' vs ')")
+    names = page.evaluate("""() => [...document.getElementById('title').title.split(' vs '),
+                                     document.getElementById('status').textContent.split(' · ')[0]]""")
     for name in names:
         shown = re.sub(re.escape(name), "", shown, flags=re.IGNORECASE)
     left = english_left(shown, pieces)

@@ -582,8 +582,8 @@ pub const TEXTS: &[(&str, &str)] = &[
     ("human-doc-title", "your seat"),
     ("human-your-move", "round {r}: your move — click your cell, then a neighbour; end the turn when done"),
     ("err-cannot-show", "cannot show this replay: {error}"),
-    // A discard's reason by its code (`DiscardReason::code`), a violation by its kind: the
-    // page reads them as `reason-CODE`, `violation-KIND`.
+    // A discard's reason by its code (`DiscardReason::code`), a violation by its kind, a match
+    // by its mode: the page reads them as `reason-CODE`, `violation-KIND`, `mode-MODE`.
     ("reason-not_an_object", "not an object"),
     ("reason-unknown_type", "unknown type"),
     ("reason-missing_field", "missing field"),
@@ -599,6 +599,8 @@ pub const TEXTS: &[(&str, &str)] = &[
     ("violation-timeout", "timeout"),
     ("violation-crash", "crash"),
     ("violation-unreadable", "unreadable"),
+    ("mode-duel", "duel"),
+    ("mode-final", "final"),
 ];
 
 /// The plural forms (CLDR's categories) a language may give a plural text in, besides English's
@@ -1042,13 +1044,17 @@ mod tests {
         for r in gbely_rules::DiscardReason::ALL {
             assert!(keys.contains(format!("reason-{}", r.code()).as_str()), "{}", r.code());
         }
+        for m in [gbely_rules::Mode::Duel, gbely_rules::Mode::Final] {
+            let mode = serde_json::to_value(m).unwrap();
+            assert!(keys.contains(format!("mode-{}", mode.as_str().unwrap()).as_str()), "{mode}");
+        }
         use gbely_rules::ViolationKind as V;
         for v in [V::Timeout, V::Crash, V::Unreadable] {
             let kind = serde_json::to_value(v).unwrap();
             assert!(keys.contains(format!("violation-{}", kind.as_str().unwrap()).as_str()), "{kind}");
         }
         // The texts of the replay's codes, named by the code: `TEXT[`reason-${reason}`]`.
-        for prefix in ["reason-", "violation-"] {
+        for prefix in ["reason-", "violation-", "mode-"] {
             assert!(super::TEMPLATE.contains(&format!("TEXT[`{prefix}${{")), "{prefix}: not read by the page");
             used.extend(keys.iter().filter(|k| k.starts_with(prefix)).map(|k| k.to_string()));
         }

@@ -265,3 +265,5 @@ viewer-reason-no_ready_units = žiadne pripravené jednotky
 viewer-violation-timeout = prekročený čas
 viewer-violation-crash = pád
 viewer-violation-unreadable = nečitateľná odpoveď
+viewer-mode-duel = duel
+viewer-mode-final = finále
