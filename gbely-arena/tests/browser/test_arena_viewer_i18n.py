@@ -106,7 +106,9 @@ def test_a_slovak_browser_reads_the_replay_and_the_live_final_in_slovak(sink, br
         read_in_slovak(page, pieces, "Poradie", "Podiel mapy", "Kľúčové momenty", "Udalosti kola")
         page.keyboard.press("End")
         page.wait_for_function("() => !document.getElementById('resultbox').hidden")
-        read_in_slovak(page, pieces, "Výsledok", "vyhráva")
+        text = read_in_slovak(page, pieces, "Výsledok", "vyhráva")
+        # Shares with the Slovak decimal mark, as the arena's pages write them.
+        assert re.search(r"\d+,\d\d %", text) and not re.search(r"\d+\.\d\d %", text), text
         page.evaluate("window.gbely.show(6)")
         box = page.locator("#map").bounding_box()
         page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 40)
