@@ -5,14 +5,22 @@
 //! catalogue is a failing unit test (both catalogues have the same messages, every message the
 //! code names exists, and each formats without an error).
 //!
+//! The replay viewer and the final's live page are the engine's page, whose texts are keys with
+//! English defaults (`gbely_engine::replays::viewer::TEXTS`); their Slovak is a catalogue of its
+//! own, `locales/sk/viewer.ftl` (message `viewer-KEY`; a count's text one message per Slovak
+//! plural form, `viewer-KEY--one`, `--few`, `--many`, `--other`), made into the page's table by
+//! [`viewer_lang`]. Its unit tests hold it to the engine's keys.
+//!
 //! The language of a request: the `lang` cookie (the switch on every page sets it), else the
 //! browser's `Accept-Language`, else the configuration's `language`. Dates are written in the
 //! competition's time zone in the language's own way.
 
-use std::sync::LazyLock;
+use std::collections::BTreeMap;
+use std::sync::{Arc, LazyLock};
 
 use fluent_bundle::concurrent::FluentBundle;
 use fluent_bundle::{FluentArgs, FluentResource};
+use gbely_engine::replays::viewer::{ViewerLang, PLURAL_FORMS, TEXTS};
 use unic_langid::LanguageIdentifier;
 
 /// A language the arena speaks.
@@ -98,6 +106,10 @@ pub const SOURCES: [(Lang, &str); 2] =
 
 fn bundle(lang: Lang) -> FluentBundle<FluentResource> {
     let source = SOURCES.iter().find(|(l, _)| *l == lang).map(|(_, s)| *s).unwrap_or_default();
+    bundle_of(lang, source)
+}
+
+fn bundle_of(lang: Lang, source: &str) -> FluentBundle<FluentResource> {
     let resource = FluentResource::try_new(source.to_string()).unwrap_or_else(|(resource, errors)| {
         eprintln!("gbely arena: the {} catalogue: {errors:?}", lang.code());
         resource
@@ -114,6 +126,70 @@ fn bundle(lang: Lang) -> FluentBundle<FluentResource> {
 
 static SK: LazyLock<FluentBundle<FluentResource>> = LazyLock::new(|| bundle(Lang::Sk));
 static EN: LazyLock<FluentBundle<FluentResource>> = LazyLock::new(|| bundle(Lang::En));
+
+/// The viewer's catalogues (English is the engine's own `TEXTS`).
+pub const VIEWER_SOURCES: [(Lang, &str); 1] = [(Lang::Sk, include_str!("locales/sk/viewer.ftl"))];
+
+static VIEWER_SK: LazyLock<Arc<ViewerLang>> = LazyLock::new(|| {
+    let (texts, errors) = viewer_texts(Lang::Sk);
+    if !errors.is_empty() {
+        eprintln!("gbely arena: the sk viewer catalogue: {errors:?}");
+    }
+    Arc::new(ViewerLang { code: Lang::Sk.code().to_string(), texts })
+});
+
+/// The replay viewer's and the live page's language for `lang`: `None` for English (the
+/// engine's own texts).
+pub fn viewer_lang(lang: Lang) -> Option<Arc<ViewerLang>> {
+    match lang {
+        Lang::Sk => Some(Arc::clone(&VIEWER_SK)),
+        Lang::En => None,
+    }
+}
+
+/// The Fluent message id of a viewer's key: `viewer-KEY`, a plural form's `viewer-BASE--FORM`.
+fn viewer_id(key: &str) -> String {
+    format!("viewer-{}", key.replace('.', "--"))
+}
+
+/// The `{name}`s of a viewer's text (what the page's script fills in).
+fn placeholders(text: &str) -> std::collections::BTreeSet<&str> {
+    text.split('{').skip(1).filter_map(|rest| rest.split_once('}').map(|(name, _)| name)).collect()
+}
+
+/// `lang`'s texts of the viewer by the engine's keys, and the messages that failed to format.
+/// A message is formatted with each of the English text's `{name}`s given as the text `{name}`,
+/// so that the catalogue's `{ $name }` becomes the page's `{name}`; a plural text has each form
+/// the catalogue gives.
+fn viewer_texts(lang: Lang) -> (BTreeMap<String, String>, Vec<String>) {
+    let Some((_, source)) = VIEWER_SOURCES.iter().find(|(l, _)| *l == lang) else {
+        return (BTreeMap::new(), Vec::new());
+    };
+    let bundle = bundle_of(lang, source);
+    let (mut texts, mut errors) = (BTreeMap::new(), Vec::new());
+    for (key, english) in TEXTS {
+        let keys: Vec<String> = match key.strip_suffix(".other") {
+            Some(base) => PLURAL_FORMS.iter().map(|f| format!("{base}.{f}")).collect(),
+            None if key.ends_with(".one") => continue,
+            None => vec![key.to_string()],
+        };
+        let mut args = FluentArgs::new();
+        for name in placeholders(english) {
+            args.set(name.to_string(), fluent_bundle::FluentValue::from(format!("{{{name}}}")));
+        }
+        for key in keys {
+            let Some(pattern) = bundle.get_message(&viewer_id(&key)).and_then(|m| m.value()) else { continue };
+            let mut errs = Vec::new();
+            let text = bundle.format_pattern(pattern, Some(&args), &mut errs).into_owned();
+            if errs.is_empty() {
+                texts.insert(key, text);
+            } else {
+                errors.push(format!("{key}: {errs:?}"));
+            }
+        }
+    }
+    (texts, errors)
+}
 
 /// Message `id` in `lang` with `args`; a message that is missing or fails to format says so on
 /// stderr and shows its id (the unit tests keep that from happening).
@@ -289,6 +365,52 @@ mod tests {
         assert!(tr!(Lang::Sk, "status-bytes", bytes = 3).ends_with("3 bajty"));
         assert!(tr!(Lang::En, "mail-scored", share = "1.00", tiebreak = "-", violations = 1).contains("1 violation)"));
         assert!(tr!(Lang::En, "mail-scored", share = "1.00", tiebreak = "-", violations = 2).contains("2 violations)"));
+    }
+
+    /// The viewer's Slovak catalogue against the engine's keys: a message for every key (each of
+    /// Slovak's plural forms for a count's text), none without a key, and none that fails to
+    /// format.
+    #[test]
+    fn the_viewers_slovak_has_every_key_and_no_other() {
+        let [(_, source)] = VIEWER_SOURCES;
+        let ids: BTreeSet<String> = messages(source).into_iter().map(|(id, _)| id).collect();
+        let mut wanted = BTreeSet::new();
+        for (key, _) in TEXTS {
+            match key.strip_suffix(".other") {
+                Some(base) => wanted.extend(["one", "few", "many", "other"].map(|f| viewer_id(&format!("{base}.{f}")))),
+                None if key.ends_with(".one") => {}
+                None => {
+                    wanted.insert(viewer_id(key));
+                }
+            }
+        }
+        let missing: Vec<_> = wanted.difference(&ids).collect();
+        let unknown: Vec<_> = ids.difference(&wanted).collect();
+        assert!(missing.is_empty() && unknown.is_empty(), "untranslated {missing:?}; no such key {unknown:?}");
+        let (texts, errors) = viewer_texts(Lang::Sk);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(texts.len(), ids.len());
+        assert!(texts.values().all(|t| !t.trim().is_empty()));
+    }
+
+    /// Each Slovak text has exactly the `{name}`s of its English (a plural form: of the English
+    /// `.other`'s), so the page fills in every value and shows no `{name}` unfilled.
+    #[test]
+    fn the_viewers_slovak_has_the_placeholders_of_its_english() {
+        let english: BTreeMap<&str, &str> = TEXTS.iter().copied().collect();
+        let (texts, _) = viewer_texts(Lang::Sk);
+        for (key, text) in &texts {
+            let en = english.get(key.as_str()).copied().unwrap_or_else(|| {
+                let base = key.rsplit_once('.').expect("a plural form").0;
+                english[format!("{base}.other").as_str()]
+            });
+            assert_eq!(placeholders(text), placeholders(en), "{key}: {text:?} against {en:?}");
+        }
+        let sk = viewer_lang(Lang::Sk).expect("Slovak");
+        assert_eq!(sk.code, "sk");
+        assert_eq!(sk.texts["round-n"], "kolo {r}");
+        assert_eq!(sk.texts["n-commands.few"], "{n} príkazy");
+        assert!(viewer_lang(Lang::En).is_none(), "English is the engine's own");
     }
 
     #[test]

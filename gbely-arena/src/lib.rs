@@ -1076,7 +1076,7 @@ async fn replay(State(a): Shared, ui: Ui, headers: HeaderMap, UrlPath(id): UrlPa
 }
 
 async fn viewer(l: Lang, path: PathBuf) -> Response {
-    match gbely_engine::app::web::replay_page(path).await {
+    match gbely_engine::app::web::replay_page_in(path, i18n::viewer_lang(l)).await {
         Ok(page) => gbely_engine::app::web::html(page),
         Err(e) => text(StatusCode::INTERNAL_SERVER_ERROR, tr!(l, "err-replay", error = e.to_string())),
     }
@@ -1783,7 +1783,8 @@ async fn final_live(State(a): Shared, req: Request) -> Response {
     let live = a.final_.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(|f| Arc::clone(&f.live));
     let Some(live) = live else { return text(StatusCode::NOT_FOUND, tr!(lang, "err-final-not-live")) };
     if page {
-        return live.page(LivePage { human: None, controls: organiser, projection: true });
+        let page = LivePage { human: None, controls: organiser, projection: true };
+        return live.page_in(page, i18n::viewer_lang(lang).as_deref());
     }
     let body: Body = req.into_body();
     live.respond(method, &sub, &query, body).await

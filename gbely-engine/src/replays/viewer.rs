@@ -4,6 +4,7 @@
 //! (production, then the seats' commands that were not discarded): the data holds the commands,
 //! not the cells.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::sync::Arc;
 
@@ -338,6 +339,293 @@ impl Default for LivePage {
     }
 }
 
+/// Every text the page shows, by key, in English: the one source of the page's English. The page
+/// gets the table (`{{TEXT}}`, a JSON object) with a language's texts over these
+/// ([`ViewerLang`]); static HTML is filled on the server (`{{t:key}}`, escaped; `{{h:key}}`, a
+/// key ending in `-html`: the catalogue's markup, trusted), and the script writes the others with
+/// `tx(key, {name: value})`.
+///
+/// A text's `{name}`s are the values the script puts in; a key ending in `.one` or `.other` is a
+/// plural form of the text before the dot (`txn(key, n)`: `Intl.PluralRules` of the page's
+/// language chooses the form, `{n}` is the count), and a language may give the forms English has
+/// not (`.few`, `.many`, `.two`, `.zero`). The arena's Slovak texts are a Fluent catalogue,
+/// `locales/sk/viewer.ftl`, checked against this list by its tests.
+pub const TEXTS: &[(&str, &str)] = &[
+    ("start-match", "start the match"),
+    ("start-key", "or press S"),
+    ("stop-banner", "the server has stopped: this page shows the rounds it received"),
+    ("pause-title", "pause the match (the server resolves no round until resumed)"),
+    ("pause", "pause"),
+    ("layout-projection-title", "the projection layout, for a hall's screen (P)"),
+    ("layout-projection", "projection"),
+    ("help-title", "keys (?)"),
+    ("paused", "paused"),
+    ("first-title", "first round (Home)"),
+    ("back-title", "previous round (←)"),
+    ("play-title", "play / pause (space)"),
+    ("fwd-title", "next round (→)"),
+    ("last-title", "last round (End)"),
+    ("speed-title", "rounds per second"),
+    ("zoom", "zoom"),
+    ("zoomout-title", "zoom out (−)"),
+    ("zoomfit-title", "fit to the window (0)"),
+    ("zoomfit", "fit"),
+    ("zoomin-title", "zoom in (+)"),
+    ("seatview-title", "whose view (v)"),
+    ("everything", "everything"),
+    ("png-title", "save this round as a picture, for sharing (s)"),
+    ("video-title", "save the rounds from this one to the end (at most 300; shift-click the timeline to end earlier) as a video at the speed chosen (w)"),
+    ("video", "video"),
+    ("fork-button", "continue from here"),
+    ("timeline-title", "the match: click to go to a round; marks above are key moments, grey ticks below are rounds with discarded commands, a purple line the round a forked match was continued from"),
+    ("fork-field-label", "the command that continues this match"),
+    ("result-head", "Result"),
+    ("your-seat-head", "Your seat"),
+    ("add-title", "add the command (Enter)"),
+    ("add", "add"),
+    ("cancel", "cancel"),
+    ("pending-head", "Pending commands"),
+    ("endturn-title", "send the commands (E)"),
+    ("end-turn", "end turn"),
+    ("standings-head", "Standings"),
+    ("share-of-map", "Share of the map"),
+    ("units-head", "Units"),
+    ("times-head", "Answer times"),
+    ("times-note", "each timed seat's answer per round, from the observation sent to the answer received; the red line is the rules' limit, 2 s a round (a replay does not record the limit its match was played with)"),
+    ("moments-head", "Key moments"),
+    ("events-head", "Events of the round"),
+    ("all-sides", "all sides"),
+    ("commands-head", "Commands on the map"),
+    ("commands-key-title", "c: every seat's on or off"),
+    ("commands-legend", "the round's commands, given on the state before it: arrows from source to target (red ATTACK, blue MOVE; the amount on them from 28 px a cell, zoom in, and in the cell's tip), a yellow square FORTIFY; grey and dashed, crossed: discarded (the tip says why)"),
+    ("notes-head", "Agents' notes"),
+    ("notes-search-placeholder", "search all rounds"),
+    ("notes-search-title", "search the agents' notes of every round (/)"),
+    ("drawings-key-title", "d: every seat's drawings on or off"),
+    ("drawings-label", "drawn on the map (d):"),
+    ("cell-head", "Cell"),
+    ("cell-hint", "hover or click a cell"),
+    ("keys-head", "Keys"),
+    ("symbols-head", "Map symbols"),
+    ("help-space-html", "play / pause"),
+    ("help-arrows-html", "previous / next round (<kbd>shift</kbd>: 10 rounds)"),
+    ("help-home-end-html", "start / last round"),
+    ("help-brackets-html", "previous / next key moment"),
+    ("help-zoom-html", "zoom in / out / fit to the window (also wheel, pinch; drag to pan)"),
+    ("help-c-html", "every seat's commands of the round on the map, or none (the panel \"Commands on the map\" picks the seats)"),
+    ("help-d-html", "what the agents drew on the map (their answers' <code>debug</code> key's <code>draw</code>), or none (the notes' panel picks the seats)"),
+    ("help-v-html", "next seat's view (what that seat observed: its fog of war)"),
+    ("help-s-w-html", "save this round as a PNG; the rounds from this one on as a video (WebM), made in the page (to the last round, or to the one shift-clicked on the timeline)"),
+    ("help-p-html", "the projection layout for a hall's screen (the map as large as it goes, standings by share, key moments as they happen), and back"),
+    ("help-slash-html", "search the agents' notes of every round (a replay with notes: what agents print and their answers' <code>debug</code>; a corner mark on a noted cell)"),
+    ("help-esc-html", "close this, clear the selection"),
+    ("help-question-html", "this help"),
+    ("help-human-html", "Human seat: click your cell, then a neighbour (or the same cell to fortify); <kbd>Enter</kbd> adds the command, <kbd>E</kbd> ends the turn."),
+    ("help-address-html", "The address keeps the view: <code>#round=N&amp;zoom=Z|fit&amp;cell=P01_02&amp;seat=K&amp;cmds=0.1|none&amp;layout=projection</code>."),
+    ("terrain-meadow", "luka (meadow)"),
+    ("terrain-hill", "vrch (hill)"),
+    ("terrain-river", "rieka (river)"),
+    ("n-commands.one", "{n} command"),
+    ("n-commands.other", "{n} commands"),
+    ("n-discarded.one", "{n} discarded command"),
+    ("n-discarded.other", "{n} discarded commands"),
+    ("n-seats.one", "{n} seat"),
+    ("n-seats.other", "{n} seats"),
+    ("err-no-decompression", "this browser lacks DecompressionStream; use a current Chrome, Firefox or Safari"),
+    ("moment-dq", "{name} disqualified (4th violation: {kind})"),
+    ("moment-violation", "{name}: violation {n} ({kind})"),
+    ("moment-contact", "first contact: {name} attacks {enemy} at {cell}"),
+    ("moment-its-enemies", "its enemies"),
+    ("moment-swing.one", "{name} takes {n} cell from {from}"),
+    ("moment-swing.other", "{name} takes {n} cells from {from}"),
+    ("moment-lead", "{name} overtakes {leader} and leads the armies"),
+    ("moment-council-fell", "{name} (the Council) lost its last cell"),
+    ("moment-eliminated", "{name} eliminated"),
+    ("moments-none-yet", "nothing notable yet"),
+    ("moments-none", "nothing notable in this match"),
+    ("round-text", "round {r}: {text}"),
+    ("mark-viol", "a violation"),
+    ("mark-dq", "a disqualification"),
+    ("mark-contact", "first contact"),
+    ("mark-swing", "a big swing"),
+    ("mark-lead", "a new leader"),
+    ("mark-elim", "an elimination"),
+    ("mark-fell", "the Council's fall"),
+    ("legend-cell", "a seat's cell: the dot grows with its units (numbers from 28 px a cell)"),
+    ("legend-neutral", "neutral meadow, hill, river (the dot: the garrison)"),
+    ("legend-owned-terrain", "a hill (the peak) and a river (the band) under an owner"),
+    ("legend-base", "a base: +5 units a round to whoever holds it"),
+    ("legend-taken", "taken this round (white square)"),
+    ("legend-selected", "the selected cell (yellow square: its tip stays)"),
+    ("legend-fog", "not seen by the seat (a seat's view)"),
+    ("legend-human", "the human seat's ATTACK, MOVE and FORTIFY"),
+    ("legend-marks", "key moments (the timeline's marks in these colours):"),
+    ("times-limit", "limit 2 s"),
+    ("times-start", "the start: hover the graph for a round's times"),
+    ("name-text", "{name}: {text}"),
+    ("times-of-limit", "{s} of 2 s"),
+    ("times-not-timed", "not timed"),
+    ("the-start", "the start"),
+    ("round-n", "round {r}"),
+    ("col-seat", "seat"),
+    ("col-share", "share"),
+    ("col-cells", "cells"),
+    ("col-units", "units"),
+    ("standings-row-title", "show what this seat saw (its fog of war)"),
+    ("council-name", "{name} (the Council)"),
+    ("dq-short", "DQ"),
+    ("feed-empty", "key moments appear here as they happen"),
+    ("layout-desk", "desk"),
+    ("layout-desk-title", "the desk layout: controls, charts, events (P)"),
+    ("ended-rounds.one", "all {n} rounds played"),
+    ("ended-rounds.other", "all {n} rounds played"),
+    ("ended-elimination", "{names} eliminated in round {r}"),
+    ("ended-disqualification", "{names} disqualified in round {r} (fourth violation)"),
+    ("ended-council-fell", "the Council fell in round {r}"),
+    ("ended-interrupted", "interrupted in round {r}"),
+    ("ended-unfinished", "still being played (round {r})"),
+    ("result-wins", "{name} wins"),
+    ("result-tie", "a tie: {names}"),
+    ("result-no-winner", "no winner"),
+    ("col-rank-title", "rank"),
+    ("col-name", "name"),
+    ("col-tie", "tie"),
+    ("col-tie-title", "tie-break: the first round at whose end the side had its final number of cells"),
+    ("col-viol", "viol."),
+    ("col-viol-title", "violations"),
+    ("result-disqualified", "disqualified"),
+    ("result-eliminated", "eliminated in round {r}"),
+    ("result-tiebreak", "r {r}"),
+    ("and-more", "… and {n} more"),
+    ("notes-no-match", "no note matches"),
+    ("notes-start", "notes start with round 0"),
+    ("notes-none", "no notes this round"),
+    ("drawings-of", "what {name} drew"),
+    ("events-start", "the starting position"),
+    ("event-violation", "{name}: violation ({kind}) {detail}"),
+    ("event-took", "{name} took {cell} from {owner}"),
+    ("event-failed", "{name}: attack on {cell} ({owner}) failed"),
+    ("event-discarded", "{name}: command #{idx} discarded ({why}) {cmd}"),
+    ("events-more", "… and {n} more (pick a side above)"),
+    ("events-none", "nothing happened"),
+    ("cell-not-seen", "{cell}: not seen by {name} this round"),
+    ("cell-base", "base"),
+    ("cell-state", "owner {owner} · units {units} · fortification {fort}"),
+    ("cell-owners", "owners: {list}"),
+    ("cell-owner-unchanged", "owner unchanged since the start"),
+    ("cell-note", "note of {name}: {note}"),
+    ("cell-drawn", "drawn by {name}: {what}"),
+    ("drawn-line", "a line {from}–{to}"),
+    ("drawn-dot", "a dot"),
+    ("drawn-colour", "a colour"),
+    ("cell-commands", "commands of round {r} from or to it:"),
+    ("view-start", "{name}'s view: the start"),
+    ("view-round", "{name}'s view of round {r}: the state it decided on, before the round was resolved"),
+    ("pin-note", "pinned: Esc, or a click on the cell, lets it go"),
+    ("round-so-far", "round {r} of {last} so far"),
+    ("live", "live"),
+    ("round-of", "round {r} / {last}"),
+    ("seat-view", "{name}'s view"),
+    ("png-failed", "this browser could not make the picture"),
+    ("video-unsupported", "this browser cannot record a video; save pictures (PNG) instead"),
+    ("video-no-webm", "this browser cannot record WebM; save pictures (PNG) instead"),
+    ("video-progress", "video {k}/{n}"),
+    ("start", "start"),
+    ("fork-from", "forked at round {r} from the replay with SHA-256"),
+    ("fork-rounds", ": rounds 0–{before} are that match's (the purple part of the timeline), the agents took over at round {r}"),
+    ("fork-at-start", ": the agents took over at its start"),
+    ("fork-ended", "the match ended here: nothing is left to play from this round"),
+    ("fork-title", "copy the command that plays your agent from the state shown, round {r} on (the rounds before it are this replay's): {cmd}"),
+    ("fork-copied", "copied"),
+    ("fork-selected", "selected: press Ctrl+C to copy it"),
+    ("fork-takes-over", "my_agent.py takes over from the state shown, at round {r}"),
+    ("fork-copied-button", "copied ✓"),
+    ("fork-select-button", "select and copy"),
+    ("rate-slow", "plays at {rate} / s: this computer is slower"),
+    ("url-bad-round", "round {r} (the last is {last})"),
+    ("url-ignored", "ignored in the address: {list}"),
+    ("video-to-title", "save the rounds from this one to round {r} as a video (w); shift-click the timeline there again for the last round"),
+    ("timeline-before-fork", "before the fork at round {r}: the source replay's"),
+    ("command-discarded", "discarded: {why}"),
+    ("discard-taken-by", "{why} (taken by seat {seat}, {name}, earlier in this round)"),
+    ("commands-of", "{name}'s commands on the map"),
+    ("final-title.one", "the final: {n} army and the Council"),
+    ("final-title.other", "the final: {n} armies and the Council"),
+    ("resume", "resume"),
+    ("start-by-organisers", "the organisers start the match from their screen"),
+    ("over-replay", "over; replay: {replay}"),
+    ("over", "over"),
+    ("server-stopped", "the server has stopped"),
+    ("human-cannot-win", "cannot win: {total}{others} against defence {defence} = {what}; an attack must be stronger, or all its units are lost{ready}"),
+    ("human-with-others", "with this turn's other attacks"),
+    ("human-only-ready", "(only {k} ready)"),
+    ("human-pick-yours", "pick one of your cells first"),
+    ("human-not-neighbour", "{cell} is not a neighbour of {src}"),
+    ("human-ready-on", "{n} ready on {cell}"),
+    ("human-cheapest", "defence {defence}: the cheapest winning force is {amount} (floor(defence) + 1); {hint}"),
+    ("human-amount-positive", "the amount must be more than 0"),
+    ("human-cannot-win-short", "(cannot win)"),
+    ("human-weaker", "weaker than the defence shown: the attack fails"),
+    ("human-remove", "remove"),
+    ("human-none-yet", "none yet"),
+    ("human-refused", "not accepted: {why}"),
+    ("human-sent.one", "round {r}: {n} command sent"),
+    ("human-sent.other", "round {r}: {n} commands sent"),
+    ("human-waiting", "waiting for the other sides…"),
+    ("human-not-visible", "{cell}: not visible"),
+    ("human-yours", "yours"),
+    ("human-units", "units {units} (ready {ready}) · fortification {fort}"),
+    ("human-neighbours", "neighbours {list}"),
+    ("human-garrison", "garrison {garrison} · fortification {fort} · defence {defence}"),
+    ("human-you-are", "you are {name} (seat {seat})"),
+    ("human-page-is-agent", "the page is the agent of seat {seat}"),
+    ("human-doc-title", "your seat"),
+    ("human-your-move", "round {r}: your move — click your cell, then a neighbour; end the turn when done"),
+    ("err-cannot-show", "cannot show this replay: {error}"),
+    // A discard's reason by its code (`DiscardReason::code`), a violation by its kind, a match
+    // by its mode: the page reads them as `reason-CODE`, `violation-KIND`, `mode-MODE`.
+    ("reason-not_an_object", "not an object"),
+    ("reason-unknown_type", "unknown type"),
+    ("reason-missing_field", "missing field"),
+    ("reason-wrong_field_type", "wrong field type"),
+    ("reason-unknown_cell", "unknown cell"),
+    ("reason-invalid_amount", "invalid amount"),
+    ("reason-source_not_owned", "source not owned"),
+    ("reason-target_not_owned", "target not owned"),
+    ("reason-not_adjacent", "not adjacent"),
+    ("reason-target_own_cell", "target own cell"),
+    ("reason-target_finalist", "target finalist"),
+    ("reason-no_ready_units", "no ready units"),
+    ("violation-timeout", "timeout"),
+    ("violation-crash", "crash"),
+    ("violation-unreadable", "unreadable"),
+    ("mode-duel", "duel"),
+    ("mode-final", "final"),
+];
+
+/// The plural forms (CLDR's categories) a language may give a plural text in, besides English's
+/// `one` and `other`.
+pub const PLURAL_FORMS: [&str; 6] = ["zero", "one", "two", "few", "many", "other"];
+
+/// A language for the page: its code (`<html lang>`, BCP 47, and the plural rules' language) and
+/// its texts by [`TEXTS`]' keys; a key it lacks is shown in English.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ViewerLang {
+    /// The language's code (`sk`).
+    pub code: String,
+    /// The language's texts, by key.
+    pub texts: BTreeMap<String, String>,
+}
+
+/// The page's texts: English, with `lang`'s over it.
+fn texts_of(lang: Option<&ViewerLang>) -> BTreeMap<&str, &str> {
+    let mut texts: BTreeMap<&str, &str> = TEXTS.iter().copied().collect();
+    for (k, v) in lang.map(|l| &l.texts).into_iter().flatten() {
+        texts.insert(k, v);
+    }
+    texts
+}
+
 /// Fills the template's `{{NAME}}` slots in one pass: what is put in is never searched for
 /// slots again, so a name containing `{{DATA}}` stays a name.
 fn fill(template: &str, slots: &[(&str, &str)]) -> String {
@@ -367,8 +655,13 @@ pub fn escape_html(s: &str) -> String {
 }
 
 /// The viewer page around `title` (the seats' names; escaped here, and the page itself only
-/// ever puts names in as text).
+/// ever puts names in as text), in English.
 pub fn viewer_page(title: &str, mode: &PageMode) -> String {
+    viewer_page_in(title, mode, None)
+}
+
+/// The viewer page around `title` in `lang` (`None`: English).
+pub fn viewer_page_in(title: &str, mode: &PageMode, lang: Option<&ViewerLang>) -> String {
     let (data, config, connect) = match mode {
         PageMode::File { data_gz_base64, file } => {
             (data_gz_base64.as_str(), json!({"live": false, "file": file}), "'none'")
@@ -381,7 +674,28 @@ pub fn viewer_page(title: &str, mode: &PageMode) -> String {
     };
     // JSON inside <script>: `<` escaped so that no text can close the element.
     let config = config.to_string().replace('<', "\\u003c");
-    fill(TEMPLATE, &[("TITLE", &escape_html(title)), ("DATA", data), ("CONFIG", &config), ("CONNECT", connect)])
+    let texts = texts_of(lang);
+    let table = json!(texts).to_string().replace('<', "\\u003c");
+    let code = escape_html(lang.map_or("en", |l| l.code.as_str()));
+    // The static HTML's texts: `t:key` escaped, `h:key` (markup) as the catalogue writes it.
+    let statics: Vec<(String, String)> = texts
+        .iter()
+        .flat_map(|(k, v)| {
+            let markup = k.ends_with("-html").then(|| (format!("h:{k}"), v.to_string()));
+            [(format!("t:{k}"), escape_html(v))].into_iter().chain(markup)
+        })
+        .collect();
+    let title = escape_html(title);
+    let mut slots: Vec<(&str, &str)> = vec![
+        ("TITLE", &title),
+        ("DATA", data),
+        ("CONFIG", &config),
+        ("CONNECT", connect),
+        ("LANG", &code),
+        ("TEXT", &table),
+    ];
+    slots.extend(statics.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    fill(TEMPLATE, &slots)
 }
 
 /// The viewer page for a replay.
@@ -392,6 +706,11 @@ pub fn viewer_html(replay: &Replay) -> Result<String, String> {
 /// The viewer page for a replay read from `file` (as the user named it: the page's "continue
 /// from here" puts it in the fork command it copies; `None`: a placeholder name).
 pub fn viewer_html_of(replay: &Replay, file: Option<&str>) -> Result<String, String> {
+    viewer_html_in(replay, file, None)
+}
+
+/// [`viewer_html_of`] in `lang` (`None`: English).
+pub fn viewer_html_in(replay: &Replay, file: Option<&str>, lang: Option<&ViewerLang>) -> Result<String, String> {
     let mut data = viewer_data(replay)?;
     // The head, a newline, then the commands (most of the bytes): the page draws the first
     // round from the head before it reads the commands (compact JSON has no raw newline).
@@ -403,7 +722,7 @@ pub fn viewer_html_of(replay: &Replay, file: Option<&str>) -> Result<String, Str
     let gz = enc.finish().map_err(|e| e.to_string())?;
     let title = replay.seats.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(" vs ");
     let file = file.map(str::to_string);
-    Ok(viewer_page(&title, &PageMode::File { data_gz_base64: base64(&gz), file }))
+    Ok(viewer_page_in(&title, &PageMode::File { data_gz_base64: base64(&gz), file }, lang))
 }
 
 #[cfg(test)]
@@ -662,6 +981,85 @@ mod tests {
         assert!(page.contains(r#""file":"\u003c/script>\u003cb>'x'.json.gz""#), "{page}");
         let page = super::viewer_page("t", &super::PageMode::File { data_gz_base64: String::new(), file: None });
         assert!(page.contains(r#""file":null"#));
+    }
+
+    /// A page in another language: `<html lang>`, its texts in the table (the others English),
+    /// its static texts filled in and escaped; a name with a slot's name in it stays a name.
+    #[test]
+    fn a_page_in_a_language_has_its_code_and_texts() {
+        let texts = [("pause", "pauza <b>"), ("round-n", "kolo {r}")].map(|(k, v)| (k.to_string(), v.to_string()));
+        let lang = super::ViewerLang { code: "sk".into(), texts: texts.into_iter().collect() };
+        let mode = super::PageMode::Live(super::LivePage::default());
+        let page = super::viewer_page_in("{{TEXT}} {{t:pause}}", &mode, Some(&lang));
+        assert!(page.contains(r#"<html lang="sk">"#));
+        assert!(page.contains("<title>gbely — {{TEXT}} {{t:pause}}</title>"), "the name stays a name");
+        let table = page.split(r#"<script id="gbely-text" type="application/json">"#).nth(1).unwrap();
+        let table: serde_json::Map<String, Value> =
+            serde_json::from_str(&table[..table.find("</script>").unwrap()].replace("\\u003c", "<")).unwrap();
+        assert_eq!(table["pause"], "pauza <b>");
+        assert_eq!(table["round-n"], "kolo {r}");
+        assert_eq!(table["resume"], "resume", "a text the language lacks is English");
+        assert_eq!(table.len(), super::TEXTS.len());
+        assert!(page.contains(">pauza &lt;b&gt;</button>") && !page.contains("pauza <b>"), "escaped, in the table too");
+        // English by default: as the page was before it had languages.
+        let en = super::viewer_page("t", &mode);
+        assert!(en.contains(r#"<html lang="en">"#) && en.contains(r#"<button id="startbtn">start the match</button>"#));
+        assert!(!en.contains("{{t:") && !en.contains("{{h:") && !en.contains("{{TEXT}}"));
+    }
+
+    /// Every key the page names (`{{t:key}}`, `{{h:key}}`, `tx('key'`, `txn('key'`) is in
+    /// [`TEXTS`], and every text there is named: a text added to the page is a text to translate.
+    #[test]
+    fn the_pages_texts_are_the_keys_of_the_list() {
+        let keys: std::collections::BTreeSet<&str> = super::TEXTS.iter().map(|(k, _)| *k).collect();
+        assert_eq!(keys.len(), super::TEXTS.len(), "a key twice");
+        let mut named = std::collections::BTreeSet::new();
+        for open in ["{{t:", "{{h:", "tx('", "txn('"] {
+            for (at, _) in super::TEMPLATE.match_indices(open) {
+                let rest = &super::TEMPLATE[at + open.len()..];
+                let key = &rest[..rest.find(['}', '\'', '`']).unwrap()];
+                named.insert((open, key.to_string()));
+            }
+        }
+        // Keys put together in the script (`tx(c ? 'a' : 'b')`) are named as literals in a `tx(` call.
+        for (at, _) in super::TEMPLATE.match_indices("tx(") {
+            let call = &super::TEMPLATE[at..at + super::TEMPLATE[at..].find([')', ',']).unwrap()];
+            for quoted in call.split('\'').skip(1).step_by(2) {
+                named.insert(("tx('", quoted.to_string()));
+            }
+        }
+        let mut used = std::collections::BTreeSet::new();
+        for (open, key) in &named {
+            if *open == "txn('" {
+                assert!(keys.contains(format!("{key}.other").as_str()), "txn('{key}') has no {key}.other");
+                used.insert(format!("{key}.one"));
+                used.insert(format!("{key}.other"));
+            } else {
+                assert!(keys.contains(key.as_str()), "{open}{key}: not in TEXTS");
+                assert_eq!(*open == "{{h:", key.ends_with("-html"), "{open}{key}: markup only in -html keys");
+                used.insert(key.clone());
+            }
+        }
+        // Every discard's reason and violation's kind has its text.
+        for r in gbely_rules::DiscardReason::ALL {
+            assert!(keys.contains(format!("reason-{}", r.code()).as_str()), "{}", r.code());
+        }
+        for m in [gbely_rules::Mode::Duel, gbely_rules::Mode::Final] {
+            let mode = serde_json::to_value(m).unwrap();
+            assert!(keys.contains(format!("mode-{}", mode.as_str().unwrap()).as_str()), "{mode}");
+        }
+        use gbely_rules::ViolationKind as V;
+        for v in [V::Timeout, V::Crash, V::Unreadable] {
+            let kind = serde_json::to_value(v).unwrap();
+            assert!(keys.contains(format!("violation-{}", kind.as_str().unwrap()).as_str()), "{kind}");
+        }
+        // The texts of the replay's codes, named by the code: `TEXT[`reason-${reason}`]`.
+        for prefix in ["reason-", "violation-", "mode-"] {
+            assert!(super::TEMPLATE.contains(&format!("TEXT[`{prefix}${{")), "{prefix}: not read by the page");
+            used.extend(keys.iter().filter(|k| k.starts_with(prefix)).map(|k| k.to_string()));
+        }
+        let unused: Vec<&&str> = keys.iter().filter(|k| !used.contains(**k)).collect();
+        assert!(unused.is_empty(), "texts the page never shows: {unused:?}");
     }
 
     #[test]

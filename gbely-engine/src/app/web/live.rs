@@ -28,7 +28,7 @@ use serde_json::{json, Value};
 
 use super::{html, json_text, query_param, random_token, read_body, text, Server};
 use crate::game::Observer;
-use crate::replays::viewer::{viewer_header, viewer_page, LivePage, LiveTurns, PageMode};
+use crate::replays::viewer::{viewer_header, viewer_page, viewer_page_in, LivePage, LiveTurns, PageMode, ViewerLang};
 use crate::replays::{seat_colors, terrain_color};
 use crate::runner::player::{Player, PlayerAnswer};
 use crate::session::RoundRecord;
@@ -422,7 +422,13 @@ impl Live {
     /// The page for one viewer: `page` says whether it shows the start and pause controls and
     /// the layout it opens in (the arena's final: controls for organisers only, the projection).
     pub fn page(&self, page: LivePage) -> Response {
-        html(viewer_page(&self.title, &PageMode::Live(LivePage { human: self.human, ..page })))
+        self.page_in(page, None)
+    }
+
+    /// [`Live::page`] in `lang` (`None`: English), chosen per request (the arena's final: the
+    /// viewer's language).
+    pub fn page_in(&self, page: LivePage, lang: Option<&ViewerLang>) -> Response {
+        html(viewer_page_in(&self.title, &PageMode::Live(LivePage { human: self.human, ..page }), lang))
     }
 
     /// The match is over: the result, where its replay is and the replay as the viewer's data

@@ -299,11 +299,20 @@ impl Drop for Server {
 /// The viewer's page of a replay file (`gbely replay view`'s), read and made off the server's
 /// threads, once: the last pages made are kept (`cached_page`).
 pub async fn replay_page(path: std::path::PathBuf) -> Result<String, String> {
+    replay_page_in(path, None).await
+}
+
+/// [`replay_page`] in `lang` (`None`: English); each language's page is kept.
+pub async fn replay_page_in(
+    path: std::path::PathBuf,
+    lang: Option<std::sync::Arc<crate::replays::viewer::ViewerLang>>,
+) -> Result<String, String> {
     tokio::task::spawn_blocking(move || {
-        cached_page(&path, || {
+        let code = lang.as_ref().map_or("en", |l| l.code.as_str()).to_string();
+        cached_page(&path, &code, || {
             crate::replays::read_replay(&path)
                 .map_err(|e| e.to_string())
-                .and_then(|r| crate::replays::viewer::viewer_html(&r))
+                .and_then(|r| crate::replays::viewer::viewer_html_in(&r, None, lang.as_deref()))
         })
     })
     .await
@@ -314,8 +323,8 @@ pub async fn replay_page(path: std::path::PathBuf) -> Result<String, String> {
 /// final's about 1 MB).
 const KEPT_PAGES: usize = 16;
 
-/// A replay file as it is now: its path, length and modification time.
-type PageKey = (std::path::PathBuf, u64, Option<std::time::SystemTime>);
+/// A replay file as it is now: its path, length and modification time, and the page's language.
+type PageKey = (std::path::PathBuf, u64, Option<std::time::SystemTime>, String);
 
 /// The last [`KEPT_PAGES`] replay pages made, the newest last.
 static PAGES: std::sync::Mutex<Vec<(PageKey, Arc<String>)>> = std::sync::Mutex::new(Vec::new());
@@ -324,8 +333,12 @@ static PAGES: std::sync::Mutex<Vec<(PageKey, Arc<String>)>> = std::sync::Mutex::
 /// length and modification time) had its page made lately. Making a page re-simulates the match
 /// (a built-in seat's commands are decided again): seconds for a leaderboard match, which every
 /// visitor of the board would wait for again. A failure is not kept.
-fn cached_page(path: &std::path::Path, make: impl FnOnce() -> Result<String, String>) -> Result<String, String> {
-    let key = std::fs::metadata(path).ok().map(|m| (path.to_path_buf(), m.len(), m.modified().ok()));
+fn cached_page(
+    path: &std::path::Path,
+    lang: &str,
+    make: impl FnOnce() -> Result<String, String>,
+) -> Result<String, String> {
+    let key = std::fs::metadata(path).ok().map(|m| (path.to_path_buf(), m.len(), m.modified().ok(), lang.to_string()));
     let lock = || PAGES.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     if let Some(key) = &key {
         if let Some((_, page)) = lock().iter().find(|(k, _)| k == key) {
@@ -335,7 +348,7 @@ fn cached_page(path: &std::path::Path, make: impl FnOnce() -> Result<String, Str
     let page = make()?;
     if let Some(key) = key {
         let mut pages = lock();
-        pages.retain(|(k, _)| k.0 != key.0);
+        pages.retain(|(k, _)| k.0 != key.0 || k.3 != key.3);
         pages.push((key, Arc::new(page.clone())));
         let over = pages.len().saturating_sub(KEPT_PAGES);
         pages.drain(..over);
@@ -376,16 +389,20 @@ mod tests {
             made.set(made.get() + 1);
             Ok(text.to_string())
         };
-        assert_eq!(cached_page(&path, || make("page 1")).unwrap(), "page 1");
-        assert_eq!(cached_page(&path, || make("page 2")).unwrap(), "page 1");
+        assert_eq!(cached_page(&path, "en", || make("page 1")).unwrap(), "page 1");
+        assert_eq!(cached_page(&path, "en", || make("page 2")).unwrap(), "page 1");
         assert_eq!(made.get(), 1);
         std::fs::write(&path, "another").unwrap();
-        assert_eq!(cached_page(&path, || make("page 3")).unwrap(), "page 3");
+        assert_eq!(cached_page(&path, "en", || make("page 3")).unwrap(), "page 3");
         // A page that could not be made is not kept.
         std::fs::write(&path, "a third").unwrap();
-        assert!(cached_page(&path, || Err("unreadable".into())).is_err());
-        assert_eq!(cached_page(&path, || make("page 4")).unwrap(), "page 4");
-        assert_eq!(made.get(), 3);
+        assert!(cached_page(&path, "en", || Err("unreadable".into())).is_err());
+        assert_eq!(cached_page(&path, "en", || make("page 4")).unwrap(), "page 4");
+        // Each language's page of the file is its own, and kept beside the other's.
+        assert_eq!(cached_page(&path, "sk", || make("strana 4")).unwrap(), "strana 4");
+        assert_eq!(cached_page(&path, "en", || make("page 5")).unwrap(), "page 4");
+        assert_eq!(cached_page(&path, "sk", || make("strana 5")).unwrap(), "strana 4");
+        assert_eq!(made.get(), 4);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
