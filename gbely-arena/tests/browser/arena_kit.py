@@ -259,6 +259,15 @@ def sign_in(page, arena: Arena, sink: Sink, address: str, nth: int = 1):
     page.wait_for_load_state()
 
 
+def run_final(page):
+    """On the organisers' page (`page` signed in as an organiser, the final ready): runs the final
+    and waits for its live page's intro card."""
+    page.wait_for_function("() => !document.getElementById('run-final').disabled")
+    page.click("#run-final")
+    page.wait_for_url(re.compile(r"/final/live/(#.*)?$"))
+    page.wait_for_function("() => !document.getElementById('startcard').hidden", timeout=60_000)
+
+
 def agent_file(folder: pathlib.Path, name: str, body: str) -> pathlib.Path:
     p = folder / name
     p.write_text(body)

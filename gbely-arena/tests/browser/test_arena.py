@@ -14,7 +14,7 @@ import re
 import pytest
 
 from arena_kit import (AFTER_DEADLINE, AT_DEADLINE, LATE_NONSENSE, SYNTAX_ERROR, THREE_UNREADABLE, Arena, Postgres,
-                       agent_file, body_of, good_agent, sign_in)
+                       agent_file, body_of, good_agent, run_final, sign_in)
 
 
 def upload(page, path) -> int:
@@ -95,7 +95,7 @@ def test_a_whole_competition(backend, sink, pages, tmp_path):
         assert public.page.locator("#board td.num").nth(7).inner_text() == "3", "its violations on the board"
 
         # A participant sees only their own: Ana's status, log and file are not Bob's to see.
-        for path in [f"/me/{ana_id}", f"/me/{ana_id}/log", f"/org", f"/org/file/{ana_id}"]:
+        for path in [f"/me/{ana_id}", f"/me/{ana_id}/log", "/org", f"/org/file/{ana_id}"]:
             r = bob.context.request.get(arena.url + path, max_redirects=0)
             assert r.status in (403, 404), (path, r.status)
             assert "Ana" not in r.text() or path == "/org", path
@@ -150,11 +150,8 @@ def test_a_whole_competition(backend, sink, pages, tmp_path):
         assert r.status == 404 and "there is no submission 999999" in r.text(), r.text()
         org.page.goto(arena.url + "/org")
         org.page.wait_for_function("() => document.getElementById('pending')?.textContent === '0'", timeout=120_000)
-        org.page.wait_for_function("() => !document.getElementById('run-final').disabled")
-        org.page.click("#run-final")
-        org.page.wait_for_url(re.compile(r"/final/live/(#.*)?$"))
         # It waits for the screen: the intro card, no round before the start.
-        org.page.wait_for_function("() => !document.getElementById('startcard').hidden", timeout=60_000)
+        run_final(org.page)
         org.page.wait_for_timeout(1500)
         assert org.page.evaluate("window.gbely.frames()") == 1, "no round before the start"
         # Only an organiser starts it.

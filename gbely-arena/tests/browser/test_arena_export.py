@@ -16,7 +16,7 @@ import pathlib
 import tarfile
 
 
-from arena_kit import AFTER_DEADLINE, GBELY, ROOT, Arena, agent_file, good_agent, sign_in
+from arena_kit import AFTER_DEADLINE, GBELY, ROOT, Arena, agent_file, good_agent, run_final, sign_in
 
 
 def upload(page, url: str, path) -> int:
@@ -70,10 +70,7 @@ def test_the_public_results_verify_from_a_fresh_folder_and_the_api_answers_what_
         sign_in(org.page, arena, sink, "org@mail.example")
         org.page.goto(arena.url + "/org")
         assert "deadline passed" in org.page.locator("#export-state").inner_text()
-        org.page.wait_for_function("() => !document.getElementById('run-final').disabled")
-        org.page.click("#run-final")
-        org.page.wait_for_url(re.compile(r"/final/live/(#.*)?$"))
-        org.page.wait_for_function("() => !document.getElementById('startcard').hidden", timeout=60_000)
+        run_final(org.page)
         org.page.keyboard.press("s")
         ana.page.goto(arena.url + "/final")
         ana.page.wait_for_selector("#results", timeout=120_000)

@@ -11,7 +11,7 @@ import re
 import time
 
 
-from arena_kit import AFTER_DEADLINE, Arena, good_agent, sign_in
+from arena_kit import AFTER_DEADLINE, Arena, good_agent, run_final, sign_in
 
 LONG = "The Very Long Named Expeditionary Expander of the Oil Fields"
 
@@ -61,11 +61,8 @@ def test_the_live_final_on_the_projection(sink, pages, tmp_path):
 
         arena.set_clock(AFTER_DEADLINE)
         sign_in(org.page, arena, sink, "org@mail.example")
-        org.page.wait_for_function("() => !document.getElementById('run-final').disabled")
-        org.page.click("#run-final")
         # `/final/live/` without a hash: the projection layout, and no layout written to the address.
-        org.page.wait_for_url(re.compile(r"/final/live/(#.*)?$"))
-        org.page.wait_for_function("() => !document.getElementById('startcard').hidden", timeout=60_000)
+        run_final(org.page)
         assert projected(org.page) and "layout=" not in org.page.evaluate("location.hash")
         assert org.page.locator("#startbtn").is_visible()
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 
-from arena_kit import AFTER_DEADLINE, Arena, agent_file, good_agent, sign_in
+from arena_kit import AFTER_DEADLINE, Arena, agent_file, good_agent, run_final, sign_in
 from browser_fixtures import Page
 
 # What a viewer's page shows: its visible text (the key help's addresses and protocol words in
@@ -125,10 +125,7 @@ def test_a_slovak_browser_reads_the_replay_and_the_live_final_in_slovak(sink, br
         # to the podium.
         arena.set_clock(AFTER_DEADLINE)
         sign_in(org.page, arena, sink, "org@mail.example")
-        org.page.wait_for_function("() => !document.getElementById('run-final').disabled")
-        org.page.click("#run-final")
-        org.page.wait_for_url(re.compile(r"/final/live/(#.*)?$"))
-        org.page.wait_for_function("() => !document.getElementById('startcard').hidden", timeout=60_000)
+        run_final(org.page)
         hall = sk.new_page()
         hall.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
         hall.on("pageerror", lambda e: errors.append(str(e)))
