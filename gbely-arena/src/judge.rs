@@ -468,7 +468,7 @@ pub fn disqualification(l: Lang, round: u32, violation: Option<(&str, &str)>) ->
 }
 
 /// A violation's kind (its code in replays: `timeout`, `crash`, `unreadable`) in `l`; English
-/// writes the code itself, which [`parse_disqualification`] reads back.
+/// writes the code itself, which `parse_disqualification` reads back.
 pub fn violation_kind(l: Lang, kind: &str) -> String {
     match kind {
         "timeout" => tr!(l, "violation-timeout"),
