@@ -14,6 +14,7 @@ import re
 
 from arena_kit import AFTER_DEADLINE, Arena, agent_file, good_agent, run_final, sign_in
 from browser_fixtures import Page
+from test_arena_pages import page_width, serious_violations
 
 # What a viewer's page shows: its visible text (the key help's addresses and protocol words in
 # <code> left out: they are the same in every language) and its elements' titles, labels and
@@ -69,6 +70,15 @@ def read_in_slovak(page, pieces: list[str], *expected: str) -> str:
     return text
 
 
+def fits_a_phone(page, where: str):
+    """The Slovak page as it is now fits 390 px and has no serious or critical accessibility
+    violation."""
+    assert page.evaluate("() => document.documentElement.lang") == "sk", where
+    assert page_width(page) <= 390, (where, page_width(page))
+    violations = serious_violations(page)
+    assert violations == [], (where, "\n".join(violations))
+
+
 def test_a_slovak_browser_reads_the_replay_and_the_live_final_in_slovak(sink, browser, pages, tmp_path):
     arena = Arena(tmp_path, sink, rounds=16, rate=5.0, final_rounds=10, language="en").start()
     sk = browser.new_context(viewport={"width": 1366, "height": 768}, locale="sk-SK")
@@ -121,6 +131,17 @@ def test_a_slovak_browser_reads_the_replay_and_the_live_final_in_slovak(sink, br
         page.keyboard.press("p")
         read_in_slovak(page, pieces, "stôl")
 
+        # On a phone (390 px): no sideways scrolling, and no serious or critical accessibility
+        # violation, at the start and at the end.
+        phone = browser.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=3, locale="sk-SK",
+                                    has_touch=True, is_mobile=True)
+        small = phone.new_page()
+        small.goto(f"{arena.url}/replay/{sub}")
+        small.wait_for_function("() => document.body.dataset.ready === '1'", timeout=30_000)
+        for where in ["Home", "End"]:
+            small.keyboard.press(where)
+            fits_a_phone(small, where)
+
         # The live final: the organiser starts it; a Slovak viewer watches it from the start card
         # to the podium.
         arena.set_clock(AFTER_DEADLINE)
@@ -133,6 +154,10 @@ def test_a_slovak_browser_reads_the_replay_and_the_live_final_in_slovak(sink, br
         hall.wait_for_function("() => !document.getElementById('startcard').hidden", timeout=30_000)
         read_in_slovak(hall, pieces, "zápas spustia organizátori zo svojej obrazovky", "Zastupiteľstvo")
         assert hall.evaluate(TABLE) == slovak
+        small.goto(arena.url + "/final/live/")
+        small.wait_for_function("() => !document.getElementById('startcard').hidden", timeout=30_000)
+        fits_a_phone(small, "the live final's start card")
+        phone.close()
         org.page.keyboard.press("s")
         hall.wait_for_function("() => window.gbely.arrivals().length >= 3", timeout=60_000)
         read_in_slovak(hall, pieces, "naživo")

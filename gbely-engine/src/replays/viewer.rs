@@ -394,6 +394,7 @@ pub const TEXTS: &[(&str, &str)] = &[
     ("times-note", "each timed seat's answer per round, from the observation sent to the answer received; the red line is the rules' limit, 2 s a round (a replay does not record the limit its match was played with)"),
     ("moments-head", "Key moments"),
     ("events-head", "Events of the round"),
+    ("evseat-label", "whose events"),
     ("all-sides", "all sides"),
     ("commands-head", "Commands on the map"),
     ("commands-key-title", "c: every seat's on or off"),

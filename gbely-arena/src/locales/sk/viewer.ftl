@@ -48,6 +48,7 @@ viewer-times-head = Časy odpovedí
 viewer-times-note = odpoveď každého meraného miesta v každom kole, od odoslania pozorovania po prijatie odpovede; červená čiara je limit z pravidiel, 2 s na kolo (záznam neuchováva limit, s ktorým sa zápas hral)
 viewer-moments-head = Kľúčové momenty
 viewer-events-head = Udalosti kola
+viewer-evseat-label = čie udalosti
 viewer-all-sides = všetky strany
 viewer-commands-head = Príkazy na mape
 viewer-commands-key-title = c: príkazy všetkých miest zapnúť alebo vypnúť
