@@ -712,6 +712,29 @@ pub fn viewer_html_of(replay: &Replay, file: Option<&str>) -> Result<String, Str
 
 /// [`viewer_html_of`] in `lang` (`None`: English).
 pub fn viewer_html_in(replay: &Replay, file: Option<&str>, lang: Option<&ViewerLang>) -> Result<String, String> {
+    Ok(viewer_file_data(replay)?.page(file, lang))
+}
+
+/// What a replay file's page embeds, the same in every language: its title and its data (the
+/// costly part: the match re-simulated, compressed).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileData {
+    /// The seats' names, `A vs B`.
+    pub title: String,
+    /// The viewer's data of the match, gzip-compressed, in base64.
+    pub data_gz_base64: String,
+}
+
+impl FileData {
+    /// The page of the file (named `file` for its "continue from here" command) in `lang`.
+    pub fn page(&self, file: Option<&str>, lang: Option<&ViewerLang>) -> String {
+        let mode = PageMode::File { data_gz_base64: self.data_gz_base64.clone(), file: file.map(str::to_string) };
+        viewer_page_in(&self.title, &mode, lang)
+    }
+}
+
+/// A replay's [`FileData`].
+pub fn viewer_file_data(replay: &Replay) -> Result<FileData, String> {
     let mut data = viewer_data(replay)?;
     // The head, a newline, then the commands (most of the bytes): the page draws the first
     // round from the head before it reads the commands (compact JSON has no raw newline).
@@ -722,8 +745,7 @@ pub fn viewer_html_in(replay: &Replay, file: Option<&str>, lang: Option<&ViewerL
     enc.write_all(cmds.to_string().as_bytes()).map_err(|e| e.to_string())?;
     let gz = enc.finish().map_err(|e| e.to_string())?;
     let title = replay.seats.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(" vs ");
-    let file = file.map(str::to_string);
-    Ok(viewer_page_in(&title, &PageMode::File { data_gz_base64: base64(&gz), file }, lang))
+    Ok(FileData { title, data_gz_base64: base64(&gz) })
 }
 
 #[cfg(test)]

@@ -29,6 +29,7 @@
 pub mod conn;
 pub mod live;
 
+use crate::replays::viewer::FileData;
 use std::io::Read;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -302,18 +303,19 @@ pub async fn replay_page(path: std::path::PathBuf) -> Result<String, String> {
     replay_page_in(path, None).await
 }
 
-/// [`replay_page`] in `lang` (`None`: English); each language's page is kept.
+/// [`replay_page`] in `lang` (`None`: English): the replay's data is made once for every
+/// language, the page around it at each request.
 pub async fn replay_page_in(
     path: std::path::PathBuf,
     lang: Option<std::sync::Arc<crate::replays::viewer::ViewerLang>>,
 ) -> Result<String, String> {
     tokio::task::spawn_blocking(move || {
-        let code = lang.as_ref().map_or("en", |l| l.code.as_str()).to_string();
-        cached_page(&path, &code, || {
+        let data = cached_page(&path, || {
             crate::replays::read_replay(&path)
                 .map_err(|e| e.to_string())
-                .and_then(|r| crate::replays::viewer::viewer_html_in(&r, None, lang.as_deref()))
-        })
+                .and_then(|r| crate::replays::viewer::viewer_file_data(&r))
+        })?;
+        Ok(data.page(None, lang.as_deref()))
     })
     .await
     .map_err(|e| e.to_string())?
@@ -323,33 +325,32 @@ pub async fn replay_page_in(
 /// final's about 1 MB).
 const KEPT_PAGES: usize = 16;
 
-/// A replay file as it is now: its path, length and modification time, and the page's language.
-type PageKey = (std::path::PathBuf, u64, Option<std::time::SystemTime>, String);
+/// A replay file as it is now: its path, length and modification time.
+type PageKey = (std::path::PathBuf, u64, Option<std::time::SystemTime>);
 
-/// The last [`KEPT_PAGES`] replay pages made, the newest last.
-static PAGES: std::sync::Mutex<Vec<(PageKey, Arc<String>)>> = std::sync::Mutex::new(Vec::new());
+/// The last [`KEPT_PAGES`] replay pages' data made, the newest last.
+static PAGES: std::sync::Mutex<Vec<(PageKey, Arc<FileData>)>> = std::sync::Mutex::new(Vec::new());
 
-/// The page of the replay file at `path`, made by `make` unless the same file (the same path,
-/// length and modification time) had its page made lately. Making a page re-simulates the match
-/// (a built-in seat's commands are decided again): seconds for a leaderboard match, which every
+/// The page data of the replay file at `path`, made by `make` unless the same file (the same
+/// path, length and modification time) had it made lately. Making it re-simulates the match (a
+/// built-in seat's commands are decided again): seconds for a leaderboard match, which every
 /// visitor of the board would wait for again. A failure is not kept.
 fn cached_page(
     path: &std::path::Path,
-    lang: &str,
-    make: impl FnOnce() -> Result<String, String>,
-) -> Result<String, String> {
-    let key = std::fs::metadata(path).ok().map(|m| (path.to_path_buf(), m.len(), m.modified().ok(), lang.to_string()));
+    make: impl FnOnce() -> Result<FileData, String>,
+) -> Result<Arc<FileData>, String> {
+    let key = std::fs::metadata(path).ok().map(|m| (path.to_path_buf(), m.len(), m.modified().ok()));
     let lock = || PAGES.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     if let Some(key) = &key {
         if let Some((_, page)) = lock().iter().find(|(k, _)| k == key) {
-            return Ok(page.to_string());
+            return Ok(Arc::clone(page));
         }
     }
-    let page = make()?;
+    let page = Arc::new(make()?);
     if let Some(key) = key {
         let mut pages = lock();
-        pages.retain(|(k, _)| k.0 != key.0 || k.3 != key.3);
-        pages.push((key, Arc::new(page.clone())));
+        pages.retain(|(k, _)| k.0 != key.0);
+        pages.push((key, Arc::clone(&page)));
         let over = pages.len().saturating_sub(KEPT_PAGES);
         pages.drain(..over);
     }
@@ -387,22 +388,20 @@ mod tests {
         let made = std::cell::Cell::new(0);
         let make = |text: &str| {
             made.set(made.get() + 1);
-            Ok(text.to_string())
+            Ok(FileData { title: text.to_string(), data_gz_base64: String::new() })
         };
-        assert_eq!(cached_page(&path, "en", || make("page 1")).unwrap(), "page 1");
-        assert_eq!(cached_page(&path, "en", || make("page 2")).unwrap(), "page 1");
+        let title = |r: Result<Arc<FileData>, String>| r.map(|d| d.title.clone());
+        assert_eq!(title(cached_page(&path, || make("page 1"))).unwrap(), "page 1");
+        assert_eq!(title(cached_page(&path, || make("page 2"))).unwrap(), "page 1");
         assert_eq!(made.get(), 1);
         std::fs::write(&path, "another").unwrap();
-        assert_eq!(cached_page(&path, "en", || make("page 3")).unwrap(), "page 3");
+        assert_eq!(title(cached_page(&path, || make("page 3"))).unwrap(), "page 3");
         // A page that could not be made is not kept.
         std::fs::write(&path, "a third").unwrap();
-        assert!(cached_page(&path, "en", || Err("unreadable".into())).is_err());
-        assert_eq!(cached_page(&path, "en", || make("page 4")).unwrap(), "page 4");
-        // Each language's page of the file is its own, and kept beside the other's.
-        assert_eq!(cached_page(&path, "sk", || make("strana 4")).unwrap(), "strana 4");
-        assert_eq!(cached_page(&path, "en", || make("page 5")).unwrap(), "page 4");
-        assert_eq!(cached_page(&path, "sk", || make("strana 5")).unwrap(), "strana 4");
-        assert_eq!(made.get(), 4);
+        assert!(cached_page(&path, || Err("unreadable".into())).is_err());
+        assert_eq!(title(cached_page(&path, || make("page 4"))).unwrap(), "page 4");
+        assert_eq!(title(cached_page(&path, || make("page 5"))).unwrap(), "page 4");
+        assert_eq!(made.get(), 3);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
