@@ -56,16 +56,22 @@ impl Default for CouncilConfig {
 }
 
 /// The Council. Keeps scratch buffers between rounds (it allocates nothing once warm) but no
-/// memory of earlier rounds: its decision depends on the observation only.
+/// memory of earlier rounds that changes a decision: its decision depends on the observation
+/// only. [`Council::keeping`] keeps its distances to the front and repairs them instead of
+/// searching them anew (the same decisions; not the default, see docs/speed.md).
 #[derive(Clone, Debug, Default)]
 pub struct Council {
     config: CouncilConfig,
+    /// Keep the distances to the front from round to round and repair them
+    /// ([`Council::keeping`]) instead of searching them anew.
+    keep: bool,
     lookup: CellLookup,
     spare: Vec<f64>,
     used: Vec<bool>,
     threat: Vec<f64>,
     front: Frontier,
     to_front: ToFront,
+    kept: KeptToFront,
     targets: Vec<(f64, f64, u32)>,
     helpers: Vec<u32>,
 }
@@ -87,6 +93,23 @@ impl Council {
 
     pub fn with_config(config: CouncilConfig) -> Council {
         Council { config, ..Council::default() }
+    }
+
+    /// The same Council keeping its distances to the front from round to round and repairing
+    /// them where cells changed hands, instead of searching them anew: its own memory of earlier
+    /// observations, never the engine's state, and exactly the same decisions (tests compare
+    /// them over whole matches). Not the default: on the workloads measured the repair costs
+    /// more instructions than the search (docs/speed.md).
+    #[doc(hidden)]
+    pub fn keeping(self) -> Council {
+        Council { keep: true, ..self }
+    }
+
+    /// How many decisions repaired the kept distances, and how many built them anew (tests
+    /// check that a match exercises both).
+    #[doc(hidden)]
+    pub fn kept_stats(&self) -> (u64, u64) {
+        (self.kept.repairs, self.kept.rebuilds)
     }
 
     fn index(&mut self, obs: &Observation) {
@@ -216,16 +239,19 @@ impl Decide for Council {
         self.index(obs);
         self.expand(obs, &mut out);
         self.fortify(obs, &mut out);
-        if self.config.reinforce {
+        if self.config.reinforce && !(self.keep && self.kept.moves(obs, &self.lookup, &self.front, &mut out).is_some())
+        {
             self.to_front.moves(obs, &self.front, &mut out);
         }
         out
     }
 }
 
+mod kept;
 mod paths;
 mod strong;
 
+use kept::KeptToFront;
 use paths::ToFront;
 
 pub use strong::{StrongConfig, StrongCouncil};

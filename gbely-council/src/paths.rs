@@ -5,10 +5,10 @@
 
 use gbely_rules::{Cell, Command, Frontier, Observation, Terrain};
 
-const FAR: u32 = u32::MAX;
+pub(crate) const FAR: u32 = u32::MAX;
 const NONE: u32 = Frontier::NOT_OWN;
 
-fn step_cost(t: Terrain) -> u32 {
+pub(crate) fn step_cost(t: Terrain) -> u32 {
     if t == Terrain::Hill {
         2
     } else {

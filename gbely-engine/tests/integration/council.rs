@@ -350,3 +350,140 @@ fn every_level_decides_the_same_way_from_the_same_observation() {
         }
     }
 }
+
+// --- The Council's kept distances: exactly a fresh Council's decisions ---
+
+/// Plays a whole match on `map` with `players` (one per seat; `None` for a Council that keeps
+/// its distances to the front from round to round), and checks every such Council's commands
+/// each round against the from-scratch Council's on the same observation, and every 10th round
+/// against a fresh keeping Council's. Returns how many decisions repaired and rebuilt the kept state.
+fn kept_council_matches_fresh(map: gbely_world::Map, mut players: Vec<Option<Box<dyn Decide>>>) -> (u64, u64) {
+    let name = map.name().to_string();
+    let mut m = gbely_engine::Match::new(Arc::new(map), Default::default());
+    assert_eq!(players.len(), m.seats());
+    let mut councils: Vec<Council> = players.iter().map(|_| Council::new().keeping()).collect();
+    let mut report = Default::default();
+    let mut obs = Observation::default();
+    while !m.is_over() {
+        let mut inputs = Vec::new();
+        for seat in 0..m.seats() {
+            if !m.is_active(seat as u8) {
+                inputs.push(gbely_engine::SideInput::Nothing);
+                continue;
+            }
+            m.observe_into(seat as u8, &mut obs);
+            let cmds = match &mut players[seat] {
+                Some(p) => p.decide(&obs),
+                None => {
+                    let kept = councils[seat].decide(&obs);
+                    let reference = Council::new().decide(&obs);
+                    assert_eq!(kept, reference, "{name}, round {}, seat {seat}: kept against from scratch", m.round());
+                    if m.round() % 10 == 0 {
+                        assert_eq!(
+                            kept,
+                            Council::new().keeping().decide(&obs),
+                            "{name}, round {}, seat {seat}: fresh",
+                            m.round()
+                        );
+                    }
+                    kept
+                }
+            };
+            inputs.push(gbely_engine::SideInput::Orders(cmds.into_iter().map(Ok).collect()));
+        }
+        m.resolve_round(&inputs, &mut report);
+    }
+    let t = councils.iter().map(|c| c.kept_stats()).fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+    t
+}
+
+fn expander() -> Option<Box<dyn Decide>> {
+    Some(Box::new(Expander::default()))
+}
+
+#[test]
+fn the_kept_council_decides_as_a_fresh_one_on_the_reference_map() {
+    let map = || gbely_world::reference_map();
+    let mut total = (0, 0);
+    for players in [
+        vec![expander(), None],
+        vec![None, None],
+        vec![Some(Box::new(StrongCouncil::new()) as Box<dyn Decide>), None],
+        vec![Some(Box::new(Template::default()) as Box<dyn Decide>), None],
+    ] {
+        let (r, b) = kept_council_matches_fresh(map(), players);
+        total = (total.0 + r, total.1 + b);
+    }
+    // Both paths ran: most decisions repair, a few (the first rounds, big changes) rebuild.
+    assert!(total.0 > 4 * total.1 && total.1 > 0, "repairs and rebuilds: {total:?}");
+}
+
+#[test]
+fn the_kept_council_decides_as_a_fresh_one_on_generated_maps() {
+    for (seed, w, h) in [
+        ("kept-a", 12, 12),
+        ("kept-g", 12, 12),
+        ("kept-b", 20, 31),
+        ("kept-c", 45, 45),
+        ("kept-h", 60, 33),
+        ("kept-d", 100, 80),
+        ("kept-e", 160, 160),
+    ] {
+        let map = || gbely_world::generate_duel(seed, w, h).unwrap();
+        let (repairs, rebuilds) = kept_council_matches_fresh(map(), vec![expander(), None]);
+        assert!(repairs > 0 && rebuilds > 0, "{seed}: repairs {repairs}, rebuilds {rebuilds}");
+        kept_council_matches_fresh(map(), vec![None, Some(Box::new(StrongCouncil::new()))]);
+        kept_council_matches_fresh(map(), vec![None, None]);
+    }
+}
+
+/// The final's eight armies and the Council in the centre: kept Councils in the centre and on
+/// every other army's seat, the expander on the others.
+#[test]
+fn the_kept_council_decides_as_a_fresh_one_in_a_final() {
+    for (seed, size) in [("kept", 40), ("kept-90", 90)] {
+        let map = gbely_world::generate_final(seed, gbely_world::FinalConfig::for_size(size)).unwrap();
+        assert_eq!(map.seats().len(), 9);
+        let players = (0..9).map(|k| if k % 2 == 0 { None } else { expander() }).collect();
+        let (repairs, rebuilds) = kept_council_matches_fresh(map, players);
+        assert!(repairs > 0 && rebuilds > 0, "{seed}: repairs {repairs}, rebuilds {rebuilds}");
+    }
+}
+
+/// Observations no round follows: another seat's, another map's, rounds skipped and gone back
+/// to, the same one twice; every one decided as a fresh Council decides it.
+#[test]
+fn the_kept_council_follows_any_sequence_of_observations() {
+    let mut seen = Vec::new();
+    for map in [gbely_world::reference_map(), gbely_world::generate_duel("kept-f", 30, 24).unwrap()] {
+        let mut m = gbely_engine::Match::new(Arc::new(map), Default::default());
+        let (mut a, mut b) = (Expander::default(), Council::new());
+        let mut report = Default::default();
+        while !m.is_over() {
+            let (oa, ob) = (m.observe(0), m.observe(1));
+            let inputs = [
+                gbely_engine::SideInput::Orders(a.decide(&oa).into_iter().map(Ok).collect()),
+                gbely_engine::SideInput::Orders(b.decide(&ob).into_iter().map(Ok).collect()),
+            ];
+            seen.push(oa);
+            seen.push(ob);
+            m.resolve_round(&inputs, &mut report);
+        }
+    }
+    // A fixed walk through them: small and large jumps, back and forth, repeats.
+    let mut council = Council::new().keeping();
+    let mut k = 7usize;
+    for step in 0..600usize {
+        k = match step % 5 {
+            0 => (k + 2) % seen.len(),
+            1 => k,
+            2 => (k + 6) % seen.len(),
+            3 => (k * 7919 + 13) % seen.len(),
+            _ => k.saturating_sub(4),
+        };
+        let obs = &seen[k];
+        assert_eq!(council.decide(obs), Council::new().decide(obs), "observation {k}, step {step}");
+    }
+    let (repairs, rebuilds) = council.kept_stats();
+    assert!(repairs > 100 && rebuilds > 10, "repairs {repairs}, rebuilds {rebuilds}");
+}
