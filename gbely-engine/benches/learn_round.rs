@@ -12,7 +12,8 @@
 //! `cargo bench -p gbely-engine --bench learn_round` (add `-- --quick` for a short run, or
 //! `-- --digest` for a digest of every command and every state of the run instead: a speed-up
 //! must leave it unchanged; `-- --count` plays it once for `tools/instructions`, which counts
-//! each part's instructions).
+//! each part's instructions; `-- --changes` says how much of each observation changed since the
+//! side's last one: what an observation handed over as a change list would carry).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -111,6 +112,76 @@ struct Parts {
     learner_cells: u64,
     council_cmds: u64,
     learner_cmds: u64,
+    /// With `--changes`: per side (learner, Council), what changed since its last observation.
+    changes: [Changes; 2],
+}
+
+/// How much of a side's observations changed from one round to the next, summed over rounds.
+#[derive(Default)]
+struct Changes {
+    /// Observations compared (each with the side's observation one round before).
+    compared: u64,
+    /// Own cells in them, and those new, or whose units or fortification differ (as observed,
+    /// rounded): the own cells a change list must name.
+    own: u64,
+    own_changed: u64,
+    /// Own cells lost since the last observation.
+    own_lost: u64,
+    /// Visible cells in them, and those new or whose owner, garrison or fortification differ.
+    visible: u64,
+    visible_changed: u64,
+    /// Visible cells no longer visible.
+    visible_gone: u64,
+}
+
+impl Changes {
+    /// Compares `now` with `before` (both in row-major order, as the engine writes them).
+    fn add(&mut self, before: &Observation, now: &Observation) {
+        self.compared += 1;
+        self.own += now.own.len() as u64;
+        self.visible += now.visible.len() as u64;
+        let (changed, gone) = diff(&before.own, &now.own, |o| o.cell, |a, b| a == b);
+        self.own_changed += changed;
+        self.own_lost += gone;
+        let (changed, gone) = diff(&before.visible, &now.visible, |v| v.cell, |a, b| a == b);
+        self.visible_changed += changed;
+        self.visible_gone += gone;
+    }
+    fn print(&self, who: &str) {
+        let per = |x: u64| x as f64 / self.compared.max(1) as f64;
+        println!(
+            "  {who}: own cells {:.0}, changed or new {:.0} ({:.0} %), lost {:.1}; visible cells {:.0}, changed or new {:.0} ({:.0} %), gone {:.1}",
+            per(self.own),
+            per(self.own_changed),
+            100.0 * self.own_changed as f64 / self.own.max(1) as f64,
+            per(self.own_lost),
+            per(self.visible),
+            per(self.visible_changed),
+            100.0 * self.visible_changed as f64 / self.visible.max(1) as f64,
+            per(self.visible_gone),
+        );
+    }
+}
+
+/// Of two lists sorted by cell: how many entries of `now` are new or differ from `before`'s, and
+/// how many of `before`'s cells `now` lacks.
+fn diff<T>(before: &[T], now: &[T], cell: impl Fn(&T) -> Cell, same: impl Fn(&T, &T) -> bool) -> (u64, u64) {
+    let (mut i, mut changed, mut gone) = (0, 0, 0);
+    for x in now {
+        while i < before.len() && cell(&before[i]) < cell(x) {
+            gone += 1;
+            i += 1;
+        }
+        if i < before.len() && cell(&before[i]) == cell(x) {
+            if !same(&before[i], x) {
+                changed += 1;
+            }
+            i += 1;
+        } else {
+            changed += 1;
+        }
+    }
+    (changed, gone + (before.len() - i) as u64)
 }
 
 /// FNV-1a over 64-bit words.
@@ -180,6 +251,9 @@ fn run(map: &Arc<gbely_world::Map>, matches: usize, rounds: u32, p: &mut Parts, 
     let mut councils: Vec<Council> = (0..matches).map(|_| Council::new()).collect();
     let mut rngs: Vec<Lcg> = (0..matches).map(|k| Lcg(k as u64 + 1)).collect();
     let mut obs = Observation::default();
+    // With `--changes`: each match's last observations, the learner's and the Council's.
+    let counting_changes = std::env::args().any(|a| a == "--changes");
+    let mut last: Vec<[Option<Observation>; 2]> = (0..matches).map(|_| [None, None]).collect();
     let mut own = vec![false; grid.len()];
     let mut cmds = Vec::new();
     let cpu = cpu_time();
@@ -189,12 +263,24 @@ fn run(map: &Arc<gbely_world::Map>, matches: usize, rounds: u32, p: &mut Parts, 
             let t0 = Instant::now();
             observe_learner(s, &mut obs);
             let t1 = Instant::now();
+            if counting_changes {
+                if let Some(before) = &last[m][0] {
+                    p.changes[0].add(before, &obs);
+                }
+                last[m][0] = Some(obs.clone());
+            }
             learner(&obs, &grid, &mut rngs[m], &mut own, &mut cmds);
             p.learner_cells += obs.own.len() as u64;
             p.learner_cmds += cmds.len() as u64;
             let t2 = Instant::now();
             observe_council(s, &mut obs);
             let t3 = Instant::now();
+            if counting_changes {
+                if let Some(before) = &last[m][1] {
+                    p.changes[1].add(before, &obs);
+                }
+                last[m][1] = Some(obs.clone());
+            }
             let theirs = council_decides(&mut councils[m], &obs);
             p.council_cells += obs.own.len() as u64;
             p.council_cmds += theirs.len() as u64;
@@ -210,6 +296,7 @@ fn run(map: &Arc<gbely_world::Map>, matches: usize, rounds: u32, p: &mut Parts, 
             }
             if s.is_over() || !s.is_active(0) {
                 *s = new();
+                last[m] = [None, None];
             }
             p.observe += t1 - t0;
             p.learner += t2 - t1;
@@ -229,6 +316,20 @@ fn main() {
         let mut d = Digest(0xcbf29ce484222325);
         run(&map, 16, 150, &mut Parts::default(), Some(&mut d));
         println!("digest of every command and state: {:016x}", d.0);
+        return;
+    }
+    if std::env::args().any(|a| a == "--changes") {
+        let mut p = Parts::default();
+        run(&map, 16, 150, &mut p, None);
+        println!("16 matches × 150 rounds, the reference map, random legal learner vs the Council: each side's");
+        println!("observation against its observation one round before, per round:");
+        p.changes[0].print("the learner");
+        p.changes[1].print("the Council");
+        println!(
+            "  commands per round: learner {:.0}, Council {:.0}",
+            p.learner_cmds as f64 / p.rounds as f64,
+            p.council_cmds as f64 / p.rounds as f64
+        );
         return;
     }
     if std::env::args().any(|a| a == "--count") {

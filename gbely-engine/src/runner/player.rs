@@ -5,7 +5,7 @@
 use std::panic::AssertUnwindSafe;
 use std::time::Instant;
 
-use gbely_rules::{Cell, Command, Decide, Grid, Notes, Observation, OwnCell, ViolationKind};
+use gbely_rules::{Cell, Command, Decide, Grid, Neighbours, Notes, Observation, OwnCell, ViolationKind, VisibleCell};
 
 use crate::builtins::{builtin_agent, BUILTIN_AGENTS, BUILTIN_COUNCIL};
 use crate::limits::TimeLimit;
@@ -172,6 +172,8 @@ pub struct DecidePlayer<D> {
     agent_grid: bool,
     /// The observation renumbered for the agent (reused).
     view: Observation,
+    /// The agents' numbering of the grid the agent plays on, built once for the grid.
+    numbering: AgentNumbering,
     /// The agent's notes on the last round, on the map's numbering.
     notes: Option<Notes>,
 }
@@ -188,6 +190,7 @@ impl<D: Decide> DecidePlayer<D> {
             times: Vec::new(),
             agent_grid: true,
             view: Observation::default(),
+            numbering: AgentNumbering::default(),
             notes: None,
         }
     }
@@ -228,7 +231,7 @@ impl<D: Decide> Player for DecidePlayer<D> {
     fn begin(&mut self, obs: &Observation, grid: &Grid) {
         let start = Instant::now();
         let obs = if self.agent_grid {
-            renumber_into(obs, &mut self.view, |c| agent_cell(c, grid));
+            self.numbering.renumber_into(obs, grid, &mut self.view);
             &self.view
         } else {
             obs
@@ -336,19 +339,50 @@ pub fn map_cell(c: Cell, grid: &Grid) -> Cell {
     }
 }
 
-/// `obs` with every cell renumbered by `f`, into `out` (its buffers reused). `f` must keep
-/// row-major order, as both numberings do.
-fn renumber_into(obs: &Observation, out: &mut Observation, f: impl Fn(Cell) -> Cell) {
-    out.round = obs.round;
-    out.base = f(obs.base);
-    out.own.clear();
-    out.own.extend(obs.own.iter().map(|o| OwnCell { cell: f(o.cell), neighbours: o.neighbours.map(&f), ..o.clone() }));
-    out.visible.clear();
-    out.visible.extend(obs.visible.iter().map(|v| {
-        let mut v = v.clone();
-        v.cell = f(v.cell);
-        v
-    }));
+/// Every cell of a grid and its neighbours in the agents' numbering ([`agent_cell`]), computed
+/// once for the grid rather than for every cell of every observation.
+#[derive(Clone, Debug, Default)]
+struct AgentNumbering {
+    /// The grid's width and height the table was built for.
+    size: (u32, u32),
+    /// Per cell of the map (its index): the cell and its neighbours as agents number them.
+    cells: Vec<(Cell, Neighbours)>,
+}
+
+impl AgentNumbering {
+    /// `obs` (cells numbered by `grid`, each own cell's neighbours the grid's) with every cell in
+    /// the agents' numbering, into `out` (its buffers reused). Both numberings are row-major,
+    /// so the lists keep their order.
+    fn renumber_into(&mut self, obs: &Observation, grid: &Grid, out: &mut Observation) {
+        if self.size != (grid.width(), grid.height()) || self.cells.len() != grid.len() {
+            self.size = (grid.width(), grid.height());
+            self.cells.clear();
+            self.cells
+                .extend(grid.cells().map(|c| (agent_cell(c, grid), grid.neighbours(c).map(|n| agent_cell(n, grid)))));
+        }
+        let table = &self.cells;
+        // A cell outside the grid (never in the engine's observations) is renumbered as it comes.
+        let cell = |c: Cell| table.get(c.index()).map_or_else(|| agent_cell(c, grid), |t| t.0);
+        out.round = obs.round;
+        out.base = cell(obs.base);
+        out.own.clear();
+        out.own.extend(obs.own.iter().map(|o| {
+            let (cell, neighbours) = match table.get(o.cell.index()) {
+                Some(&(cell, neighbours)) => (cell, neighbours),
+                None => (agent_cell(o.cell, grid), o.neighbours.map(|n| agent_cell(n, grid))),
+            };
+            debug_assert!(o.cell.index() >= grid.len() || o.neighbours == *grid.neighbours(o.cell));
+            OwnCell { cell, terrain: o.terrain, units: o.units, fortification: o.fortification, neighbours }
+        }));
+        out.visible.clear();
+        out.visible.extend(obs.visible.iter().map(|v| VisibleCell {
+            cell: cell(v.cell),
+            owner: v.owner,
+            garrison: v.garrison,
+            fortification: v.fortification,
+            terrain: v.terrain,
+        }));
+    }
 }
 
 fn renumber_command(c: &mut Command, f: impl Fn(Cell) -> Cell) {
