@@ -84,7 +84,6 @@ pub fn play_to(
 pub fn play_session(mut session: Session, players: &mut [&mut dyn Player], observer: &mut dyn Observer) -> MatchRecord {
     let seats = session.seats();
     assert_eq!(players.len(), seats, "one player per seat");
-    let grid = session.grid().clone();
     let records = observer.wants_records();
     if records {
         session.keep_rounds();
@@ -96,8 +95,7 @@ pub fn play_session(mut session: Session, players: &mut [&mut dyn Player], obser
         }
         let active: Vec<bool> = (0..seats).map(|s| session.is_active(s as u8)).collect();
         for s in (0..seats).filter(|&s| active[s]) {
-            session.observe_into(s as u8, &mut obs[s]);
-            players[s].begin(&obs[s], &grid);
+            players[s].observe_and_begin(&mut session, s as u8, &mut obs[s]);
         }
         for s in (0..seats).filter(|&s| active[s]) {
             match players[s].finish() {

@@ -18,7 +18,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use gbely_rules::{Cell, Command, DiscardReason, Grid, Notes, Observation, ViolationKind};
+use gbely_rules::{Cell, Command, DiscardReason, Grid, Neighbours, Notes, Observation, ViolationKind};
 use gbely_world::replay::{Answer, CompactCommands, MatchResult, Violation};
 use gbely_world::{Map, Replay};
 use serde_json::Value;
@@ -330,6 +330,17 @@ impl Session {
     /// The observation of SPEC §5 for `seat` this round, into a reused buffer.
     pub fn observe_into(&mut self, seat: u8, obs: &mut Observation) {
         self.m.observe_into(seat, obs);
+    }
+
+    /// [`observe_into`](Session::observe_into) with the cells in another numbering of the grid
+    /// ([`Match::observe_numbered_into`]).
+    pub fn observe_numbered_into(
+        &mut self,
+        seat: u8,
+        obs: &mut Observation,
+        number: impl Fn(Cell) -> (Cell, Neighbours),
+    ) {
+        self.m.observe_numbered_into(seat, obs, number);
     }
 
     /// The observation of SPEC §5 for `seat` this round.

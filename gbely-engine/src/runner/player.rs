@@ -3,12 +3,14 @@
 //! isolation). Agent processes (`process`) and served players are the other implementations.
 
 use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
 use std::time::Instant;
 
 use gbely_rules::{Cell, Command, Decide, Grid, Neighbours, Notes, Observation, OwnCell, ViolationKind, VisibleCell};
 
 use crate::builtins::{builtin_agent, BUILTIN_AGENTS, BUILTIN_COUNCIL};
 use crate::limits::TimeLimit;
+use crate::session::Session;
 
 /// The 95th percentile of answer times (nearest rank), 0 when there are none.
 pub fn p95(seconds: &[f64]) -> f64 {
@@ -122,6 +124,15 @@ pub trait Player {
     /// Hands over the seat's observation for the round (cells numbered by the map's `grid`): an
     /// agent process starts thinking, an in-process agent decides here.
     fn begin(&mut self, obs: &Observation, grid: &Grid);
+    /// Takes the seat's observation from `session` into `obs` and [`begin`](Player::begin)s with
+    /// it: what the players' loop calls. A player may observe otherwise, as long as it plays
+    /// what `begin` would with that observation: an in-process agent takes it in the agents'
+    /// numbering at once ([`Session::observe_numbered_into`]).
+    fn observe_and_begin(&mut self, session: &mut Session, seat: u8, obs: &mut Observation) {
+        session.observe_into(seat, obs);
+        let map = Arc::clone(session.state().map());
+        self.begin(obs, map.grid());
+    }
     /// The answer to the observation of the last [`begin`](Player::begin), waiting for it if
     /// need be.
     fn finish(&mut self) -> PlayerAnswer;
@@ -224,18 +235,11 @@ pub fn builtin_player(name: impl Into<String>, builtin: &str) -> Option<Box<dyn 
     Some(Box::new(DecidePlayer::builtin(name, known, builtin_agent(known)?)))
 }
 
-impl<D: Decide> Player for DecidePlayer<D> {
-    fn name(&self) -> String {
-        self.name.clone()
-    }
-    fn begin(&mut self, obs: &Observation, grid: &Grid) {
-        let start = Instant::now();
-        let obs = if self.agent_grid {
-            self.numbering.renumber_into(obs, grid, &mut self.view);
-            &self.view
-        } else {
-            obs
-        };
+impl<D: Decide> DecidePlayer<D> {
+    /// Asks the agent for its commands on `obs` (`None`: the renumbered view) and keeps its
+    /// answer and notes; `start` is when the round's observation began to be made for it.
+    fn ask(&mut self, start: Instant, obs: Option<&Observation>, grid: &Grid) {
+        let obs = obs.unwrap_or(&self.view);
         let agent = &mut self.agent;
         let decided = std::panic::catch_unwind(AssertUnwindSafe(|| agent.decide(obs)));
         let decided = match decided {
@@ -295,6 +299,34 @@ impl<D: Decide> Player for DecidePlayer<D> {
             n
         });
     }
+}
+
+impl<D: Decide> Player for DecidePlayer<D> {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+    fn begin(&mut self, obs: &Observation, grid: &Grid) {
+        let start = Instant::now();
+        if self.agent_grid {
+            self.numbering.renumber_into(obs, grid, &mut self.view);
+            self.ask(start, None, grid);
+        } else {
+            self.ask(start, Some(obs), grid);
+        }
+    }
+    fn observe_and_begin(&mut self, session: &mut Session, seat: u8, obs: &mut Observation) {
+        let start = Instant::now();
+        let map = Arc::clone(session.state().map());
+        let grid = map.grid();
+        if self.agent_grid {
+            let table = self.numbering.of(grid);
+            session.observe_numbered_into(seat, &mut self.view, |c| table[c.index()]);
+            self.ask(start, None, grid);
+        } else {
+            session.observe_into(seat, obs);
+            self.ask(start, Some(obs), grid);
+        }
+    }
     fn notes(&mut self) -> Option<Notes> {
         self.notes.take()
     }
@@ -350,17 +382,23 @@ struct AgentNumbering {
 }
 
 impl AgentNumbering {
-    /// `obs` (cells numbered by `grid`, each own cell's neighbours the grid's) with every cell in
-    /// the agents' numbering, into `out` (its buffers reused). Both numberings are row-major,
-    /// so the lists keep their order.
-    fn renumber_into(&mut self, obs: &Observation, grid: &Grid, out: &mut Observation) {
+    /// The table for `grid`: per cell of the map, the cell and its neighbours as agents number
+    /// them (built on the first call for a grid of this size, then kept).
+    fn of(&mut self, grid: &Grid) -> &[(Cell, Neighbours)] {
         if self.size != (grid.width(), grid.height()) || self.cells.len() != grid.len() {
             self.size = (grid.width(), grid.height());
             self.cells.clear();
             self.cells
                 .extend(grid.cells().map(|c| (agent_cell(c, grid), grid.neighbours(c).map(|n| agent_cell(n, grid)))));
         }
-        let table = &self.cells;
+        &self.cells
+    }
+
+    /// `obs` (cells numbered by `grid`, each own cell's neighbours the grid's) with every cell in
+    /// the agents' numbering, into `out` (its buffers reused). Both numberings are row-major,
+    /// so the lists keep their order.
+    fn renumber_into(&mut self, obs: &Observation, grid: &Grid, out: &mut Observation) {
+        let table = self.of(grid);
         // A cell outside the grid (never in the engine's observations) is renumbered as it comes.
         let cell = |c: Cell| table.get(c.index()).map_or_else(|| agent_cell(c, grid), |t| t.0);
         out.round = obs.round;
@@ -405,6 +443,60 @@ mod tests {
             assert_eq!(builtin_player("x", name).and_then(|p| p.builtin()), Some(name));
         }
         assert!(builtin_player("x", "nobody").is_none());
+    }
+
+    /// Keeps every observation it is given; plays nothing.
+    #[derive(Default)]
+    struct Seen(Vec<Observation>);
+
+    impl Decide for Seen {
+        fn decide(&mut self, obs: &Observation) -> Vec<Command> {
+            self.0.push(obs.clone());
+            Vec::new()
+        }
+    }
+
+    #[test]
+    fn an_observation_taken_in_the_agents_numbering_is_the_renumbered_one() {
+        // The reference map (60 columns) and a generated 90×90 final: a player that observes in
+        // the agents' numbering at once sees what one renumbering the map's observation sees.
+        let finals = gbely_world::generate_final("numbering", gbely_world::FinalConfig::default()).unwrap();
+        for map in [gbely_world::reference_map(), finals] {
+            let map = Arc::new(map);
+            let grid = map.grid();
+            let seats = map.seats().len();
+            let mut session = Session::new(
+                map.clone(),
+                crate::sim::MatchConfig::default(),
+                (0..seats).map(|s| s.to_string()).collect(),
+            );
+            let mut at_once: Vec<_> = (0..seats).map(|_| DecidePlayer::new("a", Seen::default())).collect();
+            let mut renumbered: Vec<_> = (0..seats).map(|_| DecidePlayer::new("b", Seen::default())).collect();
+            let mut obs = Observation::default();
+            for _ in 0..3 {
+                for seat in 0..seats {
+                    at_once[seat].observe_and_begin(&mut session, seat as u8, &mut obs);
+                    renumbered[seat].begin(&session.observe(seat as u8), grid);
+                }
+                session.advance();
+            }
+            for seat in 0..seats {
+                let (a, b) = (&at_once[seat].agent.0, &renumbered[seat].agent.0);
+                assert_eq!(a.len(), 3);
+                assert_eq!(a, b, "{}, seat {seat}", map.name());
+                // By hand: the base is row × 1024 + column, its neighbours likewise, N, S, W, E.
+                let base = map.seats()[seat].base;
+                let (r, c) = grid.row_col(base);
+                assert_eq!(a[0].base, Cell::at(r, c));
+                let own = a[0].own.iter().find(|o| o.cell == Cell::at(r, c)).expect("the base is owned");
+                let expected: Vec<Cell> =
+                    grid.neighbours(base).iter().map(|n| Cell::at(n.0 / grid.width(), n.0 % grid.width())).collect();
+                assert_eq!(own.neighbours.as_slice(), expected.as_slice());
+                if r > 0 && c > 0 {
+                    assert_eq!(own.neighbours.as_slice()[0], Cell::at(r - 1, c));
+                }
+            }
+        }
     }
 
     /// Panics in the rounds it is given, plays nothing otherwise.

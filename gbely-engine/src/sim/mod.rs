@@ -6,7 +6,9 @@
 use std::sync::Arc;
 
 use gbely_rules::constants::{ALLOWED_VIOLATIONS, BASE_BONUS, FORTIFY_EFFICIENCY, ROUNDS, STARTING_UNITS};
-use gbely_rules::{round_tenth, Cell, Command, DiscardReason, Observation, OwnCell, Owner, Terrain, VisibleCell};
+use gbely_rules::{
+    round_tenth, Cell, Command, DiscardReason, Neighbours, Observation, OwnCell, Owner, Terrain, VisibleCell,
+};
 use gbely_world::{Map, SeatRole};
 
 mod bits;
@@ -396,10 +398,24 @@ impl Match {
 
     /// Fills `obs` with what `seat` sees now (SPEC §5), reusing its buffers.
     pub fn observe_into(&mut self, seat: u8, obs: &mut Observation) {
+        let map = Arc::clone(&self.map);
+        let grid = map.grid();
+        self.observe_numbered_into(seat, obs, |c| (c, *grid.neighbours(c)));
+    }
+
+    /// [`observe_into`](Match::observe_into) with every cell in another numbering of the grid:
+    /// `number(c)` is the map's cell `c` and its neighbours there (the numbering must be
+    /// row-major, as the agents' is, so that the lists keep their order). In-process agents take
+    /// their observation this way, in the agents' numbering, without a second pass over it.
+    pub fn observe_numbered_into(
+        &mut self,
+        seat: u8,
+        obs: &mut Observation,
+        number: impl Fn(Cell) -> (Cell, Neighbours),
+    ) {
         self.start_round();
-        let grid = self.map.grid();
         obs.round = self.round;
-        obs.base = self.map.seats()[seat as usize].base;
+        obs.base = number(self.map.seats()[seat as usize].base).0;
         obs.own.clear();
         obs.visible.clear();
         let terrains = self.map.terrains();
@@ -407,18 +423,19 @@ impl Match {
         obs.own.reserve(self.counts[seat as usize] as usize);
         t.for_each(|c| {
             let i = c as usize;
+            let (cell, neighbours) = number(Cell(c));
             obs.own.push(OwnCell {
-                cell: Cell(c),
+                cell,
                 terrain: terrains[i],
                 units: round_tenth(self.units[i]),
                 fortification: round_tenth(self.fort[i]),
-                neighbours: *grid.neighbours(Cell(c)),
+                neighbours,
             });
         });
         t.for_each_border(|c| {
             let i = c as usize;
             obs.visible.push(VisibleCell {
-                cell: Cell(c),
+                cell: number(Cell(c)).0,
                 owner: self.label(seat, self.owner[i]),
                 garrison: round_tenth(self.units[i]),
                 fortification: round_tenth(self.fort[i]),
