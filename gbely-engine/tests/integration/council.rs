@@ -378,7 +378,7 @@ fn kept_council_matches_fresh(map: gbely_world::Map, mut players: Vec<Option<Box
                     let kept = councils[seat].decide(&obs);
                     let reference = Council::new().decide(&obs);
                     assert_eq!(kept, reference, "{name}, round {}, seat {seat}: kept against from scratch", m.round());
-                    if m.round() % 10 == 0 {
+                    if m.round().is_multiple_of(10) {
                         assert_eq!(
                             kept,
                             Council::new().keeping().decide(&obs),
