@@ -76,11 +76,21 @@ pub fn round_tenth(x: f64) -> f64 {
     round_half_away(x * 10.0) / 10.0
 }
 
-/// `f64::round` (halves away from zero) by truncation through `i64`: for |y| < 2^52 the
-/// difference `y - trunc(y)` is exact, so comparing it with ±0.5 decides exactly as `round` does.
+/// `f64::round` (halves away from zero), bit for bit, without the libm call.
+///
+/// A positive `y` below 2^52 (every observed value) is rounded by the addition of 2^52, whose
+/// result has no fraction: to the nearest integer `r`, a half to the even one. `y - r` is exact
+/// (they are within 0.5 of each other), and it is 0.5 only where a half was rounded down, which
+/// `round` rounds up. Other values go by truncation through `i64`: for |y| < 2^52 the difference
+/// `y - trunc(y)` is exact, so comparing it with ±0.5 decides exactly as `round` does.
 #[inline]
 pub fn round_half_away(y: f64) -> f64 {
-    if y.is_nan() || y.abs() >= 4_503_599_627_370_496.0 {
+    const TWO_52: f64 = 4_503_599_627_370_496.0;
+    if y > 0.0 && y < TWO_52 {
+        let r = (y + TWO_52) - TWO_52;
+        return if y - r == 0.5 { r + 1.0 } else { r };
+    }
+    if y.is_nan() || y.abs() >= TWO_52 {
         return y.round(); // already an integer (or NaN / infinite): let libm say so
     }
     let t = (y as i64) as f64;
@@ -503,7 +513,16 @@ mod tests {
             0.49999999999999994,
             -0.49999999999999994,
             4503599627370495.5,
+            4503599627370494.5,
+            4503599627370495.0,
             4503599627370496.0,
+            5e-324,
+            2.2250738585072014e-308,
+            0.5000000000000001,
+            1.4999999999999998,
+            3.5,
+            1234567.5,
+            1234568.5,
             9.0e18,
             -9.0e18,
             1e300,
