@@ -228,6 +228,11 @@ impl Grid {
     pub fn neighbours(&self, c: Cell) -> &Neighbours {
         &self.neighbours[c.index()]
     }
+    /// Every cell's neighbours, row-major ([`Grid::neighbours`] of each cell).
+    #[inline]
+    pub fn all_neighbours(&self) -> &[Neighbours] {
+        &self.neighbours
+    }
     /// Whether `a` and `b` share a side (no diagonals, no wrapping).
     #[inline]
     pub fn are_neighbours(&self, a: Cell, b: Cell) -> bool {

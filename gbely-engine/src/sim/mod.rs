@@ -192,11 +192,153 @@ pub struct Match {
     council_seat: Option<u8>,
 }
 
-/// A cell's ready units in a side's step ([`Match::ready_of`]).
+/// A cell's ready units in a side's step ([`Board::ready_of`]).
 #[derive(Clone, Copy, Debug, Default)]
 struct Ready {
     units: f64,
     step: u32,
+}
+
+/// What one side's commands read and change ([`Match::board`]): the per-cell slices all of the
+/// map's length.
+struct Board<'a> {
+    owner: &'a mut [u8],
+    units: &'a mut [f64],
+    fort: &'a mut [f64],
+    ready: &'a mut [Ready],
+    terrains: &'a [Terrain],
+    neighbours: &'a [Neighbours],
+    territory: &'a mut [Territory],
+    counts: &'a mut [u32],
+    /// The side's step (SPEC §6.1): ready units of another step are stale.
+    step: u32,
+    final_mode: bool,
+    council_seat: Option<u8>,
+}
+
+impl Board<'_> {
+    /// The ready units of an own cell in this side's step (SPEC §6.1), initialised on first use:
+    /// every modification of an own cell's units goes through here first.
+    #[inline]
+    fn ready_of(&mut self, i: usize) -> f64 {
+        let r = &mut self.ready[i];
+        if r.step != self.step {
+            *r = Ready { units: self.units[i], step: self.step };
+        }
+        r.units
+    }
+
+    /// Applies one well-formed command for `seat`, or says why it is discarded.
+    #[inline]
+    fn apply(&mut self, seat: u8, cmd: &Command, report: &mut RoundReport) -> Result<(), DiscardReason> {
+        let n = self.owner.len();
+        let amount = cmd.amount();
+        // Typed commands from in-process agents are checked as the wire form is.
+        let cells_ok = match *cmd {
+            Command::Move { from, to, .. } | Command::Attack { from, to, .. } => from.index() < n && to.index() < n,
+            Command::Fortify { cell, .. } => cell.index() < n,
+        };
+        if !cells_ok {
+            return Err(DiscardReason::UnknownCell);
+        }
+        // Finite and positive (NaN fails both comparisons).
+        if !(amount > 0.0 && amount < f64::INFINITY) {
+            return Err(DiscardReason::InvalidAmount);
+        }
+        // `amount.min(ready)` for an amount and ready units that are numbers (never NaN).
+        let at_most = |amount: f64, ready: f64| if amount < ready { amount } else { ready };
+        match *cmd {
+            Command::Move { from, to, amount } => {
+                let (z, na) = (from.index(), to.index());
+                if self.owner[z] != seat {
+                    return Err(DiscardReason::SourceNotOwned);
+                }
+                if self.owner[na] != seat {
+                    return Err(DiscardReason::TargetNotOwned);
+                }
+                if !self.neighbours[z].contains(to) {
+                    return Err(DiscardReason::NotAdjacent);
+                }
+                let ready = self.ready_of(z);
+                if ready <= 0.0 {
+                    return Err(DiscardReason::NoReadyUnits);
+                }
+                let k = at_most(amount, ready);
+                self.ready[z].units = nonneg(ready - k);
+                self.units[z] = nonneg(self.units[z] - k);
+                let arrive = k * self.terrains[na].passability();
+                self.ready_of(na); // fix the target's ready before units arrive
+                self.units[na] += arrive;
+                self.units[z] += k - arrive;
+            }
+            Command::Attack { from, to, amount } => {
+                let (z, na) = (from.index(), to.index());
+                if self.owner[z] != seat {
+                    return Err(DiscardReason::SourceNotOwned);
+                }
+                if !self.neighbours[z].contains(to) {
+                    return Err(DiscardReason::NotAdjacent);
+                }
+                let target_owner = self.owner[na];
+                if target_owner == seat {
+                    return Err(DiscardReason::TargetOwnCell);
+                }
+                if self.final_mode
+                    && target_owner != NEUTRAL
+                    && Some(seat) != self.council_seat
+                    && Some(target_owner) != self.council_seat
+                {
+                    return Err(DiscardReason::TargetFinalist);
+                }
+                let ready = self.ready_of(z);
+                if ready <= 0.0 {
+                    return Err(DiscardReason::NoReadyUnits);
+                }
+                let k = at_most(amount, ready);
+                self.ready[z].units = nonneg(ready - k);
+                self.units[z] = nonneg(self.units[z] - k);
+                let bonus = self.terrains[na].defence_bonus();
+                let defence = self.units[na] * bonus + self.fort[na];
+                if k > defence {
+                    if target_owner != NEUTRAL {
+                        self.territory[target_owner as usize].clear(to.0);
+                        self.counts[target_owner as usize] -= 1;
+                    }
+                    self.territory[seat as usize].set(to.0);
+                    self.counts[seat as usize] += 1;
+                    self.owner[na] = seat;
+                    self.units[na] = k - defence;
+                    self.fort[na] = 0.0;
+                    // Units that arrive by capture do not act again this round.
+                    self.ready[na] = Ready { units: 0.0, step: self.step };
+                    report.captures.push(CaptureEvent { seat, cell: to, from: target_owner });
+                } else {
+                    if k <= self.units[na] * bonus {
+                        self.units[na] = nonneg(self.units[na] - k / bonus);
+                    } else {
+                        self.fort[na] = nonneg(self.fort[na] - (k - self.units[na] * bonus));
+                        self.units[na] = 0.0;
+                    }
+                    report.failed.push(CaptureEvent { seat, cell: to, from: target_owner });
+                }
+            }
+            Command::Fortify { cell, amount } => {
+                let i = cell.index();
+                if self.owner[i] != seat {
+                    return Err(DiscardReason::SourceNotOwned);
+                }
+                let ready = self.ready_of(i);
+                if ready <= 0.0 {
+                    return Err(DiscardReason::NoReadyUnits);
+                }
+                let k = at_most(amount, ready);
+                self.ready[i].units = nonneg(ready - k);
+                self.units[i] = nonneg(self.units[i] - k);
+                self.fort[i] += FORTIFY_EFFICIENCY * k;
+            }
+        }
+        Ok(())
+    }
 }
 
 #[inline]
@@ -491,9 +633,10 @@ impl Match {
             }
             if let SideInput::Orders(orders) = &inputs[seat as usize] {
                 self.step += 1;
+                let mut board = self.board();
                 for (index, order) in orders.iter().enumerate() {
                     let outcome = match order {
-                        Ok(cmd) => self.apply(seat, cmd, report),
+                        Ok(cmd) => board.apply(seat, cmd, report),
                         Err(reason) => Err(*reason),
                     };
                     if let Err(reason) = outcome {
@@ -545,124 +688,25 @@ impl Match {
         }
     }
 
-    /// The ready units of an own cell in this side's step (SPEC §6.1), initialised on first use:
-    /// every modification of an own cell's units goes through here first.
-    #[inline]
-    fn ready_of(&mut self, i: usize) -> f64 {
-        let r = &mut self.ready[i];
-        if r.step != self.step {
-            *r = Ready { units: self.units[i], step: self.step };
-        }
-        r.units
-    }
-
-    /// Applies one well-formed command for `seat`, or says why it is discarded.
-    fn apply(&mut self, seat: u8, cmd: &Command, report: &mut RoundReport) -> Result<(), DiscardReason> {
-        let n = self.owner.len() as u32;
-        let amount = cmd.amount();
-        // Typed commands from in-process agents are checked as the wire form is.
-        let cells_ok = match *cmd {
-            Command::Move { from, to, .. } | Command::Attack { from, to, .. } => from.0 < n && to.0 < n,
-            Command::Fortify { cell, .. } => cell.0 < n,
-        };
-        if !cells_ok {
-            return Err(DiscardReason::UnknownCell);
-        }
-        if !(amount.is_finite() && amount > 0.0) {
-            return Err(DiscardReason::InvalidAmount);
-        }
+    /// The cells' state as one side's commands change it: every per-cell slice cut to the map's
+    /// length, so that a command checks its cells once against that length and its reads and
+    /// writes need no further bounds checks.
+    fn board(&mut self) -> Board<'_> {
+        let n = self.owner.len();
         let grid = self.map.grid();
-        match *cmd {
-            Command::Move { from, to, amount } => {
-                let (z, na) = (from.index(), to.index());
-                if self.owner[z] != seat {
-                    return Err(DiscardReason::SourceNotOwned);
-                }
-                if self.owner[na] != seat {
-                    return Err(DiscardReason::TargetNotOwned);
-                }
-                if !grid.are_neighbours(from, to) {
-                    return Err(DiscardReason::NotAdjacent);
-                }
-                let ready = self.ready_of(z);
-                if ready <= 0.0 {
-                    return Err(DiscardReason::NoReadyUnits);
-                }
-                let k = amount.min(ready);
-                self.ready[z].units = nonneg(ready - k);
-                self.units[z] = nonneg(self.units[z] - k);
-                let arrive = k * self.map.terrain(to).passability();
-                self.ready_of(na); // fix the target's ready before units arrive
-                self.units[na] += arrive;
-                self.units[z] += k - arrive;
-            }
-            Command::Attack { from, to, amount } => {
-                let (z, na) = (from.index(), to.index());
-                if self.owner[z] != seat {
-                    return Err(DiscardReason::SourceNotOwned);
-                }
-                if !grid.are_neighbours(from, to) {
-                    return Err(DiscardReason::NotAdjacent);
-                }
-                let target_owner = self.owner[na];
-                if target_owner == seat {
-                    return Err(DiscardReason::TargetOwnCell);
-                }
-                if self.mode == Mode::Final
-                    && target_owner != NEUTRAL
-                    && Some(seat) != self.council_seat
-                    && Some(target_owner) != self.council_seat
-                {
-                    return Err(DiscardReason::TargetFinalist);
-                }
-                let ready = self.ready_of(z);
-                if ready <= 0.0 {
-                    return Err(DiscardReason::NoReadyUnits);
-                }
-                let k = amount.min(ready);
-                self.ready[z].units = nonneg(ready - k);
-                self.units[z] = nonneg(self.units[z] - k);
-                let bonus = self.map.terrain(to).defence_bonus();
-                let defence = self.units[na] * bonus + self.fort[na];
-                if k > defence {
-                    if target_owner != NEUTRAL {
-                        self.territory[target_owner as usize].clear(to.0);
-                        self.counts[target_owner as usize] -= 1;
-                    }
-                    self.territory[seat as usize].set(to.0);
-                    self.counts[seat as usize] += 1;
-                    self.owner[na] = seat;
-                    self.units[na] = k - defence;
-                    self.fort[na] = 0.0;
-                    // Units that arrive by capture do not act again this round.
-                    self.ready[na] = Ready { units: 0.0, step: self.step };
-                    report.captures.push(CaptureEvent { seat, cell: to, from: target_owner });
-                } else {
-                    if k <= self.units[na] * bonus {
-                        self.units[na] = nonneg(self.units[na] - k / bonus);
-                    } else {
-                        self.fort[na] = nonneg(self.fort[na] - (k - self.units[na] * bonus));
-                        self.units[na] = 0.0;
-                    }
-                    report.failed.push(CaptureEvent { seat, cell: to, from: target_owner });
-                }
-            }
-            Command::Fortify { cell, amount } => {
-                let i = cell.index();
-                if self.owner[i] != seat {
-                    return Err(DiscardReason::SourceNotOwned);
-                }
-                let ready = self.ready_of(i);
-                if ready <= 0.0 {
-                    return Err(DiscardReason::NoReadyUnits);
-                }
-                let k = amount.min(ready);
-                self.ready[i].units = nonneg(ready - k);
-                self.units[i] = nonneg(self.units[i] - k);
-                self.fort[i] += FORTIFY_EFFICIENCY * k;
-            }
+        Board {
+            owner: &mut self.owner[..n],
+            units: &mut self.units[..n],
+            fort: &mut self.fort[..n],
+            ready: &mut self.ready[..n],
+            terrains: &self.map.terrains()[..n],
+            neighbours: &grid.all_neighbours()[..n],
+            territory: &mut self.territory,
+            counts: &mut self.counts,
+            step: self.step,
+            final_mode: self.mode == Mode::Final,
+            council_seat: self.council_seat,
         }
-        Ok(())
     }
 
     /// The standings now (final once the match is over).
