@@ -6,7 +6,6 @@
 use gbely_rules::{Cell, Command, Frontier, Observation, Terrain};
 
 pub(crate) const FAR: u32 = u32::MAX;
-const NONE: u32 = Frontier::NOT_OWN;
 
 pub(crate) fn step_cost(t: Terrain) -> u32 {
     if t == Terrain::Hill {
@@ -56,10 +55,8 @@ impl ToFront {
             // The next step on a shortest path: dist[y] + cost(y) == dist[x]; first in N,S,W,E.
             let mut next: Option<Cell> = None;
             for &y in &own_nbr[x] {
-                if y == NONE {
-                    continue;
-                }
-                let n = self.nodes[y as usize];
+                // `Frontier::NOT_OWN` (no own neighbour) is past every index: one check for both.
+                let Some(&n) = self.nodes.get(y as usize) else { continue };
                 if n.dist != FAR && n.dist + n.cost == dx {
                     next = Some(obs.own[y as usize].cell);
                     break;
@@ -90,10 +87,7 @@ impl ToFront {
                 }
                 let nd = d + cost;
                 for &x in &own_nbr[y as usize] {
-                    if x == NONE {
-                        continue;
-                    }
-                    let n = &mut self.nodes[x as usize];
+                    let Some(n) = self.nodes.get_mut(x as usize) else { continue };
                     if nd < n.dist {
                         n.dist = nd;
                         self.buckets[(nd % 3) as usize].push(x);

@@ -24,7 +24,7 @@ use gbely_world::{Map, Replay};
 use serde_json::Value;
 
 use crate::recorder::{match_result, side_result, stopped_result, RawItems, Recorder, ReplayWriter};
-use crate::runner::player::{AgentStats, PlayerAnswer};
+use crate::runner::player::{AgentStats, Observed, PlayerAnswer};
 use crate::sim::{EndReason, Match, MatchConfig, MatchState, Order, RoundReport, SideInput, SideOutcome};
 use crate::text::printable;
 use crate::wire::{parse_command, parse_commands};
@@ -330,17 +330,6 @@ impl Session {
     /// The observation of SPEC §5 for `seat` this round, into a reused buffer.
     pub fn observe_into(&mut self, seat: u8, obs: &mut Observation) {
         self.m.observe_into(seat, obs);
-    }
-
-    /// [`observe_into`](Session::observe_into) with the cells in another numbering of the grid
-    /// ([`Match::observe_numbered_into`]).
-    pub fn observe_numbered_into(
-        &mut self,
-        seat: u8,
-        obs: &mut Observation,
-        number: impl Fn(Cell) -> (Cell, Neighbours),
-    ) {
-        self.m.observe_numbered_into(seat, obs, number);
     }
 
     /// The observation of SPEC §5 for `seat` this round.
@@ -652,6 +641,21 @@ impl Session {
 /// assert!(summary.starts_with("template-rs vs council: 10 rounds played (full length)\n"));
 /// assert!(summary.contains("the Council's seat did not fall"));
 /// ```
+/// The players' loop observes through the session ([`Player::observe_and_begin`]).
+///
+/// [`Player::observe_and_begin`]: crate::runner::player::Player::observe_and_begin
+impl Observed for Session {
+    fn map(&self) -> &Arc<Map> {
+        self.m.map()
+    }
+    fn observe_into(&mut self, seat: u8, obs: &mut Observation) {
+        self.m.observe_into(seat, obs);
+    }
+    fn observe_renumbered_into(&mut self, seat: u8, obs: &mut Observation, table: &[(Cell, Neighbours)]) {
+        self.m.observe_numbered_into(seat, obs, |c| table[c.index()]);
+    }
+}
+
 impl std::fmt::Display for MatchRecord {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(f, "{}: {}", self.names.join(" vs "), self.how_it_ended())?;

@@ -47,8 +47,9 @@ pub enum Slot {
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct CellLookup {
-    /// Per cell its slot, [`UNSEEN`] where none; longer than `len` when an earlier observation
-    /// reached further (those cells are [`UNSEEN`] too).
+    /// Per cell its slot plus one ([`VISIBLE_BIT`] set for a visible cell), [`UNSEEN`] (0)
+    /// where none, so that the table is cleared with zeros (a `memset`); longer than `len` when
+    /// an earlier observation reached further (those cells are [`UNSEEN`] too).
     slots: Vec<u32>,
     /// One past the largest cell index of the last observation.
     len: usize,
@@ -60,7 +61,7 @@ pub struct CellLookup {
     sparse: bool,
 }
 
-const UNSEEN: u32 = u32::MAX;
+const UNSEEN: u32 = 0;
 const VISIBLE_BIT: u32 = 1 << 31;
 
 /// Clearing by the list of cells written pays when they are fewer than one in this many of the
@@ -97,10 +98,10 @@ impl CellLookup {
         let seen = obs.own.len() + obs.visible.len();
         self.sparse = seen * SPARSE < self.slots.len();
         for (i, o) in obs.own.iter().enumerate() {
-            self.slots[o.cell.index()] = i as u32;
+            self.slots[o.cell.index()] = i as u32 + 1;
         }
         for (i, v) in obs.visible.iter().enumerate() {
-            self.slots[v.cell.index()] = i as u32 | VISIBLE_BIT;
+            self.slots[v.cell.index()] = (i as u32 + 1) | VISIBLE_BIT;
         }
         if self.sparse {
             self.written.extend(obs.own.iter().map(|o| o.cell.0).chain(obs.visible.iter().map(|v| v.cell.0)));
@@ -113,8 +114,8 @@ impl CellLookup {
         match self.slots.get(c.index()) {
             None => Slot::Unseen,
             Some(&UNSEEN) => Slot::Unseen,
-            Some(&s) if s & VISIBLE_BIT != 0 => Slot::Visible((s & !VISIBLE_BIT) as usize),
-            Some(&s) => Slot::Own(s as usize),
+            Some(&s) if s & VISIBLE_BIT != 0 => Slot::Visible((s & !VISIBLE_BIT) as usize - 1),
+            Some(&s) => Slot::Own(s as usize - 1),
         }
     }
 

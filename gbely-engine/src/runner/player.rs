@@ -7,10 +7,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use gbely_rules::{Cell, Command, Decide, Grid, Neighbours, Notes, Observation, OwnCell, ViolationKind, VisibleCell};
+use gbely_world::Map;
 
 use crate::builtins::{builtin_agent, BUILTIN_AGENTS, BUILTIN_COUNCIL};
 use crate::limits::TimeLimit;
-use crate::session::Session;
 
 /// The 95th percentile of answer times (nearest rank), 0 when there are none.
 pub fn p95(seconds: &[f64]) -> f64 {
@@ -116,6 +116,17 @@ impl Isolation {
     }
 }
 
+/// Where the players' loop takes the observations from: the match's session.
+pub trait Observed {
+    /// The map played on.
+    fn map(&self) -> &Arc<Map>;
+    /// The observation of SPEC §5 for `seat` this round, cells numbered by the map's grid.
+    fn observe_into(&mut self, seat: u8, obs: &mut Observation);
+    /// The same observation with every cell and neighbour renumbered by `table` (per map cell,
+    /// its number and its neighbours' in a row-major numbering, as [`agent_cell`] gives).
+    fn observe_renumbered_into(&mut self, seat: u8, obs: &mut Observation, table: &[(Cell, Neighbours)]);
+}
+
 /// Someone who plays a seat. Deciding is split in two so that agent processes of all seats
 /// can think at the same time: `begin` hands over the observation, `finish` collects the answer.
 pub trait Player {
@@ -124,13 +135,13 @@ pub trait Player {
     /// Hands over the seat's observation for the round (cells numbered by the map's `grid`): an
     /// agent process starts thinking, an in-process agent decides here.
     fn begin(&mut self, obs: &Observation, grid: &Grid);
-    /// Takes the seat's observation from `session` into `obs` and [`begin`](Player::begin)s with
-    /// it: what the players' loop calls. A player may observe otherwise, as long as it plays
-    /// what `begin` would with that observation: an in-process agent takes it in the agents'
-    /// numbering at once ([`Session::observe_numbered_into`]).
-    fn observe_and_begin(&mut self, session: &mut Session, seat: u8, obs: &mut Observation) {
-        session.observe_into(seat, obs);
-        let map = Arc::clone(session.state().map());
+    /// Takes the seat's observation from `source` (the match's session) into `obs` and
+    /// [`begin`](Player::begin)s with it: what the players' loop calls. A player may observe
+    /// otherwise, as long as it plays what `begin` would with that observation: an in-process
+    /// agent takes it in the agents' numbering at once.
+    fn observe_and_begin(&mut self, source: &mut dyn Observed, seat: u8, obs: &mut Observation) {
+        source.observe_into(seat, obs);
+        let map = Arc::clone(source.map());
         self.begin(obs, map.grid());
     }
     /// The answer to the observation of the last [`begin`](Player::begin), waiting for it if
@@ -314,16 +325,16 @@ impl<D: Decide> Player for DecidePlayer<D> {
             self.ask(start, Some(obs), grid);
         }
     }
-    fn observe_and_begin(&mut self, session: &mut Session, seat: u8, obs: &mut Observation) {
+    fn observe_and_begin(&mut self, source: &mut dyn Observed, seat: u8, obs: &mut Observation) {
         let start = Instant::now();
-        let map = Arc::clone(session.state().map());
+        let map = Arc::clone(source.map());
         let grid = map.grid();
         if self.agent_grid {
             let table = self.numbering.of(grid);
-            session.observe_numbered_into(seat, &mut self.view, |c| table[c.index()]);
+            source.observe_renumbered_into(seat, &mut self.view, table);
             self.ask(start, None, grid);
         } else {
-            session.observe_into(seat, obs);
+            source.observe_into(seat, obs);
             self.ask(start, Some(obs), grid);
         }
     }
@@ -436,6 +447,7 @@ fn renumber_command(c: &mut Command, f: impl Fn(Cell) -> Cell) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::session::Session;
 
     #[test]
     fn every_built_in_agent_has_a_player_that_says_which_it_is() {
