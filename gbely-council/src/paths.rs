@@ -71,32 +71,38 @@ impl ToFront {
 
     /// Dial's algorithm with step costs 1 and 2 (three rotating buckets) from the cells at 0.
     fn distances(&mut self, own_nbr: &[[u32; 4]]) {
-        let mut d = 0u32;
+        let nodes = &mut self.nodes[..];
+        let buckets = &mut self.buckets;
+        // The bucket of distance `d` is `d mod 3`, kept as `i` rather than divided for.
+        let (mut d, mut i) = (0u32, 0usize);
         let mut empty_rounds = 0;
         while empty_rounds < 3 {
-            let mut cur = std::mem::take(&mut self.buckets[(d % 3) as usize]);
+            let mut cur = std::mem::take(&mut buckets[i]);
             if cur.is_empty() {
                 empty_rounds += 1;
             } else {
                 empty_rounds = 0;
             }
             for &y in &cur {
-                let Node { dist, cost } = self.nodes[y as usize];
+                let Node { dist, cost } = nodes[y as usize];
                 if dist != d {
                     continue;
                 }
                 let nd = d + cost;
+                let j = i + cost as usize;
+                let bucket = &mut buckets[if j >= 3 { j - 3 } else { j }];
                 for &x in &own_nbr[y as usize] {
-                    let Some(n) = self.nodes.get_mut(x as usize) else { continue };
+                    let Some(n) = nodes.get_mut(x as usize) else { continue };
                     if nd < n.dist {
                         n.dist = nd;
-                        self.buckets[(nd % 3) as usize].push(x);
+                        bucket.push(x);
                     }
                 }
             }
             cur.clear();
-            self.buckets[(d % 3) as usize] = cur;
+            buckets[i] = cur;
             d += 1;
+            i = if i == 2 { 0 } else { i + 1 };
         }
     }
 }
