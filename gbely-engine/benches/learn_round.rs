@@ -13,7 +13,8 @@
 //! `-- --digest` for a digest of every command and every state of the run instead: a speed-up
 //! must leave it unchanged; `-- --count` plays it once for `tools/instructions`, which counts
 //! each part's instructions; `-- --changes` says how much of each observation changed since the
-//! side's last one: what an observation handed over as a change list would carry).
+//! side's last one: what an observation handed over as a change list would carry; `--kept` with
+//! any of them plays the Council that keeps its distances to the front, `Council::keeping`).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -248,7 +249,11 @@ fn run(map: &Arc<gbely_world::Map>, matches: usize, rounds: u32, p: &mut Parts, 
         s
     };
     let mut sessions: Vec<Session> = (0..matches).map(|_| new()).collect();
-    let mut councils: Vec<Council> = (0..matches).map(|_| Council::new()).collect();
+    // `--kept`: the Council keeping its distances to the front from round to round
+    // (`Council::keeping`, the same decisions), to count what the repair costs.
+    let kept = std::env::args().any(|a| a == "--kept");
+    let mut councils: Vec<Council> =
+        (0..matches).map(|_| if kept { Council::new().keeping() } else { Council::new() }).collect();
     let mut rngs: Vec<Lcg> = (0..matches).map(|k| Lcg(k as u64 + 1)).collect();
     let mut obs = Observation::default();
     // With `--changes`: each match's last observations, the learner's and the Council's.
